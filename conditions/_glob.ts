@@ -1,0 +1,203 @@
+/**
+ * Bash-style globbing with globstar: `*`, `?`, `[abc]`, `[!a-z]`, `{a,b}`
+ * and `**` (zero or more directories). Like bash, wildcards do not match a
+ * leading dot, `**` does not descend into dot-directories or symlinked
+ * directories (no loops), and a pattern without wildcards matches only an
+ * existing path.
+ *
+ * @module
+ */
+
+const MAGIC = /[*?[]/;
+
+/** Expands `{a,b}` alternatives (nested too), as bash does before globbing. */
+export function expandBraces(pattern: string): string[] {
+  let depth = 0;
+  let open = -1;
+  let hasComma = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i];
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (ch === "{") {
+      if (depth === 0) {
+        open = i;
+        hasComma = false;
+      }
+      depth++;
+    } else if (ch === "," && depth === 1) {
+      hasComma = true;
+    } else if (ch === "}" && depth > 0) {
+      depth--;
+      if (depth === 0 && hasComma) {
+        const parts = splitTopLevel(pattern.slice(open + 1, i));
+        const pre = pattern.slice(0, open);
+        const post = pattern.slice(i + 1);
+        return parts.flatMap((p) => expandBraces(pre + p + post));
+      }
+    }
+  }
+  return [pattern];
+}
+
+function splitTopLevel(body: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (ch === "\\") i++;
+    else if (ch === "{") depth++;
+    else if (ch === "}") depth--;
+    else if (ch === "," && depth === 0) {
+      parts.push(body.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(body.slice(start));
+  return parts;
+}
+
+/** Compiles one path segment (no `/`) into a matcher for directory entry names. */
+export function segmentMatcher(seg: string): (name: string) => boolean {
+  let re = "^";
+  for (let i = 0; i < seg.length; i++) {
+    const ch = seg[i]!;
+    if (ch === "\\" && i + 1 < seg.length) {
+      re += escapeRe(seg[++i]!);
+    } else if (ch === "*") {
+      re += ".*";
+    } else if (ch === "?") {
+      re += ".";
+    } else if (ch === "[") {
+      const close = seg.indexOf("]", i + 2);
+      if (close < 0) {
+        re += "\\[";
+        continue;
+      }
+      let body = seg.slice(i + 1, close);
+      let neg = false;
+      if (body[0] === "!" || body[0] === "^") {
+        neg = true;
+        body = body.slice(1);
+      }
+      re += `[${neg ? "^" : ""}${body.replace(/[\\\]^]/g, (c) => "\\" + c)}]`;
+      i = close;
+    } else {
+      re += escapeRe(ch);
+    }
+  }
+  const rx = new RegExp(re + "$", "s");
+  const dotOk = seg.startsWith(".") || seg.startsWith("\\.");
+  return (name) => (dotOk || !name.startsWith(".")) && rx.test(name);
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
+
+function unescape(seg: string): string {
+  return seg.replace(/\\(.)/g, "$1");
+}
+
+function join(dir: string, name: string): string {
+  if (dir === "") return name;
+  return dir.endsWith("/") ? dir + name : `${dir}/${name}`;
+}
+
+/** Every existing path matching the pattern, sorted. Relative patterns resolve against `cwd`. */
+export async function glob(
+  pattern: string,
+  opts: { cwd?: string; signal?: AbortSignal } = {},
+): Promise<string[]> {
+  const found = new Set<string>();
+  for (const p of expandBraces(pattern)) await globOne(p, found, opts.cwd, opts.signal);
+  return [...found].sort();
+}
+
+async function globOne(
+  pattern: string,
+  found: Set<string>,
+  cwd: string | undefined,
+  signal?: AbortSignal,
+) {
+  const absolute = pattern.startsWith("/");
+  const segs = pattern.split("/").filter((s) => s !== "");
+  // Leading literal segments form the base directory: nothing to list there.
+  let base = absolute ? "/" : "";
+  let i = 0;
+  while (i < segs.length - 1 && !MAGIC.test(segs[i]!)) {
+    base = join(base, unescape(segs[i]!));
+    i++;
+  }
+  const rest = segs.slice(i);
+  const fsPath = (
+    p: string,
+  ) => (cwd && !p.startsWith("/") ? join(cwd, p === "" ? "." : p) : p === "" ? "." : p);
+
+  const walk = async (dir: string, at: number): Promise<void> => {
+    signal?.throwIfAborted();
+    if (at === rest.length) {
+      found.add(dir);
+      return;
+    }
+    const seg = rest[at]!;
+    const last = at === rest.length - 1;
+    if (seg === "**") {
+      // Zero directories...
+      if (last) {
+        // `dir/**` matches everything below dir (bash globstar).
+      } else {
+        await walk(dir, at + 1);
+      }
+      // ...or one more level, then still inside the `**`.
+      for (const e of await list(fsPath(dir))) {
+        if (e.name.startsWith(".")) continue;
+        const child = join(dir, e.name);
+        if (last) found.add(child);
+        if (e.isDirectory && !e.isSymlink) await walk(child, at);
+      }
+      return;
+    }
+    if (!MAGIC.test(seg)) {
+      const child = join(dir, unescape(seg));
+      try {
+        const info = await Deno.stat(fsPath(child));
+        if (last) found.add(child);
+        else if (info.isDirectory) await walk(child, at + 1);
+      } catch {
+        // Does not exist (yet): no match.
+      }
+      return;
+    }
+    const match = segmentMatcher(seg);
+    for (const e of await list(fsPath(dir))) {
+      if (!match(e.name)) continue;
+      const child = join(dir, e.name);
+      if (last) found.add(child);
+      else if (e.isDirectory || (e.isSymlink && await isDir(fsPath(child)))) {
+        await walk(child, at + 1);
+      }
+    }
+  };
+  if (rest.length === 0) return;
+  await walk(base, 0);
+}
+
+async function list(dir: string): Promise<Deno.DirEntry[]> {
+  try {
+    return await Array.fromAsync(Deno.readDir(dir));
+  } catch {
+    return [];
+  }
+}
+
+async function isDir(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isDirectory;
+  } catch {
+    return false;
+  }
+}

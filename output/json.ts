@@ -1,0 +1,124 @@
+/**
+ * The machine-readable outputs: the final JSON report (`--output json`) and
+ * the event stream (`--output jsonl`). Field names follow spec §2.2 and
+ * DECISIONS §6.
+ *
+ * @module
+ */
+
+import type { Report, RunEvent } from "../engine/runner.ts";
+import { type Redact, redactDeep } from "./redact.ts";
+
+/** One condition in the JSON report. */
+export interface JsonCondition {
+  name: string;
+  kind: string;
+  target: string;
+  guard: boolean;
+  satisfied: boolean;
+  attempts: number;
+  detail: string;
+  last_error: string;
+  fatal: boolean;
+  elapsed_seconds: number | null;
+}
+
+/** The JSON report. */
+export interface JsonReport {
+  status: string;
+  elapsed_seconds: number;
+  mode: string;
+  timeout_seconds: number;
+  conditions: JsonCondition[];
+}
+
+const seconds = (ms: number): number => Math.round(ms) / 1000;
+
+/** The report as the JSON document of spec §2.2 (secrets removed). */
+export function jsonReport(report: Report, redact: Redact): JsonReport {
+  return redactDeep({
+    status: report.status,
+    elapsed_seconds: seconds(report.elapsedMs),
+    mode: report.mode,
+    timeout_seconds: seconds(report.timeoutMs),
+    conditions: report.conditions.map((c) => ({
+      name: c.name,
+      kind: c.kind,
+      target: c.target,
+      guard: c.guard,
+      satisfied: c.satisfied,
+      attempts: c.attempts,
+      detail: c.detail,
+      last_error: c.lastError,
+      fatal: c.fatal,
+      elapsed_seconds: c.elapsedMs === null ? null : seconds(c.elapsedMs),
+    })),
+  }, redact);
+}
+
+/** The report serialised: one document, one trailing newline. */
+export function renderJsonReport(report: Report, redact: Redact): string {
+  return JSON.stringify(jsonReport(report, redact), null, 2) + "\n";
+}
+
+/** One `--output jsonl` line for an event, or undefined for events that stream does not carry. */
+export function renderJsonlEvent(event: RunEvent, redact: Redact): string | undefined {
+  let obj: Record<string, unknown>;
+  switch (event.type) {
+    case "start": {
+      const o = event.plan.options;
+      obj = {
+        event: "start",
+        conditions: event.plan.conditions.map((c) => ({
+          name: c.name,
+          kind: c.kind.name,
+          target: c.target,
+          guard: c.guard,
+        })),
+        options: {
+          timeout_seconds: seconds(o.timeoutMs),
+          interval_seconds: seconds(o.intervalMs),
+          attempt_timeout_seconds: o.attemptTimeoutMs === undefined
+            ? null
+            : seconds(o.attemptTimeoutMs),
+          mode: o.mode,
+          successes: o.successes,
+          stable_for_seconds: seconds(o.stableForMs),
+        },
+      };
+      break;
+    }
+    case "attempt":
+      obj = {
+        event: "attempt",
+        condition: event.condition.name,
+        attempt: event.attempt,
+        ok: event.result.status === "satisfied",
+        detail: event.result.status === "satisfied" ? event.result.detail : "",
+        error: event.result.status === "satisfied" ? "" : event.result.error,
+        elapsed_seconds: seconds(event.elapsedMs),
+      };
+      break;
+    case "satisfied":
+      obj = {
+        event: "satisfied",
+        condition: event.condition.name,
+        elapsed_seconds: seconds(event.elapsedMs),
+      };
+      break;
+    case "guard":
+      obj = {
+        event: "guard",
+        condition: event.condition.name,
+        detail: event.detail,
+        elapsed_seconds: seconds(event.elapsedMs),
+      };
+      break;
+    case "end":
+      obj = { event: "end", ...jsonReport(event.report, redact) };
+      break;
+    case "notice":
+      return undefined;
+  }
+  return JSON.stringify(redactDeep(obj, redact)) + "\n";
+}

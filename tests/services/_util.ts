@@ -1,0 +1,152 @@
+/**
+ * Shared plumbing for the real services the test suite starts: free loopback
+ * ports, temporary directories, background processes that are always reaped,
+ * and readiness polling. Service modules (sshd, dockerd, kube-apiserver, ...)
+ * build on these so that every service is started and torn down the same way.
+ */
+
+/** A loopback port that was free a moment ago. */
+export function freePort(hostname = "127.0.0.1"): number {
+  const l = Deno.listen({ hostname, port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+/** Root of the per-machine cache for built test services (outside the clone, survives CI runs). */
+export function cacheDir(): string {
+  return Deno.env.get("WAITCMD_CACHE") ?? `${Deno.env.get("HOME") ?? "/tmp"}/.cache/waitcmd`;
+}
+
+/** Directory of the repository (tests/services/_util.ts -> repo root). */
+export const repoRoot: string = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+
+/** A background process the tests own; `stop()` kills its whole process group. */
+export interface Service {
+  readonly pid: number;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `cmd` in its own process group with output going to `logFile`, so a
+ * test failure can show the service's log and teardown never leaves children.
+ */
+export function spawnService(
+  cmd: string,
+  args: string[],
+  opts: { logFile: string; env?: Record<string, string>; cwd?: string },
+): Service {
+  const log = Deno.openSync(opts.logFile, { write: true, create: true, append: true });
+  const child = new Deno.Command(cmd, {
+    args,
+    env: opts.env,
+    cwd: opts.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    detached: true,
+  }).spawn();
+  // Copy both streams into the log; done in the background, finished on stop.
+  const pumps = [child.stdout, child.stderr].map(async (s) => {
+    for await (const chunk of s) log.writeSync(chunk);
+  });
+  let stopped = false;
+  return {
+    pid: child.pid,
+    logFile: opts.logFile,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      killGroup(child.pid, "SIGTERM");
+      const done = child.status.then(() => true);
+      const timer = new Promise<boolean>((r) => setTimeout(() => r(false), 5000));
+      const exited = await Promise.race([done, timer]);
+      if (!exited) killGroup(child.pid, "SIGKILL");
+      await child.status;
+      killGroup(child.pid, "SIGKILL"); // stragglers left in the group
+      await Promise.allSettled(pumps);
+      log.close();
+    },
+  };
+}
+
+/** Signals a whole process group, ignoring a group that is already gone. */
+export function killGroup(pid: number, signal: Deno.Signal): void {
+  try {
+    Deno.kill(-pid, signal);
+  } catch {
+    // ESRCH: nothing left to signal.
+  }
+}
+
+/** Polls `check` every `everyMs` until it returns true; throws with `what` after `timeoutMs`. */
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  { timeoutMs = 30_000, everyMs = 100, logFile }: {
+    timeoutMs?: number;
+    everyMs?: number;
+    logFile?: string;
+  } = {},
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not ready yet
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  let tail = "";
+  if (logFile) {
+    try {
+      tail = "\n--- " + logFile + " ---\n" + (await Deno.readTextFile(logFile)).slice(-4000);
+    } catch {
+      tail = "";
+    }
+  }
+  throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}${tail}`);
+}
+
+/** Runs a command to completion and returns its trimmed stdout; throws with stderr on failure. */
+export async function sh(cmd: string, args: string[], opts: {
+  env?: Record<string, string>;
+  cwd?: string;
+  stdin?: string;
+} = {}): Promise<string> {
+  const child = new Deno.Command(cmd, {
+    args,
+    env: opts.env,
+    cwd: opts.cwd,
+    stdin: opts.stdin === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  if (opts.stdin !== undefined) {
+    const w = child.stdin.getWriter();
+    await w.write(new TextEncoder().encode(opts.stdin));
+    await w.close();
+  }
+  const out = await child.output();
+  const text = new TextDecoder().decode(out.stdout).trim();
+  if (!out.success) {
+    throw new Error(
+      `${cmd} ${args.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr).trim()}`,
+    );
+  }
+  return text;
+}
+
+/**
+ * Declares that a test needs a service that could not be started. Tests must
+ * not skip silently: in CI (CI=true) this throws, so a missing service fails
+ * the run; elsewhere it prints why and returns false so the caller can skip.
+ */
+export function requireService(name: string, why: string): false {
+  const msg = `required service ${name} unavailable: ${why}`;
+  if (Deno.env.get("CI")) throw new Error(msg);
+  console.error(`SKIP: ${msg}`);
+  return false;
+}

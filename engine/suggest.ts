@@ -4,23 +4,23 @@
  * @module
  */
 
-/** Levenshtein distance between two strings. */
+/** Edit distance counting an adjacent transposition as one edit ("tpc" is 1 from "tcp"). */
 export function editDistance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  const d: number[][] = Array.from(
+    { length: a.length + 1 },
+    (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
     for (let j = 1; j <= b.length; j++) {
-      const above = prev[j]!;
-      prev[j] = Math.min(
-        above + 1,
-        prev[j - 1]! + 1,
-        diag + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-      diag = above;
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let v = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        v = Math.min(v, d[i - 2]![j - 2]! + 1);
+      }
+      d[i]![j] = v;
     }
   }
-  return prev[b.length]!;
+  return d[a.length]![b.length]!;
 }
 
 /** The closest candidate to `word`, if one is close enough to be a plausible typo. */

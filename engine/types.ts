@@ -11,8 +11,11 @@
 
 /** What one attempt found. A target that is down is data, not an exception. */
 export type ProbeResult =
-  /** The condition holds; `detail` is a short outcome text (for log: the matched line). */
-  | { readonly status: "satisfied"; readonly detail: string }
+  /**
+   * The condition holds; `detail` is a short outcome text (for log: the matched line).
+   * `summary`, when given, replaces `detail` in the human lines only (JSON keeps `detail`).
+   */
+  | { readonly status: "satisfied"; readonly detail: string; readonly summary?: string }
   /** Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying. */
   | { readonly status: "pending"; readonly error: string }
   /** No retry can fix this (a job failed, a command does not exist): the run ends with exit 3. */

@@ -74,11 +74,7 @@ export function mainHelp(registry: Registry): string {
 
 /** The text of `waitcmd help <kind>`. */
 export function kindHelp(kind: ConditionKind): string {
-  const target = kind.target.shape === "required"
-    ? ` ${kind.target.placeholder}`
-    : kind.target.shape === "command"
-    ? ""
-    : "";
+  const target = kind.target.shape === "required" ? ` ${kind.target.placeholder}` : "";
   const tail = kind.target.shape === "command" ? ` -- ${kind.target.placeholder}` : "";
   const lines = [
     `waitcmd ${kind.name} - ${kind.summary}`,

@@ -61,7 +61,7 @@ export class LiveRenderer {
         row.elapsedMs = e.elapsedMs;
         row.done = e.decisive;
         row.text = e.result.status === "satisfied" && e.decisive
-          ? e.result.detail
+          ? e.result.summary ?? e.result.detail
           : attemptText(e.result, e.streak);
         this.#draw();
         return;

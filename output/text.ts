@@ -70,7 +70,8 @@ export function attemptLine(
   if (e.result.status === "fatal") return undefined;
   if (e.decisive) {
     if (e.condition.guard) return undefined;
-    const detail = e.result.status === "satisfied" && e.result.detail ? `: ${e.result.detail}` : "";
+    const shown = e.result.status === "satisfied" ? e.result.summary ?? e.result.detail : "";
+    const detail = shown ? `: ${shown}` : "";
     return `${style.ok("[ok]")} ${head}${detail}`;
   }
   return `${style.wait("[..]")} ${head}: ${attemptText(e.result, e.streak)}`;

@@ -1,0 +1,203 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+Deno.test("exec is satisfied when the command exits 0", async () => {
+  const r = await runJson(["--timeout", "5s", "exec", "--", "sh", "-c", "exit 0"]);
+  assertEquals([r.code, r.stderr], [0, ""]);
+  const c = r.json.conditions[0]!;
+  assertEquals([c.name, c.detail, c.last_error], ["exec sh", "exit 0", ""]);
+});
+
+Deno.test("exec retries a failing command and reports its exit status and last output line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-exec-" });
+  try {
+    const script =
+      `n=$(cat ${dir}/n 2>/dev/null || echo 0); echo $((n+1)) > ${dir}/n; [ $n -ge 2 ] || { echo "not yet $n" >&2; exit 4; }`;
+    const r = await runJson([
+      "--timeout",
+      "10s",
+      "--interval",
+      "100ms",
+      "exec",
+      "--",
+      "sh",
+      "-c",
+      script,
+    ]);
+    assertEquals(r.code, 0);
+    assertEquals(r.json.conditions[0]!.attempts, 3);
+    assertEquals(r.json.conditions[0]!.last_error, "exit 4: not yet 1");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("exec treats exit 3 of the command as an ordinary failure", async () => {
+  const r = await runJson([
+    "--timeout",
+    "400ms",
+    "--interval",
+    "100ms",
+    "exec",
+    "--",
+    "sh",
+    "-c",
+    "exit 3",
+  ]);
+  assertEquals([r.code, r.json.status, r.json.conditions[0]!.last_error], [1, "timeout", "exit 3"]);
+});
+
+Deno.test("exec --output-contains searches stdout and stderr", async () => {
+  const ok = await runJson([
+    "--timeout",
+    "5s",
+    "exec",
+    "--output-contains",
+    "healthy",
+    "--",
+    "sh",
+    "-c",
+    "echo status: >&1; echo healthy >&2",
+  ]);
+  assertEquals([ok.code, ok.json.conditions[0]!.detail], [0, `exit 0, output contains "healthy"`]);
+  const no = await runJson([
+    "--timeout",
+    "300ms",
+    "--interval",
+    "100ms",
+    "exec",
+    "--output-contains",
+    "healthy",
+    "--",
+    "echo",
+    "starting",
+  ]);
+  assertEquals([no.code, no.json.conditions[0]!.last_error], [
+    1,
+    `exit 0, output does not contain "healthy"`,
+  ]);
+});
+
+Deno.test("exec --exit-code expects another status", async () => {
+  const r = await runJson([
+    "--timeout",
+    "5s",
+    "exec",
+    "--exit-code",
+    "1",
+    "--",
+    "sh",
+    "-c",
+    "exit 1",
+  ]);
+  assertEquals(r.code, 0);
+  const bad = await runJson([
+    "--timeout",
+    "300ms",
+    "--interval",
+    "100ms",
+    "exec",
+    "--exit-code",
+    "1",
+    "--",
+    "true",
+  ]);
+  assertEquals(bad.json.conditions[0]!.last_error, "exit 0, expected 1");
+});
+
+Deno.test("exec caps captured output and never blocks on a chatty command", async () => {
+  // 8 MiB of output: the cap keeps 1 MiB, the rest is read and dropped.
+  const r = await runJson([
+    "--timeout",
+    "20s",
+    "exec",
+    "--output-contains",
+    "first",
+    "--",
+    "sh",
+    "-c",
+    "echo first; head -c 8388608 /dev/zero",
+  ]);
+  assertEquals(r.code, 0);
+});
+
+Deno.test("exec of a missing command is fatal (exit 3)", async () => {
+  const r = await runJson(["--timeout", "10s", "exec", "--", "waitcmd-no-such-command", "--flag"]);
+  assertEquals([r.code, r.json.status], [3, "fatal"]);
+  assertEquals(r.json.conditions[0]!.last_error, "command not found: waitcmd-no-such-command");
+  assertEquals(r.json.conditions[0]!.fatal, true);
+  const plain = await Deno.makeTempFile({ prefix: "waitcmd-noexec-" });
+  await Deno.chmod(plain, 0o644);
+  const text = await runCli(["--timeout", "10s", "exec", "--", plain]);
+  await Deno.remove(plain);
+  assertEquals(text.code, 3);
+  assertStringIncludes(
+    text.stderr,
+    `waitcmd: fatal: exec ${plain}: command is not executable: ${plain}`,
+  );
+});
+
+Deno.test("exec --attempt-timeout kills the whole process group and retries", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-exec-" });
+  try {
+    const script = `sleep 1000 & echo $! >> ${dir}/pids; wait`;
+    const r = await runJson([
+      "--timeout",
+      "2s",
+      "--interval",
+      "100ms",
+      "--attempt-timeout",
+      "300ms",
+      "exec",
+      "--",
+      "sh",
+      "-c",
+      script,
+    ]);
+    assertEquals(r.code, 1);
+    assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+    assert(r.json.conditions[0]!.attempts >= 2);
+    const pids = (await Deno.readTextFile(`${dir}/pids`)).trim().split("\n").map(Number);
+    for (const pid of pids) {
+      let running = true;
+      try {
+        const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+        running = !/\) [ZX] /.test(stat);
+      } catch {
+        running = false;
+      }
+      assertEquals(running, false, `sleep ${pid} was left running`);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("exec shows only the command in its name, never the arguments", async () => {
+  const r = await runCli([
+    "--timeout",
+    "300ms",
+    "--interval",
+    "100ms",
+    "exec",
+    "--",
+    "sh",
+    "-c",
+    "exit 1",
+    "--password=topsecret-arg",
+  ]);
+  assertEquals(r.code, 1);
+  assert(!r.stderr.includes("topsecret-arg"));
+  assertStringIncludes(r.stderr, "not satisfied: exec sh: exit 1");
+});
+
+Deno.test("exec without a command is a usage error", async () => {
+  assertStringIncludes(
+    usageErrorLine(await runCli(["exec", "--output-contains", "x"])),
+    "missing command",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["exec", "--exit-code", "-1", "--", "true"])),
+    "--exit-code: expected a whole number from 0 to 255",
+  );
+});

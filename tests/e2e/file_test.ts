@@ -1,0 +1,146 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const later = (ms: number, fn: () => Promise<void> | void) => async () => {
+  await new Promise((r) => setTimeout(r, ms));
+  await fn();
+};
+
+Deno.test("file is satisfied by an existing path and by one created later", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
+  try {
+    await Deno.writeTextFile(`${dir}/a`, "hello");
+    const now = await runJson(["--timeout", "5s", "file", `${dir}/a`]);
+    assertEquals([now.code, now.json.conditions[0]!.detail], [0, "exists (5 B)"]);
+    const late = await runJson(
+      ["--timeout", "10s", "--interval", "100ms", "file", `${dir}/sub/b`],
+      {
+        started: later(400, async () => {
+          await Deno.mkdir(`${dir}/sub`);
+          await Deno.writeTextFile(`${dir}/sub/b`, "");
+        }),
+      },
+    );
+    assertEquals(late.code, 0);
+    assert(late.json.conditions[0]!.attempts > 1);
+    assertEquals(late.json.conditions[0]!.last_error, "does not exist");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("file --nonempty and --contains combine", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
+  const f = `${dir}/cfg`;
+  try {
+    await Deno.writeTextFile(f, "");
+    const r = await runJson([
+      "--timeout",
+      "10s",
+      "--interval",
+      "100ms",
+      "file",
+      f,
+      "--nonempty",
+      "--contains",
+      "ready: true",
+    ], {
+      started: later(300, async () => {
+        await Deno.writeTextFile(f, "state\n");
+        await new Promise((res) => setTimeout(res, 300));
+        await Deno.writeTextFile(f, "state\nready: true\n");
+      }),
+    });
+    assertEquals(r.code, 0);
+    assertEquals(r.json.conditions[0]!.detail, `contains "ready: true" (18 B)`);
+    const to = await runJson([
+      "--timeout",
+      "400ms",
+      "--interval",
+      "100ms",
+      "file",
+      f,
+      "--contains",
+      "absent text",
+    ]);
+    assertEquals(to.code, 1);
+    assertEquals(to.json.conditions[0]!.last_error, `does not contain "absent text" (18 B)`);
+    await Deno.writeTextFile(f, "");
+    const empty = await runJson([
+      "--timeout",
+      "300ms",
+      "--interval",
+      "100ms",
+      "file",
+      f,
+      "--nonempty",
+    ]);
+    assertEquals(empty.json.conditions[0]!.last_error, "exists but is empty");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("file --contains finds text across read-chunk borders in a large file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
+  const f = `${dir}/big`;
+  try {
+    const pad = "x".repeat((1 << 20) - 3);
+    await Deno.writeTextFile(f, pad + "NEEDLE" + pad);
+    const r = await runJson(["--timeout", "10s", "file", f, "--contains", "NEEDLE"]);
+    assertEquals(r.code, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("file --deleted holds at once for a missing path and waits for removal", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
+  const f = `${dir}/pid`;
+  try {
+    const never = await runJson(["--timeout", "5s", "file", `${dir}/never`, "--deleted"]);
+    assertEquals(
+      [never.code, never.json.conditions[0]!.attempts, never.json.conditions[0]!.detail],
+      [0, 1, "does not exist"],
+    );
+    await Deno.writeTextFile(f, "1");
+    const r = await runJson(["--timeout", "10s", "--interval", "100ms", "file", f, "--deleted"], {
+      started: later(300, () => Deno.remove(f)),
+    });
+    assertEquals(r.code, 0);
+    assertEquals(r.json.conditions[0]!.last_error, "still exists");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("file prints human lines and times out with the reason", async () => {
+  const r = await runCli([
+    "--timeout",
+    "300ms",
+    "--interval",
+    "100ms",
+    "file",
+    "/nonexistent/waitcmd",
+  ]);
+  assertEquals(r.code, 1);
+  assertEquals(r.stdout, "");
+  assertStringIncludes(r.stderr, "[..] file /nonexistent/waitcmd attempt 1 (");
+  assertStringIncludes(
+    r.stderr,
+    "waitcmd: timed out after 300ms; not satisfied: file /nonexistent/waitcmd: does not exist",
+  );
+});
+
+Deno.test("file rejects contradictory flags", async () => {
+  for (const other of ["--exists", "--nonempty"]) {
+    assertEquals(
+      usageErrorLine(await runCli(["file", "/x", "--deleted", other])),
+      `waitcmd: condition 1 (file): --deleted: cannot be combined with ${other} (see: waitcmd help file)`,
+    );
+  }
+  assertStringIncludes(
+    usageErrorLine(await runCli(["file", "/x", "--contains"])),
+    "--contains: missing value TEXT",
+  );
+});

@@ -1,0 +1,134 @@
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+async function tree(files: string[]): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
+  for (const f of files) {
+    await Deno.mkdir(`${dir}/${f}`.replace(/\/[^/]*$/, ""), { recursive: true });
+    await Deno.writeTextFile(`${dir}/${f}`, "x");
+  }
+  return dir;
+}
+
+Deno.test("glob matches ** at any depth, braces and classes", async () => {
+  const dir = await tree([
+    "a.js",
+    "src/b.js",
+    "src/deep/c.map",
+    "src/deep/d.txt",
+    ".hidden/e.js",
+    "src/.f.js",
+  ]);
+  try {
+    const r = await runJson([
+      "--timeout",
+      "5s",
+      "glob",
+      `${dir}/**/*.{js,map}`,
+      "--min-count",
+      "3",
+    ]);
+    assertEquals(r.code, 0);
+    // Like bash globstar: dot files and dot directories are not matched by wildcards.
+    assertEquals(
+      r.json.conditions[0]!.detail,
+      `3 matches: ${dir}/a.js, ${dir}/src/b.js, ${dir}/src/deep/c.map`,
+    );
+    const cls = await runJson([
+      "--timeout",
+      "5s",
+      "glob",
+      `${dir}/src/deep/[cd].*`,
+      "--min-count",
+      "2",
+      "--max-count",
+      "2",
+    ]);
+    assertEquals(cls.code, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("glob waits for enough matches, then times out with the count", async () => {
+  const dir = await tree(["out/1.csv"]);
+  try {
+    const r = await runJson([
+      "--timeout",
+      "10s",
+      "--interval",
+      "100ms",
+      "glob",
+      `${dir}/out/*.csv`,
+      "--min-count",
+      "2",
+    ], {
+      started: async () => {
+        await new Promise((res) => setTimeout(res, 300));
+        await Deno.writeTextFile(`${dir}/out/2.csv`, "x");
+      },
+    });
+    assertEquals(r.code, 0);
+    assertEquals(r.json.conditions[0]!.last_error, "1 match, need at least 2");
+    const to = await runJson([
+      "--timeout",
+      "300ms",
+      "--interval",
+      "100ms",
+      "glob",
+      `${dir}/out/*.csv`,
+      "--max-count",
+      "1",
+    ]);
+    assertEquals(to.code, 1);
+    assertEquals(to.json.conditions[0]!.last_error, "2 matches, need at most 1");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("glob --absent waits until nothing matches", async () => {
+  const dir = await tree(["locks/a.lock"]);
+  try {
+    const r = await runJson([
+      "--timeout",
+      "10s",
+      "--interval",
+      "100ms",
+      "glob",
+      `${dir}/locks/*.lock`,
+      "--absent",
+    ], {
+      started: async () => {
+        await new Promise((res) => setTimeout(res, 300));
+        await Deno.remove(`${dir}/locks/a.lock`);
+      },
+    });
+    assertEquals(r.code, 0);
+    assertEquals(r.json.conditions[0]!.detail, "no matches");
+    assertStringIncludes(r.json.conditions[0]!.last_error, "1 match: ");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("glob reports no matches on timeout and validates flags", async () => {
+  const r = await runCli([
+    "--timeout",
+    "200ms",
+    "--interval",
+    "100ms",
+    "glob",
+    "/nonexistent/**/*.x",
+  ]);
+  assertEquals(r.code, 1);
+  assertStringIncludes(r.stderr, "not satisfied: glob /nonexistent/**/*.x: no matches");
+  assertStringIncludes(
+    usageErrorLine(await runCli(["glob", "*.x", "--absent", "--max-count", "1"])),
+    "--absent: cannot be combined with --max-count",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["glob", "*.x", "--min-count", "x"])),
+    `--min-count: expected a whole number of at least 0, got "x"`,
+  );
+});

@@ -1,0 +1,106 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { freePort } from "../services/_util.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+function listenMany(n: number): { ports: number[]; close(): void } {
+  const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
+  return {
+    ports: ls.map((l) => (l.addr as Deno.NetAddr).port),
+    close: () => ls.forEach((l) => l.close()),
+  };
+}
+
+Deno.test("ports --all is satisfied when every listed port listens", async () => {
+  const s = listenMany(3);
+  try {
+    const r = await runJson([
+      "--timeout",
+      "5s",
+      "ports",
+      "127.0.0.1",
+      "--range",
+      s.ports.join(","),
+    ]);
+    assertEquals(r.code, 0);
+    assertStringIncludes(r.json.conditions[0]!.detail, "all 3 ports open");
+  } finally {
+    s.close();
+  }
+});
+
+Deno.test("ports names the closed ports and times out", async () => {
+  const s = listenMany(2);
+  const closed = freePort();
+  try {
+    const r = await runJson([
+      "--timeout",
+      "500ms",
+      "--interval",
+      "100ms",
+      "ports",
+      "127.0.0.1",
+      "--range",
+      [...s.ports, closed].join(","),
+    ]);
+    assertEquals(r.code, 1);
+    const err = r.json.conditions[0]!.last_error;
+    assertStringIncludes(err, `closed: ${closed} (2 of 3 open)`);
+    assertStringIncludes(err, "connection refused");
+  } finally {
+    s.close();
+  }
+});
+
+Deno.test("ports --any is satisfied by one open port of a range", async () => {
+  const s = listenMany(1);
+  const p = s.ports[0]!;
+  try {
+    const lo = Math.max(1, p - 5);
+    const r = await runJson([
+      "--timeout",
+      "5s",
+      "ports",
+      "localhost",
+      "--range",
+      `${lo}-${p}`,
+      "--any",
+    ]);
+    assertEquals(r.code, 0);
+    assertStringIncludes(r.json.conditions[0]!.detail, `${p}`);
+  } finally {
+    s.close();
+  }
+});
+
+Deno.test("ports scans a large range concurrently", async () => {
+  const base = 40000 + Math.floor(Math.random() * 10000);
+  const r = await runJson([
+    "--timeout",
+    "3s",
+    "--interval",
+    "5s",
+    "ports",
+    "127.0.0.1",
+    "--range",
+    `${base}-${base + 999}`,
+    "--any",
+  ]);
+  assertEquals(r.code, 1);
+  // One interval of 5 s would allow only one attempt; the scan itself must not take seconds.
+  assertEquals(r.json.conditions[0]!.attempts, 1);
+  assertStringIncludes(r.json.conditions[0]!.last_error, "none of 1000 ports open");
+});
+
+Deno.test("ports validates its flags", async () => {
+  assertStringIncludes(usageErrorLine(await runCli(["ports", "h"])), "--range: is required");
+  assertStringIncludes(
+    usageErrorLine(await runCli(["ports", "h", "--range", "9-1"])),
+    `the range "9-1" runs backwards`,
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["ports", "h", "--range", "1-2", "--any", "--all"])),
+    "--any: cannot be combined with --all",
+  );
+  const r = await runCli(["ports", "--range", "1-2"]);
+  assert(r.code === 2 && r.stderr.includes("missing target HOST"));
+});

@@ -1,0 +1,118 @@
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+Deno.test("process --name finds a running executable, even past comm's 15 characters", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
+  const name = `waitcmd-sleeper-${Math.random().toString(36).slice(2, 8)}`;
+  await Deno.copyFile("/bin/sleep", `${dir}/${name}`);
+  await Deno.chmod(`${dir}/${name}`, 0o755);
+  const child = new Deno.Command(`${dir}/${name}`, { args: ["30"], stdout: "null", stderr: "null" })
+    .spawn();
+  try {
+    const r = await runJson(["--timeout", "5s", "process", "--name", name]);
+    assertEquals(r.code, 0);
+    assertEquals(r.json.conditions[0]!.name, `process --name ${name}`);
+    assertEquals(r.json.conditions[0]!.detail, `process ${name} running (pid ${child.pid})`);
+    const stopped = await runJson([
+      "--timeout",
+      "10s",
+      "--interval",
+      "100ms",
+      "process",
+      "--name",
+      name,
+      "--stopped",
+    ], {
+      started: async () => {
+        await new Promise((res) => setTimeout(res, 300));
+        child.kill("SIGKILL");
+      },
+    });
+    assertEquals(stopped.code, 0);
+    assertEquals(
+      stopped.json.conditions[0]!.last_error,
+      `process ${name} still running (pid ${child.pid})`,
+    );
+  } finally {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("process --pid counts a zombie as not running", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
+  // The parent execs into a long sleep that never reaps its exited child: a zombie.
+  const parent = new Deno.Command("sh", {
+    args: ["-c", `sleep 0.1 & echo $! > ${dir}/z; exec sleep 30`],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    let zpid = 0;
+    for (let i = 0; i < 100 && !zpid; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      zpid = Number((await Deno.readTextFile(`${dir}/z`).catch(() => "")).trim());
+    }
+    await new Promise((r) => setTimeout(r, 400));
+    const running = await runJson([
+      "--timeout",
+      "300ms",
+      "--interval",
+      "100ms",
+      "process",
+      "--pid",
+      String(zpid),
+    ]);
+    assertEquals(running.code, 1);
+    assertEquals(running.json.conditions[0]!.last_error, `process ${zpid} is a zombie`);
+    const stopped = await runJson([
+      "--timeout",
+      "5s",
+      "process",
+      "--pid",
+      String(zpid),
+      "--stopped",
+    ]);
+    assertEquals(stopped.code, 0);
+    const alive = await runJson(["--timeout", "5s", "process", "--pid", String(parent.pid)]);
+    assertEquals(alive.code, 0);
+  } finally {
+    parent.kill("SIGKILL");
+    await parent.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("process times out for a name that never runs", async () => {
+  const r = await runCli([
+    "--timeout",
+    "300ms",
+    "--interval",
+    "100ms",
+    "process",
+    "--name",
+    "waitcmd-never-runs",
+  ]);
+  assertEquals(r.code, 1);
+  assertStringIncludes(
+    r.stderr,
+    "not satisfied: process --name waitcmd-never-runs: process waitcmd-never-runs not running",
+  );
+});
+
+Deno.test("process requires exactly one selector", async () => {
+  assertStringIncludes(
+    usageErrorLine(await runCli(["process"])),
+    "process needs --name NAME or --pid PID",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["process", "--name", "a", "--pid", "2"])),
+    "--pid: cannot be combined with --name",
+  );
+  assertStringIncludes(usageErrorLine(await runCli(["process", "postgres"])), "takes no target");
+});

@@ -1,0 +1,332 @@
+import { assert, assertEquals } from "../_assert.ts";
+import type { ConditionPlan, Plan } from "../../engine/grammar.ts";
+import { DEFAULT_OPTIONS, type RunOptions } from "../../engine/options.ts";
+import { run, type RunEvent } from "../../engine/runner.ts";
+import type { AttemptContext, ConditionKind, Probe, ProbeResult } from "../../engine/types.ts";
+import { drive, FakeClock } from "./_fake_clock.ts";
+
+const fakeKind: ConditionKind = {
+  name: "fake",
+  aliases: [],
+  summary: "",
+  description: "",
+  target: { shape: "required", placeholder: "X", description: "" },
+  flags: [],
+  examples: [],
+  parse: () => {
+    throw new Error("not used");
+  },
+};
+
+const OK: ProbeResult = { status: "satisfied", detail: "fine" };
+const NO: ProbeResult = { status: "pending", error: "connection refused" };
+
+/** Records when each attempt started (clock time) and whether its signal was aborted. */
+interface Trace {
+  starts: number[];
+  aborted: boolean[];
+}
+
+/** A probe answering from a script (the last answer repeats), optionally taking `takesMs` per attempt. */
+function scripted(
+  clock: FakeClock,
+  answers: ProbeResult[],
+  opts: { takesMs?: number; hang?: boolean } = {},
+): Probe & { trace: Trace } {
+  const trace: Trace = { starts: [], aborted: [] };
+  return {
+    target: "t",
+    trace,
+    async check(ctx: AttemptContext) {
+      trace.starts.push(clock.now());
+      const i = trace.starts.length - 1;
+      if (opts.hang) {
+        await new Promise<void>((r) =>
+          ctx.signal.addEventListener("abort", () => r(), { once: true })
+        );
+        trace.aborted[i] = true;
+        return NO;
+      }
+      if (opts.takesMs) await clock.sleep(opts.takesMs, ctx.signal);
+      trace.aborted[i] = ctx.signal.aborted;
+      return answers[Math.min(i, answers.length - 1)]!;
+    },
+  };
+}
+
+function plan(
+  probes: { probe: Probe; guard?: boolean; name?: string }[],
+  options: Partial<RunOptions> = {},
+): Plan {
+  const conditions: ConditionPlan[] = probes.map((p, i) => ({
+    index: i + 1,
+    kind: fakeKind,
+    kindWord: "fake",
+    guard: p.guard ?? false,
+    name: p.name ?? `fake c${i + 1}`,
+    target: `c${i + 1}`,
+    probe: p.probe,
+  }));
+  return { options: { ...DEFAULT_OPTIONS, ...options }, conditions, then: undefined, secrets: [] };
+}
+
+async function runFake(p: Plan, clock: FakeClock, signal?: AbortSignal) {
+  const events: RunEvent[] = [];
+  const report = await drive(clock, run(p, { clock, signal, onEvent: (e) => events.push(e) }));
+  return { report, events };
+}
+
+Deno.test("run() starts every condition's first attempt immediately and concurrently", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [OK]);
+  const b = scripted(clock, [NO, OK]);
+  const { report } = await runFake(plan([{ probe: a }, { probe: b }]), clock);
+  assertEquals(a.trace.starts, [0]);
+  assertEquals(b.trace.starts, [0, 2000]);
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.elapsedMs, 2000);
+});
+
+Deno.test("run() waits --interval after the previous attempt ended", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO, NO, OK], { takesMs: 500 });
+  const { report } = await runFake(plan([{ probe: a }], { intervalMs: 1000 }), clock);
+  assertEquals(a.trace.starts, [0, 1500, 3000]);
+  assertEquals(report.conditions[0]!.attempts, 3);
+  assertEquals(report.conditions[0]!.satisfied, true);
+});
+
+Deno.test("run() times out at the global deadline with the last error", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const { report, events } = await runFake(
+    plan([{ probe: a }], { timeoutMs: 10_000, intervalMs: 2000 }),
+    clock,
+  );
+  assertEquals(report.status, "timeout");
+  assertEquals(report.elapsedMs, 10_000);
+  assertEquals(report.conditions[0]!.satisfied, false);
+  assertEquals(report.conditions[0]!.lastError, "connection refused");
+  // Attempts at 0, 2, 4, 6, 8 and 10 s; the one at 10 s is cut by the deadline.
+  assert(report.conditions[0]!.attempts >= 5);
+  assertEquals(events.at(-1)?.type, "end");
+});
+
+Deno.test("run() reports an attempt still running at the deadline", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO], { hang: true });
+  const { report } = await runFake(plan([{ probe: a }], { timeoutMs: 5000 }), clock);
+  assertEquals(report.status, "timeout");
+  assertEquals(
+    report.conditions[0]!.lastError,
+    "no answer before the deadline (attempt 1 still running)",
+  );
+  assertEquals(a.trace.aborted, [true]);
+});
+
+Deno.test("run() requires --successes consecutive successes; a failure resets the streak", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [OK, OK, NO, OK, OK, OK, NO]);
+  const { report, events } = await runFake(plan([{ probe: a }], { successes: 3 }), clock);
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.conditions[0]!.attempts, 6);
+  const streaks = events.flatMap((e) =>
+    e.type === "attempt" && e.streak ? [e.streak.successes] : []
+  );
+  assertEquals(streaks, [1, 2, 1, 2]);
+});
+
+Deno.test("run() requires --stable-for of uninterrupted success", async () => {
+  const clock = new FakeClock();
+  // Success from 0 s, a failure at 4 s, then success for good.
+  const a = scripted(clock, [OK, OK, NO, OK]);
+  const { report } = await runFake(
+    plan([{ probe: a }], { stableForMs: 600_000, timeoutMs: 3_600_000, intervalMs: 2000 }),
+    clock,
+  );
+  assertEquals(report.status, "satisfied");
+  // The streak starts at the attempt after the failure (6 s) and must be 10 minutes old.
+  assertEquals(report.elapsedMs, 6000 + 600_000);
+  assertEquals(report.conditions[0]!.elapsedMs, 606_000);
+});
+
+Deno.test("run() combines --successes and --stable-for", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [OK]);
+  const { report } = await runFake(
+    plan([{ probe: a }], { successes: 5, stableForMs: 3000, intervalMs: 100 }),
+    clock,
+  );
+  // 5 successes take 400 ms; stability needs 3 s: the later of the two decides.
+  assertEquals(report.elapsedMs, 3000);
+  assert(report.conditions[0]!.attempts >= 5);
+});
+
+Deno.test("run() aborts an attempt after --attempt-timeout and retries", async () => {
+  const clock = new FakeClock();
+  let calls = 0;
+  const seen: boolean[] = [];
+  const probe: Probe = {
+    target: "t",
+    async check(ctx) {
+      calls++;
+      if (calls === 1) {
+        await new Promise<void>((r) =>
+          ctx.signal.addEventListener("abort", () => r(), { once: true })
+        );
+        seen.push(ctx.signal.aborted);
+        return OK; // Too late: the runner already counted the timeout.
+      }
+      return OK;
+    },
+  };
+  const { report, events } = await runFake(
+    plan([{ probe }], { attemptTimeoutMs: 1000, intervalMs: 2000 }),
+    clock,
+  );
+  assertEquals(seen, [true]);
+  const first = events.find((e) => e.type === "attempt");
+  assert(first?.type === "attempt");
+  assertEquals(first.result, { status: "pending", error: "attempt timed out after 1s" });
+  assertEquals(first.elapsedMs, 1000);
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.conditions[0]!.attempts, 2);
+  assertEquals(report.conditions[0]!.lastError, "attempt timed out after 1s");
+});
+
+Deno.test("run() in mode any is satisfied by one condition and cancels the others", async () => {
+  const clock = new FakeClock();
+  const slow = scripted(clock, [NO], { hang: true });
+  const fast = scripted(clock, [NO, OK]);
+  const { report } = await runFake(
+    plan([{ probe: slow }, { probe: fast }], { mode: "any" }),
+    clock,
+  );
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.decidedBy, 2);
+  assertEquals(slow.trace.aborted, [true]);
+  assertEquals(report.conditions.map((c) => c.satisfied), [false, true]);
+});
+
+Deno.test("run() in mode all waits for every condition and does not re-poll satisfied ones", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [OK]);
+  const b = scripted(clock, [NO, NO, NO, OK]);
+  const { report } = await runFake(plan([{ probe: a }, { probe: b }]), clock);
+  assertEquals(report.status, "satisfied");
+  assertEquals(a.trace.starts.length, 1);
+  assertEquals(b.trace.starts.length, 4);
+  assertEquals(report.elapsedMs, 6000);
+});
+
+Deno.test("run() ends fatal at once when a guard matches", async () => {
+  const clock = new FakeClock();
+  const main = scripted(clock, [NO]);
+  const guard = scripted(clock, [{ status: "pending", error: "no match" }, {
+    status: "satisfied",
+    detail: "FATAL: disk full",
+  }]);
+  const { report, events } = await runFake(
+    plan([{ probe: main }, { probe: guard, guard: true, name: "log app.log" }], {
+      timeoutMs: 60_000,
+    }),
+    clock,
+  );
+  assertEquals(report.status, "fatal");
+  assertEquals(report.elapsedMs, 2000);
+  assertEquals(report.decidedBy, 2);
+  const g = report.conditions[1]!;
+  assertEquals([g.guard, g.satisfied, g.fatal, g.detail], [true, true, true, "FATAL: disk full"]);
+  assert(events.some((e) => e.type === "guard" && e.detail === "FATAL: disk full"));
+});
+
+Deno.test("run() ignores guards for mode all: only non-guards must hold", async () => {
+  const clock = new FakeClock();
+  const main = scripted(clock, [NO, OK]);
+  const guard = scripted(clock, [{ status: "pending", error: "no match" }]);
+  const { report } = await runFake(plan([{ probe: main }, { probe: guard, guard: true }]), clock);
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.conditions[1]!.satisfied, false);
+});
+
+Deno.test("run() ends fatal on a fatal probe result", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO, { status: "fatal", error: "job failed" }]);
+  const b = scripted(clock, [NO]);
+  const { report } = await runFake(plan([{ probe: a }, { probe: b }]), clock);
+  assertEquals(report.status, "fatal");
+  assertEquals(report.decidedBy, 1);
+  assertEquals(report.conditions[0]!.lastError, "job failed");
+  assertEquals(report.conditions[0]!.fatal, true);
+  assertEquals(report.conditions[1]!.fatal, false);
+});
+
+Deno.test("run() is cancelled by its signal, aborting attempts under way", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO], { hang: true });
+  const cancel = new AbortController();
+  const events: RunEvent[] = [];
+  const running = run(plan([{ probe: a }]), {
+    clock,
+    signal: cancel.signal,
+    onEvent: (e) => events.push(e),
+  });
+  await clock.advance(3000);
+  cancel.abort("SIGTERM");
+  const report = await drive(clock, running);
+  assertEquals(report.status, "cancelled");
+  assertEquals(report.signal, "SIGTERM");
+  assertEquals(report.elapsedMs, 3000);
+  assertEquals(a.trace.aborted, [true]);
+});
+
+Deno.test("run() starts an attempt at once when a watcher reports a change", async () => {
+  const clock = new FakeClock();
+  let changed: (() => void) | undefined;
+  const a = scripted(clock, [NO, OK]);
+  const probe: Probe = {
+    ...a,
+    async *watch(ctx) {
+      while (!ctx.signal.aborted) {
+        await new Promise<void>((r) => {
+          changed = r;
+          ctx.signal.addEventListener("abort", () => r(), { once: true });
+        });
+        if (!ctx.signal.aborted) yield "change";
+      }
+    },
+  };
+  const running = run(plan([{ probe }], { intervalMs: 30_000 }), { clock });
+  await clock.advance(700);
+  changed!();
+  const report = await drive(clock, running);
+  assertEquals(a.trace.starts, [0, 700]);
+  assertEquals(report.elapsedMs, 700);
+});
+
+Deno.test("run() turns a throwing probe into a failed attempt with its message", async () => {
+  const clock = new FakeClock();
+  let n = 0;
+  const probe: Probe = {
+    target: "t",
+    check() {
+      if (n++ === 0) throw new Error("boom");
+      return Promise.resolve(OK);
+    },
+  };
+  const { report } = await runFake(plan([{ probe }]), clock);
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.conditions[0]!.lastError, "boom");
+});
+
+Deno.test("run() closes every probe at the end", async () => {
+  const clock = new FakeClock();
+  let closed = 0;
+  const probe: Probe = {
+    target: "t",
+    check: () => Promise.resolve(OK),
+    close: () => void closed++,
+  };
+  await runFake(plan([{ probe }, { probe }]), clock);
+  assertEquals(closed, 2);
+});

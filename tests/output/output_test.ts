@@ -1,0 +1,334 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import type { ConditionPlan, Plan } from "../../engine/grammar.ts";
+import { DEFAULT_OPTIONS } from "../../engine/options.ts";
+import { createRegistry } from "../../engine/registry.ts";
+import type { ConditionReport, Report, RunEvent } from "../../engine/runner.ts";
+import { completionScript } from "../../output/completions.ts";
+import { kindHelp, mainHelp } from "../../output/help.ts";
+import { jsonReport, renderJsonlEvent, renderJsonReport } from "../../output/json.ts";
+import { makeRedactor } from "../../output/redact.ts";
+import {
+  attemptLine,
+  headerLine,
+  LineRenderer,
+  plainStyle,
+  summaryLines,
+} from "../../output/text.ts";
+import { tcp } from "../../conditions/tcp.ts";
+import { file } from "../../conditions/file.ts";
+import { exec } from "../../conditions/exec.ts";
+
+const noop = makeRedactor([]);
+
+function cond(index: number, name: string, guard = false): ConditionPlan {
+  return {
+    index,
+    kind: tcp,
+    kindWord: "tcp",
+    guard,
+    name,
+    target: name.split(" ")[1] ?? "",
+    probe: { target: "", check: () => Promise.resolve({ status: "satisfied", detail: "" }) },
+  };
+}
+
+function plan(n: number, options = {}): Plan {
+  return {
+    options: { ...DEFAULT_OPTIONS, ...options },
+    conditions: Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`)),
+    then: undefined,
+    secrets: [],
+  };
+}
+
+function cr(over: Partial<ConditionReport>): ConditionReport {
+  return {
+    index: 1,
+    name: "tcp db:5432",
+    kind: "tcp",
+    target: "db:5432",
+    guard: false,
+    satisfied: true,
+    attempts: 4,
+    detail: "connected to db:5432",
+    lastError: "",
+    fatal: false,
+    elapsedMs: 6100,
+    ...over,
+  };
+}
+
+function report(over: Partial<Report>): Report {
+  return {
+    status: "satisfied",
+    elapsedMs: 6100,
+    mode: "all",
+    timeoutMs: 300_000,
+    conditions: [cr({})],
+    decidedBy: undefined,
+    signal: undefined,
+    ...over,
+  };
+}
+
+Deno.test("headerLine() states count, timeout, interval and mode any", () => {
+  assertEquals(headerLine(plan(3)), "waitcmd: waiting for 3 conditions (timeout 5m, interval 2s)");
+  assertEquals(
+    headerLine(plan(1, { mode: "any" })),
+    "waitcmd: waiting for 1 condition (timeout 5m, interval 2s, mode any)",
+  );
+  assertEquals(
+    headerLine(
+      plan(2, { timeoutMs: 5_400_000, intervalMs: 500, successes: 3, stableForMs: 10_000 }),
+    ),
+    "waitcmd: waiting for 2 conditions (timeout 1h30m, interval 500ms, 3 successes, stable for 10s)",
+  );
+});
+
+Deno.test("attemptLine() renders [..] and [ok] lines exactly as settled", () => {
+  const c = cond(1, "tcp db:5432");
+  const base = { type: "attempt" as const, condition: c, streak: undefined };
+  assertEquals(
+    attemptLine({
+      ...base,
+      attempt: 3,
+      elapsedMs: 4000,
+      decisive: false,
+      result: { status: "pending", error: "connection refused" },
+    }),
+    "[..] tcp db:5432 attempt 3 (4.0s): connection refused",
+  );
+  assertEquals(
+    attemptLine({
+      ...base,
+      attempt: 4,
+      elapsedMs: 6100,
+      decisive: true,
+      result: { status: "satisfied", detail: "" },
+    }),
+    "[ok] tcp db:5432 attempt 4 (6.1s)",
+  );
+  assertEquals(
+    attemptLine({
+      ...base,
+      attempt: 4,
+      elapsedMs: 6100,
+      decisive: true,
+      result: { status: "satisfied", detail: "200 OK" },
+    }),
+    "[ok] tcp db:5432 attempt 4 (6.1s): 200 OK",
+  );
+  assertEquals(
+    attemptLine({
+      ...base,
+      attempt: 2,
+      elapsedMs: 2000,
+      decisive: false,
+      result: { status: "satisfied", detail: "x" },
+      streak: { successes: 1, required: 3, stableMs: 0, requiredMs: 10_000 },
+    }),
+    "[..] tcp db:5432 attempt 2 (2.0s): ok, 1/3 successes, stable 0.0s/10s",
+  );
+});
+
+Deno.test("summaryLines() covers every run status", () => {
+  assertEquals(summaryLines(report({})), ["waitcmd: satisfied in 6.1s (1/1 conditions)"]);
+  assertEquals(
+    summaryLines(report({ mode: "any", decidedBy: 1, elapsedMs: 1000 })),
+    ["waitcmd: satisfied in 1.0s (mode any: tcp db:5432)"],
+  );
+  assertEquals(
+    summaryLines(report({
+      status: "timeout",
+      conditions: [
+        cr({ satisfied: false, lastError: "connection refused" }),
+        cr({ index: 2, name: "file /tmp/x", satisfied: false, lastError: "does not exist" }),
+        cr({ index: 3, name: "tcp ok:1" }),
+      ],
+    })),
+    [
+      "waitcmd: timed out after 5m; not satisfied: tcp db:5432: connection refused",
+      "waitcmd: timed out after 5m; not satisfied: file /tmp/x: does not exist",
+    ],
+  );
+  assertEquals(
+    summaryLines(report({
+      status: "fatal",
+      decidedBy: 2,
+      conditions: [
+        cr({ satisfied: false }),
+        cr({ index: 2, name: "log app.log", guard: true, detail: "FATAL boom" }),
+      ],
+    })),
+    ["waitcmd: guard log app.log matched: FATAL boom"],
+  );
+  assertEquals(
+    summaryLines(
+      report({
+        status: "fatal",
+        decidedBy: 1,
+        conditions: [cr({ satisfied: false, lastError: "command not found: x" })],
+      }),
+    ),
+    ["waitcmd: fatal: tcp db:5432: command not found: x"],
+  );
+  assertEquals(
+    summaryLines(
+      report({
+        status: "cancelled",
+        signal: "SIGINT",
+        elapsedMs: 3200,
+        conditions: [cr({ satisfied: false })],
+      }),
+    ),
+    ["waitcmd: cancelled by SIGINT after 3.2s; not satisfied: tcp db:5432"],
+  );
+});
+
+Deno.test("LineRenderer prints only the summary with --quiet and redacts everything", () => {
+  const lines: string[] = [];
+  const r = new LineRenderer((l) => lines.push(l), makeRedactor(["hunter22"]), {
+    quiet: true,
+    style: plainStyle,
+  });
+  const p = plan(1);
+  r.onEvent({ type: "start", plan: p });
+  r.onEvent({
+    type: "attempt",
+    condition: p.conditions[0]!,
+    attempt: 1,
+    elapsedMs: 0,
+    decisive: false,
+    streak: undefined,
+    result: { status: "pending", error: "no" },
+  });
+  r.onEvent({
+    type: "end",
+    report: report({
+      status: "timeout",
+      conditions: [cr({ satisfied: false, lastError: "bad password hunter22" })],
+    }),
+  });
+  assertEquals(lines, [
+    "waitcmd: timed out after 5m; not satisfied: tcp db:5432: bad password ***",
+  ]);
+});
+
+Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
+  const j = jsonReport(report({ conditions: [cr({ lastError: "connection refused" })] }), noop);
+  assertEquals(j, {
+    status: "satisfied",
+    elapsed_seconds: 6.1,
+    mode: "all",
+    timeout_seconds: 300,
+    conditions: [{
+      name: "tcp db:5432",
+      kind: "tcp",
+      target: "db:5432",
+      guard: false,
+      satisfied: true,
+      attempts: 4,
+      detail: "connected to db:5432",
+      last_error: "connection refused",
+      fatal: false,
+      elapsed_seconds: 6.1,
+    }],
+  });
+  const text = renderJsonReport(report({}), noop);
+  assert(text.endsWith("}\n"));
+  assertEquals(JSON.parse(text).status, "satisfied");
+});
+
+Deno.test("jsonReport() removes secrets from every field", () => {
+  const r = report({
+    conditions: [
+      cr({ name: "ssh u:s3cr3t-pw@h", detail: "s3cr3t-pw", lastError: "x s3cr3t-pw y" }),
+    ],
+  });
+  const text = renderJsonReport(r, makeRedactor(["s3cr3t-pw"]));
+  assert(!text.includes("s3cr3t-pw"));
+  assertStringIncludes(text, `"last_error": "x *** y"`);
+});
+
+Deno.test("renderJsonlEvent() emits one object per line with an event field", () => {
+  const p = plan(1, { timeoutMs: 30_000 });
+  const c = p.conditions[0]!;
+  const events: RunEvent[] = [
+    { type: "start", plan: p },
+    {
+      type: "attempt",
+      condition: c,
+      attempt: 1,
+      elapsedMs: 12,
+      decisive: true,
+      streak: undefined,
+      result: { status: "satisfied", detail: "ok!" },
+    },
+    { type: "satisfied", condition: c, elapsedMs: 12 },
+    { type: "guard", condition: c, detail: "d", elapsedMs: 12 },
+    { type: "end", report: report({}) },
+  ];
+  const lines = events.map((e) => renderJsonlEvent(e, noop)!);
+  for (const l of lines) {
+    assert(l.endsWith("\n") && !l.slice(0, -1).includes("\n"), "one line");
+  }
+  const objs = lines.map((l) => JSON.parse(l));
+  assertEquals(objs.map((o) => o.event), ["start", "attempt", "satisfied", "guard", "end"]);
+  assertEquals(objs[0].options.timeout_seconds, 30);
+  assertEquals(objs[0].conditions[0].name, "tcp db1:5432");
+  assertEquals(
+    [objs[1].condition, objs[1].attempt, objs[1].ok, objs[1].detail, objs[1].error],
+    ["tcp db1:5432", 1, true, "ok!", ""],
+  );
+  assertEquals(objs[4].status, "satisfied");
+  assertEquals(objs[4].conditions.length, 1);
+  assertEquals(renderJsonlEvent({ type: "notice", condition: c, message: "m" }, noop), undefined);
+});
+
+Deno.test("makeRedactor() masks longest secrets first and ignores trivial ones", () => {
+  const r = makeRedactor(["abc", "abcdef", "x"]);
+  assertEquals(r("key=abcdef and abc and x"), "key=*** and *** and x");
+});
+
+Deno.test("mainHelp() and kindHelp() derive from the registry and flags", () => {
+  const registry = createRegistry([tcp, file, exec]);
+  const main = mainHelp(registry);
+  for (
+    const word of ["tcp", "file", "exec", "--timeout", "--mode", "--label", "Exit codes", "130"]
+  ) {
+    assertStringIncludes(main, word);
+  }
+  const help = kindHelp(file);
+  for (
+    const word of [
+      "waitcmd [global options] file PATH [flags]",
+      "--exists",
+      "--contains TEXT",
+      "--deleted",
+      "Examples:",
+    ]
+  ) {
+    assertStringIncludes(help, word);
+  }
+  assert(
+    help.split("\n").filter((l) => l.startsWith("  waitcmd file")).length >= 2,
+    "two examples",
+  );
+  assertStringIncludes(
+    kindHelp(exec),
+    "waitcmd [global options] exec [flags] -- COMMAND [ARGS...]",
+  );
+});
+
+Deno.test("completionScript() lists kinds, flags and enum values for each shell", () => {
+  const registry = createRegistry([tcp, file, exec]);
+  for (const shell of ["bash", "zsh", "fish"]) {
+    const s = completionScript(shell, registry);
+    for (const word of ["tcp", "file", "exec", "contains", "output-contains", "timeout"]) {
+      assertStringIncludes(s, word);
+    }
+    assertStringIncludes(s, "json");
+  }
+  assertStringIncludes(completionScript("zsh", registry), "#compdef waitcmd");
+  assertStringIncludes(completionScript("fish", registry), "complete -c waitcmd");
+});

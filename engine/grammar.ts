@@ -80,7 +80,10 @@ class Parser {
   parse(): Command {
     const first = this.argv[0];
     if (first === undefined) {
-      throw new UsageError("", "no condition given; try: waitcmd tcp localhost:5432");
+      throw new UsageError(
+        "",
+        "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
+      );
     }
     if (first === "help") return this.#help(this.argv[1]);
     if (first === "version") return { type: "version" };
@@ -140,7 +143,7 @@ class Parser {
       if (!spec) {
         const kindFlag = this.registry.kinds.some((k) => k.flags.some((f) => f.name === name));
         const hint = kindFlag
-          ? "; flags of a condition go after its kind, e.g. waitcmd http URL --status 200"
+          ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
           : didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`);
         throw new UsageError("", `unknown global option --${name}${hint}`);
       }
@@ -151,7 +154,10 @@ class Parser {
       values.set(spec.name, this.#flagValue(spec, inline, `--${spec.name}`, undefined));
     }
     if (this.#i >= this.argv.length) {
-      throw new UsageError("", "no condition given; try: waitcmd tcp localhost:5432");
+      throw new UsageError(
+        "",
+        "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
+      );
     }
     const options: RunOptions = {
       timeoutMs: (values.get("timeout") as number | undefined) ?? DEFAULT_OPTIONS.timeoutMs,

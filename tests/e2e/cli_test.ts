@@ -324,3 +324,69 @@ Deno.test("waitcmd text mode prints the cancelled summary on SIGINT", async () =
     /waitcmd: cancelled by SIGINT after \d+\.\ds; not satisfied: tcp 127\.0\.0\.1:1\n$/,
   );
 });
+
+Deno.test("waitcmd -- then forwards signals to the command and exits with its code", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-then-" });
+  const script =
+    `trap 'echo got-term; exit 42' TERM; echo started > ${dir}/started; while :; do sleep 0.05; done`;
+  const r = await runCli([
+    "--timeout",
+    "5s",
+    "file",
+    HOSTNAME_FILE,
+    "--",
+    "then",
+    "sh",
+    "-c",
+    script,
+  ], {
+    started: async (child) => {
+      await waitForFile(`${dir}/started`);
+      child.kill("SIGTERM");
+    },
+  });
+  await Deno.remove(dir, { recursive: true });
+  assertEquals(r.code, 42);
+  assertEquals(r.stdout, "got-term\n");
+});
+
+/** Runs the CLI under a pseudo-terminal (util-linux `script`), so stderr is a terminal. */
+async function runOnTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
+  const { WAITCMD } = await import("./_cli.ts");
+  const cmd = [WAITCMD, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+  const out = await new Deno.Command("script", {
+    args: ["-qefc", cmd, "/dev/null"],
+    env: { TERM: "xterm", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  return new TextDecoder().decode(out.stdout);
+}
+
+Deno.test("waitcmd on a terminal redraws a live view, then prints the final lines", async () => {
+  const out = await runOnTerminal([
+    "--timeout",
+    "1s",
+    "--interval",
+    "200ms",
+    "tcp",
+    "127.0.0.1:1",
+    "--",
+    "file",
+    HOSTNAME_FILE,
+  ]);
+  assertStringIncludes(out, "\x1b[2K"); // lines are redrawn in place
+  assertStringIncludes(out, "\x1b[32m"); // colour on a terminal
+  assertMatch(out, /\[\.\.\].*tcp 127\.0\.0\.1:1 attempt \d+ \(\d+\.\ds\): connection refused/);
+  assertMatch(out, /\[ok\].*file .* attempt 1 \(\d+\.\ds\): exists/);
+  assertStringIncludes(out, "not satisfied: tcp 127.0.0.1:1: connection refused");
+});
+
+Deno.test("waitcmd honours NO_COLOR and --no-color on a terminal", async () => {
+  for (const [args, env] of [[["--no-color"], {}], [[], { NO_COLOR: "1" }]] as const) {
+    const out = await runOnTerminal([...args, "--timeout", "5s", "file", HOSTNAME_FILE], env);
+    assert(!out.includes("\x1b[32m") && !out.includes("\x1b[33m"), "no colour codes");
+    assertStringIncludes(out, "satisfied in");
+  }
+});

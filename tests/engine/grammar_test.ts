@@ -143,7 +143,10 @@ const accepted: [string[], Check][] = [
 ];
 
 const rejected: [string[], string][] = [
-  [[], "waitcmd: no condition given; try: waitcmd tcp localhost:5432 (see: waitcmd --help)"],
+  [
+    [],
+    "waitcmd: no condition given; name a kind and its target, e.g. waitcmd <kind> <target> (see: waitcmd --help)",
+  ],
   [["--timeout", "5s"], "no condition given"],
   [
     ["--timeout", "abc", "tcp", "a:1"],

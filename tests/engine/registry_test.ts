@@ -1,0 +1,88 @@
+import { assert, assertEquals } from "../_assert.ts";
+import { registry } from "../../conditions/mod.ts";
+import { UsageError } from "../../engine/errors.ts";
+import { parseArgv } from "../../engine/grammar.ts";
+import { RESERVED_WORDS } from "../../engine/registry.ts";
+
+/** Splits an example's argument string like a POSIX shell would (quotes, no expansion). */
+function shellWords(s: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let inWord = false;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    if (ch === "'") {
+      const end = s.indexOf("'", i + 1);
+      cur += s.slice(i + 1, end);
+      i = end;
+      inWord = true;
+    } else if (ch === '"') {
+      const end = s.indexOf('"', i + 1);
+      cur += s.slice(i + 1, end);
+      i = end;
+      inWord = true;
+    } else if (ch === " ") {
+      if (inWord) out.push(cur);
+      cur = "";
+      inWord = false;
+    } else {
+      cur += ch;
+      inWord = true;
+    }
+  }
+  if (inWord) out.push(cur);
+  return out;
+}
+
+/** Variables the examples may name (tokens and passwords read from the environment). */
+const EXAMPLE_ENV = {
+  HOME: "/root",
+  API_TOKEN: "example-token",
+  TOKEN: "example-token",
+  PASSWORD: "example-password",
+  SSH_PASSWORD: "example-password",
+  DB_PASSWORD: "example-password",
+};
+
+Deno.test("registry kinds each document a target, flags and two or more examples", () => {
+  for (const kind of registry.kinds) {
+    assert(kind.examples.length >= 2, `${kind.name} has ${kind.examples.length} examples`);
+    assert(kind.summary.length > 0 && kind.description.length > 0, `${kind.name} has help text`);
+    for (const f of kind.flags) {
+      assert(f.description.length > 0, `${kind.name} --${f.name} is described`);
+    }
+    for (const word of [kind.name, ...kind.aliases]) assert(!RESERVED_WORDS.includes(word));
+  }
+});
+
+Deno.test("registry examples all parse as valid command lines", async (t) => {
+  for (const kind of registry.kinds) {
+    for (const ex of kind.examples) {
+      await t.step(`${kind.name}: ${ex.args}`, () => {
+        const argv = shellWords(ex.args);
+        let result;
+        try {
+          result = parseArgv(argv, registry, EXAMPLE_ENV);
+        } catch (e) {
+          if (e instanceof UsageError) throw new Error(`example does not parse: ${e.format()}`);
+          throw e;
+        }
+        assertEquals(result.type, "run");
+      });
+    }
+  }
+});
+
+Deno.test("registry accepts every settled alias that is registered", () => {
+  const settled: Record<string, string> = {
+    s3: "objstore",
+    k8s: "orch",
+    kubernetes: "orch",
+    docker: "container",
+    systemd: "svcmgr",
+  };
+  for (const [alias, canonical] of Object.entries(settled)) {
+    const kind = registry.lookup(canonical);
+    if (kind) assertEquals(registry.lookup(alias)?.name, canonical, `${alias} names ${canonical}`);
+  }
+});

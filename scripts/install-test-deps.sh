@@ -23,6 +23,13 @@ PACKAGES=(
   openssl            # CA / leaf certificates
   iproute2           # ss, ip
   procps             # ps, pkill for debugging
+  ruby               # loads the generated Homebrew formula in tests/release
+  dash               # install.sh is tested under a POSIX sh
+  unzip              # reads the windows release archive back
+  util-linux         # script (terminal tests), setpriv (installer as non-root)
+  curl               # install.sh downloads
+  wget               # install.sh fallback downloader
+  time               # /usr/bin/time -v for peak RSS in benchmarks
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,523 @@
+/**
+ * `deno task compile`: builds the standalone waitcmd binaries for the five
+ * release targets into `dist/` (`dist/waitcmd-<target>`, `.exe` on Windows).
+ *
+ * `deno compile` embeds the program into `denort`, Deno's runtime-only
+ * binary, which it normally downloads from dl.deno.land. This script never
+ * lets it download: every target needs a local denort, found as
+ *
+ * - `DENORT_BIN=/path/to/denort`: the denort of this machine's own target
+ *   (Deno's own variable; used for the host target only);
+ * - `DENORT_DIR=/path/to/dir`: one file per target, either the official
+ *   archive `denort-<target>.zip` (as published at
+ *   `https://dl.deno.land/release/v<deno>/denort-<target>.zip`) or the
+ *   extracted binary renamed `denort-<target>` / `denort-<target>.exe`.
+ *
+ * A target without a denort is reported as blocked, naming the file that is
+ * missing and where to put it; the script then exits 1. Every denort found is
+ * checked to be an executable of the right OS and CPU, and the host binary is
+ * smoke-tested (`--version`) after the build, which catches the classic
+ * mistake of pointing `DENORT_BIN` at the full `deno` CLI (whose "compiled"
+ * result starts a REPL).
+ *
+ * Lazily imported npm packages (`await import("ssh2")` inside a kind) are
+ * bundled without `--include`: a dynamic import with a literal specifier is
+ * part of the module graph, and `--exclude-unused-npm` embeds exactly the npm
+ * packages reachable from that graph (tests/release/compile_test.ts checks the
+ * embedded file list).
+ *
+ * Usage: deno task compile [--target TARGET]... [--dist DIR] [--verbose]
+ *   WAITCMD_DIST_DIR overrides the output directory as well.
+ *
+ * @module
+ */
+
+import { inflateRawSync } from "node:zlib";
+import denoJson from "../deno.json" with { type: "json" };
+
+/** The release targets, in the order they are built and listed. */
+export const TARGETS = [
+  "x86_64-unknown-linux-gnu",
+  "aarch64-unknown-linux-gnu",
+  "x86_64-apple-darwin",
+  "aarch64-apple-darwin",
+  "x86_64-pc-windows-msvc",
+] as const;
+
+/** One of {@link TARGETS}. */
+export type Target = typeof TARGETS[number];
+
+/** The repository root (scripts/compile.ts -> repo). */
+export const repoRoot: string = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+
+/** The version every artifact carries (deno.json "version", the only place it is written). */
+export const version: string = denoJson.version;
+
+/** Whether `t` is one of the release targets. */
+export function isTarget(t: string): t is Target {
+  return (TARGETS as readonly string[]).includes(t);
+}
+
+/** `.exe` for Windows targets, empty otherwise. */
+export function exeSuffix(target: Target): string {
+  return target.includes("windows") ? ".exe" : "";
+}
+
+/** File name of the compiled binary in dist/: `waitcmd-<target>[.exe]`. */
+export function binaryName(target: Target): string {
+  return `waitcmd-${target}${exeSuffix(target)}`;
+}
+
+/** Where Deno itself would download the denort archive of `target` from. */
+export function denortUrl(target: Target): string {
+  return `https://dl.deno.land/release/v${Deno.version.deno}/denort-${target}.zip`;
+}
+
+/** The output directory: `--dist`, then `WAITCMD_DIST_DIR`, then `<repo>/dist`. */
+export function distDir(flag: string | undefined, env: Readonly<Record<string, string>>): string {
+  return flag ?? env.WAITCMD_DIST_DIR ?? `${repoRoot}/dist`;
+}
+
+// ---------------------------------------------------------------------------
+// Finding and checking denort
+
+/** Where a denort came from, for messages. */
+export interface DenortFound {
+  path: string;
+  /** `DENORT_BIN=/x/denort` or `DENORT_DIR/denort-<target>.zip`. */
+  origin: string;
+  /** A zip to extract before use (the official archive). */
+  zip?: boolean;
+}
+
+/** Result of looking for a target's denort: found, or why not (one line). */
+export type DenortLookup = { found: DenortFound } | { missing: string };
+
+/**
+ * Looks for the denort of `target`: `DENORT_BIN` (host target only), then
+ * `DENORT_DIR/denort-<target>[.exe]`, then `DENORT_DIR/denort-<target>.zip`.
+ * Only checks that files exist; {@link prepareDenort} checks what they are.
+ */
+export async function findDenort(
+  target: Target,
+  env: Readonly<Record<string, string>>,
+  host: string = Deno.build.target,
+): Promise<DenortLookup> {
+  const bin = env.DENORT_BIN;
+  if (bin && target === host) {
+    if (!(await isFile(bin))) return { missing: `DENORT_BIN=${bin} does not exist` };
+    return { found: { path: bin, origin: `DENORT_BIN=${bin}` } };
+  }
+  const dir = env.DENORT_DIR;
+  if (dir) {
+    for (const name of [`denort-${target}${exeSuffix(target)}`, `denort-${target}`]) {
+      if (await isFile(`${dir}/${name}`)) {
+        return { found: { path: `${dir}/${name}`, origin: `DENORT_DIR/${name}` } };
+      }
+    }
+    const zip = `denort-${target}.zip`;
+    if (await isFile(`${dir}/${zip}`)) {
+      return { found: { path: `${dir}/${zip}`, origin: `DENORT_DIR/${zip}`, zip: true } };
+    }
+  }
+  const where = [
+    target === host ? "set DENORT_BIN to it" : "",
+    dir
+      ? `put denort-${target}.zip into DENORT_DIR (${dir})`
+      : `set DENORT_DIR to a directory holding denort-${target}.zip`,
+  ].filter(Boolean).join(", or ");
+  const hostNote = bin && target !== host ? ` (DENORT_BIN is only used for ${host})` : "";
+  return {
+    missing: `no denort for ${target}${hostNote}: ${where} (download: ${denortUrl(target)})`,
+  };
+}
+
+/** The OS and CPU an executable was built for, read from its header. */
+export function executableTarget(head: Uint8Array): string | undefined {
+  const dv = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  if (head.length >= 20 && dv.getUint32(0) === 0x7f454c46) {
+    const machine = dv.getUint16(18, head[5] === 1); // EI_DATA 1 = little-endian
+    if (machine === 0x3e) return "linux-x86_64";
+    if (machine === 0xb7) return "linux-aarch64";
+    return `linux-machine-${machine}`;
+  }
+  if (head.length >= 8 && dv.getUint32(0, true) === 0xfeedfacf) {
+    const cpu = dv.getUint32(4, true);
+    if (cpu === 0x01000007) return "darwin-x86_64";
+    if (cpu === 0x0100000c) return "darwin-aarch64";
+    return `darwin-cpu-${cpu}`;
+  }
+  if (head.length >= 64 && head[0] === 0x4d && head[1] === 0x5a) {
+    const pe = dv.getUint32(0x3c, true);
+    if (pe + 6 <= head.length && dv.getUint32(pe) === 0x50450000) {
+      const machine = dv.getUint16(pe + 4, true);
+      if (machine === 0x8664) return "windows-x86_64";
+      if (machine === 0xaa64) return "windows-aarch64";
+      return `windows-machine-${machine}`;
+    }
+    return "windows-unknown";
+  }
+  return undefined;
+}
+
+/** What {@link executableTarget} must say for a denort of `target`. */
+export function expectedExecutable(target: Target): string {
+  const cpu = target.split("-")[0];
+  const os = target.includes("linux") ? "linux" : target.includes("darwin") ? "darwin" : "windows";
+  return `${os}-${cpu}`;
+}
+
+/**
+ * Turns a found denort into a usable file: extracts the official zip into
+ * `workDir`, then checks the executable's OS/CPU and that it is not the full
+ * deno CLI. Throws an Error with a one-line reason otherwise.
+ */
+export async function prepareDenort(
+  target: Target,
+  found: DenortFound,
+  workDir: string,
+): Promise<string> {
+  let path = found.path;
+  if (found.zip) {
+    const data = await Deno.readFile(found.path);
+    const want = `denort${exeSuffix(target)}`;
+    const entry = readZip(data).find((e) => e.name === want || e.name.endsWith(`/${want}`));
+    if (!entry) throw new Error(`${found.origin}: the archive holds no ${want}`);
+    path = `${workDir}/denort-${target}${exeSuffix(target)}`;
+    await Deno.writeFile(path, entry.data(), { mode: 0o755 });
+  }
+  const head = await readHead(path, 4096);
+  const kind = executableTarget(head);
+  const want = expectedExecutable(target);
+  if (kind !== want) {
+    throw new Error(
+      `${found.origin} is ${
+        kind ? `an executable for ${kind}` : "not an executable"
+      }, but ${target} needs a denort for ${want}`,
+    );
+  }
+  if (await sameFile(path, Deno.execPath())) {
+    throw new Error(
+      `${found.origin} is the deno CLI itself, not denort: a binary built on it starts a REPL (download: ${
+        denortUrl(target)
+      })`,
+    );
+  }
+  return path;
+}
+
+// ---------------------------------------------------------------------------
+// Building
+
+/** How one target went. */
+export interface TargetResult {
+  target: Target;
+  status: "built" | "blocked" | "failed";
+  /** The binary (built). */
+  output?: string;
+  /** Where denort came from (built or failed). */
+  origin?: string;
+  /** One-line reason (blocked or failed). */
+  reason?: string;
+  /** deno compile's output, ANSI stripped (includes the embedded file list). */
+  log?: string;
+}
+
+/** Options of {@link compileTarget}. */
+export interface CompileOptions {
+  /** Output directory (created). */
+  dist: string;
+  /** Environment for DENORT_BIN / DENORT_DIR (defaults to the process's). */
+  env?: Readonly<Record<string, string>>;
+  /** Module to compile (default: main.ts). */
+  entry?: string;
+  /** Scratch directory for extracted denort archives (default: a fresh temp dir). */
+  workDir?: string;
+}
+
+/**
+ * Builds one target with `deno compile`, never letting deno download:
+ * `DENORT_BIN` is always set explicitly to the denort found for the target.
+ * A stale binary of an earlier build is removed first, so dist/ only holds
+ * what this build produced.
+ */
+export async function compileTarget(target: Target, opts: CompileOptions): Promise<TargetResult> {
+  const env = opts.env ?? Deno.env.toObject();
+  const output = `${opts.dist}/${binaryName(target)}`;
+  await Deno.mkdir(opts.dist, { recursive: true });
+  await Deno.remove(output).catch(() => {});
+  const lookup = await findDenort(target, env);
+  if ("missing" in lookup) return { target, status: "blocked", reason: lookup.missing };
+  const origin = lookup.found.origin;
+  const workDir = opts.workDir ?? await Deno.makeTempDir({ prefix: "waitcmd-denort-" });
+  try {
+    let denort: string;
+    try {
+      denort = await prepareDenort(target, lookup.found, workDir);
+    } catch (e) {
+      return { target, status: "blocked", origin, reason: (e as Error).message };
+    }
+    const args = [
+      "compile",
+      "--allow-all",
+      "--no-check", // main() type-checks once for all targets
+      "--exclude-unused-npm",
+      "--config",
+      `${repoRoot}/deno.json`,
+      "--target",
+      target,
+      "--output",
+      output,
+      opts.entry ?? `${repoRoot}/main.ts`,
+    ];
+    const out = await new Deno.Command(Deno.execPath(), {
+      args,
+      cwd: repoRoot,
+      env: { DENORT_BIN: denort, NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const dec = new TextDecoder();
+    const log = stripAnsi(dec.decode(out.stdout) + dec.decode(out.stderr));
+    if (!out.success || !(await isFile(output))) {
+      const why = log.split("\n").find((l) => l.startsWith("error:")) ??
+        `exit code ${out.code}`;
+      return { target, status: "failed", origin, reason: `deno compile failed: ${why}`, log };
+    }
+    return { target, status: "built", output, origin, log };
+  } finally {
+    if (!opts.workDir) await Deno.remove(workDir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Runs a freshly built host binary with `--version` and checks it answers as
+ * this waitcmd version. Returns undefined when it does, else the reason.
+ */
+export async function smokeTest(binary: string): Promise<string | undefined> {
+  const child = new Deno.Command(binary, {
+    args: ["--version"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+  try {
+    const out = await child.output();
+    const text = new TextDecoder().decode(out.stdout).trim();
+    if (out.success && text.startsWith(`waitcmd ${version} (`)) return undefined;
+    return `the built binary does not answer as waitcmd (\`--version\` exited ${out.code} and printed ${
+      JSON.stringify(text.slice(0, 80))
+    }): is the denort right?`;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The lines that explain how to provide denort, printed once when a target is blocked. */
+export function denortHelp(): string[] {
+  return [
+    "deno compile embeds waitcmd into denort (Deno's runtime-only binary) and would download it from dl.deno.land; this build never downloads. Provide it:",
+    `  DENORT_BIN=/path/to/denort   the denort of this machine's target (${Deno.build.target})`,
+    "  DENORT_DIR=/path/to/dir      per target: denort-<target>.zip (the official archive, unchanged)",
+    "                               or the extracted binary named denort-<target> / denort-<target>.exe",
+    `  archives: https://dl.deno.land/release/v${Deno.version.deno}/denort-<target>.zip (Deno ${Deno.version.deno} exactly)`,
+  ];
+}
+
+/** Builds `targets` one after the other, logging one line per target. */
+export async function compileAll(
+  targets: readonly Target[],
+  opts: CompileOptions & { log: (line: string) => void; verbose?: boolean },
+): Promise<TargetResult[]> {
+  const env = opts.env ?? Deno.env.toObject();
+  const rel = relative(opts.dist);
+  opts.log(`compile: waitcmd ${version} for ${targets.length} target(s) into ${rel}/`);
+  // Type-check once (the per-target builds pass --no-check), unless nothing can be built.
+  const lookups = await Promise.all(targets.map((t) => findDenort(t, env)));
+  if (lookups.some((l) => "found" in l)) {
+    const check = await new Deno.Command(Deno.execPath(), {
+      args: ["check", "--config", `${repoRoot}/deno.json`, opts.entry ?? `${repoRoot}/main.ts`],
+      cwd: repoRoot,
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!check.success) {
+      const text = stripAnsi(new TextDecoder().decode(check.stderr)).trim();
+      opts.log(text);
+      const reason = "type check failed (deno check main.ts)";
+      opts.log(`compile: FAILED: ${reason}`);
+      return targets.map((target) => ({ target, status: "failed", reason }));
+    }
+  }
+  const results: TargetResult[] = [];
+  for (const target of targets) {
+    const r = await compileTarget(target, { ...opts, env });
+    if (r.status === "built" && target === Deno.build.target) {
+      const bad = await smokeTest(r.output!);
+      if (bad) {
+        await Deno.remove(r.output!).catch(() => {});
+        Object.assign(r, { status: "failed", reason: bad, output: undefined });
+      }
+    }
+    if (r.log && (opts.verbose || r.status === "failed")) opts.log(r.log.trimEnd());
+    if (r.status === "built") {
+      const size = (await Deno.stat(r.output!)).size;
+      opts.log(
+        `compile: ${target}: built ${relative(r.output!)} (${
+          (size / 1e6).toFixed(1)
+        } MB, denort from ${r.origin})`,
+      );
+    } else {
+      opts.log(`compile: ${target}: ${r.status.toUpperCase()}: ${r.reason}`);
+    }
+    results.push(r);
+  }
+  const blocked = results.filter((r) => r.status === "blocked");
+  if (blocked.length > 0) { for (const l of denortHelp()) opts.log(l); }
+  const built = results.filter((r) => r.status === "built").length;
+  opts.log(
+    built === results.length
+      ? `compile: done: ${built} of ${results.length} target(s) built`
+      : `compile: INCOMPLETE: ${built} of ${results.length} target(s) built, ${blocked.length} blocked (no usable denort), ${
+        results.length - built - blocked.length
+      } failed`,
+  );
+  return results;
+}
+
+// ---------------------------------------------------------------------------
+// Small helpers (also used by release.ts)
+
+/** Reads the entries of a zip archive (stored or deflated; enough for denort archives). */
+export function readZip(data: Uint8Array): { name: string; data(): Uint8Array }[] {
+  const dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  let eocd = -1;
+  for (let i = data.length - 22; i >= Math.max(0, data.length - 22 - 0xffff); i--) {
+    if (dv.getUint32(i, true) === 0x06054b50) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new Error("not a zip archive (no end of central directory)");
+  const count = dv.getUint16(eocd + 10, true);
+  let p = dv.getUint32(eocd + 16, true);
+  const dec = new TextDecoder();
+  const entries: { name: string; data(): Uint8Array }[] = [];
+  for (let i = 0; i < count; i++) {
+    if (dv.getUint32(p, true) !== 0x02014b50) throw new Error("corrupt zip central directory");
+    const method = dv.getUint16(p + 10, true);
+    const csize = dv.getUint32(p + 20, true);
+    const nameLen = dv.getUint16(p + 28, true);
+    const extraLen = dv.getUint16(p + 30, true);
+    const commentLen = dv.getUint16(p + 32, true);
+    const local = dv.getUint32(p + 42, true);
+    const name = dec.decode(data.subarray(p + 46, p + 46 + nameLen));
+    p += 46 + nameLen + extraLen + commentLen;
+    entries.push({
+      name,
+      data() {
+        if (dv.getUint32(local, true) !== 0x04034b50) throw new Error("corrupt zip local header");
+        const start = local + 30 + dv.getUint16(local + 26, true) + dv.getUint16(local + 28, true);
+        const raw = data.subarray(start, start + csize);
+        if (method === 0) return raw;
+        if (method === 8) return new Uint8Array(inflateRawSync(raw));
+        throw new Error(`unsupported zip compression method ${method} for ${name}`);
+      },
+    });
+  }
+  return entries;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+async function readHead(path: string, n: number): Promise<Uint8Array> {
+  using f = await Deno.open(path);
+  const buf = new Uint8Array(n);
+  let got = 0;
+  while (got < n) {
+    const r = await f.read(buf.subarray(got));
+    if (r === null) break;
+    got += r;
+  }
+  return buf.subarray(0, got);
+}
+
+async function sameFile(a: string, b: string): Promise<boolean> {
+  try {
+    const [x, y] = await Promise.all([Deno.stat(a), Deno.stat(b)]);
+    return x.dev === y.dev && x.ino === y.ino && x.ino !== null;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes terminal colour codes from a tool's output. */
+export function stripAnsi(s: string): string {
+  // deno-lint-ignore no-control-regex
+  return s.replace(/\x1b\[[0-9;]*m/g, "");
+}
+
+/** A path relative to the current directory when under it (for readable messages). */
+export function relative(path: string): string {
+  const cwd = Deno.cwd();
+  return path.startsWith(cwd + "/") ? path.slice(cwd.length + 1) : path;
+}
+
+// ---------------------------------------------------------------------------
+// CLI
+
+/** Parses `[--target T]... [--dist DIR] [--verbose]`; throws on a bad argument. */
+export function parseArgs(args: readonly string[]): {
+  targets: Target[];
+  dist?: string;
+  verbose: boolean;
+} {
+  const targets: Target[] = [];
+  let dist: string | undefined;
+  let verbose = false;
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = () => {
+      const v = inline ?? args[++i];
+      if (v === undefined) throw new Error(`${flag} needs a value`);
+      return v;
+    };
+    if (flag === "--target") {
+      const t = value();
+      if (!isTarget(t)) throw new Error(`unknown target "${t}"; targets: ${TARGETS.join(", ")}`);
+      targets.push(t);
+    } else if (flag === "--dist") dist = value();
+    else if (flag === "--verbose" || flag === "-v") verbose = true;
+    else throw new Error(`unknown argument "${args[i]}"`);
+  }
+  return { targets: targets.length ? targets : [...TARGETS], dist, verbose };
+}
+
+if (import.meta.main) {
+  let parsed;
+  try {
+    parsed = parseArgs(Deno.args);
+  } catch (e) {
+    console.error(`compile: ${(e as Error).message}`);
+    console.error("usage: deno task compile [--target TARGET]... [--dist DIR] [--verbose]");
+    Deno.exit(2);
+  }
+  const env = Deno.env.toObject();
+  const results = await compileAll(parsed.targets, {
+    dist: distDir(parsed.dist, env),
+    env,
+    verbose: parsed.verbose,
+    log: (l) => console.error(l),
+  });
+  Deno.exit(results.every((r) => r.status === "built") ? 0 : 1);
+}

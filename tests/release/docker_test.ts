@@ -1,0 +1,99 @@
+/**
+ * packaging/docker/Dockerfile, built by a private dockerd from the build
+ * context the release task prepares. No registry is reachable here, so the
+ * distroless base cannot be pulled: the build swaps in a local busybox image
+ * (`--build-arg BASE=...`) and the binary is a stand-in. What is under test
+ * is the Dockerfile itself: the per-architecture pick from dist/docker, the
+ * non-root numeric user, the entrypoint and the default command.
+ */
+
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { version } from "../../scripts/compile.ts";
+import { requireService } from "../services/_util.ts";
+import { type DockerEngine, startDocker } from "../services/docker.ts";
+import { DENO, repoRoot, run, writeStandIns } from "./_fixture.ts";
+
+Deno.test({
+  name: "Dockerfile builds a non-root image whose entrypoint is waitcmd",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    let d: DockerEngine;
+    try {
+      d = await startDocker();
+    } catch (e) {
+      requireService("dockerd", (e as Error).message);
+      return;
+    }
+    const dist = await Deno.makeTempDir({ prefix: "waitcmd-docker-test-" });
+    try {
+      await writeStandIns(dist, version);
+      const rel = await run(DENO, [
+        "run",
+        "-A",
+        `${repoRoot}/scripts/release.ts`,
+        "--skip-compile",
+        "--dist",
+        dist,
+        "--formula-out",
+        "none",
+      ], {});
+      assertEquals(rel.code, 0, rel.stderr);
+      const base = await d.buildBusyboxImage({ tag: "waitcmd-test:base", healthcheck: false });
+      for (const [arch, target] of [["amd64", "x86_64"], ["arm64", "aarch64"]]) {
+        await t.step(`linux/${arch}`, async () => {
+          const tag = `waitcmd-test:image-${arch}`;
+          await d.docker([
+            "build",
+            "-q",
+            "-f",
+            `${repoRoot}/packaging/docker/Dockerfile`,
+            "--build-arg",
+            `BASE=${base}`,
+            "--build-arg",
+            "TARGETOS=linux",
+            "--build-arg",
+            `TARGETARCH=${arch}`,
+            "--build-arg",
+            `VERSION=${version}`,
+            "-t",
+            tag,
+            `${dist}/docker`,
+          ]);
+          const cfg = JSON.parse(
+            await d.docker(["image", "inspect", "--format", "{{json .Config}}", tag]),
+          );
+          assertEquals(cfg.User, "65532:65532");
+          assertEquals(cfg.Entrypoint, ["/usr/local/bin/waitcmd"]);
+          assertEquals(cfg.Cmd, ["--help"]);
+          assertEquals(cfg.Labels["org.opencontainers.image.version"], version);
+          // Arguments go straight to waitcmd (the stand-in answers like it).
+          const out = await d.docker(["run", "--rm", "--network", "none", tag, "--version"]);
+          assertEquals(out, `waitcmd ${version} (${target}-unknown-linux-gnu, stand-in)`);
+        });
+      }
+      await t.step("a platform without a binary fails the build", async () => {
+        try {
+          await d.docker([
+            "build",
+            "-q",
+            "-f",
+            `${repoRoot}/packaging/docker/Dockerfile`,
+            "--build-arg",
+            `BASE=${base}`,
+            "--build-arg",
+            "TARGETARCH=riscv64",
+            `${dist}/docker`,
+          ]);
+        } catch (e) {
+          assertStringIncludes((e as Error).message, "linux-riscv64/waitcmd");
+          return;
+        }
+        throw new Error("the build succeeded without a binary");
+      });
+    } finally {
+      await d.stop();
+      await Deno.remove(dist, { recursive: true });
+    }
+  },
+});

@@ -14,7 +14,8 @@ export function assert(cond: unknown, msg = "assertion failed"): asserts cond {
 
 /** Deep, strict equality. */
 export function assertEquals<T>(actual: T, expected: T, msg?: string): void {
-  deepStrictEqual(actual, expected, msg);
+  if (msg === undefined) deepStrictEqual(actual, expected);
+  else deepStrictEqual(actual, expected, msg);
 }
 
 /** `text` includes `part`. */

@@ -118,7 +118,7 @@ Deno.test("tls: CA, server, client, short-lived and expired leaves", async () =>
       rejectUnauthorized: true,
     }, (sock) => {
       const cn = sock.getPeerCertificate().subject?.CN ?? "";
-      sock.end(cn);
+      sock.end(String(cn));
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
     try {

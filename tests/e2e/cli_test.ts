@@ -353,7 +353,9 @@ Deno.test("waitcmd -- then forwards signals to the command and exits with its co
 /** Runs the CLI under a pseudo-terminal (util-linux `script`), so stderr is a terminal. */
 async function runOnTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
   const { WAITCMD } = await import("./_cli.ts");
-  const cmd = [WAITCMD, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+  const quoted = [WAITCMD, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+  // The suite may run with NO_COLOR set; each test decides it here.
+  const cmd = `stty cols 160; ${"NO_COLOR" in env ? "" : "env -u NO_COLOR "}${quoted}`;
   const out = await new Deno.Command("script", {
     args: ["-qefc", cmd, "/dev/null"],
     env: { TERM: "xterm", ...env },

@@ -6,21 +6,33 @@
  */
 
 import { createRegistry, type Registry } from "../engine/registry.ts";
+import { container } from "./container.ts";
+import { dns } from "./dns.ts";
 import { exec } from "./exec.ts";
 import { file } from "./file.ts";
 import { glob } from "./glob.ts";
+import { http } from "./http.ts";
 import { ports } from "./ports.ts";
 import { process } from "./process.ts";
+import { ssh } from "./ssh.ts";
+import { svcmgr } from "./svcmgr.ts";
 import { tcp } from "./tcp.ts";
+import { tls } from "./tls.ts";
 import { unix } from "./unix.ts";
 
-/** Every condition kind waitcmd knows. */
+/** Every condition kind waitcmd knows, in the order help lists them. */
 export const registry: Registry = createRegistry([
+  http,
   tcp,
-  unix,
-  ports,
   file,
+  dns,
+  tls,
+  ssh,
   glob,
-  exec,
+  ports,
+  container,
   process,
+  svcmgr,
+  exec,
+  unix,
 ]);

@@ -42,6 +42,7 @@ const EXAMPLE_ENV = {
   PASSWORD: "example-password",
   SSH_PASSWORD: "example-password",
   DB_PASSWORD: "example-password",
+  VM_PASSWORD: "example-password",
 };
 
 Deno.test("registry kinds each document a target, flags and two or more examples", () => {

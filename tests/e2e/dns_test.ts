@@ -1,0 +1,364 @@
+/**
+ * The dns kind end to end against Debian's dnsmasq (A, CNAME, TXT, MX, SRV,
+ * PTR, NXDOMAIN, names added while waiting) and the dns-packet fake server
+ * (truncated UDP answers that force TCP, SERVFAIL, REFUSED, flaky and silent
+ * names), plus the system resolver on /etc/hosts.
+ */
+
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { requireService } from "../services/_util.ts";
+import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
+import { type Dnsmasq, DNSMASQ_BIN, startDnsmasq } from "../services/dnsmasq.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const FAST = ["--timeout", "8s", "--interval", "100ms"];
+const SHORT = ["--timeout", "1s", "--interval", "200ms"];
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+async function dnsmasqAvailable(): Promise<boolean> {
+  try {
+    await Deno.stat(DNSMASQ_BIN);
+    return true;
+  } catch {
+    return requireService("dnsmasq", `${DNSMASQ_BIN} not found (run scripts/install-test-deps.sh)`);
+  }
+}
+
+Deno.test("dns kind against dnsmasq over the wire", opts, async (t) => {
+  if (!(await dnsmasqAvailable())) return;
+  const d: Dnsmasq = await startDnsmasq({
+    a: { "app.test": "10.1.2.3", "multi.test": ["10.0.0.5", "10.0.0.6"], "six.test": "fd00::5" },
+    cname: { "www.test": "app.test" },
+    txt: { "app.test": ["hello world", "v=spf1 -all"] },
+    mx: { "app.test": [{ exchange: "mail.test", preference: 10 }] },
+    srv: [{ name: "_http._tcp.app.test", target: "app.test", port: 8080 }],
+  });
+  const S = ["--server", d.server];
+  try {
+    await t.step("one A record; text mode writes only stderr", async () => {
+      const r = await runCli([...FAST, "dns", "app.test", ...S]);
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(r.stdout, "");
+      assertMatch(r.stderr, /\[ok\] dns app\.test attempt 1 \(\d+\.\ds\): A 10\.1\.2\.3\n/);
+    });
+
+    await t.step("several A records: JSON report, --min-count and --equals", async () => {
+      const r = await runJson([
+        ...FAST,
+        "dns",
+        "multi.test",
+        ...S,
+        "--min-count",
+        "2",
+        "--equals",
+        "10.0.0.6",
+        "--equals",
+        "10.0.0.5",
+      ]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.stderr, "");
+      const c = r.json.conditions[0]!;
+      assertEquals(c.name, "dns multi.test");
+      assertEquals(c.detail, "A 10.0.0.5, 10.0.0.6");
+      assertEquals(c.last_error, "");
+    });
+
+    await t.step("too few records or a missing value time out naming them", async () => {
+      const few = await runJson([...SHORT, "dns", "multi.test", ...S, "--min-count", "3"]);
+      assertEquals(few.code, 1);
+      assertEquals(few.json.status, "timeout");
+      assertEquals(
+        few.json.conditions[0]!.last_error,
+        "2 A records, expected at least 3: A 10.0.0.5, 10.0.0.6",
+      );
+      const miss = await runJson([...SHORT, "dns", "multi.test", ...S, "--equals", "10.0.0.7"]);
+      assertEquals(
+        miss.json.conditions[0]!.last_error,
+        "A records do not include 10.0.0.7 (got A 10.0.0.5, 10.0.0.6)",
+      );
+    });
+
+    await t.step(
+      "CNAME compares case-insensitively, with or without the trailing dot",
+      async () => {
+        for (const v of ["app.test.", "APP.test", "app.test"]) {
+          const r = await runJson([
+            ...FAST,
+            "dns",
+            "www.test",
+            "--type",
+            "CNAME",
+            ...S,
+            "--equals",
+            v,
+          ]);
+          assertEquals(r.code, 0, `${v}: ${r.stdout}`);
+          assertEquals(r.json.conditions[0]!.detail, "CNAME app.test");
+        }
+        const a = await runJson([...FAST, "dns", "www.test", ...S]);
+        assertEquals(a.json.conditions[0]!.detail, "A 10.1.2.3");
+      },
+    );
+
+    await t.step("TXT, MX, SRV, AAAA and PTR records", async () => {
+      const cases: [string[], string][] = [
+        [
+          ["app.test", "--type", "TXT", "--equals", "hello world", "--contains", "SPF1"],
+          "hello world",
+        ],
+        [["app.test", "--type", "MX", "--equals", "mail.test."], "MX 10 mail.test"],
+        [
+          ["_http._tcp.app.test", "--type", "SRV", "--equals", "app.test:8080"],
+          "SRV 0 0 8080 app.test",
+        ],
+        [["six.test", "--type", "AAAA", "--equals", "FD00:0::5"], "AAAA fd00::5"],
+        [["10.1.2.3", "--type", "PTR", "--equals", "app.test"], "PTR app.test"],
+      ];
+      for (const [args, detail] of cases) {
+        const r = await runJson([...FAST, "dns", ...args, ...S]);
+        assertEquals(r.code, 0, `${args.join(" ")}: ${r.stdout}`);
+        assert(r.json.conditions[0]!.detail.includes(detail), r.json.conditions[0]!.detail);
+      }
+    });
+
+    await t.step("NXDOMAIN and NODATA are told apart", async () => {
+      const nx = await runJson([...SHORT, "dns", "nope.test", ...S]);
+      assertEquals(nx.code, 1);
+      assertEquals(nx.json.conditions[0]!.last_error, "no A records (NXDOMAIN)");
+      const nodata = await runJson([...SHORT, "dns", "app.test", "--type", "AAAA", ...S]);
+      assertEquals(nodata.json.conditions[0]!.last_error, "no AAAA records (NODATA)");
+    });
+
+    await t.step("--rcode and --absent", async () => {
+      const r = await runJson([...FAST, "dns", "nope.test", ...S, "--rcode", "NXDOMAIN"]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.detail, "NXDOMAIN");
+      const noerr = await runJson([
+        ...FAST,
+        "dns",
+        "app.test",
+        "--type",
+        "AAAA",
+        ...S,
+        "--rcode",
+        "NOERROR",
+      ]);
+      assertEquals(noerr.code, 0, "NOERROR holds for NODATA");
+      const wrong = await runJson([...SHORT, "dns", "app.test", ...S, "--rcode", "NXDOMAIN"]);
+      assertEquals(wrong.json.conditions[0]!.last_error, "rcode NOERROR, expected NXDOMAIN");
+      const absent = await runJson([...FAST, "dns", "nope.test", ...S, "--absent"]);
+      assertEquals(absent.json.conditions[0]!.detail, "no A records (NXDOMAIN)");
+      const still = await runJson([...SHORT, "dns", "app.test", ...S, "--absent"]);
+      assertEquals(still.json.conditions[0]!.last_error, "still resolves: A 10.1.2.3");
+    });
+
+    await t.step("a name added while waiting is picked up", async () => {
+      const r = await runJson([
+        "--timeout",
+        "8s",
+        "--interval",
+        "200ms",
+        "dns",
+        "late.test",
+        ...S,
+        "--equals",
+        "10.9.9.9",
+      ], {
+        started: async () => {
+          await new Promise((res) => setTimeout(res, 300));
+          await d.addHost("late.test", "10.9.9.9");
+        },
+      });
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.detail, "A 10.9.9.9");
+      assert(r.json.conditions[0]!.attempts > 1, "it was waited for");
+      const gone = await runJson([
+        "--timeout",
+        "8s",
+        "--interval",
+        "200ms",
+        "dns",
+        "late.test",
+        ...S,
+        "--absent",
+      ], {
+        started: async () => {
+          await new Promise((res) => setTimeout(res, 300));
+          await d.removeHost("late.test");
+        },
+      });
+      assertEquals(gone.code, 0, gone.stdout);
+    });
+  } finally {
+    await d.stop();
+  }
+});
+
+Deno.test("dns kind against the fake server: truncation, errors and silence", opts, async (t) => {
+  const f: DnsFake = await startDnsFake({ flakyFailures: 3 });
+  const S = ["--server", f.server];
+  try {
+    await t.step("a truncated UDP answer is retried over TCP", async () => {
+      const r = await runJson([...FAST, "dns", f.names.truncated, ...S, "--min-count", "40"]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(
+        r.json.conditions[0]!.detail,
+        "A 127.0.1.1, 127.0.1.2, 127.0.1.3, 127.0.1.4, 127.0.1.5, … (40 records)",
+      );
+      const q = await f.queries();
+      assert(q.some((l) => l.startsWith(`query udp ${f.names.truncated} A`)), q.join("\n"));
+      assert(q.some((l) => l.startsWith(`query tcp ${f.names.truncated} A`)), q.join("\n"));
+      const txt = await runJson([
+        ...FAST,
+        "dns",
+        f.names.truncated,
+        "--type",
+        "TXT",
+        ...S,
+        "--contains",
+        "chunk3",
+      ]);
+      assertEquals(txt.code, 0, txt.stdout);
+    });
+
+    await t.step("SERVFAIL is retried, and --rcode SERVFAIL / REFUSED match", async () => {
+      const r = await runJson([...SHORT, "dns", f.names.servfail, ...S]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, `SERVFAIL from ${f.server}`);
+      const sf = await runJson([...FAST, "dns", f.names.servfail, ...S, "--rcode", "SERVFAIL"]);
+      assertEquals(sf.json.conditions[0]!.detail, "SERVFAIL");
+      const rf = await runJson([...FAST, "dns", f.names.refused, ...S, "--rcode", "REFUSED"]);
+      assertEquals(rf.code, 0);
+    });
+
+    await t.step("a flaky name resolves after its failures", async () => {
+      const r = await runJson([...FAST, "dns", f.names.flaky, ...S, "--equals", "127.0.0.3"]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.attempts, 4);
+    });
+
+    await t.step("SOA and NS of the zone", async () => {
+      const soa = await runJson([
+        ...FAST,
+        "dns",
+        f.zone,
+        "--type",
+        "SOA",
+        ...S,
+        "--equals",
+        `ns.${f.zone}`,
+      ]);
+      assertEquals(soa.code, 0, soa.stdout);
+      assertMatch(
+        soa.json.conditions[0]!.detail,
+        new RegExp(`^SOA ns\\.${f.zone} hostmaster\\.${f.zone} 1 `),
+      );
+      const ns = await runJson([
+        ...FAST,
+        "dns",
+        f.zone,
+        "--type",
+        "NS",
+        ...S,
+        "--equals",
+        `NS.${f.zone}.`,
+      ]);
+      assertEquals(ns.code, 0, ns.stdout);
+    });
+
+    await t.step("a silent server: --attempt-timeout, or the query gives up after 5s", async () => {
+      const r = await runJson([
+        ...SHORT,
+        "--attempt-timeout",
+        "300ms",
+        "dns",
+        f.names.silent,
+        ...S,
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+      const g = await runJson([
+        "--timeout",
+        "7s",
+        "--interval",
+        "100ms",
+        "dns",
+        f.names.silent,
+        ...S,
+      ]);
+      assertEquals(g.code, 1);
+      assertEquals(g.json.conditions[0]!.last_error, `no answer from ${f.server} within 5s (udp)`);
+    });
+  } finally {
+    await f.stop();
+  }
+});
+
+Deno.test("dns kind with the system resolver honours /etc/hosts", async () => {
+  const r = await runJson([...FAST, "dns", "localhost", "--equals", "127.0.0.1"]);
+  assertEquals(r.code, 0, r.stdout);
+  assertEquals(r.json.conditions[0]!.detail, "A 127.0.0.1");
+});
+
+Deno.test("dns kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (dns)";
+  const see = "(see: waitcmd help dns)";
+  const cases: [string[], string][] = [
+    [["dns", "bad_name!"], `${where}: expected a DNS name, got "bad_name!" ${see}`],
+    [
+      ["dns", "127.0.0.1"],
+      `${where}: expected a DNS name, got the IP address "127.0.0.1" (use --type PTR for reverse lookups) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--type", "ANY"],
+      `${where}: --type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "ANY" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--min-count", "zero"],
+      `${where}: --min-count: expected a whole number of at least 1, got "zero" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--resolver", "dig"],
+      `${where}: --resolver: expected one of system, wire, got "dig" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--server", "127.0.0.1:99999"],
+      `${where}: --server: port must be from 1 to 65535, got "127.0.0.1:99999" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--server", "[127.0.0.1]:53"],
+      `${where}: --server: expected IP[:PORT] or [IPv6]:PORT, got "[127.0.0.1]:53" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--rcode", "GONE"],
+      `${where}: --rcode: expected one of NOERROR, NXDOMAIN, SERVFAIL, REFUSED, FORMERR, NOTIMP, got "GONE" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--resolver", "system", "--rcode", "NXDOMAIN"],
+      `${where}: --rcode: needs --resolver wire (the system resolver does not report rcodes) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--resolver", "system", "--server", "127.0.0.1"],
+      `${where}: --server: needs --resolver wire (the system resolver uses the OS configuration) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--absent", "--min-count", "2"],
+      `${where}: --absent: cannot be combined with --min-count ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--rcode", "SERVFAIL", "--equals", "1.2.3.4"],
+      `${where}: --rcode: SERVFAIL has no records to check; cannot be combined with --equals ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--type", "AAAA", "--equals", "10.0.0.1.5"],
+      `${where}: --equals: expected an IPv6 address for --type AAAA, got "10.0.0.1.5" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--contains", ""],
+      `${where}: --contains: expected a text, got an empty string ${see}`,
+    ],
+  ];
+  await Promise.all(cases.map(async ([args, line]) => {
+    assertEquals(usageErrorLine(await runCli(args)), line, args.join(" "));
+  }));
+});

@@ -1,0 +1,626 @@
+/**
+ * The http kind end to end: the CLI as a subprocess against real HTTP and
+ * HTTPS servers (a CA made for the run, mutual TLS, a forward proxy, an
+ * IPv6-only listener).
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import {
+  type RunningServer,
+  startHttpServer,
+  startHttpServerV6,
+  startHttpsServer,
+  startMutualTlsServer,
+  startProxy,
+} from "../services/http_servers.ts";
+import { makePki } from "../services/tls.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const FAST = ["--timeout", "8s", "--interval", "100ms"];
+const SHORT = ["--timeout", "1500ms", "--interval", "100ms"];
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+/** Asserts that no output of `r` contains any of `secrets`. */
+function assertNoSecrets(r: { stdout: string; stderr: string }, secrets: string[]) {
+  for (const s of secrets) {
+    assert(!r.stdout.includes(s), `secret ${s} leaked on stdout:\n${r.stdout}`);
+    assert(!r.stderr.includes(s), `secret ${s} leaked on stderr:\n${r.stderr}`);
+  }
+}
+
+Deno.test("http kind against a plain HTTP server", opts, async (t) => {
+  const srv: RunningServer = startHttpServer();
+  const v6: RunningServer = startHttpServerV6();
+  const u = srv.url;
+  try {
+    await t.step("a 200 is satisfied; text mode writes only stderr", async () => {
+      const r = await runCli([...FAST, "http", `${u}/ok`]);
+      assertEquals(r.code, 0);
+      assertEquals(r.stdout, "");
+      assertMatch(
+        r.stderr,
+        new RegExp(`\\[ok\\] http ${u}/ok attempt 1 \\(\\d+\\.\\ds\\): 200 OK\\n`),
+      );
+      assertStringIncludes(r.stderr, "waitcmd: satisfied in");
+    });
+
+    await t.step("JSON report of a satisfied run; stderr stays empty", async () => {
+      const r = await runJson([...FAST, "http", `${u}/ok`]);
+      assertEquals(r.code, 0);
+      assertEquals(r.stderr, "");
+      assertEquals(r.json.status, "satisfied");
+      const c = r.json.conditions[0]!;
+      assertEquals(c.name, `http ${u}/ok`);
+      assertEquals(c.satisfied, true);
+      assertEquals(c.attempts, 1);
+      assertEquals(c.detail, "200 OK");
+      assertEquals(c.last_error, "");
+    });
+
+    await t.step("a server that is ready after 3 requests is waited for", async () => {
+      const r = await runJson([
+        ...FAST,
+        "http",
+        `${u}/ready-after/a/3`,
+        "--jsonpath",
+        '$.status == "ok"',
+      ]);
+      assertEquals(r.code, 0);
+      const c = r.json.conditions[0]!;
+      assertEquals(c.attempts, 3);
+      assertEquals(c.detail, '200 OK; $.status == "ok" (got "ok")');
+    });
+
+    await t.step("progress lines show the status error until the server is ready", async () => {
+      const r = await runCli([...FAST, "http", `${u}/ready-after/b/2`]);
+      assertEquals(r.code, 0);
+      assertMatch(r.stderr, /\[\.\.\] http \S+ attempt 1 \(\d+\.\ds\): status 503, expected 2xx\n/);
+      assertMatch(r.stderr, /\[ok\] http \S+ attempt 2 \(\d+\.\ds\): 200 OK\n/);
+    });
+
+    await t.step("a wrong status times out with exit 1 and the status as last_error", async () => {
+      const r = await runJson([...SHORT, "http", `${u}/status/503`]);
+      assertEquals(r.code, 1);
+      assertEquals(r.stderr, "");
+      assertEquals(r.json.status, "timeout");
+      assertEquals(r.json.conditions[0]!.last_error, "status 503, expected 2xx");
+      assert(r.json.conditions[0]!.attempts >= 2);
+      const text = await runCli([...SHORT, "http", `${u}/status/503`]);
+      assertEquals(text.code, 1);
+      assertStringIncludes(
+        text.stderr,
+        `waitcmd: timed out after 1.5s; not satisfied: http ${u}/status/503: status 503, expected 2xx`,
+      );
+    });
+
+    await t.step("--status takes a code, a class and a list", async () => {
+      for (
+        const [path, status, detail] of [
+          ["/status/204", "200,204", "204 No Content"],
+          ["/status/404", "4xx", "404 Not Found"],
+          ["/status/500", "500", "500 Internal Server Error"],
+          ["/status/202", "201,2XX", "202 Accepted"],
+        ]
+      ) {
+        const r = await runJson([...FAST, "http", `${u}${path}`, "--status", status!]);
+        assertEquals(r.code, 0, `${path} --status ${status}`);
+        assertEquals(r.json.conditions[0]!.detail, detail);
+      }
+      const r = await runJson([...SHORT, "http", `${u}/status/200`, "--status", "204,3xx"]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "status 200, expected 204,3xx");
+    });
+
+    await t.step("the connection error is last_error when nothing listens", async () => {
+      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const port = (l.addr as Deno.NetAddr).port;
+      l.close();
+      const r = await runJson([...SHORT, "http", `http://127.0.0.1:${port}/`]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "connection refused");
+    });
+
+    await t.step("redirects are followed, at most 10", async () => {
+      const r = await runJson([...FAST, "http", `${u}/redirect/3`, "--contains", "landed"]);
+      assertEquals(r.code, 0);
+      assertEquals(r.json.conditions[0]!.detail, '200 OK; body contains "landed"');
+      const many = await runJson([...SHORT, "http", `${u}/redirect/11`]);
+      assertEquals(many.code, 1);
+      assertEquals(many.json.conditions[0]!.last_error, "too many redirects (more than 10)");
+      const ten = await runJson([...FAST, "http", `${u}/redirect/10`]);
+      assertEquals(ten.code, 0);
+    });
+
+    await t.step("--no-follow-redirects checks the 3xx itself", async () => {
+      const r = await runJson([
+        ...FAST,
+        "http",
+        `${u}/redirect/1`,
+        "--no-follow-redirects",
+        "--status",
+        "302",
+      ]);
+      assertEquals(r.code, 0);
+      assertEquals(r.json.conditions[0]!.detail, "302 Found");
+      const r2 = await runJson([...SHORT, "http", `${u}/redirect/1`, "--no-follow-redirects"]);
+      assertEquals(r2.code, 1);
+      assertEquals(r2.json.conditions[0]!.last_error, "status 302, expected 2xx");
+    });
+
+    await t.step("a redirect to another origin drops the Authorization header", async () => {
+      const target = encodeURIComponent(`http://localhost:${v6.port}/echo`);
+      const r = await runJson([
+        ...SHORT,
+        "http",
+        `${u}/redirect-to?url=${target}`,
+        "--header",
+        "Authorization: Bearer sekret-token-1",
+        "--header",
+        "X-Plain: kept",
+        "--jsonpath",
+        "$.headers.x-plain == kept && $.headers.authorization",
+      ]);
+      assertEquals(r.code, 1);
+      assertStringIncludes(
+        r.json.conditions[0]!.last_error,
+        "$.headers.authorization (got nothing)",
+      );
+      assertNoSecrets(r, ["sekret-token-1"]);
+    });
+
+    await t.step("--contains and --matches check the body", async () => {
+      const ok = await runJson([
+        ...FAST,
+        "http",
+        `${u}/text?body=${encodeURIComponent("line one\nstate: ready\n")}`,
+        "--contains",
+        "one",
+        "--matches",
+        "^state: (ready|up)$",
+      ]);
+      assertEquals(ok.code, 0);
+      assertEquals(
+        ok.json.conditions[0]!.detail,
+        '200 OK; body contains "one"; body matches /^state: (ready|up)$/',
+      );
+      const no = await runJson([...SHORT, "http", `${u}/ok`, "--contains", "absent"]);
+      assertEquals(no.code, 1);
+      assertEquals(
+        no.json.conditions[0]!.last_error,
+        'body does not contain "absent" (200 OK, 5 B)',
+      );
+      const nomatch = await runJson([...SHORT, "http", `${u}/ok`, "--matches", "^x+$"]);
+      assertEquals(
+        nomatch.json.conditions[0]!.last_error,
+        "body does not match /^x+$/ (200 OK, 5 B)",
+      );
+    });
+
+    await t.step("the body is read up to 10 MiB", async () => {
+      const r = await runJson([...SHORT, "http", `${u}/large`, "--contains", "END"]);
+      assertEquals(r.code, 1);
+      assertStringIncludes(r.json.conditions[0]!.last_error, 'body does not contain "END"');
+      assertStringIncludes(r.json.conditions[0]!.last_error, "more than 10.0 MiB");
+      const x = await runJson([...FAST, "http", `${u}/large`, "--contains", "xxxx"]);
+      assertEquals(x.code, 0);
+    });
+
+    await t.step("--jsonpath: filters, operators, && || and bare paths", async () => {
+      const cases: [string, boolean][] = [
+        ['$.conditions[?(@.type=="Available")].status == "True"', true],
+        ["{.conditions[?(@.type=='Progressing')].status}=False", true],
+        [".replicas >= 3 && .version =~ ^1\\.", true],
+        ["$.replicas > 3 || $.status == ok", true],
+        ["($.replicas > 3 || $.ready) && $.items", false],
+        ["$.ready", true],
+        ["$.missing != 1", false],
+      ];
+      for (const [expr, ok] of cases) {
+        const r = await runJson([
+          ...(ok ? FAST : SHORT),
+          "http",
+          `${u}/json`,
+          "--jsonpath",
+          expr,
+        ]);
+        assertEquals(r.code, ok ? 0 : 1, `${expr}: ${r.stdout}`);
+      }
+      const r = await runJson([...SHORT, "http", `${u}/json`, "--jsonpath", "$.replicas == 5"]);
+      assertEquals(r.json.conditions[0]!.last_error, "jsonpath not met: $.replicas == 5 (got 3)");
+      const two = await runJson([
+        ...FAST,
+        "http",
+        `${u}/json`,
+        "--jsonpath",
+        "$.status == ok",
+        "--jsonpath",
+        "$.replicas == 3",
+      ]);
+      assertEquals(
+        two.json.conditions[0]!.detail,
+        '200 OK; $.status == "ok" (got "ok"); $.replicas == 3 (got 3)',
+      );
+      const html = await runJson([...SHORT, "http", `${u}/not-json`, "--jsonpath", "$.a"]);
+      assertMatch(html.json.conditions[0]!.last_error, /^body is not JSON: .+ \(200 OK\)$/);
+    });
+
+    await t.step("--method, --body and --header shape the request", async () => {
+      const r = await runJson([
+        ...FAST,
+        "http",
+        `${u}/echo`,
+        "--method",
+        "put",
+        "--body",
+        '{"a":1}',
+        "--header",
+        "Content-Type: application/json",
+        "--header",
+        "X-Trace: abc",
+        "--jsonpath",
+        '$.method == PUT && $.body == "{\\"a\\":1}" && $.headers.x-trace == abc',
+        "--jsonpath",
+        "$.headers.content-type == application/json",
+      ]);
+      assertEquals(r.code, 0, r.stdout);
+      const post = await runJson([
+        ...FAST,
+        "http",
+        `${u}/echo`,
+        "--body",
+        "x=1",
+        "--jsonpath",
+        "$.method == POST",
+      ]);
+      assertEquals(post.code, 0, "--body alone sends POST");
+      const head = await runJson([...FAST, "http", `${u}/ok`, "--method", "HEAD"]);
+      assertEquals(head.code, 0);
+      assertEquals(head.json.conditions[0]!.detail, "200 OK");
+    });
+
+    await t.step("--header-env, --basic-auth-env and URL user-info stay secret", async () => {
+      const env = { API_TOKEN: "tok-4242-secret", DB_PASS: "pa55-word-9" };
+      const args = [
+        "http",
+        `${u}/echo`,
+        "--header-env",
+        "X-Api-Token=API_TOKEN",
+        "--basic-auth-env",
+        "alice:DB_PASS",
+        "--jsonpath",
+        `$.headers.x-api-token == tok-4242-secret`,
+        "--jsonpath",
+        `$.headers.authorization == "Basic ${btoa("alice:pa55-word-9")}"`,
+      ];
+      const r = await runJson([...FAST, ...args], { env });
+      assertEquals(r.code, 0, r.stdout);
+      assertNoSecrets(r, ["tok-4242-secret", "pa55-word-9", btoa("alice:pa55-word-9")]);
+      const text = await runCli([...FAST, ...args], { env });
+      assertEquals(text.code, 0);
+      assertNoSecrets(text, ["tok-4242-secret", "pa55-word-9", btoa("alice:pa55-word-9")]);
+
+      const info = await runJson([
+        ...FAST,
+        "http",
+        `http://bob:hunter-22@127.0.0.1:${srv.port}/echo?access_token=qq-777-zz&page=2`,
+        "--jsonpath",
+        `$.headers.authorization == "Basic ${btoa("bob:hunter-22")}"`,
+      ]);
+      assertEquals(info.code, 0, info.stdout);
+      assertEquals(
+        info.json.conditions[0]!.name,
+        `http http://***@127.0.0.1:${srv.port}/echo?access_token=***&page=2`,
+      );
+      assertNoSecrets(info, ["hunter-22", "qq-777-zz", btoa("bob:hunter-22")]);
+      // A failing run shows the secret values nowhere either (details echo them back).
+      const fail = await runCli([
+        ...SHORT,
+        "http",
+        `http://bob:hunter-22@127.0.0.1:${srv.port}/echo?access_token=qq-777-zz`,
+        "--header",
+        "Authorization: Bearer zz-top-secret",
+        "--jsonpath",
+        "$.headers.authorization == nope",
+      ]);
+      assertEquals(fail.code, 1);
+      assertStringIncludes(fail.stderr, "$.headers.authorization");
+      assertNoSecrets(fail, ["hunter-22", "qq-777-zz", "zz-top-secret"]);
+    });
+
+    await t.step("a slow server is cut off by --attempt-timeout", async () => {
+      const r = await runJson([
+        "--timeout",
+        "2s",
+        "--interval",
+        "100ms",
+        "--attempt-timeout",
+        "300ms",
+        "http",
+        `${u}/slow/5000`,
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+      assert(r.json.conditions[0]!.attempts >= 2);
+      assert(r.json.elapsed_seconds < 5, "the slow request did not hold the run");
+      const ok = await runJson([...FAST, "--attempt-timeout", "3s", "http", `${u}/slow/200`]);
+      assertEquals(ok.code, 0);
+    });
+
+    await t.step("localhost is tried over IPv6 when IPv4 refuses", async () => {
+      const r = await runJson([...FAST, "http", `http://localhost:${v6.port}/ok`]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.name, `http http://localhost:${v6.port}/ok`);
+      const ip = await runJson([
+        ...FAST,
+        "http",
+        `http://[::1]:${v6.port}/echo`,
+        "--jsonpath",
+        `$.headers.host == "[::1]:${v6.port}"`,
+      ]);
+      assertEquals(ip.code, 0, ip.stdout);
+    });
+
+    await t.step("HTTP_PROXY is honoured and NO_PROXY bypasses it", async () => {
+      const proxy = startProxy();
+      try {
+        const r = await runJson([
+          ...FAST,
+          "http",
+          "http://service.invalid/health",
+          "--contains",
+          "proxied",
+        ], {
+          env: { HTTP_PROXY: proxy.url },
+        });
+        assertEquals(r.code, 0, r.stdout);
+        assertEquals(proxy.requests, ["http://service.invalid/health"]);
+        const direct = await runJson([...FAST, "http", `${u}/ok`, "--contains", "ready"], {
+          env: { http_proxy: "http://127.0.0.1:1", NO_PROXY: "localhost,127.0.0.1" },
+        });
+        assertEquals(direct.code, 0, direct.stdout);
+        assertEquals(proxy.requests.length, 1);
+      } finally {
+        await proxy.stop();
+      }
+    });
+  } finally {
+    await srv.stop();
+    await v6.stop();
+  }
+});
+
+Deno.test("http kind against HTTPS servers with a CA made for the run", opts, async (t) => {
+  const pki = await makePki();
+  const other = await pki.issue("other", { dnsNames: ["other.test"] });
+  const tls = startHttpsServer(pki.server.chainPem, pki.server.keyPem);
+  const wrongName = startHttpsServer(other.certPem, other.keyPem);
+  const mtls = await startMutualTlsServer(pki);
+  try {
+    await t.step("--ca-file trusts the private CA", async () => {
+      const r = await runJson([
+        ...FAST,
+        "http",
+        `https://localhost:${tls.port}/json`,
+        "--ca-file",
+        pki.ca.certFile,
+        "--jsonpath",
+        "$.ready",
+      ]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.detail, "200 OK; $.ready (got true)");
+      const ip = await runJson([...FAST, "http", `${tls.url}/ok`, "--ca-file", pki.ca.certFile]);
+      assertEquals(ip.code, 0, ip.stdout);
+    });
+
+    await t.step("an untrusted certificate is a retried error", async () => {
+      const r = await runJson([...SHORT, "http", `https://localhost:${tls.port}/ok`]);
+      assertEquals(r.code, 1);
+      assertMatch(r.json.conditions[0]!.last_error, /^certificate not trusted/);
+    });
+
+    await t.step("a certificate for another name is rejected, --insecure accepts it", async () => {
+      const r = await runJson([
+        ...SHORT,
+        "http",
+        `https://localhost:${wrongName.port}/ok`,
+        "--ca-file",
+        pki.ca.certFile,
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "certificate is not valid for localhost");
+      const insecure = await runJson([
+        ...FAST,
+        "http",
+        `https://localhost:${wrongName.port}/ok`,
+        "--insecure",
+      ]);
+      assertEquals(insecure.code, 0, insecure.stdout);
+    });
+
+    await t.step("a server requiring a client certificate", async () => {
+      const none = await runJson([
+        ...SHORT,
+        "http",
+        `https://localhost:${mtls.port}/`,
+        "--ca-file",
+        pki.ca.certFile,
+      ]);
+      assertEquals(none.code, 1);
+      assertMatch(
+        none.json.conditions[0]!.last_error,
+        /client certificate|certificate required|connection reset/,
+      );
+      const r = await runJson([
+        ...FAST,
+        "http",
+        `https://localhost:${mtls.port}/`,
+        "--ca-file",
+        pki.ca.certFile,
+        "--client-cert",
+        pki.client!.certFile,
+        "--client-key",
+        pki.client!.keyFile,
+        "--contains",
+        "hello waitcmd-client",
+      ]);
+      assertEquals(r.code, 0, r.stdout);
+    });
+
+    await t.step("a missing --ca-file is retried with a clear error", async () => {
+      const missing = `${pki.dir}/nope.pem`;
+      const r = await runJson([
+        ...SHORT,
+        "http",
+        `https://localhost:${tls.port}/ok`,
+        "--ca-file",
+        missing,
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(
+        r.json.conditions[0]!.last_error,
+        `cannot read --ca-file ${missing}: no such file or directory`,
+      );
+    });
+
+    await t.step("HTTPS_PROXY is honoured with --ca-file", async () => {
+      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const dead = (l.addr as Deno.NetAddr).port;
+      l.close();
+      // The proxy is dead: a request through it fails, proving it was used.
+      const r = await runJson([
+        ...SHORT,
+        "http",
+        `https://localhost:${tls.port}/ok`,
+        "--ca-file",
+        pki.ca.certFile,
+      ], {
+        env: { HTTPS_PROXY: `http://127.0.0.1:${dead}` },
+      });
+      assertEquals(r.code, 1);
+      assertStringIncludes(r.json.conditions[0]!.last_error, "connection refused");
+      const bypass = await runJson([
+        ...FAST,
+        "http",
+        `https://localhost:${tls.port}/ok`,
+        "--ca-file",
+        pki.ca.certFile,
+      ], {
+        env: { HTTPS_PROXY: `http://127.0.0.1:${dead}`, NO_PROXY: "localhost" },
+      });
+      assertEquals(bypass.code, 0, bypass.stdout);
+    });
+  } finally {
+    await tls.stop();
+    await wrongName.stop();
+    await mtls.stop();
+    await pki.cleanup();
+  }
+});
+
+Deno.test("http kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (http)";
+  const see = "(see: waitcmd help http)";
+  const cases: [string[], string, Record<string, string>?][] = [
+    [
+      ["http", "localhost:8080"],
+      `${where}: expected an http:// or https:// URL, got "localhost:8080" ${see}`,
+    ],
+    [
+      ["http", "ftp://host/file"],
+      `${where}: expected an http:// or https:// URL, got "ftp://host/file" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--status", "abc"],
+      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "abc" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--status", "200,6xx"],
+      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "200,6xx" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--matches", "(a"],
+      `${where}: --matches: invalid regular expression /(a/: unterminated group ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--contains", ""],
+      `${where}: --contains: expected a text, got an empty string ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--jsonpath", "status == ok"],
+      `${where}: --jsonpath: expected a path like $.status, .status or {.status}, got "status" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--jsonpath", "$.a =="],
+      `${where}: --jsonpath: expected a value after $.a == ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--jsonpath", "$.a[?(@.b==)] == 1"],
+      `${where}: --jsonpath: bad path "$.a[?(@.b==)]": bad filter (@.b==): it ends with an operator ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--method", "GE T"],
+      `${where}: --method: expected a method like GET or POST, got "GE T" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--method", "HEAD", "--contains", "x"],
+      `${where}: --contains: needs a response body; HEAD responses have none ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--method", "GET", "--body", "x"],
+      `${where}: --body: cannot be sent with --method GET ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--header", "NoColon"],
+      `${where}: --header: expected 'Name: value', got "NoColon" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--header", "Bad Name: v"],
+      `${where}: --header: expected 'Name: value', got "Bad Name: v" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--header-env", "X-Token"],
+      `${where}: --header-env: expected NAME=ENVVAR, got "X-Token" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--header-env", "X-Token=NOT_SET_ANYWHERE"],
+      `${where}: --header-env: environment variable NOT_SET_ANYWHERE is not set ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--basic-auth-env", "alice"],
+      `${where}: --basic-auth-env: expected USER:ENVVAR, got "alice" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--basic-auth-env", "alice:NOT_SET_ANYWHERE"],
+      `${where}: --basic-auth-env: environment variable NOT_SET_ANYWHERE is not set ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--client-cert", "c.pem"],
+      `${where}: --client-cert: needs --client-key ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--client-key", "k.pem"],
+      `${where}: --client-key: needs --client-cert ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--ca-file", ""],
+      `${where}: --ca-file: expected a path, got an empty string ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--insecure", "--ca-file", "ca.pem"],
+      `${where}: --insecure: cannot be combined with --ca-file ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--insecure"],
+      `${where}: --insecure: cannot be used through a proxy (HTTPS_PROXY is set); add the host to NO_PROXY ${see}`,
+      { HTTPS_PROXY: "http://127.0.0.1:1" },
+    ],
+    [
+      ["http", "http://h/", "--no-follow-redirects=maybe"],
+      `${where}: --no-follow-redirects: expected true or false, got "maybe" ${see}`,
+    ],
+  ];
+  await Promise.all(cases.map(async ([args, line, env]) => {
+    const r = await runCli(args, { env });
+    assertEquals(usageErrorLine(r), line, args.join(" "));
+  }));
+});

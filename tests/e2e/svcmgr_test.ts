@@ -1,0 +1,410 @@
+/**
+ * svcmgr end to end: the CLI against a real `systemd --user` manager
+ * (tests/services/systemd.ts), asked over its D-Bus and, with the bus made
+ * unreachable, through `systemctl --user`.
+ *
+ * The system manager (svcmgr without --user) is reached the same way on a
+ * different bus: here DBUS_SYSTEM_BUS_ADDRESS is pointed at the user
+ * manager's bus, which exercises that path without a systemd as PID 1.
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { requireService } from "../services/_util.ts";
+import { startSystemdUser, type SystemdUser } from "../services/systemd.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Quick runs: small timeout and interval, as every test must. */
+const FAST = ["--timeout", "5s", "--interval", "200ms"];
+/**
+ * An interval longer than the timeout: a run that ends satisfied before the
+ * timeout was woken by a D-Bus signal, not by polling.
+ */
+const EVENTS_ONLY = ["--timeout", "8s", "--interval", "30s"];
+
+/** How long a test lets waitcmd start and make its first attempt before changing a unit. */
+const SETTLE_MS = 1500;
+
+/** The units of this file; `dir` holds the flag file that makes flap.service fail. */
+const units = (dir: string): Record<string, string> => ({
+  "ok.service": "[Service]\nExecStart=/bin/sleep 1000\n",
+  "idle.service": "[Service]\nExecStart=/bin/sleep 1000\n",
+  "bad.service": "[Service]\nExecStart=/bin/false\n",
+  // A oneshot is "activating" while it runs, never "active": it goes straight to failed.
+  "crash.service": "[Service]\nType=oneshot\nExecStart=/bin/sh -c 'sleep 0.3; exit 1'\n",
+  "late.service": "[Service]\nExecStart=/bin/sleep 1000\n",
+  "stopme.service": "[Service]\nExecStart=/bin/sleep 1000\n",
+  // Runs until the test creates the flag file, then fails.
+  "flap.service":
+    `[Service]\nExecStart=/bin/sh -c 'while [ ! -e ${dir}/flap.fail ]; do sleep 0.05; done; rm -f ${dir}/flap.fail; exit 2'\n`,
+  "tick.timer": "[Timer]\nOnActiveSec=1h\nUnit=ok.service\n",
+});
+
+async function poll(what: string, f: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await f()) return;
+    await sleep(50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+Deno.test({
+  name: "svcmgr against a real systemd user manager",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    let sd: SystemdUser;
+    try {
+      sd = await startSystemdUser();
+    } catch (e) {
+      requireService("systemd --user", e instanceof Error ? e.message : String(e));
+      return;
+    }
+    const env = sd.env;
+    const active = (unit: string) => sd.show(unit).then((r) => r.ActiveState);
+    try {
+      for (const [name, content] of Object.entries(units(sd.dir))) {
+        await sd.writeUnit(name, content, { reload: false });
+      }
+      await sd.systemctl(["daemon-reload"]);
+      await sd.systemctl(["start", "ok.service", "bad.service", "tick.timer"]);
+      await poll("bad.service failed", async () => (await active("bad.service")) === "failed");
+
+      await t.step(
+        "svcmgr --user holds for an active unit, with human lines on stderr",
+        async () => {
+          const r = await runCli([...FAST, "svcmgr", "--user", "ok"], { env });
+          assertEquals(r.code, 0);
+          assertEquals(r.stdout, "");
+          const lines = r.stderr.trimEnd().split("\n");
+          assertEquals(lines[0], "waitcmd: waiting for 1 condition (timeout 5s, interval 200ms)");
+          assertMatch(
+            lines[1]!,
+            /^\[ok\] svcmgr ok\.service attempt 1 \(\d+\.\ds\): active \(running\)$/,
+          );
+          assertMatch(lines[2]!, /^waitcmd: satisfied in \d+\.\ds \(1\/1 conditions\)$/);
+        },
+      );
+
+      await t.step("systemd (alias) writes one JSON report and nothing on stderr", async () => {
+        const r = await runJson([...FAST, "systemd", "--user", "ok.service"], { env });
+        assertEquals(r.code, 0);
+        assertEquals(r.stderr, "");
+        assertEquals(r.json.status, "satisfied");
+        const c = r.json.conditions[0]!;
+        assertEquals(c.name, "systemd ok.service");
+        assertEquals(c.kind, "svcmgr");
+        assertEquals(c.target, "ok.service");
+        assertEquals(c.satisfied, true);
+        assertEquals(c.attempts, 1);
+        assertEquals(c.detail, "active (running)");
+        assertEquals(c.last_error, "");
+      });
+
+      await t.step("svcmgr --active also holds for a unit type other than service", async () => {
+        const r = await runJson([...FAST, "svcmgr", "--user", "tick.timer"], { env });
+        assertEquals(r.code, 0);
+        assertEquals(r.json.conditions[0]!.detail, "active (waiting)");
+      });
+
+      await t.step("svcmgr --inactive holds for a unit that never ran", async () => {
+        const r = await runJson([...FAST, "svcmgr", "--user", "idle", "--inactive"], { env });
+        assertEquals(r.code, 0);
+        assertEquals(r.json.conditions[0]!.detail, "inactive (dead)");
+      });
+
+      await t.step("svcmgr --failed holds for a unit whose ExecStart failed", async () => {
+        const r = await runJson([...FAST, "svcmgr", "--user", "bad", "--failed"], { env });
+        assertEquals(r.code, 0);
+        assertEquals(r.json.conditions[0]!.detail, "failed (failed, result exit-code)");
+      });
+
+      await t.step("svcmgr times out with the unit's state as last_error", async () => {
+        const r = await runJson(
+          ["--timeout", "600ms", "--interval", "200ms", "svcmgr", "--user", "ok", "--inactive"],
+          { env },
+        );
+        assertEquals(r.code, 1);
+        assertEquals(r.stderr, "");
+        assertEquals(r.json.status, "timeout");
+        const c = r.json.conditions[0]!;
+        assertEquals(c.satisfied, false);
+        assertEquals(c.detail, "");
+        assertEquals(c.last_error, "active (running)");
+        assert(c.attempts >= 2, `attempts ${c.attempts}`);
+        const bad = await runJson(
+          ["--timeout", "500ms", "--interval", "200ms", "svcmgr", "--user", "bad"],
+          { env },
+        );
+        assertEquals(bad.code, 1);
+        assertEquals(bad.json.conditions[0]!.last_error, "failed (failed, result exit-code)");
+      });
+
+      await t.step(
+        "svcmgr reports a missing unit as `unit not found` and keeps waiting",
+        async () => {
+          const r = await runCli(
+            ["--timeout", "600ms", "--interval", "200ms", "svcmgr", "--user", "nosuch"],
+            { env },
+          );
+          assertEquals(r.code, 1);
+          assertEquals(r.stdout, "");
+          assertMatch(
+            r.stderr,
+            /\[\.\.\] svcmgr nosuch\.service attempt 1 \(\d+\.\ds\): unit not found\n/,
+          );
+          assertStringIncludes(
+            r.stderr,
+            "waitcmd: timed out after 600ms; not satisfied: svcmgr nosuch.service: unit not found\n",
+          );
+          const j = await runJson(
+            [
+              "--timeout",
+              "300ms",
+              "--interval",
+              "100ms",
+              "svcmgr",
+              "--user",
+              "nosuch",
+              "--inactive",
+            ],
+            { env },
+          );
+          assertEquals(j.json.conditions[0]!.last_error, "unit not found");
+        },
+      );
+
+      await t.step("svcmgr wakes on PropertiesChanged when a unit becomes active", async () => {
+        const r = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "late"], {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await sd.systemctl(["start", "late.service"]);
+          },
+        });
+        assertEquals(r.code, 0);
+        const c = r.json.conditions[0]!;
+        assertEquals(c.detail, "active (running)");
+        assertEquals(c.last_error, "inactive (dead)");
+        assert(r.json.elapsed_seconds < 8, "satisfied before the timeout, so by a signal");
+      });
+
+      await t.step("svcmgr --inactive holds once a running unit is stopped", async () => {
+        await sd.systemctl(["start", "stopme.service"]);
+        const r = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "stopme", "--inactive"], {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await sd.systemctl(["stop", "stopme.service"]);
+          },
+        });
+        assertEquals(r.code, 0);
+        assertEquals(r.json.conditions[0]!.detail, "inactive (dead)");
+        assertEquals(r.json.conditions[0]!.last_error, "active (running)");
+      });
+
+      await t.step("svcmgr notices a unit that is written and loaded while it waits", async () => {
+        const r = await runCli([...EVENTS_ONLY, "svcmgr", "--user", "born"], {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await sd.writeUnit("born.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+            await sd.systemctl(["start", "born.service"]);
+          },
+        });
+        assertEquals(r.code, 0);
+        // Not found at first; the reload and the start each wake an attempt.
+        assertMatch(
+          r.stderr,
+          /\[\.\.\] svcmgr born\.service attempt 1 \(\d+\.\ds\): unit not found\n/,
+        );
+        assertMatch(
+          r.stderr,
+          /\[ok\] svcmgr born\.service attempt \d+ \(\d+\.\ds\): active \(running\)\n/,
+        );
+      });
+
+      await t.step("svcmgr follows a flapping unit: active, then failed, then active", async () => {
+        await sd.systemctl(["start", "flap.service"]);
+        assertEquals(await active("flap.service"), "active");
+        // Active now; fails (exit 2) once the flag file appears, while a --failed wait runs.
+        const failed = await runJson(
+          [...EVENTS_ONLY, "svcmgr", "--user", "flap", "--failed"],
+          {
+            env,
+            started: async () => {
+              await sleep(SETTLE_MS);
+              await Deno.writeTextFile(`${sd.dir}/flap.fail`, "");
+            },
+          },
+        );
+        assertEquals(failed.code, 0);
+        assertEquals(failed.json.conditions[0]!.detail, "failed (failed, result exit-code)");
+        assertEquals(failed.json.conditions[0]!.last_error, "active (running)");
+        // Started again while an --active wait runs: active once more.
+        const again = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "flap"], {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await sd.systemctl(["start", "flap.service"]);
+          },
+        });
+        assertEquals(again.code, 0);
+        assertEquals(again.json.conditions[0]!.detail, "active (running)");
+        assertEquals(again.json.conditions[0]!.last_error, "failed (failed, result exit-code)");
+        await sd.systemctl(["stop", "flap.service"]);
+      });
+
+      await t.step(
+        "guard svcmgr --failed ends the run with exit 3 when the unit crashes",
+        async () => {
+          const args = [
+            ...EVENTS_ONLY,
+            "svcmgr",
+            "--user",
+            "crash",
+            "--",
+            "guard",
+            "svcmgr",
+            "--user",
+            "crash",
+            "--failed",
+          ];
+          const started = async () => {
+            await sleep(SETTLE_MS);
+            await sd.systemctl(["start", "--no-block", "crash.service"]);
+          };
+          const r = await runCli(args, { env, started });
+          assertMatch(
+            r.stderr,
+            /\[\.\.\] svcmgr crash\.service attempt 1 \(\d+\.\ds\): inactive \(dead\)\n/,
+          );
+          assertEquals(r.code, 3);
+          assertEquals(r.stdout, "");
+          assertStringIncludes(
+            r.stderr,
+            "waitcmd: guard svcmgr crash.service matched: failed (failed, result exit-code)\n",
+          );
+          await sd.systemctl(["reset-failed", "crash.service"]);
+          const j = await runJson(args, { env, started });
+          assertEquals(j.code, 3);
+          assertEquals(j.stderr, "");
+          assertEquals(j.json.status, "fatal");
+          const guard = j.json.conditions[1]!;
+          assertEquals(guard.guard, true);
+          assertEquals(guard.fatal, true);
+          assertEquals(guard.detail, "failed (failed, result exit-code)");
+        },
+      );
+
+      await t.step("svcmgr falls back to systemctl when the bus cannot be reached", async () => {
+        const noBus = { ...env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${sd.dir}/no-such-bus` };
+        const r = await runCli([...FAST, "svcmgr", "--user", "ok"], { env: noBus });
+        assertEquals(r.code, 0);
+        assertMatch(
+          r.stderr,
+          /\[ok\] svcmgr ok\.service attempt 1 \(\d+\.\ds\): active \(running\)/,
+        );
+        const j = await runJson([...FAST, "svcmgr", "--user", "bad", "--failed"], { env: noBus });
+        assertEquals(j.code, 0);
+        assertEquals(j.stderr, "");
+        assertEquals(j.json.conditions[0]!.detail, "failed (failed, result exit-code)");
+        const missing = await runJson(
+          ["--timeout", "300ms", "--interval", "100ms", "svcmgr", "--user", "nosuch"],
+          { env: noBus },
+        );
+        assertEquals(missing.json.conditions[0]!.last_error, "unit not found");
+      });
+
+      await t.step(
+        "svcmgr survives a D-Bus peer that refuses Hello and uses systemctl",
+        async () => {
+          // systemd's private socket speaks D-Bus but is no bus: dbus-next's failed
+          // Hello must not end the process with an unhandled rejection.
+          const peer = {
+            ...env,
+            DBUS_SESSION_BUS_ADDRESS: `unix:path=${env.XDG_RUNTIME_DIR}/systemd/private`,
+          };
+          // It sometimes leaves Hello unanswered: the 2s connect bound, then systemctl, still fit.
+          const r = await runJson([
+            "--timeout",
+            "10s",
+            "--interval",
+            "200ms",
+            "svcmgr",
+            "--user",
+            "ok",
+          ], {
+            env: peer,
+          });
+          assertEquals(r.code, 0);
+          assertEquals(r.stderr, "");
+          assertEquals(r.json.conditions[0]!.detail, "active (running)");
+        },
+      );
+
+      await t.step("svcmgr says why when neither the bus nor systemctl answers", async () => {
+        const nothing = {
+          DBUS_SESSION_BUS_ADDRESS: `unix:path=${sd.dir}/no-such-bus`,
+          XDG_RUNTIME_DIR: `${sd.dir}/no-such-dir`,
+        };
+        const r = await runJson(
+          ["--timeout", "500ms", "--interval", "200ms", "svcmgr", "--user", "ok"],
+          { env: nothing },
+        );
+        assertEquals(r.code, 1);
+        assertEquals(r.stderr, "");
+        assertMatch(
+          r.json.conditions[0]!.last_error,
+          /^cannot reach the systemd user manager: D-Bus: .*no-such-bus.*; systemctl: /,
+        );
+      });
+
+      await t.step("svcmgr without --user asks the bus at DBUS_SYSTEM_BUS_ADDRESS", async () => {
+        const system = { DBUS_SYSTEM_BUS_ADDRESS: env.DBUS_SESSION_BUS_ADDRESS! };
+        const r = await runJson([...FAST, "svcmgr", "ok"], { env: system });
+        assertEquals(r.code, 0);
+        assertEquals(r.json.conditions[0]!.detail, "active (running)");
+      });
+
+      await t.step("svcmgr usage errors print one line and probe nothing", async (t) => {
+        const rows: [string[], string][] = [
+          [
+            ["svcmgr", "web server"],
+            'waitcmd: condition 1 (svcmgr): expected a unit name like nginx or nginx.service, got "web server" (allowed: letters, digits and :_.\\@-) (see: waitcmd help svcmgr)',
+          ],
+          [
+            ["svcmgr", ""],
+            "waitcmd: condition 1 (svcmgr): expected a unit name like nginx or nginx.service, got an empty string (see: waitcmd help svcmgr)",
+          ],
+          [
+            ["systemd", "ok", "--active", "--failed"],
+            "waitcmd: condition 1 (systemd): --failed: cannot be combined with --active (see: waitcmd help svcmgr)",
+          ],
+          [
+            ["svcmgr", "getty@.service"],
+            'waitcmd: condition 1 (svcmgr): "getty@.service" is a template; name an instance like getty@1.service (see: waitcmd help svcmgr)',
+          ],
+          [
+            ["svcmgr", "ok", "--user=maybe"],
+            'waitcmd: condition 1 (svcmgr): --user: expected true or false, got "maybe" (see: waitcmd help svcmgr)',
+          ],
+        ];
+        for (const [args, want] of rows) {
+          await t.step(args.join(" "), async () => {
+            assertEquals(
+              usageErrorLine(await runCli(["--output", "json", ...args], { env })),
+              want,
+            );
+          });
+        }
+        const missing = usageErrorLine(await runCli(["svcmgr"], { env }));
+        assertStringIncludes(missing, "missing target UNIT");
+      });
+    } finally {
+      await sd.stop();
+    }
+  },
+});

@@ -1,0 +1,245 @@
+/**
+ * The tls kind end to end against real TLS servers whose certificates come
+ * from a CA made for the run: valid, short-lived, expired, not yet valid, for
+ * another name, and without IP SANs.
+ */
+
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { type RunningServer, startHttpsServer } from "../services/http_servers.ts";
+import { daysFromNow, makePki } from "../services/tls.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const FAST = ["--timeout", "8s", "--interval", "100ms"];
+const SHORT = ["--timeout", "1s", "--interval", "200ms"];
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+Deno.test("tls kind against servers with certificates from a run CA", opts, async (t) => {
+  const pki = await makePki({
+    server: { dnsNames: ["localhost", "api.test"], ips: ["127.0.0.1", "::1"] },
+  });
+  const leaves = {
+    short: await pki.issue("short", { dnsNames: ["localhost"], validDays: 2 }),
+    expired: await pki.issue("expired", {
+      dnsNames: ["localhost"],
+      notBefore: daysFromNow(-10),
+      notAfter: daysFromNow(-1),
+    }),
+    future: await pki.issue("future", {
+      dnsNames: ["localhost"],
+      notBefore: daysFromNow(3),
+      validDays: 10,
+    }),
+    dnsOnly: await pki.issue("dnsonly", { dnsNames: ["localhost"] }),
+  };
+  const servers: RunningServer[] = [];
+  const serve = (cert: string, key: string) => {
+    const s = startHttpsServer(cert, key);
+    servers.push(s);
+    return s;
+  };
+  const main = serve(pki.server.chainPem, pki.server.keyPem);
+  const short = serve(leaves.short.chainPem, leaves.short.keyPem);
+  const expired = serve(leaves.expired.chainPem, leaves.expired.keyPem);
+  const future = serve(leaves.future.chainPem, leaves.future.keyPem);
+  const dnsOnly = serve(leaves.dnsOnly.chainPem, leaves.dnsOnly.keyPem);
+  const ca = ["--ca-file", pki.ca.certFile];
+  const day = (d: Date) => d.toISOString().slice(0, 10);
+  try {
+    await t.step("a valid certificate is satisfied; text mode writes only stderr", async () => {
+      const r = await runCli([...FAST, "tls", `localhost:${main.port}`, ...ca]);
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(r.stdout, "");
+      assertMatch(
+        r.stderr,
+        new RegExp(
+          `\\[ok\\] tls localhost:${main.port} attempt 1 \\(\\d+\\.\\ds\\): certificate for localhost valid until ${
+            day(pki.server.notAfter)
+          } \\(\\d+d left\\)\\n`,
+        ),
+      );
+    });
+
+    await t.step("JSON report; --valid-for shorter than what is left", async () => {
+      const r = await runJson([
+        ...FAST,
+        "tls",
+        `localhost:${main.port}`,
+        ...ca,
+        "--valid-for",
+        "29d",
+      ]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.stderr, "");
+      const c = r.json.conditions[0]!;
+      assertEquals(c.name, `tls localhost:${main.port}`);
+      assertMatch(
+        c.detail,
+        /^certificate for localhost valid until \d{4}-\d\d-\d\d \((29|30)d left\)$/,
+      );
+    });
+
+    await t.step("--valid-for longer than what is left times out naming the check", async () => {
+      const ok = await runJson([
+        ...FAST,
+        "tls",
+        `localhost:${short.port}`,
+        ...ca,
+        "--valid-for",
+        "1d12h",
+      ]);
+      assertEquals(ok.code, 0, ok.stdout);
+      const r = await runJson([
+        ...SHORT,
+        "tls",
+        `localhost:${short.port}`,
+        ...ca,
+        "--valid-for",
+        "3d",
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(
+        r.json.conditions[0]!.last_error,
+        `certificate expires in 1d (${day(leaves.short.notAfter)}), less than --valid-for 3d`,
+      );
+      const h = await runJson([
+        ...SHORT,
+        "tls",
+        `localhost:${short.port}`,
+        ...ca,
+        "--valid-for",
+        "72h",
+      ]);
+      assertMatch(h.json.conditions[0]!.last_error, /less than --valid-for 3d$/);
+    });
+
+    await t.step("expired and not-yet-valid certificates", async () => {
+      const r = await runJson([...SHORT, "tls", `localhost:${expired.port}`, ...ca]);
+      assertEquals(r.code, 1);
+      assertEquals(
+        r.json.conditions[0]!.last_error,
+        `certificate expired on ${leaves.expired.notAfter.toISOString()}`,
+      );
+      const f = await runJson([...SHORT, "tls", `localhost:${future.port}`, ...ca]);
+      assertEquals(f.code, 1);
+      assertEquals(
+        f.json.conditions[0]!.last_error,
+        `certificate is not yet valid (valid from ${leaves.future.notBefore.toISOString()})`,
+      );
+    });
+
+    await t.step("an untrusted chain without --ca-file", async () => {
+      const r = await runJson([...SHORT, "tls", `localhost:${main.port}`]);
+      assertEquals(r.code, 1);
+      assertMatch(r.json.conditions[0]!.last_error, /^certificate chain not trusted: /);
+      assert(r.json.conditions[0]!.attempts >= 2, "retried");
+    });
+
+    await t.step("the name: DNS against DNS SANs, IP against IP SANs, --servername", async () => {
+      const ip = await runJson([...FAST, "tls", `127.0.0.1:${main.port}`, ...ca]);
+      assertEquals(ip.code, 0, ip.stdout);
+      assertMatch(ip.json.conditions[0]!.detail, /^certificate for 127\.0\.0\.1 valid until/);
+      const noIp = await runJson([...SHORT, "tls", `127.0.0.1:${dnsOnly.port}`, ...ca]);
+      assertEquals(noIp.code, 1);
+      assertEquals(
+        noIp.json.conditions[0]!.last_error,
+        "certificate name does not match 127.0.0.1: it is for DNS:localhost",
+      );
+      const sni = await runJson([
+        ...FAST,
+        "tls",
+        `127.0.0.1:${dnsOnly.port}`,
+        ...ca,
+        "--servername",
+        "localhost",
+      ]);
+      assertEquals(sni.code, 0, sni.stdout);
+      const api = await runJson([
+        ...FAST,
+        "tls",
+        `127.0.0.1:${main.port}`,
+        ...ca,
+        "--servername",
+        "api.test",
+      ]);
+      assertEquals(api.code, 0, api.stdout);
+      assertMatch(api.json.conditions[0]!.detail, /^certificate for api\.test valid until/);
+      const other = await runJson([
+        ...SHORT,
+        "tls",
+        `127.0.0.1:${main.port}`,
+        ...ca,
+        "--servername",
+        "other.test",
+      ]);
+      assertEquals(other.code, 1);
+      assertMatch(
+        other.json.conditions[0]!.last_error,
+        /^certificate name does not match other\.test: it is for DNS:localhost/,
+      );
+    });
+
+    await t.step("connection errors and a missing --ca-file", async () => {
+      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const port = (l.addr as Deno.NetAddr).port;
+      l.close();
+      const r = await runJson([...SHORT, "tls", `127.0.0.1:${port}`]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "connection refused");
+      const missing = `${pki.dir}/none.pem`;
+      const m = await runJson([...SHORT, "tls", `localhost:${main.port}`, "--ca-file", missing]);
+      assertEquals(
+        m.json.conditions[0]!.last_error,
+        `cannot read --ca-file ${missing}: no such file or directory`,
+      );
+    });
+
+    await t.step("a plain-TCP server that never answers hits --attempt-timeout", async () => {
+      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const held: Deno.Conn[] = [];
+      const accepting = (async () => {
+        for await (const c of l) held.push(c);
+      })().catch(() => {});
+      try {
+        const r = await runJson([
+          ...SHORT,
+          "--attempt-timeout",
+          "300ms",
+          "tls",
+          `127.0.0.1:${(l.addr as Deno.NetAddr).port}`,
+        ]);
+        assertEquals(r.code, 1);
+        assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+      } finally {
+        l.close();
+        for (const c of held) c.close();
+        await accepting;
+      }
+    });
+  } finally {
+    for (const s of servers) await s.stop();
+    await pki.cleanup();
+  }
+});
+
+Deno.test("tls kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (tls)";
+  const see = "(see: waitcmd help tls)";
+  const cases: [string[], string][] = [
+    [["tls", "h:https"], `${where}: expected HOST:PORT or [IPv6]:PORT, got "h:https" ${see}`],
+    [
+      ["tls", "h:443", "--valid-for", "30 days"],
+      `${where}: --valid-for: expected a duration like 30s, 2m or 1h30m, got "30 days" ${see}`,
+    ],
+    [
+      ["tls", "h:443", "--servername", "a/b"],
+      `${where}: --servername: expected a DNS name, got "a/b" ${see}`,
+    ],
+    [
+      ["tls", "h:443", "--ca-file", ""],
+      `${where}: --ca-file: expected a path, got an empty string ${see}`,
+    ],
+  ];
+  await Promise.all(cases.map(async ([args, line]) => {
+    assertEquals(usageErrorLine(await runCli(args)), line, args.join(" "));
+  }));
+});

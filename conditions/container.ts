@@ -9,6 +9,7 @@
  * @module
  */
 
+import { realClock } from "../engine/clock.ts";
 import type { ConditionKind, KindInput, ProbeResult, WatchContext } from "../engine/types.ts";
 import { describeError } from "./_net.ts";
 
@@ -379,7 +380,7 @@ class ContainerClient {
         });
       } catch {
         if (signal.aborted) return;
-        await sleep(pauseMs, signal);
+        await realClock.sleep(pauseMs, signal);
         pauseMs = Math.min(pauseMs * 2, 5000);
         continue;
       }
@@ -411,7 +412,7 @@ class ContainerClient {
         s.destroy();
       }
       if (signal.aborted) return;
-      await sleep(pauseMs, signal);
+      await realClock.sleep(pauseMs, signal);
     }
   }
 
@@ -431,19 +432,6 @@ class ContainerClient {
     if (ev.Type !== "container" || !ev.Action || ev.Action.startsWith("exec_")) return false;
     return this.concerns(ev.Actor?.ID ?? "", ev.Actor?.Attributes ?? {});
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 function wantOf(input: KindInput): ContainerWant {

@@ -11,6 +11,7 @@
  * @module
  */
 
+import { realClock } from "../engine/clock.ts";
 import type { ConditionKind, KindInput, ProbeResult, WatchContext } from "../engine/types.ts";
 import { describeError } from "./_net.ts";
 
@@ -464,7 +465,7 @@ class UnitClient {
       } catch (e) {
         if (signal.aborted) return;
         notice(`no D-Bus connection to systemd (${describeError(e)}); polling`);
-        await sleep(RECONNECT_MS, signal);
+        await realClock.sleep(RECONNECT_MS, signal);
         continue;
       }
       const wake = new Wake();
@@ -521,7 +522,7 @@ class UnitClient {
         offSignal();
         offDeath();
       }
-      await sleep(RECONNECT_MS, signal);
+      await realClock.sleep(RECONNECT_MS, signal);
     }
   }
 
@@ -560,19 +561,6 @@ class Wake {
     this.#reload = false;
     return { reload };
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 function wantOf(input: KindInput): UnitWant {

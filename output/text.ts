@@ -117,8 +117,18 @@ export function summaryLines(report: Report, style: Style = plainStyle): string[
   }
 }
 
-/** Renders events as scrolling lines (the non-terminal human mode). */
+/**
+ * Renders events as scrolling lines (the non-terminal human mode).
+ *
+ * Event-driven kinds may attempt many times per second on a busy target; a
+ * pending line that says the same as the last one printed for its condition
+ * less than an interval ago is therefore dropped. Polled attempts are at
+ * least an interval apart, so each of them is still printed.
+ */
 export class LineRenderer {
+  #intervalMs = 0;
+  #lastPending = new Map<number, { text: string; at: number }>();
+
   constructor(
     private readonly write: (line: string) => void,
     private readonly redact: Redact,
@@ -134,9 +144,18 @@ export class LineRenderer {
     if (this.opts.quiet) return;
     switch (e.type) {
       case "start":
+        this.#intervalMs = e.plan.options.intervalMs;
         return out(headerLine(e.plan));
-      case "attempt":
+      case "attempt": {
+        if (!e.decisive && e.result.status !== "fatal") {
+          const text = attemptText(e.result, e.streak);
+          const last = this.#lastPending.get(e.condition.index);
+          // 10% slack: timers and clocks may round a full interval down a little.
+          if (last && last.text === text && e.elapsedMs - last.at < this.#intervalMs * 0.9) return;
+          this.#lastPending.set(e.condition.index, { text, at: e.elapsedMs });
+        }
         return out(attemptLine(e, this.opts.style));
+      }
       case "notice":
         return out(`waitcmd: ${e.condition.name}: ${e.message}`);
     }

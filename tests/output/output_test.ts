@@ -332,3 +332,30 @@ Deno.test("completionScript() lists kinds, flags and enum values for each shell"
   assertStringIncludes(completionScript("zsh", registry), "#compdef waitcmd");
   assertStringIncludes(completionScript("fish", registry), "complete -c waitcmd");
 });
+
+Deno.test("LineRenderer drops repeated pending lines within an interval, not changes", () => {
+  const lines: string[] = [];
+  const r = new LineRenderer((l) => lines.push(l), noop, { quiet: false, style: plainStyle });
+  const p = plan(1, { intervalMs: 2000 });
+  const c = p.conditions[0]!;
+  const pending = (attempt: number, elapsedMs: number, error: string): RunEvent => ({
+    type: "attempt",
+    condition: c,
+    attempt,
+    elapsedMs,
+    decisive: false,
+    streak: undefined,
+    result: { status: "pending", error },
+  });
+  r.onEvent({ type: "start", plan: p });
+  r.onEvent(pending(1, 0, "no matching line yet"));
+  r.onEvent(pending(2, 100, "no matching line yet")); // a burst of file events
+  r.onEvent(pending(3, 200, "no matching line yet"));
+  r.onEvent(pending(4, 300, "1/3 matches")); // news is always shown
+  r.onEvent(pending(5, 2400, "1/3 matches")); // an interval later: shown again
+  assertEquals(lines.slice(1), [
+    "[..] tcp db1:5432 attempt 1 (0.0s): no matching line yet",
+    "[..] tcp db1:5432 attempt 4 (0.3s): 1/3 matches",
+    "[..] tcp db1:5432 attempt 5 (2.4s): 1/3 matches",
+  ]);
+});

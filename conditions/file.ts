@@ -7,6 +7,7 @@
 import type { ConditionKind, ProbeResult } from "../engine/types.ts";
 import { fileContains, formatSize } from "./_bytes.ts";
 import { describeError } from "./_net.ts";
+import { watchPath } from "./_watch.ts";
 
 /** The file kind. */
 export const file: ConditionKind = {
@@ -85,6 +86,7 @@ export const file: ConditionKind = {
         }
         return { status: "satisfied", detail: `exists (${what})` };
       },
+      watch: (ctx) => watchPath(path, ctx),
     };
   },
 };

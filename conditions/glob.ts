@@ -6,6 +6,7 @@
 
 import type { ConditionKind } from "../engine/types.ts";
 import { glob as globPaths } from "./_glob.ts";
+import { watchGlob } from "./_watch.ts";
 
 const SHOWN = 5;
 
@@ -95,6 +96,7 @@ export const glob: ConditionKind = {
           detail: n === 0 ? "no matches" : `${count}: ${listed(paths)}`,
         };
       },
+      watch: (ctx) => watchGlob(pattern, ctx),
     };
   },
 };

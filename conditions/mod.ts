@@ -12,6 +12,7 @@ import { exec } from "./exec.ts";
 import { file } from "./file.ts";
 import { glob } from "./glob.ts";
 import { http } from "./http.ts";
+import { log } from "./log.ts";
 import { ports } from "./ports.ts";
 import { process } from "./process.ts";
 import { ssh } from "./ssh.ts";
@@ -25,6 +26,7 @@ export const registry: Registry = createRegistry([
   http,
   tcp,
   file,
+  log,
   dns,
   tls,
   ssh,

@@ -91,10 +91,20 @@ Deno.test("file, log and glob with --interval 30s are satisfied within 2 s of th
 Deno.test("a watched directory deleted and created again is still watched", async () => {
   await withDir(async (dir) => {
     await Deno.mkdir(`${dir}/run`);
-    const cli = startCli(["--timeout", "25s", "--interval", "30s", "file", `${dir}/run/app.pid`]);
-    await cli.waitFor("stderr", /attempt 1 /);
+    // The event stream carries every attempt (human output folds repeated pending lines).
+    const cli = startCli([
+      "--output",
+      "jsonl",
+      "--timeout",
+      "25s",
+      "--interval",
+      "30s",
+      "file",
+      `${dir}/run/app.pid`,
+    ]);
+    await cli.waitFor("stdout", /"attempt":1,/);
     await Deno.remove(`${dir}/run`);
-    await cli.waitFor("stderr", /attempt 2 /); // the watch moved up and asked for an attempt
+    await cli.waitFor("stdout", /"attempt":2,/); // the watch moved up and asked for an attempt
     await sleep(300);
     await Deno.mkdir(`${dir}/run`);
     await sleep(300); // the watch moves back down

@@ -73,7 +73,9 @@ Deno.test("ports --any is satisfied by one open port of a range", async () => {
 });
 
 Deno.test("ports scans a large range concurrently", async () => {
-  const base = 40000 + Math.floor(Math.random() * 10000);
+  // A range starting at a closed port: whatever else listens in it (the machine is shared),
+  // --all cannot hold, and the scan of 1,000 ports must fit well inside one attempt.
+  const base = Math.min(freePort(), 64000);
   const r = await runJson([
     "--timeout",
     "3s",
@@ -83,12 +85,10 @@ Deno.test("ports scans a large range concurrently", async () => {
     "127.0.0.1",
     "--range",
     `${base}-${base + 999}`,
-    "--any",
   ]);
   assertEquals(r.code, 1);
-  // One interval of 5 s would allow only one attempt; the scan itself must not take seconds.
   assertEquals(r.json.conditions[0]!.attempts, 1);
-  assertStringIncludes(r.json.conditions[0]!.last_error, "none of 1000 ports open");
+  assertStringIncludes(r.json.conditions[0]!.last_error, "of 1000 open)");
 });
 
 Deno.test("ports validates its flags", async () => {

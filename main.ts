@@ -8,7 +8,7 @@
 
 import denoJson from "./deno.json" with { type: "json" };
 import { registry } from "./conditions/mod.ts";
-import { type Clock, realClock } from "./engine/clock.ts";
+import { cliClock, type Clock } from "./engine/clock.ts";
 import { errorText, UsageError } from "./engine/errors.ts";
 import { parseArgv, type Plan } from "./engine/grammar.ts";
 import { type Report, run, type RunEvent } from "./engine/runner.ts";
@@ -189,7 +189,7 @@ if (import.meta.main) {
           return 80;
         }
       },
-      clock: realClock,
+      clock: cliClock,
       signal: cancel.signal,
     });
   } catch (e) {

@@ -1,0 +1,479 @@
+/**
+ * Measuring helpers shared by the bench modules: timing a command from spawn
+ * to exit, interleaved samples with medians and percentiles, a child's peak
+ * RSS and CPU time (`/usr/bin/time` when installed, else `/proc` polling),
+ * loopback listeners, and npm tools installed into a cache directory for
+ * comparisons.
+ *
+ * Benchmarks measure; nothing here asserts a timing.
+ *
+ * @module
+ */
+
+import type { BenchRow } from "./_types.ts";
+
+/** Directory of the repository (scripts/bench/_lib.ts -> repo root). */
+export const repoRoot: string = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
+/** The project's pinned Deno (installs itself). */
+export const denoScript = `${repoRoot}/scripts/deno`;
+/** waitcmd from source. */
+export const waitcmdScript = `${repoRoot}/scripts/waitcmd`;
+
+/** Thrown by an entry whose result must fail the whole bench (exit 1) after its rows are shown. */
+export class BenchFailure extends Error {
+  constructor(message: string, readonly rows: readonly BenchRow[]) {
+    super(message);
+    this.name = "BenchFailure";
+  }
+}
+
+// --- statistics ------------------------------------------------------------
+
+/** The median of `xs` (NaN for none). */
+export function median(xs: readonly number[]): number {
+  return percentile(xs, 50);
+}
+
+/** The p-th percentile of `xs`, linear between neighbours (NaN for none). */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const rank = (p / 100) * (s.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  return s[lo]! + (s[hi]! - s[lo]!) * (rank - lo);
+}
+
+/** `12.3 ms`, `1.24 s`. */
+export function fmtMs(ms: number): string {
+  if (!Number.isFinite(ms)) return "n/a";
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
+  if (ms >= 100) return `${ms.toFixed(0)} ms`;
+  return `${ms.toFixed(1)} ms`;
+}
+
+/** `41.2 MB` from kilobytes. */
+export function fmtKb(kb: number): string {
+  if (!Number.isFinite(kb)) return "n/a";
+  return `${(kb / 1024).toFixed(1)} MB`;
+}
+
+/** `median 12.3 ms, p95 14.0 ms (n=25)`. */
+export function fmtSample(xs: readonly number[]): string {
+  return `median ${fmtMs(median(xs))}, p95 ${fmtMs(percentile(xs, 95))} (n=${xs.length})`;
+}
+
+/** How many repetitions timing entries use: WAITCMD_BENCH_RUNS, at least 5, default 25. */
+export function benchRuns(): number {
+  const n = Number(Deno.env.get("WAITCMD_BENCH_RUNS") ?? "25");
+  return Number.isInteger(n) && n >= 5 ? n : 25;
+}
+
+/** A progress line on stderr (the table itself goes to stdout). */
+export function progress(text: string): void {
+  console.error(`bench: ${text}`);
+}
+
+// --- running commands ------------------------------------------------------
+
+/** What one run of a command gave. */
+export interface RunResult {
+  readonly code: number;
+  /** From just before spawn to the moment its exit status was known. */
+  readonly wallMs: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Options of `runTimed`. */
+export interface RunOptions {
+  readonly cwd?: string;
+  readonly env?: Record<string, string>;
+  /** Capture stdout and stderr (default: discard them, the cheapest for timing). */
+  readonly capture?: boolean;
+  /** Kill the child after this long (default 120 s); the result then has code 124. */
+  readonly timeoutMs?: number;
+}
+
+/** Runs `cmd` and times it from spawn to exit. */
+export async function runTimed(cmd: readonly string[], opts: RunOptions = {}): Promise<RunResult> {
+  const capture = opts.capture ?? false;
+  const t0 = performance.now();
+  const child = new Deno.Command(cmd[0]!, {
+    args: cmd.slice(1),
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: "null",
+    stdout: capture ? "piped" : "null",
+    stderr: capture ? "piped" : "null",
+  }).spawn();
+  const timer = setTimeout(() => killQuietly(child), opts.timeoutMs ?? 120_000);
+  try {
+    if (capture) {
+      const out = await child.output();
+      const wallMs = performance.now() - t0;
+      return {
+        code: out.signal ? 124 : out.code,
+        wallMs,
+        stdout: new TextDecoder().decode(out.stdout),
+        stderr: new TextDecoder().decode(out.stderr),
+      };
+    }
+    const status = await child.status;
+    const wallMs = performance.now() - t0;
+    return { code: status.signal ? 124 : status.code, wallMs, stdout: "", stderr: "" };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function killQuietly(child: Deno.ChildProcess, sig: Deno.Signal = "SIGKILL"): void {
+  try {
+    child.kill(sig);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Runs each named command `n` times, interleaved (round-robin, the order
+ * rotating every round) so that load on a shared machine hits all alike.
+ * `warmup` rounds run first and are discarded. A run that exits with a code
+ * other than `expectCode` makes it throw: a timing of a failed run means nothing.
+ */
+export async function interleave(
+  commands: Record<string, readonly string[]>,
+  n: number,
+  opts: RunOptions & { warmup?: number; expectCode?: number } = {},
+): Promise<Record<string, number[]>> {
+  const names = Object.keys(commands);
+  const out: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
+  const warmup = opts.warmup ?? 2;
+  for (let round = 0; round < warmup + n; round++) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(i + round) % names.length]!;
+      const r = await runTimed(commands[name]!, opts);
+      if (r.code !== (opts.expectCode ?? 0)) {
+        const again = await runTimed(commands[name]!, { ...opts, capture: true });
+        throw new Error(
+          `${name}: ${commands[name]!.join(" ")} exited ${r.code}: ${
+            again.stderr.trim().slice(-300)
+          }`,
+        );
+      }
+      if (round >= warmup) out[name]!.push(r.wallMs);
+    }
+  }
+  return out;
+}
+
+// --- resources of a child ---------------------------------------------------
+
+/** Peak RSS and CPU time of one finished run. */
+export interface ResourceResult extends RunResult {
+  /** Peak resident set size in kB. */
+  readonly peakRssKb: number;
+  /** User + system CPU seconds. */
+  readonly cpuSeconds: number;
+  /** How the figures were taken: `/usr/bin/time` or `/proc polling`. */
+  readonly method: string;
+}
+
+/** `/usr/bin/time` if it is GNU time (it has -f and -o), else undefined. */
+let gnuTimePath: string | null | undefined;
+async function gnuTime(): Promise<string | undefined> {
+  if (gnuTimePath === undefined) {
+    gnuTimePath = null;
+    try {
+      const out = await new Deno.Command("/usr/bin/time", {
+        args: ["-f", "%M", "-o", "/dev/null", "true"],
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      if (out.code === 0) gnuTimePath = "/usr/bin/time";
+    } catch {
+      // Not installed: poll /proc instead.
+    }
+  }
+  return gnuTimePath ?? undefined;
+}
+
+/**
+ * Runs `cmd` and reports its wall time, peak RSS and CPU seconds. GNU time
+ * (`wait4` rusage: exact) when installed, else `/proc/PID` sampled every 5 ms
+ * (the last sample before exit).
+ */
+export async function runWithResources(
+  cmd: readonly string[],
+  opts: RunOptions = {},
+): Promise<ResourceResult> {
+  const gt = await gnuTime();
+  if (gt) {
+    const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" });
+    try {
+      const r = await runTimed([gt, "-f", "%M %U %S", "-o", file, ...cmd], opts);
+      const text = (await Deno.readTextFile(file)).trim().split("\n").at(-1) ?? "";
+      const [rss, user, sys] = text.split(/\s+/).map(Number);
+      return {
+        ...r,
+        peakRssKb: rss ?? NaN,
+        cpuSeconds: (user ?? NaN) + (sys ?? NaN),
+        method: "/usr/bin/time",
+      };
+    } finally {
+      await Deno.remove(file).catch(() => {});
+    }
+  }
+  const capture = opts.capture ?? false;
+  const t0 = performance.now();
+  const child = new Deno.Command(cmd[0]!, {
+    args: cmd.slice(1),
+    cwd: opts.cwd,
+    env: opts.env,
+    stdin: "null",
+    stdout: capture ? "piped" : "null",
+    stderr: capture ? "piped" : "null",
+  }).spawn();
+  const sampler = sampleProc(child.pid, 5);
+  const timer = setTimeout(() => killQuietly(child), opts.timeoutMs ?? 120_000);
+  try {
+    const out = capture ? await child.output() : undefined;
+    const status = out ?? await child.status;
+    const wallMs = performance.now() - t0;
+    const s = sampler.stop();
+    return {
+      code: status.signal ? 124 : status.code,
+      wallMs,
+      stdout: out ? new TextDecoder().decode(out.stdout) : "",
+      stderr: out ? new TextDecoder().decode(out.stderr) : "",
+      peakRssKb: s.peakRssKb,
+      cpuSeconds: s.cpuSeconds,
+      method: "/proc polling",
+    };
+  } finally {
+    clearTimeout(timer);
+    sampler.stop();
+  }
+}
+
+/** One reading of /proc/PID. */
+export interface ProcSample {
+  /** Current resident set size (VmRSS), kB. */
+  readonly rssKb: number;
+  /** Peak resident set size so far (VmHWM), kB. */
+  readonly peakRssKb: number;
+  /** User + system CPU seconds so far (all threads). */
+  readonly cpuSeconds: number;
+}
+
+/** Kernel clock ticks per second of /proc/PID/stat (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/** Reads /proc/PID/status and /proc/PID/stat; undefined once the process is gone. */
+export function readProc(pid: number): ProcSample | undefined {
+  try {
+    const status = Deno.readTextFileSync(`/proc/${pid}/status`);
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(status)?.[1]);
+    // Fields after the command name (which may contain spaces) start at ") ".
+    const rest = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const utime = Number(rest[11]);
+    const stime = Number(rest[12]);
+    const rssKb = kb("VmRSS");
+    if (!Number.isFinite(rssKb)) return undefined; // A zombie has no memory lines.
+    return { rssKb, peakRssKb: kb("VmHWM"), cpuSeconds: (utime + stime) / USER_HZ };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Samples /proc/PID every `everyMs` until stopped; keeps the last good reading and the peak. */
+export function sampleProc(
+  pid: number,
+  everyMs: number,
+): { last(): ProcSample | undefined; stop(): { peakRssKb: number; cpuSeconds: number } } {
+  let last: ProcSample | undefined;
+  let peak = NaN;
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tick = () => {
+    const s = readProc(pid);
+    if (s) {
+      last = s;
+      peak = Number.isFinite(peak) ? Math.max(peak, s.peakRssKb) : s.peakRssKb;
+    }
+    if (!stopped) timer = setTimeout(tick, everyMs);
+  };
+  tick();
+  return {
+    last: () => last,
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      return { peakRssKb: peak, cpuSeconds: last?.cpuSeconds ?? NaN };
+    },
+  };
+}
+
+// --- loopback listeners ------------------------------------------------------
+
+/** `n` TCP listeners on 127.0.0.1 that accept and close every connection. */
+export function listenMany(n: number): { ports: number[]; close(): Promise<void> } {
+  const listeners: Deno.Listener[] = [];
+  const loops: Promise<void>[] = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      listeners.push(l);
+      loops.push((async () => {
+        try {
+          for await (const conn of l) conn.close();
+        } catch {
+          // Closed.
+        }
+      })());
+    }
+  } catch (e) {
+    for (const l of listeners) l.close();
+    throw e;
+  }
+  return {
+    ports: listeners.map((l) => (l.addr as Deno.NetAddr).port),
+    async close() {
+      for (const l of listeners) {
+        try {
+          l.close();
+        } catch {
+          // Already closed.
+        }
+      }
+      await Promise.allSettled(loops);
+    },
+  };
+}
+
+/** `n` distinct loopback ports that nothing listens on (a moment ago). */
+export function closedPorts(n: number): number[] {
+  const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
+  const ports = ls.map((l) => (l.addr as Deno.NetAddr).port);
+  for (const l of ls) l.close();
+  return ports;
+}
+
+/** The soft limit of open files (`ulimit -n`), or undefined where unknown. */
+export async function openFileLimit(): Promise<number | undefined> {
+  try {
+    const out = await new Deno.Command("sh", { args: ["-c", "ulimit -n"], stdout: "piped" })
+      .output();
+    const n = Number(new TextDecoder().decode(out.stdout).trim());
+    return Number.isFinite(n) ? n : undefined; // "unlimited" -> NaN -> undefined
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `cmd` wrapped so that it runs with at least `n` open files allowed: the
+ * soft limit is raised with `ulimit -n` (up to the hard limit) in a shell
+ * that then `exec`s the command (same PID, no extra process left).
+ */
+export function withOpenFiles(n: number, cmd: readonly string[]): string[] {
+  return [
+    "sh",
+    "-c",
+    `cur=$(ulimit -n); if [ "$cur" != unlimited ] && [ "$cur" -lt ${n} ]; then ulimit -n ${n} 2>/dev/null || ulimit -n "$(ulimit -Hn)"; fi; exec "$@"`,
+    "sh",
+    ...cmd,
+  ];
+}
+
+// --- comparison tools ----------------------------------------------------------
+
+/** Root of the bench's tool cache: WAITCMD_BENCH_TOOLS, else ~/.cache/waitcmd/bench-tools. */
+export function toolsDir(): string {
+  return Deno.env.get("WAITCMD_BENCH_TOOLS") ??
+    `${Deno.env.get("HOME") ?? "/tmp"}/.cache/waitcmd/bench-tools`;
+}
+
+/** An npm package installed for comparison. */
+export interface NpmTool {
+  /** Path of its executable in node_modules/.bin. */
+  readonly bin: string;
+  /** Installed version (from its package.json). */
+  readonly version: string;
+  /** `node --version` of the Node.js that runs it. */
+  readonly node: string;
+}
+
+/**
+ * Installs `pkg@version` with npm into its own folder of the tool cache
+ * (once; later runs reuse it) and returns its executable. Throws with npm's
+ * message when npm or Node.js is missing or the install fails.
+ */
+export async function npmTool(pkg: string, version: string, binName = pkg): Promise<NpmTool> {
+  const dir = `${toolsDir()}/${pkg.replace("/", "+")}@${version}`;
+  const pj = `${dir}/node_modules/${pkg}/package.json`;
+  const installed = async () => {
+    try {
+      return JSON.parse(await Deno.readTextFile(pj)).version as string;
+    } catch {
+      return undefined;
+    }
+  };
+  let v = await installed();
+  if (v !== version) {
+    progress(`installing ${pkg}@${version} with npm into ${dir}`);
+    await Deno.mkdir(dir, { recursive: true });
+    await Deno.writeTextFile(`${dir}/package.json`, '{ "private": true }\n');
+    const out = await new Deno.Command("npm", {
+      args: [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--loglevel=error",
+        "--prefix",
+        dir,
+        `${pkg}@${version}`,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output().catch((e) => {
+      throw new Error(`cannot run npm to install ${pkg}@${version}: ${e.message}`);
+    });
+    if (out.code !== 0) {
+      const err = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join("; ");
+      throw new Error(`npm install ${pkg}@${version} failed: ${err}`);
+    }
+    v = await installed();
+    if (v === undefined) throw new Error(`npm install ${pkg}@${version} left no ${pj}`);
+  }
+  const node = await new Deno.Command("node", { args: ["--version"], stdout: "piped" }).output()
+    .then((o) => new TextDecoder().decode(o.stdout).trim())
+    .catch(() => "node not found");
+  return { bin: `${dir}/node_modules/.bin/${binName}`, version: v, node };
+}
+
+/** Path of the pinned Deno's own binary (what scripts/deno execs). */
+export async function denoBinary(): Promise<string> {
+  const out = await new Deno.Command(denoScript, {
+    args: ["eval", "console.log(Deno.execPath())"],
+    stdout: "piped",
+  }).output();
+  const path = new TextDecoder().decode(out.stdout).trim();
+  if (out.code !== 0 || path === "") throw new Error("Cannot find the pinned Deno binary");
+  return path;
+}
+
+/** `deno 2.9.6` as the pinned Deno reports it. */
+export async function denoVersion(): Promise<string> {
+  const out = await new Deno.Command(denoScript, { args: ["--version"], stdout: "piped" })
+    .output();
+  return new TextDecoder().decode(out.stdout).split("\n")[0]?.trim() ?? "deno ?";
+}
+
+/** A temporary directory removed by the returned function. */
+export async function tempDir(prefix: string): Promise<{ path: string; remove(): Promise<void> }> {
+  const path = await Deno.makeTempDir({ prefix });
+  return { path, remove: () => Deno.remove(path, { recursive: true }).catch(() => {}) };
+}

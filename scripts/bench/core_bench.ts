@@ -1,0 +1,699 @@
+/**
+ * Core performance entries (issue 7): time to verdict against the Deno floor
+ * and wait-on, start-up weight, scale (1,000 conditions), idle cost, and the
+ * parse + JSON report overhead.
+ *
+ * Run alone: `scripts/deno run -A scripts/bench/core_bench.ts`, or through the
+ * suite: `deno task bench core`. Environment:
+ * - WAITCMD_BENCH_RUNS: repetitions of the timed runs (default 25),
+ * - WAITCMD_BENCH_IDLE_SECONDS: length of the idle run (default 60),
+ * - WAITCMD_BENCH_TOOLS: where comparison tools are installed
+ *   (default ~/.cache/waitcmd/bench-tools),
+ * - WAITCMD_BENCH_BIN: a compiled waitcmd binary to time beside the source run.
+ *
+ * @module
+ */
+
+import type { BenchEntry, BenchRow } from "./_types.ts";
+import {
+  BenchFailure,
+  benchRuns,
+  closedPorts,
+  denoBinary,
+  denoScript,
+  fmtKb,
+  fmtMs,
+  fmtSample,
+  interleave,
+  listenMany,
+  median,
+  type NpmTool,
+  npmTool,
+  openFileLimit,
+  percentile,
+  progress,
+  readProc,
+  repoRoot,
+  runTimed,
+  runWithResources,
+  sampleProc,
+  tempDir,
+  waitcmdScript,
+  withOpenFiles,
+} from "./_lib.ts";
+
+/** The wait-on release compared against (npm, installed by the bench itself). */
+export const WAIT_ON_VERSION = "9.5.1";
+
+/** Target: time to verdict at most this many times the Deno floor. */
+const FLOOR_RATIO = 1.3;
+
+const SCALE_N = 1000;
+const SCALE_RUNS = 3;
+
+// --- 1. time to verdict ---------------------------------------------------------
+
+async function timeToVerdict(): Promise<BenchRow[]> {
+  const runs = benchRuns();
+  const dir = await tempDir("waitcmd-bench-verdict-");
+  const server = listenMany(1);
+  try {
+    const floorFile = `${dir.path}/floor.ts`;
+    await Deno.writeTextFile(floorFile, "Deno.exit(0);\n");
+    const existing = `${dir.path}/ready.txt`;
+    await Deno.writeTextFile(existing, "ready\n");
+    const target = `127.0.0.1:${server.ports[0]}`;
+
+    let waitOn: NpmTool | undefined;
+    let waitOnError = "";
+    try {
+      waitOn = await npmTool("wait-on", WAIT_ON_VERSION);
+    } catch (e) {
+      waitOnError = e instanceof Error ? e.message : String(e);
+    }
+
+    const commands: Record<string, string[]> = {
+      floor: [denoScript, "run", floorFile],
+      "bare floor": [await denoBinary(), "run", floorFile],
+      tcp: [waitcmdScript, "--timeout", "10s", "tcp", target],
+      file: [waitcmdScript, "--timeout", "10s", "file", existing],
+    };
+    // A compiled binary, when one exists (scripts/compile.ts needs a denort these machines lack).
+    const bin = Deno.env.get("WAITCMD_BENCH_BIN");
+    if (bin) {
+      commands["binary tcp"] = [bin, "--timeout", "10s", "tcp", target];
+      commands["binary file"] = [bin, "--timeout", "10s", "file", existing];
+    }
+    if (waitOn) {
+      commands["wait-on tcp"] = [waitOn.bin, "-t", "10000", `tcp:${target}`];
+      commands["wait-on file"] = [waitOn.bin, "-t", "10000", `file:${existing}`];
+    }
+    progress(
+      `time to verdict: ${Object.keys(commands).join(", ")}, ${runs} runs each, interleaved`,
+    );
+    const t = await interleave(commands, runs, { cwd: repoRoot });
+    const floor = median(t.floor!);
+
+    const rows: BenchRow[] = [{
+      name: "Deno floor: scripts/deno run of a one-line program",
+      figure: fmtSample(t.floor!),
+      target: "",
+      reference: `the reference of the time-to-verdict rows, measured in the same rounds; ` +
+        `the Deno binary without the scripts/deno wrapper: ${fmtSample(t["bare floor"]!)}`,
+    }];
+    const rowsFor = [["tcp", "tcp to an open loopback port"], ["file", "file that exists"]];
+    if (bin) rowsFor.push(["binary tcp", `tcp, ${bin}`], ["binary file", `file, ${bin}`]);
+    for (const [key, what] of rowsFor) {
+      const m = median(t[key!]!);
+      const ratio = m / floor;
+      rows.push({
+        name: `time to verdict: ${what}`,
+        figure: fmtSample(t[key!]!),
+        target: `<= ${FLOOR_RATIO}x floor`,
+        reference: `${ratio.toFixed(2)}x floor (${fmtMs(floor)}); ${
+          (m / median(t["bare floor"]!)).toFixed(2)
+        }x the bare binary`,
+        ok: ratio <= FLOOR_RATIO,
+      });
+    }
+    for (const [key, what] of [["tcp", "tcp"], ["file", "file"]]) {
+      const name = `time to verdict vs wait-on: ${what}`;
+      if (!waitOn) {
+        rows.push({
+          name,
+          figure: `wait-on could not be installed: ${waitOnError}`,
+          target: "faster than wait-on",
+          ok: false,
+        });
+        continue;
+      }
+      const mine = median(t[key!]!);
+      const theirs = median(t[`wait-on ${key}`]!);
+      rows.push({
+        name,
+        figure: `waitcmd ${fmtMs(mine)} vs wait-on ${fmtMs(theirs)} (${
+          (theirs / mine).toFixed(1)
+        }x faster)`,
+        target: "faster than wait-on",
+        reference: `wait-on ${waitOn.version} (node ${waitOn.node}): ${
+          fmtSample(t[`wait-on ${key}`]!)
+        }`,
+        ok: mine < theirs,
+      });
+    }
+    return rows;
+  } finally {
+    await server.close();
+    await dir.remove();
+  }
+}
+
+// --- 2. start-up weight -------------------------------------------------------------
+
+/** The heavy npm packages `waitcmd tcp` must never load, by package name. */
+const HEAVY: readonly { label: string; matches(pkg: string): boolean }[] = [
+  { label: "AWS SDK", matches: (p) => p.startsWith("@aws-sdk/") || p.startsWith("@smithy/") },
+  { label: "Kubernetes client", matches: (p) => p === "@kubernetes/client-node" },
+  { label: "ssh2", matches: (p) => p === "ssh2" },
+  { label: "dockerode", matches: (p) => p === "dockerode" || p === "docker-modem" },
+];
+
+export function heavyIn(pkgs: Iterable<string>): string[] {
+  const found = new Set<string>();
+  for (const p of pkgs) for (const h of HEAVY) if (h.matches(p)) found.add(`${h.label} (${p})`);
+  return [...found].sort();
+}
+
+/** `dockerode@5.0.1` / `@aws-sdk/core@3.1.0` -> name without version. */
+function pkgName(nv: string): string {
+  const at = nv.indexOf("@", 1);
+  return at < 0 ? nv : nv.slice(0, at);
+}
+
+interface InfoModule {
+  specifier: string;
+  kind?: string;
+  npmPackage?: string;
+  size?: number;
+  dependencies?: { code?: { specifier: string }; isDynamic?: boolean }[];
+}
+
+/**
+ * Walks `deno info --json main.ts` from the root along static code imports
+ * only (dynamic `import()` and type-only imports are not loaded at start-up)
+ * and returns the local modules and npm packages (with their dependencies)
+ * that start-up loads.
+ */
+async function staticGraph(): Promise<{ local: number; bytes: number; npm: Set<string> }> {
+  const r = await runTimed([denoScript, "info", "--json", "main.ts"], {
+    cwd: repoRoot,
+    capture: true,
+  });
+  if (r.code !== 0) throw new Error(`deno info failed: ${r.stderr.trim().slice(-300)}`);
+  const info = JSON.parse(r.stdout) as {
+    roots: string[];
+    modules: InfoModule[];
+    redirects: Record<string, string>;
+    npmPackages?: Record<string, { name: string; dependencies?: string[] }>;
+  };
+  const bySpec = new Map(info.modules.map((m) => [m.specifier, m]));
+  const resolve = (s: string) => info.redirects[s] ?? s;
+  const seen = new Set<string>();
+  const npmRoots = new Set<string>();
+  let local = 0;
+  let bytes = 0;
+  const stack = info.roots.map(resolve);
+  while (stack.length > 0) {
+    const spec = stack.pop()!;
+    if (seen.has(spec)) continue;
+    seen.add(spec);
+    const m = bySpec.get(spec);
+    if (!m) continue;
+    if (m.kind === "npm" && m.npmPackage) {
+      npmRoots.add(m.npmPackage);
+      continue;
+    }
+    if (spec.startsWith("file:")) {
+      local++;
+      bytes += m.size ?? 0;
+    }
+    for (const d of m.dependencies ?? []) {
+      if (d.code && !d.isDynamic) stack.push(resolve(d.code.specifier));
+    }
+  }
+  // An npm package loads its dependencies too.
+  const npm = new Set<string>();
+  const todo = [...npmRoots];
+  while (todo.length > 0) {
+    const id = todo.pop()!;
+    if (npm.has(id)) continue;
+    npm.add(id);
+    for (const dep of info.npmPackages?.[id]?.dependencies ?? []) todo.push(dep);
+  }
+  return { local, bytes, npm };
+}
+
+/** npm packages whose module files a run touched, from Deno's debug log (`DENO_LOG=debug`). */
+export function npmPackagesInLog(log: string): Set<string> {
+  const pkgs = new Set<string>();
+  const re = /(?:registry\.npmjs\.org|node_modules)\/((?:@[\w.-]+\/)?[\w.-]+)\/(?:\d[\w.+-]*\/)?/g;
+  for (const m of log.matchAll(re)) {
+    // registry.npmjs.org/<name>/<version>/... is a package's files; <name>/registry.json is only metadata.
+    if (m[0].includes("registry.npmjs.org") && !/\/\d[\w.+-]*\/$/.test(m[0])) continue;
+    pkgs.add(m[1]!);
+  }
+  return pkgs;
+}
+
+async function startupWeight(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const violations: string[] = [];
+  const target = "no AWS SDK, Kubernetes client, ssh2, dockerode";
+
+  progress("start-up weight: static module graph (deno info --json main.ts)");
+  const g = await staticGraph();
+  const heavyStatic = heavyIn([...g.npm].map(pkgName));
+  rows.push({
+    name: "start-up weight: static graph of main.ts",
+    figure: `${g.local} local modules (${
+      (g.bytes / 1024).toFixed(0)
+    } KiB), ${g.npm.size} npm packages${
+      g.npm.size > 0 ? ": " + [...g.npm].map(pkgName).join(", ") : ""
+    }`,
+    target,
+    reference: "deno info --json; static imports only (heavy SDKs must be dynamic imports)",
+    ok: heavyStatic.length === 0,
+  });
+  if (heavyStatic.length > 0) violations.push(`statically imported: ${heavyStatic.join(", ")}`);
+
+  progress("start-up weight: modules loaded by `waitcmd tcp` (DENO_LOG=debug trace)");
+  const server = listenMany(1);
+  const dir = await tempDir("waitcmd-bench-weight-");
+  try {
+    const env = { DENO_LOG: "debug" };
+    const run = await runTimed(
+      [waitcmdScript, "--timeout", "10s", "tcp", `127.0.0.1:${server.ports[0]}`],
+      { env, capture: true },
+    );
+    if (run.code !== 0) {
+      throw new Error(`waitcmd tcp exited ${run.code}: ${run.stderr.slice(-300)}`);
+    }
+    // Positive control: the same trace must see a package that is loaded.
+    const control = `${dir.path}/control.ts`;
+    await Deno.writeTextFile(control, 'await import("jsonpath-plus");\n');
+    const ctl = await runTimed([denoScript, "run", "-A", "--config", "deno.json", control], {
+      env,
+      capture: true,
+      cwd: repoRoot,
+    });
+    const seen = npmPackagesInLog(run.stderr);
+    const controlSeen = npmPackagesInLog(ctl.stderr).has("jsonpath-plus");
+    const heavyRun = heavyIn(seen);
+    rows.push({
+      name: "start-up weight: modules loaded by waitcmd tcp",
+      figure: seen.size === 0
+        ? "no npm package loaded"
+        : `npm packages loaded: ${[...seen].join(", ")}`,
+      target,
+      reference: `DENO_LOG=debug trace of scripts/waitcmd tcp; control (import of jsonpath-plus) ${
+        controlSeen ? "detected" : "NOT detected"
+      }`,
+      ok: heavyRun.length === 0 && controlSeen,
+    });
+    if (heavyRun.length > 0) violations.push(`loaded by waitcmd tcp: ${heavyRun.join(", ")}`);
+    if (!controlSeen) {
+      violations.push(
+        "the module trace did not detect a known npm import; the check proves nothing",
+      );
+    }
+  } finally {
+    await server.close();
+    await dir.remove();
+  }
+
+  const runs = benchRuns();
+  progress(`start-up weight: time to --help and --version, ${runs} runs each, interleaved`);
+  const floorDir = await tempDir("waitcmd-bench-help-");
+  try {
+    const floorFile = `${floorDir.path}/floor.ts`;
+    await Deno.writeTextFile(floorFile, "Deno.exit(0);\n");
+    const t = await interleave(
+      {
+        floor: [denoScript, "run", floorFile],
+        help: [waitcmdScript, "--help"],
+        version: [waitcmdScript, "--version"],
+      },
+      runs,
+      { cwd: repoRoot },
+    );
+    const floor = median(t.floor!);
+    for (const k of ["help", "version"] as const) {
+      rows.push({
+        name: `time to --${k}`,
+        figure: fmtSample(t[k]!),
+        target: "",
+        reference: `${(median(t[k]!) / floor).toFixed(2)}x floor (${fmtMs(floor)})`,
+      });
+    }
+  } finally {
+    await floorDir.remove();
+  }
+  if (violations.length > 0) {
+    throw new BenchFailure(`start-up weight violated: ${violations.join("; ")}`, rows);
+  }
+  return rows;
+}
+
+// --- 3. scale ----------------------------------------------------------------------
+
+function conditionsArgv(kind: string, targets: readonly string[]): string[] {
+  const argv: string[] = [];
+  targets.forEach((t, i) => {
+    if (i > 0) argv.push("--");
+    argv.push(kind, t);
+  });
+  return argv;
+}
+
+async function scaleTcp(): Promise<BenchRow[]> {
+  const limit = await openFileLimit();
+  progress(`scale: ${SCALE_N} tcp conditions to ${SCALE_N} listening ports, ${SCALE_RUNS} runs`);
+  const server = listenMany(SCALE_N);
+  try {
+    const targets = server.ports.map((p) => `127.0.0.1:${p}`);
+    const cmd = withOpenFiles(4096, [
+      waitcmdScript,
+      "--output",
+      "json",
+      "--timeout",
+      "60s",
+      ...conditionsArgv("tcp", targets),
+    ]);
+    const walls: number[] = [];
+    const inner: number[] = [];
+    const rss: number[] = [];
+    let method = "";
+    for (let i = 0; i < SCALE_RUNS; i++) {
+      const r = await runWithResources(cmd, { capture: true });
+      const report = JSON.parse(r.stdout || "{}");
+      if (r.code !== 0 || report.status !== "satisfied") {
+        throw new Error(`run ${i + 1} ended ${r.code} (${report.status}): ${r.stderr.slice(-300)}`);
+      }
+      walls.push(r.wallMs);
+      inner.push(report.elapsed_seconds * 1000);
+      rss.push(r.peakRssKb);
+      method = r.method;
+    }
+    return [{
+      name: `scale: ${SCALE_N} tcp conditions, open ports, spawn to exit`,
+      figure: `median ${fmtMs(median(walls))}, max ${fmtMs(Math.max(...walls))} (n=${SCALE_RUNS})`,
+      target: "<= 2 s",
+      reference: `run itself (report elapsed_seconds) median ${fmtMs(median(inner))}; ulimit -n ${
+        limit ?? "?"
+      }${limit !== undefined && limit < 4096 ? ", raised to 4096 for the run" : ""}`,
+      ok: median(walls) <= 2000,
+    }, {
+      name: `scale: ${SCALE_N} tcp conditions, peak RSS`,
+      figure: `max ${fmtKb(Math.max(...rss))}, median ${fmtKb(median(rss))} (n=${SCALE_RUNS})`,
+      target: "<= 250 MB",
+      reference: `peak resident set size via ${method}`,
+      ok: Math.max(...rss) <= 250 * 1024,
+    }];
+  } finally {
+    await server.close();
+  }
+}
+
+/** Reads a stream line by line, calling `onLine` for each. */
+async function eachLine(stream: ReadableStream<Uint8Array>, onLine: (l: string) => void) {
+  let buf = "";
+  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
+    buf += chunk;
+    let nl;
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      onLine(buf.slice(0, nl));
+      buf = buf.slice(nl + 1);
+    }
+  }
+  if (buf) onLine(buf);
+}
+
+async function scaleFile(): Promise<BenchRow[]> {
+  progress(
+    `scale: ${SCALE_N} file conditions, files created by a background writer, ${SCALE_RUNS} runs`,
+  );
+  const lags: number[] = [];
+  const inner: number[] = [];
+  const fallbacks: number[] = [];
+  const cpu: number[] = [];
+  for (let run = 0; run < SCALE_RUNS; run++) {
+    const dir = await tempDir("waitcmd-bench-files-");
+    try {
+      const files = Array.from({ length: SCALE_N }, (_, i) => `${dir.path}/f${i}.ready`);
+      const cmd = withOpenFiles(4096, [
+        waitcmdScript,
+        "--timeout",
+        "60s",
+        ...conditionsArgv("file", files),
+      ]);
+      const child = new Deno.Command(cmd[0]!, {
+        args: cmd.slice(1),
+        stdin: "null",
+        stdout: "null",
+        stderr: "piped",
+      }).spawn();
+      const proc = sampleProc(child.pid, 50);
+      let firstAttempts = 0;
+      let notices = 0;
+      let summary = "";
+      let allStarted!: () => void;
+      const started = new Promise<void>((r) => (allStarted = r));
+      const reading = eachLine(child.stderr, (l) => {
+        if (/ attempt 1 \(/.test(l) && ++firstAttempts === SCALE_N) allStarted();
+        else if (/: cannot watch .*; polling/.test(l)) notices++;
+        else if (l.startsWith("waitcmd: satisfied") || l.startsWith("waitcmd: timed out")) {
+          summary = l;
+        }
+      });
+      const timeout = setTimeout(() => allStarted(), 30_000);
+      await started;
+      clearTimeout(timeout);
+      // Let the watchers settle, then write the files in 100 bursts of 10, 10 ms apart.
+      await new Promise((r) => setTimeout(r, 200));
+      const lastWrite = await writeFiles(files);
+      const status = await child.status;
+      const exitAt = performance.now();
+      const used = proc.stop();
+      if (Number.isFinite(used.cpuSeconds)) cpu.push(used.cpuSeconds);
+      await reading;
+      if (status.code !== 0) throw new Error(`run ${run + 1} exited ${status.code}: ${summary}`);
+      lags.push(exitAt - lastWrite);
+      const m = /satisfied in ([\d.]+)(m?s)/.exec(summary);
+      if (m) inner.push(Number(m[1]) * (m[2] === "ms" ? 1 : 1000));
+      fallbacks.push(notices);
+    } finally {
+      await dir.remove();
+    }
+  }
+  const covered: number[] = [];
+  for (let run = 0; run < SCALE_RUNS; run++) covered.push(await eventCoverage());
+  return [{
+    name: `scale: ${SCALE_N} file conditions, last write to exit`,
+    figure: `median ${fmtMs(median(lags))}, max ${fmtMs(Math.max(...lags))} (n=${SCALE_RUNS})`,
+    target: "",
+    reference: `writer: 1,000 files in 100 bursts over ~1 s; default interval 2s; ` +
+      `run used median ${median(cpu).toFixed(2)} CPU-s; ` +
+      `watch fallbacks to polling (notices): median ${median(fallbacks)} of ${SCALE_N}`,
+  }, {
+    name: `scale: ${SCALE_N} file conditions, woken by a change event`,
+    figure:
+      `median ${median(covered)} of ${SCALE_N} satisfied within ${COVERAGE_GRACE_MS / 1000} s ` +
+      `of the last write (min ${Math.min(...covered)}, n=${SCALE_RUNS})`,
+    target: "",
+    reference: "same writer, --interval 60s so that only change events (Deno.watchFs) can wake a " +
+      "condition before the next poll",
+  }];
+}
+
+/** Writes `files` in bursts of 10, 10 ms apart (about 1 s for 1,000); returns when the last was written. */
+async function writeFiles(files: readonly string[]): Promise<number> {
+  let lastWrite = 0;
+  for (let b = 0; b < files.length; b += 10) {
+    for (const f of files.slice(b, b + 10)) await Deno.writeTextFile(f, "ready\n");
+    lastWrite = performance.now();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return lastWrite;
+}
+
+const COVERAGE_GRACE_MS = 5000;
+
+/**
+ * How many of 1,000 file conditions a change event satisfies: the interval is
+ * 60 s, so a condition whose event is lost stays pending past the grace time.
+ */
+async function eventCoverage(): Promise<number> {
+  const dir = await tempDir("waitcmd-bench-events-");
+  try {
+    const files = Array.from({ length: SCALE_N }, (_, i) => `${dir.path}/f${i}.ready`);
+    const cmd = withOpenFiles(4096, [
+      waitcmdScript,
+      "--output",
+      "jsonl",
+      "--interval",
+      "60s",
+      "--timeout",
+      "120s",
+      ...conditionsArgv("file", files),
+    ]);
+    const child = new Deno.Command(cmd[0]!, {
+      args: cmd.slice(1),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    let first = 0;
+    let satisfied = 0;
+    let allStarted!: () => void;
+    const started = new Promise<void>((r) => (allStarted = r));
+    const reading = eachLine(child.stdout, (l) => {
+      if (l.includes('"event":"attempt"') && l.includes('"attempt":1,')) {
+        if (++first === SCALE_N) allStarted();
+      } else if (l.includes('"event":"satisfied"')) satisfied++;
+    });
+    const guard = setTimeout(() => allStarted(), 30_000);
+    await started;
+    clearTimeout(guard);
+    await new Promise((r) => setTimeout(r, 200));
+    await writeFiles(files);
+    const grace = setTimeout(() => child.kill("SIGTERM"), COVERAGE_GRACE_MS);
+    await child.status;
+    clearTimeout(grace);
+    await reading;
+    return satisfied;
+  } finally {
+    await dir.remove();
+  }
+}
+
+// --- 4. idle cost ------------------------------------------------------------------
+
+async function idleCost(): Promise<BenchRow[]> {
+  const seconds = Number(Deno.env.get("WAITCMD_BENCH_IDLE_SECONDS") ?? "60");
+  if (!(seconds >= 3)) throw new Error("WAITCMD_BENCH_IDLE_SECONDS must be at least 3");
+  progress(`idle cost: 10 pending conditions for ${seconds} s at the default interval`);
+  const dir = await tempDir("waitcmd-bench-idle-");
+  try {
+    const ports = closedPorts(5);
+    const argv = [
+      ...conditionsArgv("tcp", ports.map((p) => `127.0.0.1:${p}`)),
+      "--",
+      ...conditionsArgv("file", [0, 1, 2, 3, 4].map((i) => `${dir.path}/missing-${i}`)),
+    ];
+    const child = new Deno.Command(waitcmdScript, {
+      args: ["--timeout", `${seconds}s`, ...argv],
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    const t0 = performance.now();
+    let start: ReturnType<typeof readProc>;
+    let last: ReturnType<typeof readProc>;
+    let peak = 0;
+    let done = false;
+    const statusP = child.status.then((s) => {
+      done = true;
+      return s;
+    });
+    while (!done) {
+      await Promise.race([statusP, new Promise((r) => setTimeout(r, 250))]);
+      if (done) break;
+      const s = readProc(child.pid);
+      if (!s) continue;
+      last = s;
+      peak = Math.max(peak, s.peakRssKb);
+      if (!start && performance.now() - t0 >= 1000) start = s;
+    }
+    const status = await statusP;
+    const wall = performance.now() - t0;
+    if (status.code !== 1) throw new Error(`expected a timeout (exit 1), got exit ${status.code}`);
+    if (!start || !last) throw new Error("the process could not be sampled");
+    const total = last.cpuSeconds;
+    return [{
+      name: `idle cost: 10 pending conditions (5 tcp, 5 file), ${seconds} s`,
+      figure: `${total.toFixed(2)} CPU-s in total (start-up ${start.cpuSeconds.toFixed(2)}, then ${
+        (total - start.cpuSeconds).toFixed(2)
+      } over ${((wall - 1000) / 1000).toFixed(0)} s)`,
+      target: seconds === 60 ? "<= 0.3 CPU-s" : "<= 0.3 CPU-s (at 60 s)",
+      reference: `RSS ${fmtKb(start.rssKb)} at 1 s, ${fmtKb(last.rssKb)} at the end, peak ${
+        fmtKb(peak)
+      }; /proc/PID sampled every 250 ms`,
+      ok: seconds === 60 ? total <= 0.3 : undefined,
+    }];
+  } finally {
+    await dir.remove();
+  }
+}
+
+// --- 5. parse + report overhead ---------------------------------------------------------
+
+async function parseAndReport(): Promise<BenchRow[]> {
+  const N = 10_000;
+  const rounds = 7;
+  progress(`parse + JSON report: ${N} conditions, ${rounds} rounds in-process`);
+  const { registry } = await import("../../conditions/mod.ts");
+  const { parseArgv } = await import("../../engine/grammar.ts");
+  const { renderJsonReport } = await import("../../output/json.ts");
+  const { makeRedactor } = await import("../../output/redact.ts");
+  const argv: string[] = ["--output", "json"];
+  for (let i = 0; i < N; i++) {
+    if (i > 0) argv.push("--");
+    if (i % 2 === 0) argv.push("tcp", `127.0.0.1:${1024 + (i % 60000)}`);
+    else argv.push("file", `/var/run/app-${i}.ready`, "--nonempty");
+  }
+  const parse: number[] = [];
+  const render: number[] = [];
+  let bytes = 0;
+  for (let r = 0; r < rounds; r++) {
+    const t0 = performance.now();
+    const cmd = parseArgv(argv, registry, {});
+    const t1 = performance.now();
+    if (cmd.type !== "run") throw new Error(`parseArgv returned ${cmd.type}`);
+    const plan = cmd.plan;
+    const report = {
+      status: "satisfied" as const,
+      elapsedMs: 1234,
+      mode: plan.options.mode,
+      timeoutMs: plan.options.timeoutMs,
+      decidedBy: undefined,
+      signal: undefined,
+      conditions: plan.conditions.map((c) => ({
+        index: c.index,
+        name: c.name,
+        kind: c.kind.name,
+        target: c.target,
+        guard: c.guard,
+        satisfied: true,
+        attempts: 3,
+        detail: `connected to ${c.target}`,
+        lastError: "connection refused",
+        fatal: false,
+        elapsedMs: 1000 + c.index,
+      })),
+    };
+    const t2 = performance.now();
+    const text = renderJsonReport(report, makeRedactor(plan.secrets));
+    const t3 = performance.now();
+    bytes = text.length;
+    parse.push(t1 - t0);
+    render.push(t3 - t2);
+  }
+  const total = parse.map((p, i) => p + render[i]!);
+  return [{
+    name: `parse ${N.toLocaleString("en")} conditions + render the JSON report`,
+    figure: `median ${fmtMs(median(total))} (parse ${fmtMs(median(parse))}, render ${
+      fmtMs(median(render))
+    }); first round ${fmtMs(total[0]!)}`,
+    target: "",
+    reference: `in-process, engine/grammar.ts + output/json.ts; report ${
+      (bytes / 1024 / 1024).toFixed(1)
+    } MiB; p95 ${fmtMs(percentile(total, 95))} (n=${rounds})`,
+  }];
+}
+
+/** The entries of this module, in the order of issue 7. */
+export const entries: BenchEntry[] = [
+  { name: "time to verdict (tcp, file) vs Deno floor and wait-on", run: timeToVerdict },
+  { name: "start-up weight and time to --help", run: startupWeight },
+  { name: "scale: 1,000 tcp conditions", run: scaleTcp },
+  { name: "scale: 1,000 file conditions", run: scaleFile },
+  { name: "idle cost: 10 pending conditions", run: idleCost },
+  { name: "parse and JSON report of 10,000 conditions", run: parseAndReport },
+];
+
+if (import.meta.main) {
+  const { renderTable } = await import("../bench.ts");
+  const rows: BenchRow[] = [];
+  for (const e of entries) rows.push(...await e.run());
+  console.log(renderTable(rows));
+}

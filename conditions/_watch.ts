@@ -13,6 +13,16 @@
  * polling at `--interval`. It never fails the run, and it releases every
  * watcher and timer when `ctx.signal` aborts or the consumer stops.
  *
+ * All conditions of the process share one watcher per (directory, recursive)
+ * and watcher factory: a reference-counted hub hands each event to every
+ * condition listening there, which filters and paces it on its own. The last
+ * one to leave closes the watcher; a watcher that fails makes each of its
+ * conditions fall back as above (one notice each); an event that moves the
+ * watch (the directory itself deleted or replaced) retires the hub, so the
+ * conditions re-arm together on one fresh watcher. Sharing matters at scale:
+ * a thousand separate watchers of one busy directory each receive every
+ * event of it, and Deno drops most of them.
+ *
  * @module
  */
 
@@ -188,9 +198,115 @@ function watchFailure(e: unknown): string {
   return text;
 }
 
+/** Whether an event at `p` means the watched directory `at` itself was deleted, moved or replaced. */
+function movesWatch(p: string, at: string): boolean {
+  return p === at || !isBelow(p, at);
+}
+
+/** A condition's end of a shared watcher. */
+interface Listener {
+  event(ev: Deno.FsEvent): void;
+  /** The shared watcher failed; it is closed and this listener removed. */
+  fail(e: unknown): void;
+}
+
+/** One watcher of a directory, shared by every listener of the process that watches it. */
+interface Hub {
+  readonly table: Map<string, Hub>;
+  readonly key: string;
+  readonly dir: string;
+  readonly watcher: Watcher;
+  readonly listeners: Set<Listener>;
+  /** Closed (by its last listener) or failed: delivers nothing more. */
+  closed: boolean;
+  /** Settles once the watcher's iteration has stopped. */
+  pump: Promise<void>;
+}
+
+const denoWatchFs: WatchFactory = (path, recursive) => Deno.watchFs(path, { recursive });
+
+/** The open hubs of each watcher factory, by directory and recursiveness. */
+const hubs = new WeakMap<WatchFactory, Map<string, Hub>>();
+
+/** Takes `h` out of its table: listeners arriving later get a watcher of their own. */
+function retire(h: Hub): void {
+  if (h.table.get(h.key) === h) h.table.delete(h.key);
+}
+
+async function pump(h: Hub): Promise<void> {
+  try {
+    for await (const ev of h.watcher) {
+      if (h.closed) return;
+      // Every listener re-arms on such an event: let them meet on a fresh watcher.
+      if (ev.paths.some((p) => movesWatch(p, h.dir))) retire(h);
+      // A snapshot: a listener may leave (or re-join a new hub) while it handles the event.
+      for (const l of [...h.listeners]) if (h.listeners.has(l)) l.event(ev);
+    }
+  } catch (e) {
+    if (h.closed) return;
+    h.closed = true;
+    retire(h);
+    const listeners = [...h.listeners];
+    h.listeners.clear();
+    try {
+      h.watcher.close();
+    } catch {
+      // Already released by its failure.
+    }
+    for (const l of listeners) l.fail(e);
+  } finally {
+    retire(h); // ended by itself: take no new listeners
+  }
+}
+
+/**
+ * Adds `l` to the shared watcher of `dir`, creating it (which may throw, as
+ * the factory does) when there is none. Returns how to leave: leaving last
+ * closes the watcher and returns a promise that settles once it stopped.
+ */
+function listen(
+  make: WatchFactory,
+  dir: string,
+  recursive: boolean,
+  l: Listener,
+): () => Promise<void> | undefined {
+  let table = hubs.get(make);
+  if (table === undefined) hubs.set(make, table = new Map());
+  const key = `${recursive ? "r" : "-"}${dir}`;
+  let hub = table.get(key);
+  if (hub === undefined) {
+    const watcher = make(dir, recursive);
+    hub = {
+      table,
+      key,
+      dir,
+      watcher,
+      listeners: new Set(),
+      closed: false,
+      pump: Promise.resolve(),
+    };
+    hub.pump = pump(hub);
+    table.set(key, hub);
+  }
+  const h = hub;
+  h.listeners.add(l);
+  return () => {
+    if (!h.listeners.delete(l) || h.listeners.size > 0 || h.closed) return undefined;
+    h.closed = true;
+    retire(h);
+    try {
+      h.watcher.close();
+    } catch {
+      // Already released (it ended by itself).
+    }
+    return h.pump;
+  };
+}
+
 interface Armed {
   readonly root: Root;
-  watcher: Watcher | undefined;
+  /** Leaves the shared watcher this root listens to, if any. */
+  leave: (() => Promise<void> | undefined) | undefined;
   /** The directory actually watched. */
   at: string;
   /** `at` is the root's directory itself (not an ancestor waiting for it). */
@@ -203,8 +319,7 @@ async function* watchRoots(
   opts: WatchOptions,
 ): AsyncGenerator<void> {
   const { signal } = ctx;
-  const make: WatchFactory = opts.watchFs ??
-    ((path, recursive) => Deno.watchFs(path, { recursive }));
+  const make: WatchFactory = opts.watchFs ?? denoWatchFs;
   let pending = false;
   let wake: (() => void) | undefined;
   const pulse = () => {
@@ -227,14 +342,20 @@ async function* watchRoots(
     });
   };
   let failed = false;
-  const armed: Armed[] = roots.map((root) => ({ root, watcher: undefined, at: "", exact: false }));
-  const loops = new Set<Promise<void>>();
+  const armed: Armed[] = roots.map((root) => ({ root, leave: undefined, at: "", exact: false }));
+  /** Shared watchers this iterator closed, until they have stopped. */
+  const stopping = new Set<Promise<void>>();
+
+  const leave = (a: Armed) => {
+    const stopped = a.leave?.();
+    a.leave = undefined;
+    if (stopped === undefined) return;
+    stopping.add(stopped);
+    stopped.finally(() => stopping.delete(stopped));
+  };
 
   const closeAll = () => {
-    for (const a of armed) {
-      a.watcher?.close();
-      a.watcher = undefined;
-    }
+    for (const a of armed) leave(a);
   };
 
   const fallBack = (dir: string, reason: string) => {
@@ -245,42 +366,34 @@ async function* watchRoots(
     hurry();
   };
 
-  const consume = async (a: Armed, w: Watcher) => {
-    try {
-      for await (const ev of w) {
-        if (a.watcher !== w) return;
-        let rearm = false;
-        let hit = false;
-        let urgent = false;
-        for (const p of ev.paths) {
-          if (p === a.at || !isBelow(p, a.at)) {
-            rearm = true; // the watched directory itself was deleted, moved or replaced
-          } else if (!a.exact) {
-            // Waiting for a.root.dir to appear: only directories on the way matter.
-            if (p === a.root.dir || isBelow(a.root.dir, p)) rearm = true;
-          } else if (a.root.relevant(p)) {
-            hit = true;
-            if (ev.kind !== "modify" && ev.kind !== "access") urgent = true;
-            if (a.root.recursive && ev.kind === "create") settleSoon();
-          }
-        }
-        if (rearm) {
-          arm(a);
-          hurry();
-          settleSoon();
-          return;
-        }
-        if (hit && urgent) hurry();
-        else if (hit) pulse();
+  const onEvent = (a: Armed, ev: Deno.FsEvent) => {
+    let rearm = false;
+    let hit = false;
+    let urgent = false;
+    for (const p of ev.paths) {
+      if (movesWatch(p, a.at)) {
+        rearm = true; // the watched directory itself was deleted, moved or replaced
+      } else if (!a.exact) {
+        // Waiting for a.root.dir to appear: only directories on the way matter.
+        if (p === a.root.dir || isBelow(a.root.dir, p)) rearm = true;
+      } else if (a.root.relevant(p)) {
+        hit = true;
+        if (ev.kind !== "modify" && ev.kind !== "access") urgent = true;
+        if (a.root.recursive && ev.kind === "create") settleSoon();
       }
-    } catch (e) {
-      if (a.watcher === w && !signal.aborted) fallBack(a.at, watchFailure(e));
     }
+    if (rearm) {
+      arm(a);
+      hurry();
+      settleSoon();
+      return;
+    }
+    if (hit && urgent) hurry();
+    else if (hit) pulse();
   };
 
   const arm = (a: Armed) => {
-    a.watcher?.close();
-    a.watcher = undefined;
+    leave(a);
     if (failed || signal.aborted) return;
     // A directory can vanish between finding it and watching it: look again a few times.
     for (let tries = 0; tries < 10; tries++) {
@@ -289,19 +402,20 @@ async function* watchRoots(
       if (exact && a.root.recursive && at === rootOf(at)) {
         return fallBack(at, "a recursive watch of the root directory is too large");
       }
-      let w: Watcher;
+      const listener: Listener = {
+        event: (ev) => onEvent(a, ev),
+        fail: (e) => {
+          if (!signal.aborted) fallBack(a.at, watchFailure(e));
+        },
+      };
       try {
-        w = make(at, exact && a.root.recursive);
+        a.leave = listen(make, at, exact && a.root.recursive, listener);
       } catch (e) {
         if (e instanceof Deno.errors.NotFound) continue;
         return fallBack(at, watchFailure(e));
       }
-      a.watcher = w;
       a.at = at;
       a.exact = exact;
-      const loop = consume(a, w);
-      loops.add(loop);
-      loop.finally(() => loops.delete(loop));
       return;
     }
     fallBack(a.root.dir, "its directories keep disappearing");
@@ -335,8 +449,8 @@ async function* watchRoots(
     signal.removeEventListener("abort", onAbort);
     cancelSettle?.();
     cancelSettle = undefined;
-    failed = true; // no re-arming from loops still finishing
+    failed = true; // no re-arming from events still arriving
     closeAll();
-    await Promise.allSettled([...loops]);
+    await Promise.allSettled([...stopping]);
   }
 }

@@ -4,6 +4,7 @@ import {
   MIN_GAP_MS,
   parentDir,
   type Watcher,
+  type WatchFactory,
   watchGlob,
   watchPath,
 } from "./_watch.ts";
@@ -262,6 +263,147 @@ Deno.test("watchPath() also watches where a symlinked file really lives", async 
     assert(await w.yielded(), "a write through the link's target");
   } finally {
     await w.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** `Deno.watchFs`, counting the watchers it opens and closes. */
+function countingWatchFs() {
+  const count = { opened: 0, closed: 0 };
+  const make: WatchFactory = (path, recursive) => {
+    const w = Deno.watchFs(path, { recursive });
+    count.opened++;
+    return {
+      close() {
+        count.closed++;
+        w.close();
+      },
+      [Symbol.asyncIterator]: () => w[Symbol.asyncIterator](),
+    };
+  };
+  return { count, make };
+}
+
+Deno.test("watchPath() shares one watcher of a directory and each condition gets its own events", async () => {
+  const dir = await tempDir();
+  const { count, make } = countingWatchFs();
+  const ws = Array.from(
+    { length: 20 },
+    (_, i) => start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make })),
+  );
+  try {
+    assertEquals(count, { opened: 1, closed: 0 });
+    await Deno.writeTextFile(`${dir}/f0`, "x");
+    assert(await ws[0]!.yielded(), "the written file's condition");
+    assertEquals(await ws[1]!.yielded(300), false, "a neighbour's condition");
+    for (let i = 1; i < ws.length; i++) await Deno.writeTextFile(`${dir}/f${i}`, "x");
+    for (const [i, w] of ws.entries()) assert(await w.yielded(), `condition ${i}`);
+    assertEquals(count.opened, 1);
+  } finally {
+    for (const w of ws) await w.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+  assertEquals(count, { opened: 1, closed: 1 });
+});
+
+Deno.test("watchPath() closes a shared watcher when its last condition leaves", async () => {
+  const dir = await tempDir();
+  const { count, make } = countingWatchFs();
+  const ws = [0, 1, 2].map((i) =>
+    start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make }))
+  );
+  try {
+    await ws[0]!.stop();
+    await ws[1]!.stop();
+    assertEquals(count, { opened: 1, closed: 0 });
+    await Deno.writeTextFile(`${dir}/f2`, "x");
+    assert(await ws[2]!.yielded(), "the remaining condition still gets events");
+    await ws[2]!.stop();
+    assertEquals(count, { opened: 1, closed: 1 });
+    const again = start((ctx) => watchPath(`${dir}/f2`, ctx, { watchFs: make }));
+    try {
+      assertEquals(count.opened, 2, "a condition arriving later opens a new watcher");
+      await Deno.writeTextFile(`${dir}/f2`, "y");
+      assert(await again.yielded());
+    } finally {
+      await again.stop();
+    }
+    assertEquals(count, { opened: 2, closed: 2 });
+  } finally {
+    for (const w of ws) await w.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("watchPath() moves a shared watch to a re-created directory for every condition", async () => {
+  const dir = await tempDir();
+  const { count, make } = countingWatchFs();
+  const ws = [1, 2].map((i) => start((ctx) => watchPath(`${dir}/a/f${i}`, ctx, { watchFs: make })));
+  const open = () => count.opened - count.closed;
+  try {
+    await Deno.mkdir(`${dir}/a`);
+    for (const w of ws) assert(await w.yielded(), "the directory appeared");
+    for (const w of ws) await w.quiet();
+    assertEquals(open(), 1);
+    await Deno.remove(`${dir}/a`, { recursive: true });
+    for (const w of ws) assert(await w.yielded(), "the directory was deleted");
+    await Deno.mkdir(`${dir}/a`);
+    for (const w of ws) await w.quiet();
+    assertEquals(open(), 1);
+    await Deno.writeTextFile(`${dir}/a/f1`, "x");
+    await Deno.writeTextFile(`${dir}/a/f2`, "x");
+    for (const [i, w] of ws.entries()) {
+      assert(await w.yielded(), `condition ${i} after re-creation`);
+    }
+  } finally {
+    for (const w of ws) await w.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+  assertEquals(open(), 0);
+});
+
+Deno.test("watchPath() falls back for every condition when a shared watcher fails", async () => {
+  const dir = await tempDir();
+  const made: { closed: boolean; fail(e: Error): void }[] = [];
+  const make: WatchFactory = () => {
+    let fail!: (e: Error) => void;
+    let end!: (r: IteratorResult<Deno.FsEvent>) => void;
+    const next = new Promise<IteratorResult<Deno.FsEvent>>((resolve, reject) => {
+      end = resolve;
+      fail = reject;
+    });
+    const entry = { closed: false, fail };
+    made.push(entry);
+    return {
+      close() {
+        entry.closed = true;
+        end({ done: true, value: undefined });
+      },
+      [Symbol.asyncIterator]: () => ({ next: () => next }),
+    };
+  };
+  const ws = [0, 1, 2].map((i) =>
+    start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make }))
+  );
+  try {
+    assertEquals(made.length, 1);
+    made[0]!.fail(new Error("Unsupported file system (os error 95)"));
+    for (const w of ws) {
+      assert(await w.ended(), "the iterator ends instead of failing");
+      assertEquals(w.notices, [
+        `cannot watch ${dir} (unsupported file system); polling every interval`,
+      ]);
+    }
+    assert(made[0]!.closed, "the failed watcher was released");
+    const again = start((ctx) => watchPath(`${dir}/f0`, ctx, { watchFs: make }));
+    try {
+      assertEquals(made.length, 2, "the failed watcher is not shared any more");
+    } finally {
+      await again.stop();
+    }
+    assert(made[1]!.closed);
+  } finally {
+    for (const w of ws) await w.stop();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -13,6 +13,8 @@ import { file } from "./file.ts";
 import { glob } from "./glob.ts";
 import { http } from "./http.ts";
 import { log } from "./log.ts";
+import { objstore } from "./objstore.ts";
+import { orch } from "./orch.ts";
 import { ports } from "./ports.ts";
 import { process } from "./process.ts";
 import { ssh } from "./ssh.ts";
@@ -30,8 +32,10 @@ export const registry: Registry = createRegistry([
   dns,
   tls,
   ssh,
+  objstore,
   glob,
   ports,
+  orch,
   container,
   process,
   svcmgr,

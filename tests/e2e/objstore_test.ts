@@ -1,0 +1,484 @@
+/**
+ * objstore end to end: the CLI against a real S3 server (versitygw, which
+ * verifies SigV4 signatures and keeps custom metadata; tests/services/s3.ts).
+ * Buckets and objects are made with a real signing client.
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { requireService } from "../services/_util.ts";
+import { type S3Env, startS3 } from "../services/s3.ts";
+import { startSilentTcp } from "../services/sshd.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--timeout", "10s", "--interval", "200ms"];
+/** For runs that must end in a timeout. */
+const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
+
+/**
+ * An environment with no credentials or endpoints of the machine leaking in:
+ * no AWS_* keys, no profiles, no instance metadata lookups.
+ */
+const CLEAN: Record<string, string> = {
+  AWS_ACCESS_KEY_ID: "",
+  AWS_SECRET_ACCESS_KEY: "",
+  AWS_SESSION_TOKEN: "",
+  AWS_PROFILE: "",
+  AWS_REGION: "",
+  AWS_DEFAULT_REGION: "",
+  AWS_CONFIG_FILE: "/nonexistent/aws-config",
+  AWS_SHARED_CREDENTIALS_FILE: "/nonexistent/aws-credentials",
+  AWS_EC2_METADATA_DISABLED: "true",
+  AWS_WEB_IDENTITY_TOKEN_FILE: "",
+  AWS_CONTAINER_CREDENTIALS_RELATIVE_URI: "",
+  AWS_CONTAINER_CREDENTIALS_FULL_URI: "",
+  AWS_ENDPOINT_URL: "",
+  AWS_ENDPOINT_URL_S3: "",
+  S3_ENDPOINT_URL: "",
+  CLOUD_ENDPOINT_URL: "",
+  CLOUD_ENDPOINT_URL_S3: "",
+  CLOUD_ACCESS_KEY_ID: "",
+  CLOUD_SECRET_ACCESS_KEY: "",
+  CLOUD_SESSION_TOKEN: "",
+  CLOUD_REGION: "",
+};
+
+Deno.test({
+  name: "objstore against a real S3 server (versitygw)",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    let s3: S3Env;
+    try {
+      s3 = await startS3();
+    } catch (e) {
+      requireService("versitygw", e instanceof Error ? e.message : String(e));
+      return;
+    }
+    /** Credentials and endpoint through the CLOUD_* variables. */
+    const env = {
+      ...CLEAN,
+      CLOUD_ACCESS_KEY_ID: s3.accessKeyId,
+      CLOUD_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      CLOUD_ENDPOINT_URL: s3.endpoint,
+    };
+    const noSecrets = (text: string) => {
+      assert(!text.includes(s3.secretAccessKey), "the secret access key never appears");
+    };
+    try {
+      await s3.createBucket("items");
+      const etag = await s3.putObject("items", "dir/a.txt", "hello world", {
+        build: "42",
+        owner: "ci",
+      });
+
+      await t.step("an existing object holds, with human lines on stderr", async () => {
+        const r = await runCli([...FAST, "s3", "s3://items/dir/a.txt"], { env });
+        assertEquals(r.code, 0);
+        assertEquals(r.stdout, "");
+        const lines = r.stderr.trimEnd().split("\n");
+        assertEquals(lines[0], "waitcmd: waiting for 1 condition (timeout 10s, interval 200ms)");
+        assertEquals(
+          lines[1]!.replace(/\(\d+\.\ds\)/, "(T)"),
+          `[ok] s3 s3://items/dir/a.txt attempt 1 (T): object 11 B, etag ${etag}`,
+        );
+        assertMatch(lines[2]!, /^waitcmd: satisfied in \d+\.\ds \(1\/1 conditions\)$/);
+        noSecrets(r.stderr);
+      });
+
+      await t.step("an object appearing late holds once it is there", async () => {
+        let lateEtag: string | undefined;
+        const r = await runLate(
+          [...FAST, "objstore", "objstore://items/late/report.json"],
+          async () => {
+            lateEtag = await s3.putObject("items", "late/report.json", '{"ok":true}');
+          },
+          env,
+        );
+        assertEquals(r.code, 0);
+        assertEquals(r.stderr, "");
+        assertEquals(r.attempts[0]!.error, 'object "late/report.json" does not exist');
+        const c = r.report.conditions[0]!;
+        assertEquals(r.report.status, "satisfied");
+        assert(c.attempts >= 2, "it waited");
+        assertEquals(c.detail, `object 11 B, etag ${lateEtag}`);
+      });
+
+      await t.step("matching metadata holds; the JSON report has the fields", async () => {
+        const r = await runJson([
+          ...FAST,
+          "s3",
+          "s3://items/dir/a.txt",
+          "--metadata",
+          "build=42",
+          "--metadata",
+          "Owner=ci",
+        ], { env });
+        assertEquals(r.code, 0);
+        assertEquals(r.stderr, "");
+        assertEquals(r.json.status, "satisfied");
+        const c = r.json.conditions[0]!;
+        assertEquals(c.name, "s3 s3://items/dir/a.txt");
+        assertEquals(c.kind, "objstore");
+        assertEquals(c.target, "s3://items/dir/a.txt");
+        assertEquals(c.satisfied, true);
+        assertEquals(c.attempts, 1);
+        assertEquals(c.detail, `object 11 B, etag ${etag}, metadata matched`);
+        assertEquals(c.last_error, "");
+      });
+
+      await t.step("mismatching metadata stays pending and says what differs", async () => {
+        const r = await runJson([
+          ...SHORT,
+          "s3",
+          "s3://items/dir/a.txt",
+          "--metadata",
+          "build=41",
+          "--metadata",
+          "stage=prod",
+        ], { env });
+        assertEquals(r.code, 1);
+        assertEquals(r.stderr, "");
+        assertEquals(r.json.status, "timeout");
+        const c = r.json.conditions[0]!;
+        assertEquals(c.satisfied, false);
+        assertEquals(
+          c.last_error,
+          `object 11 B, etag ${etag}; metadata build is "42", want "41"; metadata stage is not set, want "prod"`,
+        );
+      });
+
+      await t.step("metadata set later (object replaced) makes it hold", async () => {
+        const e1 = await s3.putObject("items", "meta/late.txt", "v1", { build: "1" });
+        let e2: string | undefined;
+        const r = await runLate(
+          [...FAST, "s3", "s3://items/meta/late.txt", "--metadata", "build=2"],
+          async () => {
+            e2 = await s3.putObject("items", "meta/late.txt", "v2", { build: "2" });
+          },
+          env,
+        );
+        assertEquals(r.code, 0);
+        assertEquals(
+          r.attempts[0]!.error,
+          `object 2 B, etag ${e1}; metadata build is "1", want "2"`,
+        );
+        assertEquals(r.report.conditions[0]!.detail, `object 2 B, etag ${e2}, metadata matched`);
+      });
+
+      await t.step("--contains reads the body", async () => {
+        const ok = await runJson([...FAST, "s3", "s3://items/dir/a.txt", "--contains", "o w"], {
+          env,
+        });
+        assertEquals(ok.code, 0);
+        assertEquals(ok.json.conditions[0]!.detail, `object 11 B, etag ${etag}, contains "o w"`);
+        const no = await runJson([...SHORT, "s3", "s3://items/dir/a.txt", "--contains", "bye"], {
+          env,
+        });
+        assertEquals(no.code, 1);
+        assertEquals(
+          no.json.conditions[0]!.last_error,
+          `object 11 B, etag ${etag}; does not contain "bye"`,
+        );
+      });
+
+      await t.step(
+        "--contains reads at most 10 MiB; an empty object contains nothing",
+        async () => {
+          const big = new Uint8Array((10 << 20) + 64).fill(0x61);
+          big.set(new TextEncoder().encode("NEEDLE"), 10 << 20);
+          big.set(new TextEncoder().encode("EARLY"), (10 << 20) - 5);
+          const bigTag = await s3.putObject("items", "big.bin", big);
+          const far = await runJson(
+            [...SHORT, "s3", "s3://items/big.bin", "--contains", "NEEDLE"],
+            {
+              env,
+            },
+          );
+          assertEquals(far.code, 1);
+          assertEquals(
+            far.json.conditions[0]!.last_error,
+            `object 10.0 MiB, etag ${bigTag}; does not contain "NEEDLE" in its first 10.0 MiB`,
+          );
+          const edge = await runJson([...FAST, "s3", "s3://items/big.bin", "--contains", "EARLY"], {
+            env,
+          });
+          assertEquals(edge.code, 0);
+          const emptyTag = await s3.putObject("items", "empty", new Uint8Array(0));
+          const empty = await runJson([...SHORT, "s3", "s3://items/empty", "--contains", "x"], {
+            env,
+          });
+          assertEquals(empty.code, 1);
+          assertEquals(
+            empty.json.conditions[0]!.last_error,
+            `object 0 B, etag ${emptyTag}; does not contain "x"`,
+          );
+        },
+      );
+
+      await t.step("a wrong secret stays pending with an auth error, never shown", async () => {
+        const wrong = s3.secretAccessKey.slice(0, -4) + "beef";
+        for (const how of ["flag", "env"] as const) {
+          const args = how === "flag"
+            ? ["--access-key-id", s3.accessKeyId, "--secret-access-key", wrong]
+            : [];
+          const e = how === "env" ? { ...env, CLOUD_SECRET_ACCESS_KEY: wrong } : env;
+          const r = await runJson([...SHORT, "s3", "s3://items/dir/a.txt", ...args], { env: e });
+          assertEquals(r.code, 1);
+          assertEquals(r.stderr, "");
+          assertEquals(r.json.status, "timeout");
+          const c = r.json.conditions[0]!;
+          assertEquals(c.satisfied, false);
+          assert(c.attempts >= 1);
+          const from = how === "flag" ? "flags" : "CLOUD_* variables";
+          assertEquals(
+            c.last_error,
+            `credentials refused (403 SignatureDoesNotMatch): the secret access key does not match access key id ${s3.accessKeyId} (from ${from})`,
+          );
+          assert(!r.stdout.includes(wrong), "the wrong secret never appears");
+          noSecrets(r.stdout);
+        }
+        const text = await runCli([...SHORT, "s3", "s3://items/dir/a.txt"], {
+          env: { ...env, CLOUD_SECRET_ACCESS_KEY: wrong },
+        });
+        assertEquals(text.code, 1);
+        assertStringIncludes(text.stderr, "credentials refused (403 SignatureDoesNotMatch)");
+        assert(!text.stderr.includes(wrong), "the wrong secret never appears in text mode");
+      });
+
+      await t.step("an unknown access key id is refused too", async () => {
+        const r = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+          env: { ...env, CLOUD_ACCESS_KEY_ID: "AKNOBODY" },
+        });
+        assertEquals(r.code, 1);
+        assertEquals(
+          r.json.conditions[0]!.last_error,
+          "credentials refused (404 XAdminUserNotFound): unknown access key id AKNOBODY (from CLOUD_* variables)",
+        );
+      });
+
+      await t.step("a bucket-only target waits for the bucket", async () => {
+        const have = await runJson([...FAST, "objstore", "objstore://items"], { env });
+        assertEquals(have.code, 0);
+        assertEquals(have.json.conditions[0]!.detail, "bucket items exists");
+        const missing = await runJson([...SHORT, "objstore", "objstore://nothere"], { env });
+        assertEquals(missing.code, 1);
+        assertEquals(missing.json.conditions[0]!.last_error, 'bucket "nothere" does not exist');
+        const late = await runLate(
+          [...FAST, "s3", "s3://latebucket/"],
+          () => s3.createBucket("latebucket"),
+          env,
+        );
+        assertEquals(late.code, 0);
+        assertEquals(late.attempts[0]!.error, 'bucket "latebucket" does not exist');
+        assertEquals(late.report.conditions[0]!.detail, "bucket latebucket exists");
+      });
+
+      await t.step("an object in a missing bucket says so", async () => {
+        const r = await runJson([...SHORT, "s3", "s3://nothere/k"], { env });
+        assertEquals(r.json.conditions[0]!.last_error, 'bucket "nothere" does not exist');
+      });
+
+      await t.step("the endpoint comes from each variable, in order of precedence", async () => {
+        const dead = `http://127.0.0.1:${(await startSilentTcp().then(async (s) => {
+          await s.stop();
+          return s.port;
+        }))}`;
+        const vars = [
+          "CLOUD_ENDPOINT_URL_S3",
+          "CLOUD_ENDPOINT_URL",
+          "S3_ENDPOINT_URL",
+          "AWS_ENDPOINT_URL_S3",
+          "AWS_ENDPOINT_URL",
+        ];
+        for (let i = 0; i < vars.length; i++) {
+          // The variable under test points at the server, every later one at a closed port.
+          const e: Record<string, string> = { ...env, CLOUD_ENDPOINT_URL: "" };
+          for (let j = i; j < vars.length; j++) e[vars[j]!] = j === i ? s3.endpoint : dead;
+          const r = await runJson([...FAST, "s3", "s3://items/dir/a.txt"], { env: e });
+          assertEquals(r.code, 0, `${vars[i]}: ${r.stdout}`);
+          assertEquals(r.json.conditions[0]!.detail, `object 11 B, etag ${etag}`);
+        }
+        const flag = await runJson(
+          [...FAST, "s3", "s3://items/dir/a.txt", "--endpoint-url", s3.endpoint],
+          { env: { ...env, CLOUD_ENDPOINT_URL_S3: dead } },
+        );
+        assertEquals(flag.code, 0, "--endpoint-url beats the variables");
+        const refused = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+          env: { ...env, CLOUD_ENDPOINT_URL: dead },
+        });
+        assertEquals(refused.code, 1);
+        assertEquals(refused.json.conditions[0]!.last_error, `connection refused (${dead})`);
+      });
+
+      await t.step("s3:// and objstore:// work with both kind words", async () => {
+        for (
+          const [word, uri] of [["s3", "objstore://items/dir/a.txt"], [
+            "objstore",
+            "s3://items/dir/a.txt",
+          ]]
+        ) {
+          const r = await runJson([...FAST, word!, uri!], { env });
+          assertEquals(r.code, 0);
+          assertEquals(r.json.conditions[0]!.name, `${word} ${uri}`);
+          assertEquals(r.json.conditions[0]!.kind, "objstore");
+        }
+      });
+
+      await t.step(
+        "credentials from the AWS SDK chain: AWS_* variables and --profile",
+        async () => {
+          const viaAws = await runJson([...FAST, "s3", "s3://items/dir/a.txt"], {
+            env: {
+              ...CLEAN,
+              S3_ENDPOINT_URL: s3.endpoint,
+              AWS_ACCESS_KEY_ID: s3.accessKeyId,
+              AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+            },
+          });
+          assertEquals(viaAws.code, 0);
+          const dir = await Deno.makeTempDir({ prefix: "waitcmd-aws-" });
+          try {
+            await Deno.writeTextFile(
+              `${dir}/credentials`,
+              `[ci]\naws_access_key_id = ${s3.accessKeyId}\naws_secret_access_key = ${s3.secretAccessKey}\n`,
+            );
+            const viaProfile = await runJson(
+              [...FAST, "s3", "s3://items/dir/a.txt", "--profile", "ci"],
+              {
+                env: {
+                  ...CLEAN,
+                  S3_ENDPOINT_URL: s3.endpoint,
+                  AWS_SHARED_CREDENTIALS_FILE: `${dir}/credentials`,
+                },
+              },
+            );
+            assertEquals(viaProfile.code, 0);
+            assertEquals(viaProfile.stderr, "");
+            noSecrets(viaProfile.stdout);
+            const noProfile = await runJson(
+              [...SHORT, "s3", "s3://items/dir/a.txt", "--profile", "missing"],
+              {
+                env: {
+                  ...CLEAN,
+                  S3_ENDPOINT_URL: s3.endpoint,
+                  AWS_SHARED_CREDENTIALS_FILE: `${dir}/credentials`,
+                },
+              },
+            );
+            assertEquals(noProfile.code, 1);
+            assertStringIncludes(
+              noProfile.json.conditions[0]!.last_error,
+              "no credentials: profile missing",
+            );
+          } finally {
+            await Deno.remove(dir, { recursive: true });
+          }
+        },
+      );
+
+      await t.step(
+        "without any credentials requests are anonymous: public buckets work",
+        async () => {
+          await s3.createBucket("public");
+          await s3.putObject("public", "index.txt", "open to all");
+          const { PutBucketPolicyCommand } = await import("@aws-sdk/client-s3");
+          await s3.client.send(
+            new PutBucketPolicyCommand({
+              Bucket: "public",
+              Policy: JSON.stringify({
+                Version: "2012-10-17",
+                Statement: [{
+                  Effect: "Allow",
+                  Principal: "*",
+                  Action: ["s3:GetObject"],
+                  Resource: ["arn:aws:s3:::public/*"],
+                }],
+              }),
+            }),
+          );
+          const anon = { ...CLEAN, CLOUD_ENDPOINT_URL: s3.endpoint };
+          const pub = await runJson(
+            [...FAST, "s3", "s3://public/index.txt", "--contains", "open"],
+            { env: anon },
+          );
+          assertEquals(pub.code, 0);
+          assertEquals(pub.stderr, "");
+          assertMatch(
+            pub.json.conditions[0]!.detail,
+            /^object 11 B, etag "[0-9a-f]+", contains "open"$/,
+          );
+          const priv = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], { env: anon });
+          assertEquals(priv.code, 1);
+          assertEquals(
+            priv.json.conditions[0]!.last_error,
+            "access denied (403 AccessDenied) to the object; no credentials found (anonymous request)",
+          );
+        },
+      );
+
+      await t.step("an endpoint that never answers is cut off by --attempt-timeout", async () => {
+        const silent = await startSilentTcp();
+        try {
+          const r = await runJson([
+            "--timeout",
+            "2s",
+            "--interval",
+            "100ms",
+            "--attempt-timeout",
+            "300ms",
+            "s3",
+            "s3://items/dir/a.txt",
+            "--endpoint-url",
+            `http://127.0.0.1:${silent.port}`,
+          ], { env });
+          assertEquals(r.code, 1);
+          assertEquals(r.stderr, "");
+          const c = r.json.conditions[0]!;
+          assert(c.attempts >= 2, `several attempts, got ${c.attempts}`);
+          assertEquals(c.last_error, "attempt timed out after 300ms");
+        } finally {
+          await silent.stop();
+        }
+      });
+
+      await t.step("usage errors: exit 2, one line, nothing probed", async () => {
+        const rows: [string[], string][] = [
+          [
+            ["s3", "bucket/key"],
+            'expected objstore://BUCKET/KEY or s3://BUCKET/KEY, got "bucket/key"',
+          ],
+          [
+            ["s3", "s3://items", "--metadata", "a=b"],
+            "--metadata: needs an object key in the target",
+          ],
+          [
+            ["s3", "s3://items", "--contains", "x"],
+            "--contains: needs an object key in the target",
+          ],
+          [
+            ["s3", "s3://items/k", "--metadata", "nameonly"],
+            '--metadata: expected NAME=VALUE like build=42, got "nameonly"',
+          ],
+          [
+            ["s3", "s3://items/k", "--endpoint-url", "localhost:9000"],
+            "--endpoint-url: expected an http(s) URL",
+          ],
+          [
+            ["s3", "s3://items/k", "--secret-access-key", "s3cr3t-value"],
+            "--secret-access-key: needs an access key id too",
+          ],
+        ];
+        for (const [args, fragment] of rows) {
+          const r = await runCli(args, { env: CLEAN });
+          const line = usageErrorLine(r);
+          assertStringIncludes(line, `waitcmd: condition 1 (s3): ${fragment}`);
+          assert(line.endsWith("(see: waitcmd help objstore)"), line);
+          assert(!line.includes("s3cr3t-value"), "a secret flag's value is never echoed");
+        }
+      });
+    } finally {
+      await s3.stop();
+    }
+  },
+});

@@ -225,27 +225,40 @@ function nodeTransport(key: string, tls: HttpsOptions): Transport {
           reject(e);
         });
         req.on("response", (res) => {
+          let ended = false;
+          let ctl!: ReadableStreamDefaultController<Uint8Array>;
+          const end = (e?: Error) => {
+            signal.removeEventListener("abort", stopBody);
+            if (ended) return;
+            ended = true;
+            if (e) ctl.error(e);
+            else ctl.close();
+          };
+          // An abort ends the body at once; it does not wait for the socket's events.
+          const stopBody = () => {
+            req.destroy();
+            end(new Error("aborted"));
+          };
+          signal.removeEventListener("abort", abort);
           const body = new ReadableStream<Uint8Array>({
-            start(ctl) {
-              let ended = false;
-              const end = (e?: Error) => {
-                signal.removeEventListener("abort", abort);
-                if (ended) return;
-                ended = true;
-                if (e) ctl.error(e);
-                else ctl.close();
-              };
-              res.on("data", (c: Uint8Array) => ctl.enqueue(new Uint8Array(c)));
+            start(c) {
+              ctl = c;
+              res.on("data", (chunk: Uint8Array) => {
+                if (!ended) ctl.enqueue(new Uint8Array(chunk));
+              });
               res.on("end", () => end());
               res.on("error", (e) => end(e));
-              // Closed before its end: the connection broke (or was aborted).
+              // Closed before its end: the connection broke.
               res.on("close", () => end(new Error("connection closed")));
             },
             cancel() {
-              signal.removeEventListener("abort", abort);
+              ended = true;
+              signal.removeEventListener("abort", stopBody);
               req.destroy();
             },
           });
+          if (signal.aborted) stopBody();
+          else signal.addEventListener("abort", stopBody, { once: true });
           resolve({ status: res.statusCode ?? 0, body });
         });
         req.end();
@@ -632,6 +645,7 @@ export class KubeClient {
     const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
     const stop = () => reader.cancel().catch(() => {});
     signal.addEventListener("abort", stop, { once: true });
+    if (signal.aborted) stop();
     let buf = "";
     try {
       while (true) {
@@ -827,6 +841,7 @@ async function readAll(
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   const stop = () => reader.cancel().catch(() => {});
   signal.addEventListener("abort", stop, { once: true });
+  if (signal.aborted) stop();
   let out = "";
   try {
     while (true) {

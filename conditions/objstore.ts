@@ -480,11 +480,21 @@ class ObjstoreProbe {
       this.#clients.push(c);
       return c;
     };
-    let region = spec.region;
     const creds = spec.credentials;
+    const profile = creds.type === "chain" && creds.profile ? { profile: creds.profile } : {};
+    // A client without region and credentials, to ask the SDK for its defaults.
+    const probe = make(profile);
+    let region = spec.region;
+    if (region === undefined) {
+      try {
+        region = await (probe.config.region as () => Promise<string>)();
+      } catch {
+        region = "us-east-1";
+      }
+    }
     if (creds.type === "static") {
       const client = make({
-        region: region ?? "us-east-1",
+        region,
         credentials: {
           accessKeyId: creds.accessKeyId,
           secretAccessKey: creds.secretAccessKey,
@@ -492,15 +502,6 @@ class ObjstoreProbe {
         },
       });
       return { client, who: `access key id ${creds.accessKeyId} (from ${creds.from})` };
-    }
-    const profile = creds.profile ? { profile: creds.profile } : {};
-    const probe = make(profile);
-    if (region === undefined) {
-      try {
-        region = await (probe.config.region as () => Promise<string>)();
-      } catch {
-        region = "us-east-1";
-      }
     }
     const from = creds.profile ? `profile ${creds.profile}` : "the AWS SDK's default chain";
     try {
@@ -511,9 +512,7 @@ class ObjstoreProbe {
       if (creds.profile) {
         throw Object.assign(
           new Error(`profile ${creds.profile}: ${firstLine(String((e as Error).message ?? e))}`),
-          {
-            name: "CredentialsProviderError",
-          },
+          { name: "CredentialsProviderError" },
         );
       }
     }
@@ -657,7 +656,7 @@ export const objstore: ConditionKind = {
       type: "string",
       repeatable: true,
       placeholder: "NAME=VALUE",
-      description: "custom metadata NAME has VALUE (repeatable; all must match)",
+      description: "custom metadata NAME has VALUE; all given must match",
     },
     {
       name: "contains",

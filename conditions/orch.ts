@@ -13,6 +13,7 @@
  * @module
  */
 
+import { realClock } from "../engine/clock.ts";
 import type {
   ConditionKind,
   KindInput,
@@ -528,11 +529,21 @@ interface Resolved {
   readonly path: string;
 }
 
-class OrchProbe {
+/** Pause after a failed list or watch, doubling up to {@linkcode MAX_PAUSE_MS}. */
+const MIN_PAUSE_MS = 250;
+const MAX_PAUSE_MS = 5000;
+/** A watch asks the server to end it after this long (then it lists and watches again). */
+const WATCH_SECONDS = 290;
+
+/** The parts of the API client a probe uses (KubeClient; a fake in tests). */
+export type KubeApi = Pick<KubeClient, "connection" | "discover" | "get" | "getJson" | "watch">;
+
+/** One condition's checks and watch. */
+export class OrchProbe {
   /** The uid of the named object when first seen (`--for delete`: a new object is not the old one). */
   #uid: string | undefined;
 
-  constructor(readonly spec: OrchSpec, readonly client: KubeClient) {}
+  constructor(readonly spec: OrchSpec, readonly client: KubeApi) {}
 
   async resolve(signal: AbortSignal, attemptStart: number): Promise<Resolved> {
     const conn = await this.client.connection();
@@ -650,12 +661,16 @@ class OrchProbe {
 
   /**
    * List, then watch from the list's resourceVersion; every change asks for
-   * an attempt. Re-lists after a 410 (too old) or a dropped stream; waits
-   * with a growing pause after errors. The interval stays the upper bound.
+   * an attempt. Lists again (and asks for an attempt, for what may have
+   * changed meanwhile) after a 410 (version too old), after the stream ends
+   * and after errors, the latter with a growing pause. Refused credentials
+   * and unknown kinds end the watch: the attempts report them. The interval
+   * stays the upper bound.
    */
   async *watch({ signal }: WatchContext): AsyncGenerator<void> {
-    let pauseMs = 250;
+    let pauseMs = MIN_PAUSE_MS;
     while (!signal.aborted) {
+      let pause = false;
       try {
         const r = await this.resolve(signal, 0);
         const q: Record<string, string> = {};
@@ -666,53 +681,34 @@ class OrchProbe {
           `${r.path}?${new URLSearchParams({ ...q, limit: "1" })}`,
           signal,
         );
-        let rv = str(list, "metadata", "resourceVersion") ?? "";
-        // Something may have changed between the last attempt and this list.
+        const rv = str(list, "metadata", "resourceVersion") ?? "";
         yield;
-        while (!signal.aborted) {
-          let relist = false;
-          try {
-            for await (
-              const ev of this.client.watch(r.path, {
-                ...q,
-                resourceVersion: rv,
-                timeoutSeconds: "290",
-              }, signal)
-            ) {
-              const v = str(ev.object, "metadata", "resourceVersion");
-              if (v) rv = v;
-              if (ev.type !== "BOOKMARK") yield;
-              pauseMs = 250;
-            }
-          } catch (e) {
-            if (signal.aborted) return;
-            if (e instanceof KubeError && e.status === 410) relist = true;
-            else throw e;
-          }
-          if (relist) break;
-          // The server ended the stream (timeoutSeconds): watch on from rv.
+        const started = Date.now();
+        let events = 0;
+        for await (
+          const ev of this.client.watch(r.path, {
+            ...q,
+            resourceVersion: rv,
+            timeoutSeconds: String(WATCH_SECONDS),
+          }, signal)
+        ) {
+          events++;
+          if (ev.type !== "BOOKMARK") yield;
         }
+        // The stream ended: list again, but do not spin on a server that ends it at once.
+        pause = events === 0 && Date.now() - started < 1000;
+        if (!pause) pauseMs = MIN_PAUSE_MS;
       } catch (e) {
         if (signal.aborted) return;
         if (e instanceof KubeError && (e.kind === "auth" || e.kind === "context")) return;
-        await sleep(pauseMs, signal);
-        pauseMs = Math.min(pauseMs * 2, 5000);
+        pause = !(e instanceof KubeError && e.status === 410);
+      }
+      if (pause) {
+        await realClock.sleep(pauseMs, signal);
+        pauseMs = Math.min(pauseMs * 2, MAX_PAUSE_MS);
       }
     }
   }
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
 }
 
 /** The orch kind. */

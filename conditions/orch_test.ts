@@ -9,13 +9,16 @@ import {
   judgeCondition,
   judgeObject,
   judgeSelected,
+  type KubeApi,
   type KubeObject,
+  OrchProbe,
   type OrchSpec,
   podReady,
   statefulSetRollout,
   supports,
   type Verdict,
 } from "./orch.ts";
+import { type ApiResource, KubeError } from "./_kube.ts";
 import { registry } from "./mod.ts";
 
 function usageError(args: string[]): string {
@@ -539,4 +542,59 @@ Deno.test("orch parse() rejects malformed targets and combinations", async (t) =
       ),
     );
   });
+});
+
+Deno.test("OrchProbe.watch() lists, watches from the list's version and lists again after 410 or an end", async () => {
+  const spec = specOf(["k8s", "pod/web", "--namespace", "shop"]);
+  const pods: ApiResource = {
+    group: "",
+    version: "v1",
+    plural: "pods",
+    singular: "pod",
+    kind: "Pod",
+    namespaced: true,
+    shortNames: ["po"],
+    verbs: ["get", "list", "watch"],
+  };
+  const calls: string[] = [];
+  let lists = 0;
+  let watches = 0;
+  const fake: KubeApi = {
+    connection: () =>
+      Promise.resolve({ server: "https://k", namespace: "default", credentials: "test" }),
+    discover: () => Promise.resolve({ resources: [pods], fetchedAt: Date.now() }),
+    get: () => Promise.reject(new Error("not used")),
+    getJson(path: string) {
+      calls.push(`list ${path}`);
+      return Promise.resolve({ metadata: { resourceVersion: String(++lists) } });
+    },
+    async *watch(path: string, query: Record<string, string>) {
+      calls.push(`watch ${path} rv=${query.resourceVersion} ${query.fieldSelector}`);
+      const n = ++watches;
+      if (n === 1) {
+        yield { type: "MODIFIED", object: {} };
+        yield { type: "BOOKMARK", object: { metadata: { resourceVersion: "9" } } };
+        throw new KubeError("http", "too old resource version", 410);
+      }
+      if (n === 2) {
+        yield { type: "ADDED", object: {} };
+        return;
+      }
+      throw new KubeError("auth", "credentials refused", 401);
+    },
+  } as unknown as KubeApi;
+  const probe = new OrchProbe(spec, fake);
+  const ctl = new AbortController();
+  let wakes = 0;
+  for await (const _ of probe.watch({ signal: ctl.signal, notice() {} })) wakes++;
+  assertEquals(calls, [
+    "list /api/v1/namespaces/shop/pods?fieldSelector=metadata.name%3Dweb&limit=1",
+    "watch /api/v1/namespaces/shop/pods rv=1 metadata.name=web",
+    "list /api/v1/namespaces/shop/pods?fieldSelector=metadata.name%3Dweb&limit=1",
+    "watch /api/v1/namespaces/shop/pods rv=2 metadata.name=web",
+    "list /api/v1/namespaces/shop/pods?fieldSelector=metadata.name%3Dweb&limit=1",
+    "watch /api/v1/namespaces/shop/pods rv=3 metadata.name=web",
+  ]);
+  // One wake after each list, one per change; none for the bookmark; refused credentials end it.
+  assertEquals(wakes, 5);
 });

@@ -385,6 +385,12 @@ Deno.test({
         assertEquals(r.report.conditions[0]!.detail, `2/2 ${what}: Ready`);
       });
 
+      await t.step("--all without a selector takes every object of the kind", async () => {
+        const r = await runJson([...FAST, "k8s", "namespaces", "--all"], { env });
+        assertEquals(r.code, 0);
+        assertMatch(r.json.conditions[0]!.detail, /^(\d+)\/\1 namespaces: exist$/);
+      });
+
       await t.step("a selector matching nothing stays pending", async () => {
         const r = await runJson([
           ...SHORT,
@@ -566,13 +572,16 @@ Deno.test({
             cluster: ["    insecure-skip-tls-verify: true"],
           }),
         );
-        for (const cfg of [kube.tokenKubeconfig, exec, insecure]) {
+        for (const cfg of [kube.tokenKubeconfig, exec, insecure, insecure, insecure]) {
+          const started = Date.now();
           const r = await runJson([...FAST, "k8s", "deploy/web", "--namespace", NS], {
             env: { KUBECONFIG: cfg },
           });
           assertEquals(r.code, 0, `${cfg}: ${r.stdout}`);
           assertEquals(r.stderr, "");
           assert(!r.stdout.includes(kube.adminToken), "the token never appears");
+          // Loose bound: the open watch must not keep the process alive after the verdict.
+          assert(Date.now() - started < 20_000, `${cfg}: the process exits after its verdict`);
         }
         const watched = await runLate(
           [...EVENTS_ONLY, "k8s", "cm/exec-late"],

@@ -261,13 +261,26 @@ async function lazyNpmImports(): Promise<{ name: string; version: string }[]> {
   return [...found.values()];
 }
 
-/** Whether deno compile's "Embedded Files" listing shows an npm package. */
+/**
+ * Whether deno compile's "Embedded Files" listing shows an npm package. The
+ * listing has three shapes: `── name/1.2.3/*` (one version), `─┬ name (…)`
+ * with `── 1.2.3/*` children (several versions), and for scoped packages
+ * `── @scope/name/*` or `─┬ @scope (…)` with `── name/*` children.
+ */
 function embeds(log: string, name: string, version: string): boolean {
-  if (name.startsWith("@")) {
-    // Scoped packages are listed under their scope.
-    return new RegExp(`[├└]─[─┬] ${name.split("/")[0]} \\(`).test(log);
+  if (log.includes(`── ${name}/${version}/`) || log.includes(`── ${name}/*`)) return true;
+  const [parent, child] = name.startsWith("@")
+    ? name.split("/") as [string, string]
+    : [name, version];
+  const lines = log.split("\n");
+  const head = lines.findIndex((l) => l.includes(`─┬ ${parent} (`));
+  if (head < 0) return false;
+  const depth = lines[head]!.indexOf("─┬");
+  for (const l of lines.slice(head + 1)) {
+    if (l.search(/[├└]──/) <= depth && l.search(/[├└]─┬/) <= depth) break; // left the subtree
+    if (l.includes(`── ${child}/`) || l.includes(`─┬ ${child} (`)) return true;
   }
-  return log.includes(` ${name}/${version}/`);
+  return false;
 }
 
 Deno.test({

@@ -477,3 +477,45 @@ export async function tempDir(prefix: string): Promise<{ path: string; remove():
   const path = await Deno.makeTempDir({ prefix });
   return { path, remove: () => Deno.remove(path, { recursive: true }).catch(() => {}) };
 }
+
+/** A waitcmd run whose first attempt has been made (and found its condition pending). */
+export interface Waiting {
+  /** Resolves with the exit code and the moment the process exited. */
+  readonly exit: Promise<{ code: number; at: number }>;
+  /** Everything waitcmd wrote to stderr up to its first `[..]` line. */
+  readonly seen: string;
+}
+
+/**
+ * Starts waitcmd from source and resolves after its first `[..]` line, so a
+ * detection-latency bench changes the target only once waitcmd is waiting
+ * (and its watchers are armed). stderr keeps being drained afterwards.
+ */
+export async function startWaiting(
+  args: readonly string[],
+  env: Record<string, string> = {},
+  timeout = "60s",
+): Promise<Waiting> {
+  const child = new Deno.Command(waitcmdScript, {
+    args: ["--timeout", timeout, ...args],
+    env: { NO_COLOR: "1", ...env },
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!/^\[\.\.\] /m.test(seen)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`waitcmd ended before its first attempt:\n${seen}`);
+    seen += value;
+  }
+  const drained = (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  const exit = Promise.all([child.status, drained]).then(([s]) => ({
+    code: s.code,
+    at: performance.now(),
+  }));
+  return { exit, seen };
+}

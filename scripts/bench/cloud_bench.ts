@@ -18,7 +18,7 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import { median, progress, waitcmdScript } from "./_lib.ts";
+import { median, progress, startWaiting } from "./_lib.ts";
 import { type KubeEnv, type KubeObject, startKube } from "../../tests/services/kube.ts";
 
 /** Runs (the median is reported). */
@@ -28,36 +28,6 @@ const SETTLE_MS = 400;
 const TARGET_MS = 50;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A waitcmd run whose first attempt has been made (and found the condition pending). */
-interface Waiting {
-  /** Resolves with the exit code and the moment the process exited. */
-  readonly exit: Promise<{ code: number; at: number }>;
-}
-
-/** Starts waitcmd (default interval) and resolves after its first `[..]` line. */
-async function startWaiting(args: string[], env: Record<string, string>): Promise<Waiting> {
-  const child = new Deno.Command(waitcmdScript, {
-    args: ["--timeout", "60s", ...args],
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const exit = child.status.then((s) => ({ code: s.code, at: performance.now() }));
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!/^\[\.\.\] /m.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`waitcmd ended before its first attempt:\n${seen}`);
-    seen += value;
-  }
-  // Keep draining stderr so the child never blocks on a full pipe.
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  return { exit };
-}
 
 /** Watches one object and records when its first MODIFIED event arrives. */
 function observe(kube: KubeEnv, collection: string, name: string, rv: string) {

@@ -19,14 +19,13 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import { startSystemdUser } from "../../tests/services/systemd.ts";
 import { DOCKER_CLI, startDocker } from "../../tests/services/docker.ts";
-import { repoRoot } from "../../tests/services/_util.ts";
+import { startWaiting } from "./_lib.ts";
 
 /** Runs per kind (the median is reported). */
 const RUNS = 11;
 /** Pause after waitcmd's first attempt, so its watcher is subscribed before the change. */
 const SETTLE_MS = 300;
 const TARGET_MS = 50;
-const WAITCMD = `${repoRoot}/scripts/waitcmd`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -34,36 +33,6 @@ function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-}
-
-/** A waitcmd run whose first attempt has been made (and found the condition pending). */
-interface Waiting {
-  /** Resolves with the exit code and the moment the process exited. */
-  readonly exit: Promise<{ code: number; at: number }>;
-}
-
-/** Starts waitcmd with `args` (default interval) and resolves after its first `[..]` line. */
-async function startWaiting(args: string[], env: Record<string, string>): Promise<Waiting> {
-  const child = new Deno.Command(WAITCMD, {
-    args: ["--timeout", "60s", ...args],
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const exit = child.status.then((s) => ({ code: s.code, at: performance.now() }));
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!/^\[\.\.\] /m.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`waitcmd ended before its first attempt:\n${seen}`);
-    seen += value;
-  }
-  // Keep draining stderr so the child never blocks on a full pipe.
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  return { exit };
 }
 
 /** The row of one kind from its latencies. */

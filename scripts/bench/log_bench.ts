@@ -18,9 +18,8 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import { repoRoot } from "../../tests/services/_util.ts";
+import { startWaiting, waitcmdScript as WAITCMD } from "./_lib.ts";
 
-const WAITCMD = `${repoRoot}/scripts/waitcmd`;
 /** Runs per kind for the latency figures. */
 const RUNS = 21;
 const LATENCY_TARGET_MS = 25;
@@ -43,29 +42,11 @@ function percentile(xs: number[], p: number): number {
  * returns the time from the change to the process exit.
  */
 async function latencyOnce(args: string[], change: () => Promise<void>): Promise<number> {
-  const child = new Deno.Command(WAITCMD, {
-    args: ["--timeout", "30s", ...args],
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const exit = child.status.then((s) => ({ code: s.code, at: performance.now() }));
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!/^\[\.\.\] /m.test(seen)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`waitcmd ended before its first attempt:\n${seen}`);
-    seen += value;
-  }
-  const drained = (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })();
+  const w = await startWaiting(args, {}, "30s");
   const t0 = performance.now();
   await change();
-  const { code, at } = await exit;
-  await drained;
-  if (code !== 0) throw new Error(`waitcmd ${args.join(" ")} exited ${code}:\n${seen}`);
+  const { code, at } = await w.exit;
+  if (code !== 0) throw new Error(`waitcmd ${args.join(" ")} exited ${code}:\n${w.seen}`);
   return at - t0;
 }
 

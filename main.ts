@@ -11,6 +11,7 @@ import { registry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
 import { errorText, UsageError } from "./engine/errors.ts";
 import { parseArgv, type Plan } from "./engine/grammar.ts";
+import { isHarmlessStray } from "./engine/strays.ts";
 import { type Report, run, type RunEvent } from "./engine/runner.ts";
 import { completionScript } from "./output/completions.ts";
 import { kindHelp, mainHelp } from "./output/help.ts";
@@ -112,6 +113,16 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
   return { code };
 }
 
+/**
+ * What to print for an error that escaped every await, or undefined for one a
+ * kind declared harmless. Deno would exit 1 on it, which reads as "timed
+ * out"; the CLI prints this line and exits 3 instead.
+ */
+export function strayLine(reason: unknown): string | undefined {
+  if (isHarmlessStray(reason)) return undefined;
+  return `waitcmd: internal error: ${errorText(reason)}\n`;
+}
+
 function writeAll(file: { writeSync(p: Uint8Array): number }, text: string): void {
   let data = new TextEncoder().encode(text);
   while (data.length > 0) data = data.subarray(file.writeSync(data));
@@ -169,6 +180,18 @@ const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
 };
 
 if (import.meta.main) {
+  const onStray = (reason: unknown, prevent: () => void) => {
+    prevent();
+    const line = strayLine(reason);
+    if (line === undefined) return;
+    writeAll(Deno.stderr, line);
+    Deno.exit(3);
+  };
+  globalThis.addEventListener(
+    "unhandledrejection",
+    (e) => onStray(e.reason, () => e.preventDefault()),
+  );
+  globalThis.addEventListener("error", (e) => onStray(e.error, () => e.preventDefault()));
   const cancel = new AbortController();
   const handlers = (["SIGINT", "SIGTERM"] as const).map((sig) => {
     const h = () => cancel.abort(sig);

@@ -12,6 +12,7 @@
  */
 
 import { realClock } from "../engine/clock.ts";
+import { ignoreStrays } from "../engine/strays.ts";
 import type { ConditionKind, KindInput, ProbeResult, WatchContext } from "../engine/types.ts";
 import { describeError } from "./_net.ts";
 
@@ -199,18 +200,15 @@ let helloFilter = false;
  * dbus-next answers a failed Hello (a peer that is no bus, a bus that says
  * no) by rethrowing from a promise nobody can await, after reporting the
  * same error as the connection's `error` event, which `connect` handles.
- * Without this filter that rejection would end the process. It only drops
- * rejections raised inside dbus-next's bus module.
+ * Without this the stray rejection would end the run as an internal error.
+ * It only matches rejections raised inside dbus-next's bus module.
  */
 function ignoreHelloRejections(): void {
   if (helloFilter) return;
   helloFilter = true;
-  globalThis.addEventListener("unhandledrejection", (ev) => {
-    const r: unknown = ev.reason;
-    if (r instanceof Error && /[\\/]dbus-next[\\/].*[\\/]lib[\\/]bus\.js/.test(r.stack ?? "")) {
-      ev.preventDefault();
-    }
-  });
+  ignoreStrays((r) =>
+    r instanceof Error && /[\\/]dbus-next[\\/].*[\\/]lib[\\/]bus\.js/.test(r.stack ?? "")
+  );
 }
 
 /** A connection to the bus systemd is on. */

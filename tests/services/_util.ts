@@ -150,3 +150,35 @@ export function requireService(name: string, why: string): false {
   console.error(`SKIP: ${msg}`);
   return false;
 }
+
+/** Thrown when a Go-built test service cannot be built (no Go toolchain, no module proxy, ...). */
+export class ServiceUnavailableError extends Error {
+  override name = "ServiceUnavailableError";
+}
+
+/**
+ * Runs one of scripts/services/build-*.sh (a no-op once its binaries are
+ * cached; a cold build reports progress on stderr) and returns the last line
+ * of its stdout: the path it built. `what` names the versions for the error.
+ */
+export async function runBuildScript(script: string, what: string): Promise<string> {
+  const path = `${repoRoot}/scripts/services/${script}`;
+  let out: Deno.CommandOutput;
+  try {
+    out = await new Deno.Command("bash", {
+      args: [path],
+      env: { WAITCMD_CACHE: cacheDir() },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "inherit",
+    }).output();
+  } catch (err) {
+    throw new ServiceUnavailableError(`cannot run ${path}: ${err}`);
+  }
+  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
+  const built = lines[lines.length - 1] ?? "";
+  if (!out.success || !built) {
+    throw new ServiceUnavailableError(`${path} exited ${out.code} (${what}); see its stderr above`);
+  }
+  return built;
+}

@@ -20,11 +20,11 @@
  */
 
 import {
-  cacheDir,
   freePort,
   killGroup,
-  repoRoot,
+  runBuildScript,
   type Service,
+  ServiceUnavailableError,
   spawnService,
   waitUntil,
 } from "./_util.ts";
@@ -150,41 +150,15 @@ export class KubeApiError extends Error {
 }
 
 /** Thrown when the binaries cannot be built (no Go toolchain, no module proxy, ...). */
-export class KubeUnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "KubeUnavailableError";
-  }
-}
-
-const buildScript = `${repoRoot}/scripts/services/build-k8s.sh`;
+export const KubeUnavailableError = ServiceUnavailableError;
 
 /**
  * Runs build-k8s.sh (a no-op once the binaries are cached; a cold build takes
  * about 6 minutes on 2 cores and reports its progress on stderr) and returns the
  * directory holding `etcd` and `kube-apiserver`.
  */
-export async function buildKube(): Promise<string> {
-  let out: Deno.CommandOutput;
-  try {
-    out = await new Deno.Command("bash", {
-      args: [buildScript],
-      env: { WAITCMD_CACHE: cacheDir() },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).output();
-  } catch (err) {
-    throw new KubeUnavailableError(`cannot run ${buildScript}: ${err}`);
-  }
-  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
-  const bin = lines[lines.length - 1] ?? "";
-  if (!out.success || !bin) {
-    throw new KubeUnavailableError(
-      `${buildScript} exited ${out.code} (kube-apiserver ${KUBE_VERSION}, etcd ${ETCD_VERSION}); see its stderr above`,
-    );
-  }
-  return bin;
+export function buildKube(): Promise<string> {
+  return runBuildScript("build-k8s.sh", `kube-apiserver ${KUBE_VERSION}, etcd ${ETCD_VERSION}`);
 }
 
 async function openssl(dir: string, args: string[]): Promise<void> {

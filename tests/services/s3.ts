@@ -20,11 +20,11 @@ import {
   S3Client,
 } from "@aws-sdk/client-s3";
 import {
-  cacheDir,
   freePort,
   killGroup,
-  repoRoot,
+  runBuildScript,
   type Service,
+  ServiceUnavailableError,
   spawnService,
   waitUntil,
 } from "./_util.ts";
@@ -72,41 +72,15 @@ export interface S3Env extends S3Credentials {
   stop(): Promise<void>;
 }
 
-/** Thrown when versitygw cannot be built (no Go toolchain, no module proxy, ...). */
-export class S3UnavailableError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "S3UnavailableError";
-  }
-}
-
-const buildScript = `${repoRoot}/scripts/services/build-versitygw.sh`;
+/** Thrown when the binaries cannot be built (no Go toolchain, no module proxy, ...). */
+export const S3UnavailableError = ServiceUnavailableError;
 
 /**
  * Runs build-versitygw.sh (a no-op once cached; a cold build takes a few
  * minutes and reports progress on stderr) and returns the binary's path.
  */
-export async function buildVersitygw(): Promise<string> {
-  let out: Deno.CommandOutput;
-  try {
-    out = await new Deno.Command("bash", {
-      args: [buildScript],
-      env: { WAITCMD_CACHE: cacheDir() },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "inherit",
-    }).output();
-  } catch (err) {
-    throw new S3UnavailableError(`cannot run ${buildScript}: ${err}`);
-  }
-  const lines = new TextDecoder().decode(out.stdout).trim().split("\n");
-  const bin = lines[lines.length - 1] ?? "";
-  if (!out.success || !bin) {
-    throw new S3UnavailableError(
-      `${buildScript} exited ${out.code} (versitygw ${VERSITYGW_VERSION}); see its stderr above`,
-    );
-  }
-  return bin;
+export function buildVersitygw(): Promise<string> {
+  return runBuildScript("build-versitygw.sh", `versitygw ${VERSITYGW_VERSION}`);
 }
 
 /** An S3 client configured the way S3-compatible endpoints need. */

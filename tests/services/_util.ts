@@ -182,3 +182,48 @@ export async function runBuildScript(script: string, what: string): Promise<stri
   }
   return built;
 }
+
+/** Services and directories still up, reaped if the test process ends without their stop(). */
+const unreaped = new Map<number, { pids: number[]; dir: string }>();
+let unreapedSeq = 0;
+let reapHooked = false;
+
+function reapAll(): void {
+  for (const { pids, dir } of unreaped.values()) {
+    for (const pid of pids) killGroup(pid, "SIGKILL");
+    if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
+      try {
+        Deno.removeSync(dir, { recursive: true });
+      } catch {
+        // already gone
+      }
+    }
+  }
+  unreaped.clear();
+}
+
+/**
+ * Registers a service's temporary directory (and, via `setPids`, its process
+ * groups) to be killed and removed if the test process ends without calling
+ * the service's stop(): on unload, and on SIGINT or SIGTERM (a killed test
+ * run would otherwise leave etcd and friends behind). `release()` when the
+ * service stopped normally.
+ */
+export function reapOnExit(dir: string): { setPids(pids: number[]): void; release(): void } {
+  if (!reapHooked) {
+    reapHooked = true;
+    globalThis.addEventListener("unload", reapAll);
+    for (const [sig, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+      Deno.addSignalListener(sig, () => {
+        reapAll();
+        Deno.exit(code);
+      });
+    }
+  }
+  const id = ++unreapedSeq;
+  unreaped.set(id, { pids: [], dir });
+  return {
+    setPids: (pids) => void unreaped.set(id, { pids, dir }),
+    release: () => void unreaped.delete(id),
+  };
+}

@@ -22,6 +22,7 @@
 import {
   freePort,
   killGroup,
+  reapOnExit,
   runBuildScript,
   type Service,
   ServiceUnavailableError,
@@ -304,29 +305,6 @@ function kubeconfigYaml(
   ].join("\n");
 }
 
-/** Processes and directories to reap synchronously if the test process exits without stop(). */
-const live = new Map<number, { pids: number[]; dir: string }>();
-let liveSeq = 0;
-let unloadHooked = false;
-
-function hookUnload(): void {
-  if (unloadHooked) return;
-  unloadHooked = true;
-  globalThis.addEventListener("unload", () => {
-    for (const { pids, dir } of live.values()) {
-      for (const pid of pids) killGroup(pid, "SIGKILL");
-      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-        try {
-          Deno.removeSync(dir, { recursive: true });
-        } catch {
-          // already gone
-        }
-      }
-    }
-    live.clear();
-  });
-}
-
 /**
  * Builds (cached) and starts etcd and kube-apiserver, waits until `/readyz`
  * answers and the `default` namespace exists, and returns the environment.
@@ -340,8 +318,7 @@ export async function startKube(): Promise<KubeEnv> {
   const bin = await buildKube();
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-kube-" });
   const services: Service[] = [];
-  const liveId = ++liveSeq;
-  hookUnload();
+  const reap = reapOnExit(dir);
   let client: Deno.HttpClient | undefined;
   const cleanup = async () => {
     client?.close();
@@ -352,7 +329,7 @@ export async function startKube(): Promise<KubeEnv> {
     // Deno 2.9.6 in 3 of 9 runs of the smoke test). Nothing of it needs to survive.
     if (services[1]) killGroup(services[1].pid, "SIGKILL");
     for (const s of services.reverse()) await s.stop();
-    live.delete(liveId);
+    reap.release();
     if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
@@ -414,7 +391,7 @@ export async function startKube(): Promise<KubeEnv> {
       "--unsafe-no-fsync=true",
       "--log-level=warn",
     ], { logFile: etcdLog, cwd: dir }));
-    live.set(liveId, { pids: services.map((s) => s.pid), dir });
+    reap.setPids(services.map((s) => s.pid));
     await waitUntil("etcd /health", async () => {
       const r = await fetch(`${etcdUrl}/health`);
       const body = await r.text();
@@ -448,7 +425,7 @@ export async function startKube(): Promise<KubeEnv> {
       `--token-auth-file=${dir}/tokens.csv`,
       "--profiling=false",
     ], { logFile: apiLog, cwd: dir }));
-    live.set(liveId, { pids: services.map((s) => s.pid), dir });
+    reap.setPids(services.map((s) => s.pid));
 
     client = Deno.createHttpClient({ caCerts: [caPem], cert: adminCert, key: adminKey });
     const http = client;

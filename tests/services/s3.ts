@@ -21,7 +21,7 @@ import {
 } from "@aws-sdk/client-s3";
 import {
   freePort,
-  killGroup,
+  reapOnExit,
   runBuildScript,
   type Service,
   ServiceUnavailableError,
@@ -96,28 +96,6 @@ export function makeS3Client(creds: S3Credentials): S3Client {
   });
 }
 
-const live = new Map<number, { pid: number; dir: string }>();
-let liveSeq = 0;
-let unloadHooked = false;
-
-function hookUnload(): void {
-  if (unloadHooked) return;
-  unloadHooked = true;
-  globalThis.addEventListener("unload", () => {
-    for (const { pid, dir } of live.values()) {
-      killGroup(pid, "SIGKILL");
-      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-        try {
-          Deno.removeSync(dir, { recursive: true });
-        } catch {
-          // already gone
-        }
-      }
-    }
-    live.clear();
-  });
-}
-
 /**
  * Builds (cached) and starts versitygw on a free loopback port with fresh
  * random root credentials, waits until it answers a signed ListBuckets, and
@@ -130,8 +108,7 @@ function hookUnload(): void {
 export async function startS3(): Promise<S3Env> {
   const bin = await buildVersitygw();
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-s3-" });
-  const liveId = ++liveSeq;
-  hookUnload();
+  const reap = reapOnExit(dir);
   let service: Service | undefined;
   let client: S3Client | undefined;
   const clients = new Set<S3Client>();
@@ -139,7 +116,7 @@ export async function startS3(): Promise<S3Env> {
     for (const c of clients) c.destroy();
     client?.destroy();
     await service?.stop();
-    live.delete(liveId);
+    reap.release();
     if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
@@ -169,7 +146,7 @@ export async function startS3(): Promise<S3Env> {
       cwd: dir,
       env: { ROOT_ACCESS_KEY: creds.accessKeyId, ROOT_SECRET_KEY: creds.secretAccessKey },
     });
-    live.set(liveId, { pid: service.pid, dir });
+    reap.setPids([service.pid]);
 
     client = makeS3Client(creds);
     const c = client;

@@ -1,27 +1,29 @@
 /**
- * The registry: the only list of condition kinds. Adding a kind means one
- * file in conditions/ and one line here.
+ * The registry: the only list of condition kinds. A kind is a folder
+ * (`conditions/<kind>/mod.ts` declares it, `probe.ts` implements it and is
+ * loaded only when a condition of the kind runs); adding one means that
+ * folder and one line here.
  *
  * @module
  */
 
 import { createRegistry, type Registry } from "../engine/registry.ts";
-import { container } from "./container.ts";
-import { dns } from "./dns.ts";
-import { exec } from "./exec.ts";
-import { file } from "./file.ts";
-import { glob } from "./glob.ts";
-import { http } from "./http.ts";
-import { log } from "./log.ts";
-import { objstore } from "./objstore.ts";
-import { orch } from "./orch.ts";
-import { ports } from "./ports.ts";
-import { process } from "./process.ts";
-import { ssh } from "./ssh.ts";
-import { svcmgr } from "./svcmgr.ts";
-import { tcp } from "./tcp.ts";
-import { tls } from "./tls.ts";
-import { unix } from "./unix.ts";
+import { container } from "./container/mod.ts";
+import { dns } from "./dns/mod.ts";
+import { exec } from "./exec/mod.ts";
+import { file } from "./file/mod.ts";
+import { glob } from "./glob/mod.ts";
+import { http } from "./http/mod.ts";
+import { log } from "./log/mod.ts";
+import { objstore } from "./objstore/mod.ts";
+import { orch } from "./orch/mod.ts";
+import { ports } from "./ports/mod.ts";
+import { process } from "./process/mod.ts";
+import { ssh } from "./ssh/mod.ts";
+import { svcmgr } from "./svcmgr/mod.ts";
+import { tcp } from "./tcp/mod.ts";
+import { tls } from "./tls/mod.ts";
+import { unix } from "./unix/mod.ts";
 
 /** Every condition kind waitcmd knows, in the order help lists them. */
 export const registry: Registry = createRegistry([

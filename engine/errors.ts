@@ -32,3 +32,27 @@ export function errorText(e: unknown): string {
   if (e instanceof Error) return e.message;
   return String(e);
 }
+
+/**
+ * A failure no retry can fix (a job failed, a command does not exist).
+ * Thrown by a probe or a helper, it ends the run with exit 3
+ * (docs/contract.md §8); every other thrown value is a pending attempt.
+ */
+export class FatalError extends Error {
+  override name = "FatalError";
+}
+
+/**
+ * Any error as a short lower-case text for `last_error`: `connection
+ * refused`, `no such file or directory`. The OS error number is dropped and
+ * a failed name lookup reads `cannot resolve host: ...`. The one error
+ * vocabulary of every kind (docs/contract.md §8).
+ */
+export function describeError(e: unknown): string {
+  let text = errorText(e);
+  text = text.replace(/\s*\(os error \d+\)/g, "").trim();
+  if (/^failed to lookup address information/i.test(text)) {
+    text = "cannot resolve host: " + text.replace(/^failed to lookup address information:\s*/i, "");
+  }
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

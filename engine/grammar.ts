@@ -10,19 +10,21 @@
  * @module
  */
 
-import { parseDuration } from "./duration.ts";
 import { UsageError } from "./errors.ts";
+import { formatDuration, parseDuration } from "./duration.ts";
 import {
   COMMON_CONDITION_FLAGS,
   DEFAULT_OPTIONS,
+  ENV_DEFAULTS,
+  GLOBAL_ALIASES,
   GLOBAL_FLAGS,
   type RunOptions,
 } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
-import type { ConditionKind, FlagSpec, KindInput, Probe } from "./types.ts";
+import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
 
-/** One condition of a run, ready to be polled. */
+/** One condition of a run, parsed and validated; engine/prepare.ts gives it its probe. */
 export interface ConditionPlan {
   /** 1-based position on the command line. */
   readonly index: number;
@@ -30,10 +32,13 @@ export interface ConditionPlan {
   /** The kind word as typed (an alias stays an alias in the display name). */
   readonly kindWord: string;
   readonly guard: boolean;
-  /** Display name: `<kind word> <target>`, or `--label`. */
+  /** `not`: the condition holds while its probe is pending (docs/contract.md §4). */
+  readonly negate: boolean;
+  /** Display name: `[not ]<kind word> <target>`, or `--label`. */
   readonly name: string;
   readonly target: string;
-  readonly probe: Probe;
+  /** What the kind's `parse` returned, for its probe module. */
+  readonly options: unknown;
 }
 
 /** Everything a run needs. */
@@ -127,11 +132,6 @@ class Parser {
       if (tok === "--version" || tok === "-V") {
         return { type: "command", command: { type: "version" } };
       }
-      if (tok === "-q") {
-        values.set("quiet", true);
-        this.#i++;
-        continue;
-      }
       if (tok === "--") {
         // A leading separator is harmless: `waitcmd -- tcp db:5432`.
         this.#i++;
@@ -139,19 +139,32 @@ class Parser {
       }
       if (!tok.startsWith("-") || tok === "-") break;
       const { name, inline } = splitFlag(tok);
-      const spec = GLOBAL_FLAGS.find((f) => f.name === name);
+      const long = tok.startsWith("--");
+      const spec = long
+        ? GLOBAL_FLAGS.find((f) => f.name === (GLOBAL_ALIASES[name] ?? name))
+        : GLOBAL_FLAGS.find((f) => f.short === name);
       if (!spec) {
         const kindFlag = this.registry.kinds.some((k) => k.flags.some((f) => f.name === name));
         const hint = kindFlag
           ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
-          : didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`);
-        throw new UsageError("", `unknown global option --${name}${hint}`);
+          : long
+          ? didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`)
+          : `; short options are ${
+            GLOBAL_FLAGS.filter((f) => f.short).map((f) => `-${f.short}`).join(" ")
+          }`;
+        throw new UsageError("", `unknown global option ${long ? "--" : "-"}${name}${hint}`);
       }
       if (values.has(spec.name)) {
         throw new UsageError(`--${spec.name}`, "given more than once");
       }
       this.#i++;
-      values.set(spec.name, this.#flagValue(spec, inline, `--${spec.name}`, undefined));
+      const where = `--${spec.name}`;
+      values.set(
+        spec.name,
+        spec.name === "timeout"
+          ? this.#timeoutValue(inline, where)
+          : this.#flagValue(spec, inline, where, undefined),
+      );
     }
     if (this.#i >= this.argv.length) {
       throw new UsageError(
@@ -159,29 +172,75 @@ class Parser {
         "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
       );
     }
+    // Environment defaults: a flag wins; a bad value names the variable.
+    for (const [variable, flag] of Object.entries(ENV_DEFAULTS)) {
+      const raw = this.env[variable];
+      if (raw === undefined || raw === "" || values.has(flag)) continue;
+      const spec = GLOBAL_FLAGS.find((f) => f.name === flag)!;
+      values.set(
+        flag,
+        flag === "timeout"
+          ? timeoutValue(raw, variable)
+          : typedValue(spec, raw, variable, undefined),
+      );
+    }
+    const num = (flag: string) => values.get(flag) as number | undefined;
     const options: RunOptions = {
-      timeoutMs: (values.get("timeout") as number | undefined) ?? DEFAULT_OPTIONS.timeoutMs,
-      intervalMs: (values.get("interval") as number | undefined) ?? DEFAULT_OPTIONS.intervalMs,
-      attemptTimeoutMs: values.get("attempt-timeout") as number | undefined,
+      timeoutMs: num("timeout") ?? DEFAULT_OPTIONS.timeoutMs,
+      intervalMs: num("interval") ?? DEFAULT_OPTIONS.intervalMs,
+      backoff: (values.get("backoff") as RunOptions["backoff"] | undefined) ??
+        DEFAULT_OPTIONS.backoff,
+      maxIntervalMs: num("max-interval") ?? DEFAULT_OPTIONS.maxIntervalMs,
+      jitter: values.has("jitter")
+        ? parseJitter(values.get("jitter") as string)
+        : DEFAULT_OPTIONS.jitter,
+      delayMs: num("delay") ?? DEFAULT_OPTIONS.delayMs,
+      attemptTimeoutMs: num("attempt-timeout"),
       mode: (values.get("mode") as "all" | "any" | undefined) ?? DEFAULT_OPTIONS.mode,
-      successes: (values.get("successes") as number | undefined) ?? DEFAULT_OPTIONS.successes,
-      stableForMs: (values.get("stable-for") as number | undefined) ?? DEFAULT_OPTIONS.stableForMs,
+      successes: num("successes") ?? DEFAULT_OPTIONS.successes,
+      stableForMs: num("stable-for") ?? DEFAULT_OPTIONS.stableForMs,
       output: (values.get("output") as RunOptions["output"] | undefined) ?? DEFAULT_OPTIONS.output,
       quiet: values.get("quiet") === true,
       noColor: values.get("no-color") === true,
+      explain: values.get("explain") === true,
+      reportFile: values.get("report") as string | undefined,
     };
-    if (options.timeoutMs <= 0) throw new UsageError("--timeout", "must be longer than 0");
     if (options.attemptTimeoutMs !== undefined && options.attemptTimeoutMs <= 0) {
       throw new UsageError("--attempt-timeout", "must be longer than 0");
     }
+    if (options.intervalMs <= 0 && options.backoff === "exponential") {
+      throw new UsageError("--interval", "must be longer than 0 with --backoff exponential");
+    }
+    if (values.has("max-interval") && options.maxIntervalMs < options.intervalMs) {
+      throw new UsageError(
+        "--max-interval",
+        `must not be shorter than --interval (${formatDuration(options.intervalMs)}), got ${
+          formatDuration(options.maxIntervalMs)
+        }`,
+      );
+    }
+    if (values.has("max-interval") && options.backoff !== "exponential") {
+      throw new UsageError("--max-interval", "only applies with --backoff exponential");
+    }
+    if (options.reportFile === "") throw new UsageError("--report", "expected a file name");
     return { type: "options", options };
+  }
+
+  #timeoutValue(inline: string | undefined, where: string): number {
+    let raw = inline;
+    if (raw === undefined) {
+      raw = this.argv[this.#i];
+      if (raw === undefined) throw new UsageError(where, "missing value DURATION");
+      this.#i++;
+    }
+    return timeoutValue(raw, where);
   }
 
   /** True when argv[at] may start a new segment after a `--`. */
   #startsSegment(at: number): boolean {
     const w = this.argv[at];
     return w !== undefined &&
-      (w === "guard" || w === "then" || this.registry.lookup(w) !== undefined);
+      (w === "guard" || w === "not" || w === "then" || this.registry.lookup(w) !== undefined);
   }
 
   #conditions(options: RunOptions): Command {
@@ -199,12 +258,27 @@ class Parser {
         break;
       }
       let guard = false;
+      let negate = false;
       if (word === "guard") {
         guard = true;
         this.#i++;
         const next = this.argv[this.#i];
         if (next === undefined) {
           throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
+        }
+        word = next;
+      }
+      if (word === "not") {
+        negate = true;
+        this.#i++;
+        const next = this.argv[this.#i];
+        if (next === undefined || next === "not" || next === "guard" || next === "then") {
+          throw new UsageError(
+            `condition ${index}`,
+            next === "guard"
+              ? "write guard before not: -- guard not <kind> ..."
+              : "not must be followed by a condition kind: -- not <kind> <target>",
+          );
         }
         word = next;
       }
@@ -218,7 +292,7 @@ class Parser {
       this.#i++;
       const seg = this.#segment(kind, word, index);
       if (seg.type === "help") return { type: "help", topic: kind.name };
-      conditions.push(this.#build(kind, word, index, guard, seg));
+      conditions.push(this.#build(kind, word, index, guard, negate, seg));
     }
     if (conditions.every((c) => c.guard)) {
       throw new UsageError("", "nothing to wait for: every condition is a guard");
@@ -294,6 +368,12 @@ class Parser {
         target = tok;
         continue;
       }
+      if (tok === "then") {
+        fail(`unexpected argument "then"; run a command after the wait with: -- then <command>`);
+      }
+      if (tok === "guard" || tok === "not" || this.registry.lookup(tok) !== undefined) {
+        fail(`unexpected argument ${q(tok)}; separate conditions with "--": ... -- ${tok} ...`);
+      }
       if (kind.target.shape === "command") {
         fail(`unexpected argument ${q(tok)}; the command goes after "--": ${word} -- ${tok} ...`);
       }
@@ -317,60 +397,21 @@ class Parser {
     where: string,
     topic: string | undefined,
   ): FlagValue {
-    const fail = (msg: string): never => {
-      throw new UsageError(where, msg, topic);
-    };
-    if (spec.type === "boolean") {
-      if (inline === undefined) return true;
-      if (inline === "true") return true;
-      if (inline === "false") return false;
-      return fail(`expected true or false, got ${q(inline)}`);
-    }
+    if (spec.type === "boolean") return typedValue(spec, inline, where, topic);
     let raw = inline;
     if (raw === undefined) {
       raw = this.argv[this.#i];
       if (raw === undefined) {
-        return fail(`missing value${spec.placeholder ? " " + spec.placeholder : ""}`);
+        throw new UsageError(
+          where,
+          `missing value${spec.placeholder ? " " + spec.placeholder : ""}`,
+          topic,
+        );
       }
       this.#i++;
     }
     if (spec.secret) this.#secrets.push(raw);
-    switch (spec.type) {
-      case "string":
-        return raw;
-      case "enum": {
-        const values = spec.values ?? [];
-        if (!values.includes(raw)) {
-          fail(`expected one of ${values.join(", ")}, got ${q(raw)}${didYouMean(raw, values)}`);
-        }
-        return raw;
-      }
-      case "integer": {
-        const min = spec.min;
-        const max = spec.max;
-        const range = min !== undefined && max !== undefined
-          ? ` from ${min} to ${max}`
-          : min !== undefined
-          ? ` of at least ${min}`
-          : "";
-        if (!/^-?\d+$/.test(raw)) return fail(`expected a whole number${range}, got ${q(raw)}`);
-        const n = Number(raw);
-        if (
-          !Number.isSafeInteger(n) || (min !== undefined && n < min) ||
-          (max !== undefined && n > max)
-        ) {
-          return fail(`expected a whole number${range}, got ${q(raw)}`);
-        }
-        return n;
-      }
-      case "duration": {
-        const ms = parseDuration(raw);
-        if (ms === undefined) {
-          return fail(`expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`);
-        }
-        return ms;
-      }
-    }
+    return typedValue(spec, raw, where, topic);
   }
 
   #build(
@@ -378,6 +419,7 @@ class Parser {
     word: string,
     index: number,
     guard: boolean,
+    negate: boolean,
     seg: { target: string | undefined; command: string[]; flags: Map<string, FlagValue[]> },
   ): ConditionPlan {
     const where = `condition ${index} (${word})`;
@@ -409,18 +451,104 @@ class Parser {
         if (value) secrets.push(value);
       },
     };
-    const probe = kind.parse(input);
+    const parsed = kind.parse(input);
     const label = seg.flags.get("label")?.at(-1) as string | undefined;
     return {
       index,
       kind,
       kindWord: word,
       guard,
-      name: label ?? `${word} ${probe.target}`.trimEnd(),
-      target: probe.target,
-      probe,
+      negate,
+      name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
+      target: parsed.target,
+      options: parsed.options,
     };
   }
+}
+
+/**
+ * A flag's text as its declared type, range-checked; `raw` undefined means
+ * a boolean flag given bare. Throws a `UsageError` located at `where`.
+ */
+function typedValue(
+  spec: FlagSpec,
+  raw: string | undefined,
+  where: string,
+  topic: string | undefined,
+): FlagValue {
+  const fail = (msg: string): never => {
+    throw new UsageError(where, msg, topic);
+  };
+  if (spec.type === "boolean") {
+    if (raw === undefined || raw === "true") return true;
+    if (raw === "false") return false;
+    return fail(`expected true or false, got ${q(raw)}`);
+  }
+  if (raw === undefined) return fail("missing value");
+  switch (spec.type) {
+    case "string":
+      return raw;
+    case "enum": {
+      const values = spec.values ?? [];
+      // Enum values are matched case-insensitively (`--type aaaa`), then given canonically.
+      const found = values.find((v) => v.toLowerCase() === raw.toLowerCase());
+      if (found === undefined) {
+        fail(`expected one of ${values.join(", ")}, got ${q(raw)}${didYouMean(raw, values)}`);
+      }
+      return found!;
+    }
+    case "integer": {
+      const min = spec.min;
+      const max = spec.max;
+      const range = min !== undefined && max !== undefined
+        ? ` from ${min} to ${max}`
+        : min !== undefined
+        ? ` of at least ${min}`
+        : "";
+      if (!/^-?\d+$/.test(raw)) return fail(`expected a whole number${range}, got ${q(raw)}`);
+      const n = Number(raw);
+      if (
+        !Number.isSafeInteger(n) || (min !== undefined && n < min) ||
+        (max !== undefined && n > max)
+      ) {
+        return fail(`expected a whole number${range}, got ${q(raw)}`);
+      }
+      return n;
+    }
+    case "duration": {
+      const ms = parseDuration(raw);
+      if (ms === undefined) {
+        return fail(`expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`);
+      }
+      return ms;
+    }
+  }
+}
+
+/** `--timeout`'s value: a duration, or `0` / `none` for no deadline (Infinity). */
+function timeoutValue(raw: string, where: string): number {
+  if (raw.toLowerCase() === "none") return Infinity;
+  const ms = parseDuration(raw);
+  if (ms === undefined) {
+    throw new UsageError(
+      where,
+      `expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`,
+    );
+  }
+  return ms === 0 ? Infinity : ms;
+}
+
+/** `--jitter`: `20%` or `0.2`, from 0 to 100% (docs/contract.md §4). */
+export function parseJitter(raw: string): number {
+  const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(raw.trim());
+  const value = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!Number.isFinite(value) || value < 0 || value > 1) {
+    throw new UsageError(
+      "--jitter",
+      `expected a share from 0% to 100% (like 20% or 0.2), got ${q(raw)}`,
+    );
+  }
+  return value;
 }
 
 function splitFlag(tok: string): { name: string; inline: string | undefined } {

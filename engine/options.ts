@@ -12,8 +12,17 @@ export type OutputFormat = "text" | "json" | "jsonl";
 
 /** The run's settings, after validation and defaults. */
 export interface RunOptions {
+  /** `Infinity` with `--timeout 0` / `none`: no global deadline. */
   readonly timeoutMs: number;
   readonly intervalMs: number;
+  /** How pauses grow after failed attempts of a condition (docs/contract.md §4). */
+  readonly backoff: "constant" | "exponential";
+  /** Longest pause under exponential backoff. */
+  readonly maxIntervalMs: number;
+  /** Each pause is spread by up to ± this fraction (0 to 1). */
+  readonly jitter: number;
+  /** No attempt starts before this much time has passed. */
+  readonly delayMs: number;
   /** Undefined: no per-attempt limit. */
   readonly attemptTimeoutMs: number | undefined;
   readonly mode: "all" | "any";
@@ -23,12 +32,20 @@ export interface RunOptions {
   readonly quiet: boolean;
   /** `--no-color` given. */
   readonly noColor: boolean;
+  /** `--explain`: print the plan and probe nothing. */
+  readonly explain: boolean;
+  /** `--report FILE`: the JSON report is also written there. */
+  readonly reportFile: string | undefined;
 }
 
 /** Defaults of the spec (§2.3, §8). */
 export const DEFAULT_OPTIONS: RunOptions = {
   timeoutMs: 5 * 60_000,
   intervalMs: 2000,
+  backoff: "constant",
+  maxIntervalMs: 30_000,
+  jitter: 0,
+  delayMs: 0,
   attemptTimeoutMs: undefined,
   mode: "all",
   successes: 1,
@@ -36,18 +53,32 @@ export const DEFAULT_OPTIONS: RunOptions = {
   output: "text",
   quiet: false,
   noColor: false,
+  explain: false,
+  reportFile: undefined,
+};
+
+/** Global options a variable of the environment may supply (a flag wins; docs/contract.md §1). */
+export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
+  WAITCMD_TIMEOUT: "timeout",
+  WAITCMD_INTERVAL: "interval",
+  WAITCMD_ATTEMPT_TIMEOUT: "attempt-timeout",
+  WAITCMD_OUTPUT: "output",
+  WAITCMD_MODE: "mode",
 };
 
 /** Options that go before the first condition. */
 export const GLOBAL_FLAGS: readonly FlagSpec[] = [
   {
     name: "timeout",
+    short: "t",
     type: "duration",
     placeholder: "DURATION",
-    description: "Deadline for the whole run (default 5m); exit 1 when it passes",
+    description:
+      "Deadline for the whole run (default 5m; 0 or none: no deadline); exit 1 when it passes",
   },
   {
     name: "interval",
+    short: "i",
     type: "duration",
     placeholder: "DURATION",
     description: "Pause between attempts of a condition (default 2s)",
@@ -57,6 +88,31 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     type: "duration",
     placeholder: "DURATION",
     description: "Abort one attempt after this long and retry (default: no limit)",
+  },
+  {
+    name: "backoff",
+    type: "enum",
+    values: ["constant", "exponential"],
+    placeholder: "constant|exponential",
+    description: "exponential: double the pause after each failed attempt, up to --max-interval",
+  },
+  {
+    name: "max-interval",
+    type: "duration",
+    placeholder: "DURATION",
+    description: "Longest pause under exponential backoff (default 30s)",
+  },
+  {
+    name: "jitter",
+    type: "string",
+    placeholder: "PERCENT",
+    description: "Spread each pause by up to ± this much (20% or 0.2), so runs do not poll in step",
+  },
+  {
+    name: "delay",
+    type: "duration",
+    placeholder: "DURATION",
+    description: "Wait this long before the first attempts (default 0)",
   },
   {
     name: "mode",
@@ -76,17 +132,40 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     name: "stable-for",
     type: "duration",
     placeholder: "DURATION",
-    description: "How long a condition must keep succeeding before it counts (default 0)",
+    description:
+      "How long a condition must keep succeeding before it counts, sampled at least 5 times (default 0)",
   },
   {
     name: "output",
+    short: "o",
     type: "enum",
     values: ["text", "json", "jsonl"],
     placeholder: "text|json|jsonl",
     description: "text: progress on stderr (default); json: one report on stdout; jsonl: events",
   },
   {
+    name: "report",
+    type: "string",
+    placeholder: "FILE",
+    complete: "file",
+    description: "Also write the JSON report to FILE (atomically), whatever --output is",
+  },
+  {
+    name: "config",
+    short: "f",
+    type: "string",
+    placeholder: "FILE",
+    complete: "file",
+    description: "Read options and conditions from a YAML or JSON recipe (- for stdin)",
+  },
+  {
+    name: "explain",
+    type: "boolean",
+    description: "Validate and print the plan (--dry-run); probe nothing, exit 0",
+  },
+  {
     name: "quiet",
+    short: "q",
     type: "boolean",
     description: "Print only the final summary line",
   },
@@ -96,6 +175,9 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     description: "Never colour the output (NO_COLOR is honoured too)",
   },
 ];
+
+/** Other spellings of global options. */
+export const GLOBAL_ALIASES: Readonly<Record<string, string>> = { "dry-run": "explain" };
 
 /** Flags that every condition accepts, whatever its kind. */
 export const COMMON_CONDITION_FLAGS: readonly FlagSpec[] = [

@@ -19,10 +19,12 @@ export interface Registry {
 /** Words the grammar reserves; no kind may be named like them. */
 export const RESERVED_WORDS: readonly string[] = [
   "guard",
+  "not",
   "then",
   "help",
   "completions",
   "version",
+  "doctor",
 ];
 
 /**

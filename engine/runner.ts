@@ -9,7 +9,10 @@
 import type { Clock } from "./clock.ts";
 import { formatDuration } from "./duration.ts";
 import { errorText } from "./errors.ts";
+import { resultOf } from "./settle.ts";
 import type { ConditionPlan, Plan } from "./grammar.ts";
+import type { RunOptions } from "./options.ts";
+import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
 import type { ProbeResult } from "./types.ts";
 
 /** How a run ended. */
@@ -88,7 +91,30 @@ export interface RunContext {
   readonly onEvent?: (event: RunEvent) => void;
   /** How long to let aborted attempts clean up (kill children) before reporting. Default 3s. */
   readonly graceMs?: number;
+  /** Source of `--jitter`'s randomness, in [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
 }
+
+/**
+ * The pause before a condition's next attempt (docs/contract.md §4):
+ * `--interval`, doubled per consecutive failure under exponential backoff up
+ * to `--max-interval`, then spread by ± `--jitter` with `random()` in [0, 1).
+ */
+export function pauseMs(
+  opts: Pick<RunOptions, "intervalMs" | "backoff" | "maxIntervalMs" | "jitter">,
+  failures: number,
+  random: () => number,
+): number {
+  let base = opts.intervalMs;
+  if (opts.backoff === "exponential" && failures > 1) {
+    base = Math.min(opts.intervalMs * 2 ** Math.min(failures - 1, 52), opts.maxIntervalMs);
+  }
+  if (opts.jitter === 0) return base;
+  return Math.max(0, base * (1 + opts.jitter * (2 * random() - 1)));
+}
+
+/** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
+export const STABLE_SAMPLES = 5;
 
 class ConditionState {
   attempts = 0;
@@ -98,6 +124,8 @@ class ConditionState {
   fatal = false;
   streak = 0;
   streakStart = 0;
+  /** Consecutive failed attempts, for exponential backoff. */
+  failures = 0;
   satisfiedAt: number | null = null;
   notices = new Set<string>();
 }
@@ -133,7 +161,7 @@ class Waker {
 }
 
 /** Runs the plan to its end and returns the report. Never throws for a target's failure. */
-export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
+export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const { clock, onEvent = () => {} } = ctx;
   const opts = plan.options;
   const start = clock.now();
@@ -163,7 +191,20 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
   const onCancel = () => finish("cancelled");
   if (ctx.signal?.aborted) onCancel();
   ctx.signal?.addEventListener("abort", onCancel, { once: true });
-  const deadline = clock.sleep(opts.timeoutMs, runCtl.signal).then(() => finish("timeout"));
+  // `--timeout 0`/`none`: no deadline; the run ends on a verdict or a signal.
+  const deadline = Number.isFinite(opts.timeoutMs)
+    ? clock.sleep(opts.timeoutMs, runCtl.signal).then(() => finish("timeout"))
+    : Promise.resolve();
+  const random = ctx.random ?? Math.random;
+
+  const emitAttempt = (
+    condition: ConditionPlan,
+    attempt: number,
+    result: ProbeResult,
+    elapsedMs: number,
+    decisive: boolean,
+    streak: Streak | undefined,
+  ) => emit({ type: "attempt", condition, attempt, result, elapsedMs, decisive, streak });
 
   const checkDone = (index: number) => {
     const wanted = plan.conditions.filter((c) => !c.guard);
@@ -173,7 +214,7 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
 
   /** One attempt; undefined when the run ended while it was under way. */
   const attemptOnce = async (
-    c: ConditionPlan,
+    c: ReadyCondition,
     attempt: number,
   ): Promise<ProbeResult | undefined> => {
     const ctl = new AbortController();
@@ -192,10 +233,10 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
       if (ctl.signal.aborted) resolve("aborted");
       ctl.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
     });
-    // A probe that throws has a bug; the run goes on and the message is shown.
+    // Probes settle their own errors (docs/contract.md §8); this is the backstop for a bug.
     const probing: Promise<ProbeResult> = Promise.resolve()
       .then(() => c.probe.check({ signal: ctl.signal, attempt }))
-      .catch((e: unknown): ProbeResult => ({ status: "pending", error: errorText(e) }));
+      .catch((e: unknown) => resultOf(e));
     inflight.add(probing);
     probing.finally(() => inflight.delete(probing));
     try {
@@ -214,7 +255,7 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
     }
   };
 
-  const poll = async (c: ConditionPlan, s: ConditionState) => {
+  const poll = async (c: ReadyCondition, s: ConditionState) => {
     const waker = new Waker();
     const condCtl = new AbortController();
     const stopWatch = () => condCtl.abort();
@@ -246,6 +287,8 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
       })());
     }
     try {
+      // `--delay`: no attempt starts before it ends, watcher-triggered or not.
+      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, runCtl.signal);
       while (!runCtl.signal.aborted) {
         waker.clear();
         const attempt = ++s.attempts;
@@ -257,19 +300,12 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
           break;
         }
         const now = elapsed();
-        let waitMs = opts.intervalMs;
+        s.failures = result.status === "pending" ? s.failures + 1 : 0;
+        let waitMs = pauseMs(opts, s.failures, random);
         if (result.status === "fatal") {
           s.lastError = result.error;
           s.fatal = true;
-          emit({
-            type: "attempt",
-            condition: c,
-            attempt,
-            result,
-            elapsedMs: now,
-            decisive: false,
-            streak: undefined,
-          });
+          emitAttempt(c, attempt, result, now, false, undefined);
           finish("fatal", c.index);
           break;
         }
@@ -279,41 +315,17 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
             s.fatal = true;
             s.detail = result.detail;
             s.satisfiedAt = now;
-            emit({
-              type: "attempt",
-              condition: c,
-              attempt,
-              result,
-              elapsedMs: now,
-              decisive: true,
-              streak: undefined,
-            });
+            emitAttempt(c, attempt, result, now, true, undefined);
             emit({ type: "guard", condition: c, detail: result.detail, elapsedMs: now });
             finish("fatal", c.index);
             break;
           }
           s.lastError = result.error;
-          emit({
-            type: "attempt",
-            condition: c,
-            attempt,
-            result,
-            elapsedMs: now,
-            decisive: false,
-            streak: undefined,
-          });
+          emitAttempt(c, attempt, result, now, false, undefined);
         } else if (result.status === "pending") {
           s.streak = 0;
           s.lastError = result.error;
-          emit({
-            type: "attempt",
-            condition: c,
-            attempt,
-            result,
-            elapsedMs: now,
-            decisive: false,
-            streak: undefined,
-          });
+          emitAttempt(c, attempt, result, now, false, undefined);
         } else {
           if (s.streak === 0) s.streakStart = now;
           s.streak++;
@@ -322,15 +334,7 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
           if (s.streak >= opts.successes && stableMs >= opts.stableForMs) {
             s.satisfied = true;
             s.satisfiedAt = now;
-            emit({
-              type: "attempt",
-              condition: c,
-              attempt,
-              result,
-              elapsedMs: now,
-              decisive: true,
-              streak: undefined,
-            });
+            emitAttempt(c, attempt, result, now, true, undefined);
             emit({ type: "satisfied", condition: c, elapsedMs: now });
             checkDone(c.index);
             break;
@@ -341,17 +345,17 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
             stableMs,
             requiredMs: opts.stableForMs,
           };
-          emit({
-            type: "attempt",
-            condition: c,
-            attempt,
-            result,
-            elapsedMs: now,
-            decisive: false,
-            streak,
-          });
-          // Do not oversleep the moment the streak becomes old enough.
-          if (opts.stableForMs > stableMs) waitMs = Math.min(waitMs, opts.stableForMs - stableMs);
+          emitAttempt(c, attempt, result, now, false, streak);
+          // Sample densely inside the stability window (at least STABLE_SAMPLES attempts
+          // across it), so a target that flaps between two samples cannot pass unseen,
+          // and do not oversleep the moment the streak becomes old enough (docs §4).
+          if (opts.stableForMs > stableMs) {
+            waitMs = Math.min(
+              waitMs,
+              Math.max(1, opts.stableForMs / STABLE_SAMPLES),
+              opts.stableForMs - stableMs,
+            );
+          }
         }
         await waker.sleep(clock, waitMs, runCtl.signal);
       }
@@ -365,17 +369,18 @@ export async function run(plan: Plan, ctx: RunContext): Promise<Report> {
   await deadline;
   ctx.signal?.removeEventListener("abort", onCancel);
 
-  // Aborted attempts get a bounded grace period to clean up (kill exec children).
-  if (inflight.size > 0) {
-    const graceCtl = new AbortController();
-    await Promise.race([
-      Promise.allSettled([...inflight]),
-      clock.sleep(ctx.graceMs ?? 3000, graceCtl.signal),
-    ]);
-    graceCtl.abort();
-  }
-  await Promise.allSettled(watchers);
-  await Promise.allSettled(plan.conditions.map(async (c) => await c.probe.close?.()));
+  // Aborted attempts settle at once (docs/contract.md §8); closing the probes (killing exec
+  // children, closing clients) gets a bounded grace period, so no probe can hold the exit.
+  const graceCtl = new AbortController();
+  await Promise.race([
+    Promise.allSettled([
+      ...inflight,
+      ...watchers,
+      ...plan.conditions.map(async (c) => await c.probe.close?.()),
+    ]),
+    clock.sleep(ctx.graceMs ?? 3000, graceCtl.signal),
+  ]);
+  graceCtl.abort();
 
   const o = outcome ?? { status: "cancelled" as const, at: elapsed() };
   const reason = ctx.signal?.reason;

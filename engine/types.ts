@@ -2,12 +2,15 @@
  * The contract between the engine and the condition kinds.
  *
  * A kind is one object (`ConditionKind`) that declares its target shape and
- * flags, and turns a parsed command-line segment into a `Probe`. The engine
+ * flags and turns a command-line segment into plain options; its probe module,
+ * loaded only when it runs, turns the options into a `Probe`. The engine
  * owns everything generic (grammar, typed flag values, timeouts, streaks,
  * output); a kind owns only what its condition means.
  *
  * @module
  */
+
+import type { Clock } from "./clock.ts";
 
 /** What one attempt found. A target that is down is data, not an exception. */
 export type ProbeResult =
@@ -38,23 +41,37 @@ export interface WatchContext {
 }
 
 /**
- * A ready-to-run check produced by `ConditionKind.parse`. It may keep state
- * between attempts (a log reader's offset); one probe serves one condition of
- * one run.
+ * A ready-to-run check, made by a kind's probe module from the options its
+ * `parse` returned. It may keep state between attempts (a log reader's
+ * offset); one probe serves one condition of one run.
+ *
+ * Error rule (docs/contract.md §8): `check` returns a `ProbeResult` for
+ * everything the target does. What it throws is reported by the engine as
+ * well: a `FatalError` (engine/errors.ts) ends the run with exit 3, any other
+ * thrown value is a pending attempt whose `last_error` is the error's text.
  */
 export interface Probe {
-  /** The target as shown in the condition's display name (secrets already removed). */
-  readonly target: string;
-  /** One attempt. Honours `ctx.signal`; throws only on bugs. */
+  /** One attempt. Honours `ctx.signal`. */
   check(ctx: AttemptContext): Promise<ProbeResult>;
   /**
    * Optional change notifications: each yielded value asks the runner for an
    * attempt now instead of after the interval (event-driven waiting).
    */
   watch?(ctx: WatchContext): AsyncIterable<unknown>;
-  /** Releases what the probe holds across attempts (open files, clients). */
+  /** Releases what the probe holds across attempts (open files, clients). Idempotent. */
   close?(): void | Promise<void>;
 }
+
+/** What a probe module gets besides its options: the run's clock and environment. */
+export interface ProbeEnv {
+  /** The engine's clock; kinds never read time or sleep on their own. */
+  readonly clock: Clock;
+  /** The process environment, for documented fallbacks read at run time. */
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/** A kind's probe module: `conditions/<kind>/probe.ts` exports one as `create`. */
+export type ProbeFactory<O> = (options: O, env: ProbeEnv) => Probe;
 
 /** How a flag's value is typed; the engine validates it before `parse` sees it. */
 export type FlagType = "boolean" | "string" | "integer" | "duration" | "enum";
@@ -63,6 +80,8 @@ export type FlagType = "boolean" | "string" | "integer" | "duration" | "enum";
 export interface FlagSpec {
   /** Name without the leading `--`. */
   readonly name: string;
+  /** One-letter form, written `-x` (global options only). */
+  readonly short?: string;
   readonly type: FlagType;
   /** One line for help. */
   readonly description: string;
@@ -132,8 +151,23 @@ export interface KindInput {
   secret(value: string): void;
 }
 
-/** A condition kind: its declaration and its parser. See conditions/mod.ts for the registry. */
-export interface ConditionKind {
+/** What a kind's `parse` returns: the display target and plain typed options. */
+export interface Parsed<O> {
+  /** The target as shown in the condition's display name (secrets already removed). */
+  readonly target: string;
+  /** Everything the probe needs, validated; plain data (no I/O handles, no closures). */
+  readonly options: O;
+}
+
+/** Raises a usage error at a condition's flag (or its target when `flag` is undefined). */
+export type Fail = (flag: string | undefined, message: string) => never;
+
+/**
+ * A condition kind: its declaration (conditions/<kind>/mod.ts). The registry
+ * (conditions/mod.ts) lists them; the probe module is loaded only when a
+ * condition of the kind runs.
+ */
+export interface ConditionKind<O = unknown> {
   readonly name: string;
   readonly aliases: readonly string[];
   /** One line for `waitcmd --help`. */
@@ -143,6 +177,27 @@ export interface ConditionKind {
   readonly target: TargetSpec;
   readonly flags: readonly FlagSpec[];
   readonly examples: readonly Example[];
-  /** Validates everything (no I/O) and returns the probe; throws via `input.fail`. */
-  parse(input: KindInput): Probe;
+  /** Validates everything it can without I/O, synchronously; fails via `input.fail`. */
+  parse(input: KindInput): Parsed<O>;
+  /**
+   * Validation that needs a library (a JSONPath grammar), run after every
+   * condition parsed and before the first probe; fails via `fail` (exit 2).
+   */
+  validate?(options: O, fail: Fail): Promise<void>;
+  /** Loads the probe module: a literal `import("./probe.ts")`, so `deno compile` embeds it. */
+  load(): Promise<ProbeFactory<O>>;
+  /**
+   * For `waitcmd doctor`: undefined when the kind can work on this machine,
+   * else the reason (no Docker socket, no kubeconfig). Absent: nothing to check.
+   */
+  doctor?(env: Readonly<Record<string, string>>): Promise<string | undefined>;
+}
+
+/**
+ * Declares a kind. The registry holds kinds of different option types side
+ * by side; each kind's options only ever flow from its own `parse` to its
+ * own probe, which this erasure keeps true by construction.
+ */
+export function defineKind<O>(kind: ConditionKind<O>): ConditionKind {
+  return kind as unknown as ConditionKind;
 }

@@ -11,13 +11,17 @@ import type { ConditionKind, FlagSpec } from "../engine/types.ts";
 
 function flagRows(flags: readonly FlagSpec[]): string[] {
   const left = flags.map((f) =>
-    `--${f.name}${f.type === "boolean" ? "" : " " + (f.placeholder ?? "VALUE")}`
+    `${f.short ? `-${f.short}, ` : ""}--${f.name}${
+      f.type === "boolean" ? "" : " " + (f.placeholder ?? "VALUE")
+    }`
   );
   const width = Math.max(...left.map((l) => l.length));
   return flags.map((f, i) => {
     const extra = [
       f.repeatable ? "repeatable" : "",
-      f.type === "enum" && f.values && !f.placeholder ? f.values.join("|") : "",
+      f.type === "enum" && f.values && !f.values.every((v) => f.placeholder?.includes(v))
+        ? f.values.join("|")
+        : "",
     ].filter(Boolean);
     return `  ${left[i]!.padEnd(width)}  ${f.description}${
       extra.length ? ` (${extra.join("; ")})` : ""
@@ -36,8 +40,10 @@ export function mainHelp(registry: Registry): string {
     "waitcmd - wait until conditions hold, then let the next step go on",
     "",
     "Usage:",
-    "  waitcmd [global options] [guard] <kind> [target] [flags]",
-    "          [-- [guard] <kind> [target] [flags]]... [-- then <command> [args...]]",
+    "  waitcmd [global options] [guard] [not] <kind> [target] [flags]",
+    "          [-- [guard] [not] <kind> [target] [flags]]... [-- then <command> [args...]]",
+    "  waitcmd -f recipe.yaml [global options] [-- more conditions]",
+    "  waitcmd doctor [-o json] [--require KIND]",
     "",
     "Condition kinds:",
     ...kinds,
@@ -49,9 +55,13 @@ export function mainHelp(registry: Registry): string {
     ...flagRows(COMMON_CONDITION_FLAGS),
     "",
     "Combining:",
-    "  --                 separates conditions (only before a kind word, guard or then)",
+    "  --                 separates conditions (only before a kind word, guard, not or then)",
     "  guard <kind> ...   exits 3 as soon as this condition holds (e.g. a fatal error line)",
+    "  not <kind> ...     holds while the condition does not: a port closed, a file gone",
     "  -- then CMD ARGS   runs CMD once the wait succeeds and exits with its code",
+    "",
+    "Environment (a flag wins): WAITCMD_TIMEOUT, WAITCMD_INTERVAL, WAITCMD_ATTEMPT_TIMEOUT,",
+    "  WAITCMD_OUTPUT, WAITCMD_MODE; NO_COLOR.",
     "",
     "Durations: 500ms, 30s, 2m, 6h, 30d, 1h30m; a bare number is seconds.",
     "",
@@ -60,13 +70,13 @@ export function mainHelp(registry: Registry): string {
     "  1    timed out",
     "  2    usage error (nothing was probed)",
     "  3    fatal: a guard matched, a job failed, a command does not exist",
-    "  130  cancelled by SIGINT;  143  cancelled by SIGTERM",
+    "  129  cancelled by SIGHUP;  130  by SIGINT;  143  by SIGTERM",
     "",
     "Examples:",
     ...registry.kinds.slice(0, 4).map((k) => `  waitcmd ${k.examples[0]?.args ?? k.name}`),
     "  waitcmd <condition> -- guard <condition> -- then ./start.sh",
     "",
-    "More: waitcmd help <kind>; waitcmd completions bash|zsh|fish; waitcmd --version",
+    "More: waitcmd help <kind>; waitcmd doctor; waitcmd completions bash|zsh|fish; waitcmd -V",
     "",
   ].join("\n");
 }

@@ -28,11 +28,14 @@ export interface JsonReport {
   status: string;
   elapsed_seconds: number;
   mode: string;
-  timeout_seconds: number;
+  /** null: no deadline (`--timeout 0` / `none`). */
+  timeout_seconds: number | null;
   conditions: JsonCondition[];
 }
 
 const seconds = (ms: number): number => Math.round(ms) / 1000;
+/** Seconds of a limit that may be absent (Infinity: none). */
+const limitSeconds = (ms: number): number | null => Number.isFinite(ms) ? seconds(ms) : null;
 
 /** The report as the JSON document of spec §2.2 (secrets removed). */
 export function jsonReport(report: Report, redact: Redact): JsonReport {
@@ -40,7 +43,7 @@ export function jsonReport(report: Report, redact: Redact): JsonReport {
     status: report.status,
     elapsed_seconds: seconds(report.elapsedMs),
     mode: report.mode,
-    timeout_seconds: seconds(report.timeoutMs),
+    timeout_seconds: limitSeconds(report.timeoutMs),
     conditions: report.conditions.map((c) => ({
       name: c.name,
       kind: c.kind,
@@ -76,8 +79,12 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
           guard: c.guard,
         })),
         options: {
-          timeout_seconds: seconds(o.timeoutMs),
+          timeout_seconds: limitSeconds(o.timeoutMs),
           interval_seconds: seconds(o.intervalMs),
+          backoff: o.backoff,
+          max_interval_seconds: seconds(o.maxIntervalMs),
+          jitter: o.jitter,
+          delay_seconds: seconds(o.delayMs),
           attempt_timeout_seconds: o.attemptTimeoutMs === undefined
             ? null
             : seconds(o.attemptTimeoutMs),

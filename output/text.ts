@@ -36,9 +36,14 @@ export function headerLine(plan: Plan): string {
   const o = plan.options;
   const n = plan.conditions.length;
   const parts = [
-    `timeout ${formatDuration(o.timeoutMs)}`,
+    Number.isFinite(o.timeoutMs) ? `timeout ${formatDuration(o.timeoutMs)}` : "no timeout",
     `interval ${formatDuration(o.intervalMs)}`,
   ];
+  if (o.backoff === "exponential") {
+    parts.push(`exponential backoff to ${formatDuration(o.maxIntervalMs)}`);
+  }
+  if (o.jitter > 0) parts.push(`jitter ${Math.round(o.jitter * 100)}%`);
+  if (o.delayMs > 0) parts.push(`delay ${formatDuration(o.delayMs)}`);
   if (o.mode === "any") parts.push("mode any");
   if (o.successes > 1) parts.push(`${o.successes} successes`);
   if (o.stableForMs > 0) parts.push(`stable for ${formatDuration(o.stableForMs)}`);

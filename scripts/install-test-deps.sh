@@ -39,7 +39,8 @@ fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
-  if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+  status=$(dpkg -s "$p" 2>/dev/null || true)
+  if ! grep -q '^Status: install ok installed' <<<"$status"; then
     missing+=("$p")
   fi
 done

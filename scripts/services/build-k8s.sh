@@ -32,10 +32,18 @@ cache="${WAITCMD_CACHE:-${HOME:-/tmp}/.cache/waitcmd}"
 out="$cache/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
 bin="$out/bin"
 
+# Versions are read into a variable before grep: `cmd | grep -q` under pipefail fails at random
+# when grep exits at the first match and cmd dies of SIGPIPE writing its next line.
+reports() { # reports BINARY PATTERN: BINARY --version prints a line matching PATTERN
+  local v
+  v=$("$1" --version 2>/dev/null) || return 1
+  grep -q -- "$2" <<<"$v"
+}
+
 have_bins() {
   [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ] &&
-    "$bin/kube-apiserver" --version 2>/dev/null | grep -qx "Kubernetes $K8S_VERSION" &&
-    "$bin/etcd" --version 2>/dev/null | grep -q "etcd Version: ${ETCD_VERSION#v}"
+    reports "$bin/kube-apiserver" "^Kubernetes $K8S_VERSION\$" &&
+    reports "$bin/etcd" "etcd Version: ${ETCD_VERSION#v}"
 }
 
 if [ "${WAITCMD_K8S_REBUILD:-}" != "1" ] && have_bins; then
@@ -92,9 +100,9 @@ nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp/kube-apiserver" \
   die "go build of kube-apiserver $K8S_VERSION failed (see above)"
 log "kube-apiserver built in $(($(date +%s) - start2)) s"
 
-"$tmp/kube-apiserver" --version | grep -qx "Kubernetes $K8S_VERSION" ||
+reports "$tmp/kube-apiserver" "^Kubernetes $K8S_VERSION\$" ||
   die "built kube-apiserver does not report $K8S_VERSION: $("$tmp/kube-apiserver" --version 2>&1)"
-"$tmp/etcd" --version | grep -q "etcd Version: ${ETCD_VERSION#v}" ||
+reports "$tmp/etcd" "etcd Version: ${ETCD_VERSION#v}" ||
   die "built etcd does not report $ETCD_VERSION: $("$tmp/etcd" --version 2>&1)"
 
 mkdir -p "$bin"

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { assertReportSchema } from "../_schema.ts";
 import { repoRoot } from "../services/_util.ts";
 
 /** Path of the from-source launcher. */
@@ -71,6 +72,10 @@ export async function runCli(args: string[], opts: CliOptions = {}): Promise<Cli
     json = JSON.parse(stdout);
   } catch {
     json = undefined;
+  }
+  // Every report a test reads must match the published schema (docs/report.schema.json).
+  if (json !== undefined && typeof json === "object" && json !== null && "status" in json) {
+    await assertReportSchema(json);
   }
   return { code: out.code, stdout, stderr, json };
 }

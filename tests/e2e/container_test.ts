@@ -6,8 +6,14 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { requireService } from "../services/_util.ts";
-import { type DockerEngine, startDocker, writeBusyboxCompose } from "../services/docker.ts";
+import { ignoreWithout } from "../_kit.ts";
+import {
+  COMPOSE_BIN,
+  DOCKER_CLI,
+  DOCKERD_BIN,
+  startDocker,
+  writeBusyboxCompose,
+} from "../services/docker.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -22,18 +28,21 @@ const EVENTS_ONLY = ["--timeout", "10s", "--interval", "30s"];
 const SETTLE_MS = 1500;
 const NO_HEALTHCHECK = "waitcmd-test:nohc";
 
+/** Why the suite cannot start a dockerd here, or undefined when it can. */
+let whyMissing: string | undefined;
+for (const bin of [DOCKERD_BIN, DOCKER_CLI, COMPOSE_BIN]) {
+  if (!(await Deno.stat(bin).then(() => true, () => false))) {
+    whyMissing ??= `${bin} is not installed`;
+  }
+}
+
 Deno.test({
   name: "container against a real Docker Engine",
+  ignore: ignoreWithout("dockerd", whyMissing),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    let d: DockerEngine;
-    try {
-      d = await startDocker();
-    } catch (e) {
-      requireService("dockerd", e instanceof Error ? e.message : String(e));
-      return;
-    }
+    const d = await startDocker();
     const env = { DOCKER_HOST: d.host };
     const health = (name: string) => d.docker(["inspect", "-f", "{{.State.Health.Status}}", name]);
     try {

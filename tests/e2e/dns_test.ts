@@ -6,7 +6,7 @@
  */
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { requireService } from "../services/_util.ts";
+import { ignoreWithout } from "../_kit.ts";
 import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
 import { type Dnsmasq, DNSMASQ_BIN, startDnsmasq } from "../services/dnsmasq.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
@@ -15,17 +15,20 @@ const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
-async function dnsmasqAvailable(): Promise<boolean> {
-  try {
-    await Deno.stat(DNSMASQ_BIN);
-    return true;
-  } catch {
-    return requireService("dnsmasq", `${DNSMASQ_BIN} not found (run scripts/install-test-deps.sh)`);
-  }
-}
+/** Why dnsmasq cannot be had, or undefined. */
+const dnsmasqMissing = await Deno.stat(DNSMASQ_BIN).then(
+  () => undefined,
+  () => `${DNSMASQ_BIN} not found (run scripts/install-test-deps.sh)`,
+);
 
-Deno.test("dns kind against dnsmasq over the wire", opts, async (t) => {
-  if (!(await dnsmasqAvailable())) return;
+Deno.test({
+  name: "dns kind against dnsmasq over the wire",
+  ignore: ignoreWithout("dnsmasq", dnsmasqMissing),
+  ...opts,
+  fn: dnsmasqTests,
+});
+
+async function dnsmasqTests(t: Deno.TestContext) {
   const d: Dnsmasq = await startDnsmasq({
     a: { "app.test": "10.1.2.3", "multi.test": ["10.0.0.5", "10.0.0.6"], "six.test": "fd00::5" },
     cname: { "www.test": "app.test" },
@@ -192,7 +195,7 @@ Deno.test("dns kind against dnsmasq over the wire", opts, async (t) => {
   } finally {
     await d.stop();
   }
-});
+}
 
 Deno.test("dns kind against the fake server: truncation, errors and silence", opts, async (t) => {
   const f: DnsFake = await startDnsFake({ flakyFailures: 3 });

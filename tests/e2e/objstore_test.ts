@@ -5,8 +5,9 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { requireService } from "../services/_util.ts";
-import { type S3Env, startS3 } from "../services/s3.ts";
+import { ignoreWithout } from "../_kit.ts";
+import { ServiceUnavailableError } from "../services/_util.ts";
+import { buildVersitygw, type S3Env, startS3 } from "../services/s3.ts";
 import { startSilentTcp } from "../services/sshd.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 import { runLate } from "./_late.ts";
@@ -43,18 +44,22 @@ const CLEAN: Record<string, string> = {
   CLOUD_REGION: "",
 };
 
+/** Why the suite cannot build versitygw here, or undefined when it can. */
+let whyMissing: string | undefined;
+try {
+  await buildVersitygw();
+} catch (e) {
+  if (!(e instanceof ServiceUnavailableError)) throw e;
+  whyMissing = e.message;
+}
+
 Deno.test({
   name: "objstore against a real S3 server (versitygw)",
+  ignore: ignoreWithout("versitygw", whyMissing),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    let s3: S3Env;
-    try {
-      s3 = await startS3();
-    } catch (e) {
-      requireService("versitygw", e instanceof Error ? e.message : String(e));
-      return;
-    }
+    const s3: S3Env = await startS3();
     /** Credentials and endpoint through the CLOUD_* variables. */
     const env = {
       ...CLEAN,

@@ -9,8 +9,9 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { freePort, requireService } from "../services/_util.ts";
-import { type KubeEnv, type KubeObject, startKube } from "../services/kube.ts";
+import { ignoreWithout } from "../_kit.ts";
+import { freePort, ServiceUnavailableError } from "../services/_util.ts";
+import { buildKube, type KubeEnv, type KubeObject, startKube } from "../services/kube.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 import { runLate } from "./_late.ts";
 
@@ -94,18 +95,22 @@ function kubeconfigWith(
   ].join("\n");
 }
 
+/** Why the suite cannot build kube-apiserver and etcd here, or undefined when it can. */
+let whyMissing: string | undefined;
+try {
+  await buildKube();
+} catch (e) {
+  if (!(e instanceof ServiceUnavailableError)) throw e;
+  whyMissing = e.message;
+}
+
 Deno.test({
   name: "orch against a real kube-apiserver",
+  ignore: ignoreWithout("kube-apiserver", whyMissing),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    let kube: KubeEnv;
-    try {
-      kube = await startKube();
-    } catch (e) {
-      requireService("kube-apiserver", e instanceof Error ? e.message : String(e));
-      return;
-    }
+    const kube: KubeEnv = await startKube();
     const env = { KUBECONFIG: kube.kubeconfig };
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-orch-e2e-" });
     const nsPath = (plural: string, group = "") =>

@@ -1,6 +1,17 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { freePort } from "../services/_util.ts";
+import { ignoreWithout } from "../_kit.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+/** Why there is no IPv6 loopback, or undefined. */
+const noIpv6 = (() => {
+  try {
+    Deno.listen({ hostname: "::1", port: 0 }).close();
+    return undefined;
+  } catch (e) {
+    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
+  }
+})();
 
 function listenMany(n: number): { ports: number[]; close(): void } {
   const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
@@ -70,6 +81,29 @@ Deno.test("ports --any is satisfied by one open port of a range", async () => {
   } finally {
     s.close();
   }
+});
+
+Deno.test({
+  name: "ports localhost counts a port listening on ::1 only as open",
+  ignore: ignoreWithout("an IPv6 loopback", noIpv6),
+  fn: async () => {
+    const ls = [0, 0].map(() => Deno.listen({ hostname: "::1", port: 0 }));
+    const ports = ls.map((l) => (l.addr as Deno.NetAddr).port);
+    try {
+      const r = await runJson([
+        "--timeout",
+        "5s",
+        "ports",
+        "localhost",
+        "--range",
+        ports.join(","),
+      ]);
+      assertEquals(r.code, 0, r.stdout);
+      assertStringIncludes(r.json.conditions[0]!.detail, "all 2 ports open");
+    } finally {
+      ls.forEach((l) => l.close());
+    }
+  },
 });
 
 Deno.test("ports scans a large range concurrently", async () => {

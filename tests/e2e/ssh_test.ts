@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { requireService } from "../services/_util.ts";
+import { ignoreWithout } from "../_kit.ts";
 import { type Sshd, SSHD_BIN, startSilentTcp, startSshd } from "../services/sshd.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
@@ -18,9 +18,9 @@ function assertNoSecret(r: { stdout: string; stderr: string }, secret: string) {
   assert(!r.stderr.includes(secret), `password leaked on stderr:\n${r.stderr}`);
 }
 
-/** A TCP server on 127.0.0.1 that sends `greeting` to every client, then closes. */
-function startGreeter(greeting: string): { port: number; stop(): void } {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+/** A TCP server on `hostname` that sends `greeting` to every client, then closes. */
+function startGreeter(greeting: string, hostname = "127.0.0.1"): { port: number; stop(): void } {
+  const l = Deno.listen({ hostname, port: 0 });
   (async () => {
     for await (const conn of l) {
       conn.write(new TextEncoder().encode(greeting)).catch(() => {}).finally(() => {
@@ -37,17 +37,70 @@ function startGreeter(greeting: string): { port: number; stop(): void } {
   return { port: (l.addr as Deno.NetAddr).port, stop: () => l.close() };
 }
 
-async function sshdAvailable(): Promise<boolean> {
+/** Why sshd cannot be had, or undefined. */
+const sshdMissing = await Deno.stat(SSHD_BIN).then(
+  () => undefined,
+  () => `${SSHD_BIN} not found (run scripts/install-test-deps.sh)`,
+);
+
+/** Why there is no IPv6 loopback, or undefined. */
+const noIpv6 = (() => {
   try {
-    await Deno.stat(SSHD_BIN);
-    return true;
-  } catch {
-    return requireService("sshd", `${SSHD_BIN} not found (run scripts/install-test-deps.sh)`);
+    Deno.listen({ hostname: "::1", port: 0 }).close();
+    return undefined;
+  } catch (e) {
+    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
   }
+})();
+
+/** Forwards every connection to [::1]:port to 127.0.0.1:`to`. */
+function startV6Forwarder(to: number): { port: number; stop(): void } {
+  const l = Deno.listen({ hostname: "::1", port: 0 });
+  const conns = new Set<Deno.Conn>();
+  (async () => {
+    for await (const inbound of l) {
+      conns.add(inbound);
+      Deno.connect({ hostname: "127.0.0.1", port: to }).then((outbound) => {
+        conns.add(outbound);
+        const close = () => {
+          for (const c of [inbound, outbound]) {
+            try {
+              c.close();
+            } catch {
+              // already closed
+            }
+          }
+        };
+        Promise.allSettled([
+          inbound.readable.pipeTo(outbound.writable, { preventClose: true }),
+          outbound.readable.pipeTo(inbound.writable, { preventClose: true }),
+        ]).finally(close);
+      }).catch(() => inbound.close());
+    }
+  })().catch(() => {});
+  return {
+    port: (l.addr as Deno.NetAddr).port,
+    stop: () => {
+      l.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch {
+          // already closed
+        }
+      }
+    },
+  };
 }
 
-Deno.test("ssh kind against a real OpenSSH server", opts, async (t) => {
-  if (!(await sshdAvailable())) return;
+Deno.test({
+  name: "ssh kind against a real OpenSSH server",
+  ignore: ignoreWithout("sshd", sshdMissing),
+  ...opts,
+  fn: sshdTests,
+});
+
+async function sshdTests(t: Deno.TestContext) {
   const sshd: Sshd = await startSshd();
   const target = `127.0.0.1:${sshd.port}`;
   try {
@@ -247,9 +300,69 @@ Deno.test("ssh kind against a real OpenSSH server", opts, async (t) => {
         `cannot read --password-file ${missing}: no such file or directory`,
       );
     });
+
+    await t.step("--password-file /dev/zero fails each attempt at once, past the cap", async () => {
+      const started = performance.now();
+      const r = await runJson([
+        "--timeout",
+        "1s",
+        "--interval",
+        "200ms",
+        "ssh",
+        target,
+        "--user",
+        "waittest",
+        "--password-file",
+        "/dev/zero",
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(
+        r.json.conditions[0]!.last_error,
+        "cannot read --password-file /dev/zero: larger than 4 MiB",
+      );
+      assert(r.json.conditions[0]!.attempts >= 2, "each attempt ends quickly");
+      assert(performance.now() - started < 8000, "the run ends at its timeout");
+    });
+
+    await t.step({
+      name: "localhost reaches a server listening on ::1 only (key exchange)",
+      ignore: ignoreWithout("an IPv6 loopback", noIpv6),
+      fn: async () => {
+        const v6 = startV6Forwarder(sshd.port);
+        try {
+          const r = await runJson([
+            ...FAST,
+            "ssh",
+            `localhost:${v6.port}`,
+            "--host-key-sha256",
+            sshd.fingerprint,
+          ]);
+          assertEquals(r.code, 0, r.stdout);
+          assertStringIncludes(r.json.conditions[0]!.detail, `host key ${sshd.fingerprint}`);
+        } finally {
+          v6.stop();
+        }
+      },
+    });
   } finally {
     await sshd.stop();
   }
+}
+
+Deno.test({
+  name: "ssh localhost reads the banner of a server listening on ::1 only",
+  ignore: ignoreWithout("an IPv6 loopback", noIpv6),
+  ...opts,
+  fn: async () => {
+    const v6 = startGreeter("SSH-2.0-OpenSSH_9.9 v6only\r\n", "::1");
+    try {
+      const r = await runJson([...FAST, "ssh", `localhost:${v6.port}`]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.detail, "SSH-2.0-OpenSSH_9.9 v6only");
+    } finally {
+      v6.stop();
+    }
+  },
 });
 
 Deno.test(

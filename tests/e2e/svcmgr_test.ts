@@ -9,8 +9,9 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { requireService } from "../services/_util.ts";
-import { startSystemdUser, type SystemdUser } from "../services/systemd.ts";
+import { ignoreWithout } from "../_kit.ts";
+import { sh } from "../services/_util.ts";
+import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -50,18 +51,19 @@ async function poll(what: string, f: () => Promise<boolean>, ms = 10_000): Promi
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** Why the suite cannot start a systemd user manager here, or undefined when it can. */
+const whyMissing = await Deno.stat(SYSTEMD_BIN).then(
+  () => undefined,
+  () => `${SYSTEMD_BIN} is not installed`,
+);
+
 Deno.test({
   name: "svcmgr against a real systemd user manager",
+  ignore: ignoreWithout("systemd --user", whyMissing),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    let sd: SystemdUser;
-    try {
-      sd = await startSystemdUser();
-    } catch (e) {
-      requireService("systemd --user", e instanceof Error ? e.message : String(e));
-      return;
-    }
+    const sd = await startSystemdUser();
     const env = sd.env;
     const active = (unit: string) => sd.show(unit).then((r) => r.ActiveState);
     try {
@@ -168,13 +170,53 @@ Deno.test({
               "svcmgr",
               "--user",
               "nosuch",
-              "--inactive",
+              "--failed",
             ],
             { env },
           );
           assertEquals(j.json.conditions[0]!.last_error, "unit not found");
         },
       );
+
+      await t.step("svcmgr --inactive holds for a unit that is not loaded", async () => {
+        // systemd calls a unit it cannot find inactive.
+        const unknown = await runJson([...FAST, "svcmgr", "--user", "nosuch", "--inactive"], {
+          env,
+        });
+        assertEquals(unknown.code, 0);
+        assertEquals(unknown.json.conditions[0]!.detail, "inactive (dead); unit not found");
+        assertEquals(unknown.json.conditions[0]!.last_error, "");
+        // A transient unit that ran and was collected (systemd-run without --remain-after-exit).
+        await sh("systemd-run", ["--user", "--unit", "once.service", "/bin/true"], { env });
+        await poll(
+          "once.service collected",
+          async () => (await sd.show("once.service", ["LoadState"])).LoadState === "not-found",
+        );
+        const gone = await runJson([...FAST, "svcmgr", "--user", "once", "--inactive"], { env });
+        assertEquals(gone.code, 0);
+        assertEquals(gone.json.conditions[0]!.detail, "inactive (dead); unit not found");
+        // A running transient unit: --inactive holds once it is stopped (and collected).
+        await sh("systemd-run", ["--user", "--unit", "job.service", "/bin/sleep", "1000"], { env });
+        const stopped = await runJson(
+          [...EVENTS_ONLY, "svcmgr", "--user", "job", "--inactive"],
+          {
+            env,
+            started: async () => {
+              await sleep(SETTLE_MS);
+              await sd.systemctl(["stop", "job.service"]);
+            },
+          },
+        );
+        assertEquals(stopped.code, 0);
+        assertMatch(stopped.json.conditions[0]!.detail, /^inactive \(dead\)/);
+        assertEquals(stopped.json.conditions[0]!.last_error, "active (running)");
+        // --active keeps waiting for it (--failed: see above).
+        const active = await runJson(
+          ["--timeout", "1s", "--interval", "200ms", "svcmgr", "--user", "once"],
+          { env },
+        );
+        assertEquals([active.code, active.json.conditions[0]!.last_error], [1, "unit not found"]);
+      });
 
       await t.step("svcmgr wakes on PropertiesChanged when a unit becomes active", async () => {
         const r = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "late"], {

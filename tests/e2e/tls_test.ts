@@ -7,7 +7,18 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { type RunningServer, startHttpsServer } from "../services/http_servers.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
+import { ignoreWithout } from "../_kit.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+/** Why there is no IPv6 loopback, or undefined. */
+const noIpv6 = (() => {
+  try {
+    Deno.listen({ hostname: "::1", port: 0 }).close();
+    return undefined;
+  } catch (e) {
+    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
+  }
+})();
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -191,6 +202,27 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
         m.json.conditions[0]!.last_error,
         `cannot read --ca-file ${missing}: no such file or directory`,
       );
+    });
+
+    await t.step({
+      name: "localhost reaches a server listening on ::1 only",
+      ignore: ignoreWithout("an IPv6 loopback", noIpv6),
+      fn: async () => {
+        const v6 = Deno.serve({
+          hostname: "::1",
+          port: 0,
+          cert: pki.server.chainPem,
+          key: pki.server.keyPem,
+          onListen: () => {},
+        }, () => new Response("ok"));
+        try {
+          const r = await runJson([...FAST, "tls", `localhost:${v6.addr.port}`, ...ca]);
+          assertEquals(r.code, 0, r.stdout);
+          assertMatch(r.json.conditions[0]!.detail, /^certificate for localhost valid until/);
+        } finally {
+          await v6.shutdown();
+        }
+      },
     });
 
     await t.step("a plain-TCP server that never answers hits --attempt-timeout", async () => {

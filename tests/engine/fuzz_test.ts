@@ -8,7 +8,9 @@ import { registry } from "../../conditions/mod.ts";
 import { realClock } from "../../engine/clock.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { parseArgv } from "../../engine/grammar.ts";
-import { COMMON_CONDITION_FLAGS, GLOBAL_FLAGS } from "../../engine/options.ts";
+import { preparePlan, validatePlan } from "../../engine/prepare.ts";
+import { COMMON_CONDITION_FLAGS, ENV_DEFAULTS, GLOBAL_FLAGS } from "../../engine/options.ts";
+import { expandRecipe } from "../../engine/recipe.ts";
 import { run } from "../../engine/runner.ts";
 import { exitCode, main } from "../../main.ts";
 
@@ -83,7 +85,29 @@ const words = [
   "--help",
   "--version",
   "-q",
+  "not",
+  "not",
+  "-t",
+  "-i",
+  "-o",
+  "-f",
+  "-V",
+  "--dry-run",
+  "doctor",
+  "20%",
+  "150%",
+  "none",
 ];
+
+/** Random WAITCMD_* defaults: usually none, sometimes good, sometimes bad. */
+function randomEnv(next: () => number): Record<string, string> {
+  const env: Record<string, string> = {};
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
+  for (const name of Object.keys(ENV_DEFAULTS)) {
+    if (next() < 0.15) env[name] = pick(values);
+  }
+  return env;
+}
 
 function randomArgv(next: () => number): string[] {
   const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
@@ -92,6 +116,7 @@ function randomArgv(next: () => number): string[] {
     const argv: string[] = [];
     for (let c = 0; c < 1 + Math.floor(next() * 2); c++) {
       if (c > 0) argv.push("--", ...(next() < 0.3 ? ["guard"] : []));
+      if (next() < 0.2) argv.push("not");
       const kind = pick(registry.kinds);
       argv.push(pick([kind.name, ...kind.aliases]));
       if (kind.target.shape === "required") argv.push(pick(values));
@@ -126,6 +151,7 @@ const silentIo = {
   columns: () => 80,
   clock: realClock,
   signal: new AbortController().signal,
+  readText: () => Promise.reject(new Deno.errors.NotFound("no files in the fuzz")),
 };
 
 Deno.test(`parseArgv() and run() survive ${RUNS} random argvs with exit codes 0-3`, async () => {
@@ -137,7 +163,7 @@ Deno.test(`parseArgv() and run() survive ${RUNS} random argvs with exit codes 0-
     const where = `seed ${seed}, run ${i}: ${JSON.stringify(argv)}`;
     let code: number;
     try {
-      const cmd = parseArgv(argv, registry, {});
+      const cmd = parseArgv(argv, registry, randomEnv(next));
       if (cmd.type === "run") {
         // Probe for real, but briefly: the fuzz is about never crashing, not about waiting.
         const options = {
@@ -145,7 +171,9 @@ Deno.test(`parseArgv() and run() survive ${RUNS} random argvs with exit codes 0-
           timeoutMs: Math.min(cmd.plan.options.timeoutMs, 60),
           intervalMs: 10,
         };
-        const report = await run({ ...cmd.plan, options }, { clock: realClock, graceMs: 500 });
+        await validatePlan(cmd.plan);
+        const ready = await preparePlan({ ...cmd.plan, options }, { clock: realClock, env: {} });
+        const report = await run(ready, { clock: realClock, graceMs: 500 });
         code = exitCode(report);
       } else {
         code = (await main(argv, silentIo)).code;
@@ -160,4 +188,83 @@ Deno.test(`parseArgv() and run() survive ${RUNS} random argvs with exit codes 0-
   }
   console.log(`exit codes over ${RUNS} runs (seed ${seed}):`, Object.fromEntries(codes));
   assert((codes.get(2) ?? 0) > 0, "the fuzz reached usage errors");
+});
+
+Deno.test(`expandRecipe() and parseArgv() survive ${RUNS} random recipes: usage errors only`, async () => {
+  const seed = Number(Deno.env.get("WAITCMD_FUZZ_SEED") ?? Date.now() % 1_000_000);
+  const next = rng(seed + 1);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
+  const keys = [
+    ...GLOBAL_FLAGS.map((f) => f.name),
+    "conditions",
+    "guards",
+    "then",
+    "kind",
+    "target",
+    "flags",
+    "not",
+    "command",
+    "label",
+    "bogus",
+  ];
+  const scalar = () =>
+    pick([
+      () => JSON.stringify(pick(values)),
+      () => pick(values).replace(/[:#{}\[\],&*!|>'"%@`]/g, "x") || "x",
+      () => String(Math.floor(next() * 100)),
+      () => pick(["true", "false", "null", "~", "[]", "{}", "- x", "[1, 2", "'"]),
+    ])();
+  const value = (depth: number): string => {
+    const r = next();
+    if (depth > 2 || r < 0.5) return scalar();
+    if (r < 0.75) {
+      return `[${
+        Array.from({ length: Math.floor(next() * 3) }, () => value(depth + 1)).join(", ")
+      }]`;
+    }
+    const pairs = Array.from({ length: 1 + Math.floor(next() * 3) }, () => {
+      const k = next() < 0.8 ? pick(keys) : pick(registry.kinds).flags[0]?.name ?? "x";
+      return `${k}: ${value(depth + 1)}`;
+    });
+    return `{${pairs.join(", ")}}`;
+  };
+  const kindEntry = () => {
+    const k = pick(registry.kinds);
+    const flag = k.flags.length ? pick(k.flags) : undefined;
+    const fv = flag ? (flag.values ? pick(flag.values) : pick(values)) : "";
+    return `  - {kind: ${pick([k.name, ...k.aliases, "tpc"])}, target: ${
+      JSON.stringify(pick(values))
+    }${flag ? `, flags: {${flag.name}: ${JSON.stringify(fv)}}` : ""}${
+      next() < 0.2 ? ", not: true" : ""
+    }}`;
+  };
+  let parsed = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const lines: string[] = [];
+    for (let j = Math.floor(next() * 4); j > 0; j--) lines.push(`${pick(keys)}: ${value(0)}`);
+    if (next() < 0.7) {
+      lines.push(pick(["conditions:", "guards:"]));
+      for (let j = 1 + Math.floor(next() * 3); j > 0; j--) lines.push(kindEntry());
+    }
+    if (next() < 0.1) {
+      lines.splice(Math.floor(next() * lines.length), 0, pick(["\t- x", "  :", "a: b: c"]));
+    }
+    const text = next() < 0.1 ? JSON.stringify(JSON.parse("{}")) : lines.join("\n");
+    const where = `seed ${seed + 1}, recipe ${i}:\n${text}`;
+    try {
+      const x = await expandRecipe(text, "fuzz.yaml", [], registry);
+      try {
+        parseArgv(x.argv, registry, {});
+        parsed++;
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        const line = x.locate(e).format();
+        assert(!line.includes("\n"), `one line at ${where}`);
+      }
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw new Error(`uncaught ${e} at ${where}`);
+      assert(!e.format().includes("\n"), `one line at ${where}: ${e.format()}`);
+    }
+  }
+  console.log(`recipes that parsed: ${parsed}/${RUNS} (seed ${seed + 1})`);
 });

@@ -2,17 +2,17 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { type Command, parseArgv, type Plan } from "../../engine/grammar.ts";
 import { createRegistry } from "../../engine/registry.ts";
-import type { ConditionKind } from "../../engine/types.ts";
-import { exec } from "../../conditions/exec.ts";
-import { file } from "../../conditions/file.ts";
-import { glob } from "../../conditions/glob.ts";
-import { ports } from "../../conditions/ports.ts";
-import { process } from "../../conditions/process.ts";
-import { tcp } from "../../conditions/tcp.ts";
-import { unix } from "../../conditions/unix.ts";
+import { type ConditionKind, defineKind } from "../../engine/types.ts";
+import { exec } from "../../conditions/exec/mod.ts";
+import { file } from "../../conditions/file/mod.ts";
+import { glob } from "../../conditions/glob/mod.ts";
+import { ports } from "../../conditions/ports/mod.ts";
+import { process } from "../../conditions/process/mod.ts";
+import { tcp } from "../../conditions/tcp/mod.ts";
+import { unix } from "../../conditions/unix/mod.ts";
 
 // The local kinds, plus a kind with an alias and a secret flag, exercise every grammar rule.
-const secretKind: ConditionKind = {
+const secretKind: ConditionKind = defineKind<undefined>({
   name: "vault",
   aliases: ["vlt"],
   summary: "",
@@ -23,11 +23,9 @@ const secretKind: ConditionKind = {
     { name: "level", type: "enum", values: ["low", "high"], description: "" },
   ],
   examples: [],
-  parse: (input) => ({
-    target: input.target!,
-    check: () => Promise.resolve({ status: "satisfied", detail: "" }),
-  }),
-};
+  parse: (input) => ({ target: input.target!, options: undefined }),
+  load: () => Promise.reject(new Error("not used")),
+});
 const registry = createRegistry([tcp, unix, ports, file, glob, exec, process, secretKind]);
 
 function parse(argv: string[]): Command {
@@ -73,6 +71,53 @@ const accepted: [string[], Check][] = [
   [["--output", "json", "tcp", "a:1"], (p) => assertEquals(p.options.output, "json")],
   [["--output=jsonl", "tcp", "a:1"], (p) => assertEquals(p.options.output, "jsonl")],
   [["--quiet", "tcp", "a:1"], (p) => assertEquals(p.options.quiet, true)],
+  [["--timeout", "0", "tcp", "a:1"], (p) => assertEquals(p.options.timeoutMs, Infinity)],
+  [["--timeout", "none", "tcp", "a:1"], (p) => assertEquals(p.options.timeoutMs, Infinity)],
+  [["-t", "30s", "-i", "1s", "-o", "json", "-q", "tcp", "a:1"], (p) => {
+    assertEquals(
+      [p.options.timeoutMs, p.options.intervalMs, p.options.output, p.options.quiet],
+      [30_000, 1000, "json", true],
+    );
+  }],
+  [["-t=2m", "tcp", "a:1"], (p) => assertEquals(p.options.timeoutMs, 120_000)],
+  [["--dry-run", "tcp", "a:1"], (p) => assertEquals(p.options.explain, true)],
+  [
+    ["--report", "/tmp/r.json", "tcp", "a:1"],
+    (p) => assertEquals(p.options.reportFile, "/tmp/r.json"),
+  ],
+  [
+    [
+      "--backoff",
+      "exponential",
+      "--max-interval",
+      "1m",
+      "--jitter",
+      "20%",
+      "--delay",
+      "3s",
+      "tcp",
+      "a:1",
+    ],
+    (p) => {
+      assertEquals(
+        [p.options.backoff, p.options.maxIntervalMs, p.options.jitter, p.options.delayMs],
+        ["exponential", 60_000, 0.2, 3000],
+      );
+    },
+  ],
+  [["--jitter", "0.25", "tcp", "a:1"], (p) => assertEquals(p.options.jitter, 0.25)],
+  [["not", "tcp", "a:1"], (p) => {
+    assertEquals(p.conditions[0]!.name, "not tcp a:1");
+    assertEquals(p.conditions[0]!.negate, true);
+  }],
+  [["tcp", "a:1", "--", "guard", "not", "tcp", "b:2"], (p) => {
+    const c = p.conditions[1]!;
+    assertEquals([c.name, c.guard, c.negate], ["not tcp b:2", true, true]);
+  }],
+  [
+    ["not", "tcp", "a:1", "--label", "db down"],
+    (p) => assertEquals(p.conditions[0]!.name, "db down"),
+  ],
   [["-q", "tcp", "a:1"], (p) => assertEquals(p.options.quiet, true)],
   [["--no-color", "tcp", "a:1"], (p) => assertEquals(p.options.noColor, true)],
   [["tcp", "a:1"], (p) => {
@@ -152,7 +197,31 @@ const rejected: [string[], string][] = [
     ["--timeout", "abc", "tcp", "a:1"],
     `waitcmd: --timeout: expected a duration like 30s, 2m or 1h30m, got "abc" (see: waitcmd --help)`,
   ],
-  [["--timeout", "0", "tcp", "a:1"], "--timeout: must be longer than 0"],
+  [["--jitter", "150%", "tcp", "a:1"], `--jitter: expected a share from 0% to 100%`],
+  [["--jitter", "-0.1", "tcp", "a:1"], `--jitter: expected a share from 0% to 100%`],
+  [
+    ["--backoff", "exponential", "--interval", "5s", "--max-interval", "1s", "tcp", "a:1"],
+    "--max-interval: must not be shorter than --interval (5s), got 1s",
+  ],
+  [
+    ["--max-interval", "1m", "tcp", "a:1"],
+    "--max-interval: only applies with --backoff exponential",
+  ],
+  [["--backoff", "linear", "tcp", "a:1"], `--backoff: expected one of constant, exponential`],
+  [["-x", "tcp", "a:1"], "unknown global option -x; short options are -t -i -o -f -q"],
+  [["tcp", "a:1", "not"], `unexpected argument "not"; separate conditions with "--"`],
+  [["tcp", "a:1", "tcp", "b:2"], `unexpected argument "tcp"; separate conditions with "--"`],
+  [
+    ["tcp", "a:1", "then", "x"],
+    `unexpected argument "then"; run a command after the wait with: -- then <command>`,
+  ],
+  [["not"], "condition 1: not must be followed by a condition kind"],
+  [["not", "not", "tcp", "a:1"], "condition 1: not must be followed by a condition kind"],
+  [["not", "guard", "tcp", "a:1"], "condition 1: write guard before not: -- guard not <kind> ..."],
+  [
+    ["tcp", "a:1", "--", "not", "then", "x"],
+    "condition 2: not must be followed by a condition kind",
+  ],
   [["--timeout", "-5s", "tcp", "a:1"], `--timeout: expected a duration`],
   [["--timeout"], "--timeout: missing value"],
   [
@@ -320,10 +389,7 @@ Deno.test("parseArgv() hands kinds the environment and their typed flags", () =>
     parse(input) {
       seen = { ...input.env };
       input.secret(input.env.TOKEN ?? "");
-      return {
-        target: input.target!,
-        check: () => Promise.resolve({ status: "satisfied", detail: "" }),
-      };
+      return { target: input.target!, options: undefined };
     },
   };
   const c = parseArgv(["envy", "x"], createRegistry([envKind]), { TOKEN: "tok-123456" });
@@ -347,4 +413,50 @@ Deno.test("createRegistry() refuses duplicate names and aliases", () => {
     err = e;
   }
   assert(err instanceof Error && err.message.includes("'guard'"));
+});
+
+Deno.test("parseArgv() takes global defaults from WAITCMD_* variables; a flag wins", () => {
+  const env = {
+    WAITCMD_TIMEOUT: "10m",
+    WAITCMD_INTERVAL: "500ms",
+    WAITCMD_ATTEMPT_TIMEOUT: "3s",
+    WAITCMD_OUTPUT: "json",
+    WAITCMD_MODE: "any",
+  };
+  const c = parseArgv(["--interval", "1s", "tcp", "a:1"], registry, env);
+  assert(c.type === "run");
+  const o = c.plan.options;
+  assertEquals(
+    [o.timeoutMs, o.intervalMs, o.attemptTimeoutMs, o.output, o.mode],
+    [600_000, 1000, 3000, "json", "any"],
+  );
+  const none = parseArgv(["tcp", "a:1"], registry, { WAITCMD_TIMEOUT: "none" });
+  assert(none.type === "run");
+  assertEquals(none.plan.options.timeoutMs, Infinity);
+});
+
+Deno.test("parseArgv() names the variable of a bad WAITCMD_* value", async (t) => {
+  const rows: [Record<string, string>, string][] = [
+    [{ WAITCMD_TIMEOUT: "soon" }, `waitcmd: WAITCMD_TIMEOUT: expected a duration`],
+    [{ WAITCMD_INTERVAL: "x" }, `waitcmd: WAITCMD_INTERVAL: expected a duration`],
+    [{ WAITCMD_OUTPUT: "xml" }, `waitcmd: WAITCMD_OUTPUT: expected one of text, json, jsonl`],
+    [{ WAITCMD_MODE: "some" }, `waitcmd: WAITCMD_MODE: expected one of all, any`],
+    [{ WAITCMD_ATTEMPT_TIMEOUT: "-1" }, `waitcmd: WAITCMD_ATTEMPT_TIMEOUT: expected a duration`],
+  ];
+  for (const [env, fragment] of rows) {
+    await t.step(Object.keys(env)[0]!, () => {
+      try {
+        parseArgv(["tcp", "a:1"], registry, env);
+      } catch (e) {
+        if (!(e instanceof UsageError)) throw e;
+        assertStringIncludes(e.format(), fragment);
+        return;
+      }
+      throw new Error(`expected a usage error for ${JSON.stringify(env)}`);
+    });
+  }
+});
+
+Deno.test("parseArgv() takes enum values case-insensitively and gives them canonically", () => {
+  assertEquals(planOf(["--mode", "ANY", "tcp", "a:1"]).options.mode, "any");
 });

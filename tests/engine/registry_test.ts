@@ -3,47 +3,7 @@ import { registry } from "../../conditions/mod.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { parseArgv } from "../../engine/grammar.ts";
 import { RESERVED_WORDS } from "../../engine/registry.ts";
-
-/** Splits an example's argument string like a POSIX shell would (quotes, no expansion). */
-function shellWords(s: string): string[] {
-  const out: string[] = [];
-  let cur = "";
-  let inWord = false;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    if (ch === "'") {
-      const end = s.indexOf("'", i + 1);
-      cur += s.slice(i + 1, end);
-      i = end;
-      inWord = true;
-    } else if (ch === '"') {
-      const end = s.indexOf('"', i + 1);
-      cur += s.slice(i + 1, end);
-      i = end;
-      inWord = true;
-    } else if (ch === " ") {
-      if (inWord) out.push(cur);
-      cur = "";
-      inWord = false;
-    } else {
-      cur += ch;
-      inWord = true;
-    }
-  }
-  if (inWord) out.push(cur);
-  return out;
-}
-
-/** Variables the examples may name (tokens and passwords read from the environment). */
-const EXAMPLE_ENV = {
-  HOME: "/root",
-  API_TOKEN: "example-token",
-  TOKEN: "example-token",
-  PASSWORD: "example-password",
-  SSH_PASSWORD: "example-password",
-  DB_PASSWORD: "example-password",
-  VM_PASSWORD: "example-password",
-};
+import { EXAMPLE_ENV, shellWords } from "../_kit.ts";
 
 Deno.test("registry kinds each document a target, flags and two or more examples", () => {
   for (const kind of registry.kinds) {

@@ -1,9 +1,10 @@
 import { assert, assertEquals } from "../_assert.ts";
-import type { ConditionPlan, Plan } from "../../engine/grammar.ts";
+import type { ReadyCondition, ReadyPlan } from "../../engine/prepare.ts";
 import { DEFAULT_OPTIONS, type RunOptions } from "../../engine/options.ts";
-import { run, type RunEvent } from "../../engine/runner.ts";
+import { pauseMs, run, type RunEvent } from "../../engine/runner.ts";
 import type { AttemptContext, ConditionKind, Probe, ProbeResult } from "../../engine/types.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
+import { FatalError } from "../../engine/errors.ts";
 
 const fakeKind: ConditionKind = {
   name: "fake",
@@ -14,6 +15,9 @@ const fakeKind: ConditionKind = {
   flags: [],
   examples: [],
   parse: () => {
+    throw new Error("not used");
+  },
+  load: () => {
     throw new Error("not used");
   },
 };
@@ -35,7 +39,6 @@ function scripted(
 ): Probe & { trace: Trace } {
   const trace: Trace = { starts: [], aborted: [] };
   return {
-    target: "t",
     trace,
     async check(ctx: AttemptContext) {
       trace.starts.push(clock.now());
@@ -57,22 +60,32 @@ function scripted(
 function plan(
   probes: { probe: Probe; guard?: boolean; name?: string }[],
   options: Partial<RunOptions> = {},
-): Plan {
-  const conditions: ConditionPlan[] = probes.map((p, i) => ({
+): ReadyPlan {
+  const conditions: ReadyCondition[] = probes.map((p, i) => ({
     index: i + 1,
     kind: fakeKind,
     kindWord: "fake",
     guard: p.guard ?? false,
+    negate: false,
     name: p.name ?? `fake c${i + 1}`,
     target: `c${i + 1}`,
+    options: undefined,
     probe: p.probe,
   }));
   return { options: { ...DEFAULT_OPTIONS, ...options }, conditions, then: undefined, secrets: [] };
 }
 
-async function runFake(p: Plan, clock: FakeClock, signal?: AbortSignal) {
+async function runFake(
+  p: ReadyPlan,
+  clock: FakeClock,
+  signal?: AbortSignal,
+  random?: () => number,
+) {
   const events: RunEvent[] = [];
-  const report = await drive(clock, run(p, { clock, signal, onEvent: (e) => events.push(e) }));
+  const report = await drive(
+    clock,
+    run(p, { clock, signal, random, onEvent: (e) => events.push(e) }),
+  );
   return { report, events };
 }
 
@@ -150,6 +163,30 @@ Deno.test("run() requires --stable-for of uninterrupted success", async () => {
   assertEquals(report.conditions[0]!.elapsedMs, 606_000);
 });
 
+Deno.test("run() samples a --stable-for window at least 5 times, whatever --interval is", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [OK]);
+  const { report } = await runFake(
+    plan([{ probe: a }], { stableForMs: 1000, intervalMs: 500 }),
+    clock,
+  );
+  assertEquals(a.trace.starts, [0, 200, 400, 600, 800, 1000]);
+  assertEquals(report.elapsedMs, 1000);
+});
+
+Deno.test("run() never passes --stable-for on a target flapping between interval samples", async () => {
+  const clock = new FakeClock();
+  // Up 300 ms, down 300 ms, for ever: samples every 500 ms alone would all land "up" or not.
+  const flapping: Probe = {
+    check: () => Promise.resolve(Math.floor(clock.now() / 300) % 2 === 0 ? OK : NO),
+  };
+  const { report } = await runFake(
+    plan([{ probe: flapping }], { stableForMs: 1000, intervalMs: 500, timeoutMs: 30_000 }),
+    clock,
+  );
+  assertEquals(report.status, "timeout");
+});
+
 Deno.test("run() combines --successes and --stable-for", async () => {
   const clock = new FakeClock();
   const a = scripted(clock, [OK]);
@@ -167,7 +204,6 @@ Deno.test("run() aborts an attempt after --attempt-timeout and retries", async (
   let calls = 0;
   const seen: boolean[] = [];
   const probe: Probe = {
-    target: "t",
     async check(ctx) {
       calls++;
       if (calls === 1) {
@@ -308,7 +344,6 @@ Deno.test("run() turns a throwing probe into a failed attempt with its message",
   const clock = new FakeClock();
   let n = 0;
   const probe: Probe = {
-    target: "t",
     check() {
       if (n++ === 0) throw new Error("boom");
       return Promise.resolve(OK);
@@ -323,10 +358,124 @@ Deno.test("run() closes every probe at the end", async () => {
   const clock = new FakeClock();
   let closed = 0;
   const probe: Probe = {
-    target: "t",
     check: () => Promise.resolve(OK),
     close: () => void closed++,
   };
   await runFake(plan([{ probe }, { probe }]), clock);
   assertEquals(closed, 2);
+});
+
+Deno.test("run() ends the run with exit-3 status when a probe throws a FatalError", async () => {
+  const clock = new FakeClock();
+  const probe: Probe = {
+    check: () => Promise.reject(new FatalError("job failed")),
+  };
+  const { report } = await runFake(plan([{ probe }]), clock);
+  assertEquals(report.status, "fatal");
+  assertEquals(report.conditions[0]!.lastError, "job failed");
+  assertEquals(report.conditions[0]!.fatal, true);
+});
+
+Deno.test("run() with exponential backoff doubles the pause per failure up to --max-interval", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const { report } = await runFake(
+    plan([{ probe: a }], {
+      backoff: "exponential",
+      intervalMs: 1000,
+      maxIntervalMs: 8000,
+      timeoutMs: 40_000,
+    }),
+    clock,
+  );
+  assertEquals(a.trace.starts, [0, 1000, 3000, 7000, 15_000, 23_000, 31_000, 39_000]);
+  assertEquals(report.status, "timeout");
+});
+
+Deno.test("run() resets the backoff after a success", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO, NO, NO, OK, NO, OK]);
+  await runFake(
+    plan([{ probe: a }], { backoff: "exponential", intervalMs: 100, successes: 3 }),
+    clock,
+  );
+  // Pauses 100, 200, 400 after the failures; 100 after the success; 100 after a single failure.
+  assertEquals(a.trace.starts, [0, 100, 300, 700, 800, 900, 1000, 1100]);
+});
+
+Deno.test("pauseMs() spreads a pause within ± --jitter, for constant and exponential backoff", () => {
+  const constant = {
+    intervalMs: 1000,
+    backoff: "constant" as const,
+    maxIntervalMs: 30_000,
+    jitter: 0.2,
+  };
+  assertEquals(pauseMs(constant, 1, () => 0), 800);
+  assertEquals(pauseMs(constant, 1, () => 0.5), 1000);
+  assertEquals(pauseMs(constant, 9, () => 0.999999) <= 1200, true);
+  const exp = { ...constant, backoff: "exponential" as const };
+  assertEquals(pauseMs(exp, 3, () => 0), 3200);
+  for (let i = 0; i < 1000; i++) {
+    const p = pauseMs(exp, 3, Math.random);
+    assert(p >= 3200 && p <= 4800, `pause ${p} outside 4000 ± 20%`);
+  }
+});
+
+Deno.test("run() with --jitter keeps conditions out of lock-step", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const b = scripted(clock, [NO]);
+  // A seeded generator (mulberry32) stands in for Math.random, so the run repeats exactly.
+  let seed = 42;
+  const random = () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  await runFake(
+    plan([{ probe: a }, { probe: b }], { intervalMs: 1000, jitter: 0.5, timeoutMs: 3500 }),
+    clock,
+    undefined,
+    random,
+  );
+  // Both start at once; from then on their attempts never coincide, and every pause is
+  // within 1000 ms ± 50%.
+  assertEquals([a.trace.starts[0], b.trace.starts[0]], [0, 0]);
+  assert(a.trace.starts.length >= 3 && b.trace.starts.length >= 3);
+  for (const t of a.trace.starts.slice(1)) assert(!b.trace.starts.includes(t), `lock-step at ${t}`);
+  for (const starts of [a.trace.starts, b.trace.starts]) {
+    for (let j = 1; j < starts.length; j++) {
+      const pause = starts[j]! - starts[j - 1]!;
+      assert(pause >= 500 && pause <= 1500, `pause ${pause} outside 1000 ± 50%`);
+    }
+  }
+});
+
+Deno.test("run() with --delay starts no attempt before it ends, not even on a watcher's wake-up", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO, OK]);
+  const probe: Probe = {
+    check: (ctx) => a.check(ctx),
+    async *watch() {
+      yield "changed";
+    },
+  };
+  const { report } = await runFake(
+    plan([{ probe }], { delayMs: 5000, intervalMs: 1000 }),
+    clock,
+  );
+  assertEquals(a.trace.starts, [5000, 6000]);
+  assertEquals(report.elapsedMs, 6000);
+});
+
+Deno.test("run() with no deadline (--timeout 0/none) waits until the verdict", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [...Array(100).fill(NO), OK]);
+  const { report } = await runFake(
+    plan([{ probe: a }], { timeoutMs: Infinity, intervalMs: 3_600_000 }),
+    clock,
+  );
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.elapsedMs, 100 * 3_600_000);
 });

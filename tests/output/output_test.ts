@@ -14,9 +14,9 @@ import {
   plainStyle,
   summaryLines,
 } from "../../output/text.ts";
-import { tcp } from "../../conditions/tcp.ts";
-import { file } from "../../conditions/file.ts";
-import { exec } from "../../conditions/exec.ts";
+import { tcp } from "../../conditions/tcp/mod.ts";
+import { file } from "../../conditions/file/mod.ts";
+import { exec } from "../../conditions/exec/mod.ts";
 
 const noop = makeRedactor([]);
 
@@ -26,9 +26,10 @@ function cond(index: number, name: string, guard = false): ConditionPlan {
     kind: tcp,
     kindWord: "tcp",
     guard,
+    negate: false,
     name,
     target: name.split(" ")[1] ?? "",
-    probe: { target: "", check: () => Promise.resolve({ status: "satisfied", detail: "" }) },
+    options: undefined,
   };
 }
 

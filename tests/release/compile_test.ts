@@ -249,9 +249,18 @@ Deno.test("prepareDenort() extracts the official zip and rejects the wrong execu
 async function lazyNpmImports(): Promise<{ name: string; version: string }[]> {
   const imports = denoJson.imports as Record<string, string>;
   const found = new Map<string, { name: string; version: string }>();
-  for await (const e of Deno.readDir(`${repoRoot}/conditions`)) {
-    if (!e.name.endsWith(".ts") || e.name.endsWith("_test.ts")) continue;
-    const src = await Deno.readTextFile(`${repoRoot}/conditions/${e.name}`);
+  const files: string[] = [];
+  const walk = async (dir: string) => {
+    for await (const e of Deno.readDir(dir)) {
+      if (e.isDirectory) await walk(`${dir}/${e.name}`);
+      else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) {
+        files.push(`${dir}/${e.name}`);
+      }
+    }
+  };
+  await walk(`${repoRoot}/conditions`);
+  for (const path of files) {
+    const src = await Deno.readTextFile(path);
     for (const m of src.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
       const spec = imports[m[1]!] ?? m[1]!;
       const npm = /^npm:(@?[^@]+)@(.+)$/.exec(spec);

@@ -1,0 +1,139 @@
+/**
+ * Network addresses, shared by every kind that takes a host: one `host:port`
+ * parser, one canonical IP form, and connecting to every address a name
+ * resolves to (docs/contract.md §5: a name is tried on all its addresses,
+ * IPv4 and IPv6; the first that answers decides).
+ *
+ * @module
+ */
+
+import { describeError } from "../../engine/errors.ts";
+import type { KindInput } from "../../engine/types.ts";
+
+/** A parsed `host:port` or `[v6]:port`. */
+export interface HostPort {
+  /** A DNS name or an IP literal, without brackets. */
+  readonly hostname: string;
+  readonly port: number;
+}
+
+/**
+ * Parses `host:port` and `[v6]:port`; with `defaultPort`, also a bare host
+ * or `[v6]`. Throws an `Error` whose message is the usage problem.
+ */
+export function parseHostPort(text: string, defaultPort?: number): HostPort {
+  if (defaultPort !== undefined) {
+    const bracket = /^\[([0-9A-Fa-f:.%\w]+)\]$/.exec(text);
+    if (bracket) return { hostname: bracket[1]!, port: defaultPort };
+    if (/^[^:\s/\[\]]+$/.test(text)) return { hostname: text, port: defaultPort };
+  }
+  const m = /^\[([0-9A-Fa-f:.%\w]+)\]:(\d+)$/.exec(text) ?? /^([^:\s/\[\]]+):(\d+)$/.exec(text);
+  if (!m) throw new Error(`expected HOST:PORT or [IPv6]:PORT, got ${JSON.stringify(text)}`);
+  const port = Number(m[2]);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new Error(`port must be from 1 to 65535, got ${JSON.stringify(m[2])}`);
+  }
+  return { hostname: m[1]!, port };
+}
+
+/** The target of `input` as host:port (bare host with `defaultPort`), failing with a usage error. */
+export function hostPortTarget(input: KindInput, defaultPort?: number): HostPort {
+  try {
+    return parseHostPort(input.target ?? "", defaultPort);
+  } catch (e) {
+    return input.fail(undefined, (e as Error).message);
+  }
+}
+
+/** `host:port`, bracketing IPv6 literals. */
+export function formatHostPort(hp: HostPort): string {
+  return hp.hostname.includes(":") ? `[${hp.hostname}]:${hp.port}` : `${hp.hostname}:${hp.port}`;
+}
+
+/**
+ * Canonical text of an IP address (IPv4 dotted, IPv6 compressed lower case,
+ * brackets removed), or undefined for anything that is not an IP literal.
+ */
+export function canonicalIp(text: string): string | undefined {
+  const t = text.replace(/^\[|\]$/g, "");
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(t)) {
+    const parts = t.split(".").map(Number);
+    return parts.every((p) => p <= 255) ? parts.join(".") : undefined;
+  }
+  if (!t.includes(":") || !/^[0-9A-Fa-f:.]+$/.test(t)) return undefined;
+  try {
+    // URL parsing normalises IPv6 (zeros compressed, lower case).
+    return new URL(`http://[${t}]/`).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Every address `hostname` resolves to through the system resolver
+ * (`/etc/hosts` included), IPv6 and IPv4 in the resolver's order; an IP
+ * literal is itself, and `localhost` is 127.0.0.1 and ::1 whatever
+ * `/etc/hosts` says. Throws `cannot resolve host NAME: ...` when the name
+ * does not resolve.
+ */
+export async function resolveAll(hostname: string, signal?: AbortSignal): Promise<string[]> {
+  const ip = canonicalIp(hostname);
+  if (ip !== undefined) return [ip];
+  const lower = hostname.toLowerCase().replace(/\.$/, "");
+  if (lower === "localhost" || lower.endsWith(".localhost")) return ["127.0.0.1", "::1"];
+  const { lookup } = await import("node:dns/promises");
+  signal?.throwIfAborted();
+  let found: { address: string }[];
+  try {
+    found = await lookup(hostname, { all: true, verbatim: true });
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    const why = code === "ENOTFOUND" ? "no such host" : code ?? (e as Error).message;
+    throw new Error(`cannot resolve host ${hostname}: ${why}`);
+  }
+  if (found.length === 0) throw new Error(`cannot resolve host ${hostname}`);
+  return [...new Set(found.map((a) => a.address))];
+}
+
+/**
+ * Runs `attempt` on each address of `hp` in turn until one succeeds and
+ * returns its result. An error for which `tryNext` is false ends the loop at
+ * once (a TLS failure says nothing about the next address). When every
+ * address failed, the error is their common text (`connection refused`), or
+ * one `address: text` per address when they differ.
+ */
+export async function onEveryAddress<T>(
+  hp: HostPort,
+  signal: AbortSignal,
+  attempt: (address: HostPort) => Promise<T>,
+  tryNext: (e: unknown) => boolean = () => true,
+): Promise<T> {
+  const addresses = await resolveAll(hp.hostname, signal);
+  const failures: { address: string; text: string }[] = [];
+  for (const [i, address] of addresses.entries()) {
+    signal.throwIfAborted();
+    try {
+      return await attempt({ hostname: address, port: hp.port });
+    } catch (e) {
+      if (signal.aborted || addresses.length === 1) throw e;
+      failures.push({ address, text: describeError(e) });
+      if (!tryNext(e)) {
+        if (failures.length === 1) throw e;
+        break;
+      }
+      if (i === addresses.length - 1) break;
+    }
+  }
+  // The same failure everywhere reads as it would for one address.
+  const texts = new Set(failures.map((f) => f.text));
+  if (texts.size === 1) throw new Error(failures[0]!.text);
+  throw new Error(failures.map((f) => `${f.address}: ${f.text}`).join("; "));
+}
+
+/** Opens a TCP connection to any address of `hp` and closes it at once; throws on failure. */
+export async function tryConnect(hp: HostPort, signal: AbortSignal): Promise<void> {
+  await onEveryAddress(hp, signal, async (address) => {
+    const conn = await Deno.connect({ hostname: address.hostname, port: address.port, signal });
+    conn.close();
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * Errors of `node:net`, `node:tls` and `node:http(s)` (http, tls, ssh, orch)
+ * as the short lower-case reasons of docs/contract.md §8.
+ *
+ * @module
+ */
+
+import { describeError } from "../../engine/errors.ts";
+
+/** Certificate verification codes as reasons. */
+export const TLS_REASONS: Readonly<Record<string, string>> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    "certificate not trusted (unable to verify the first certificate)",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "certificate not trusted (unknown issuer)",
+  SELF_SIGNED_CERT_IN_CHAIN: "certificate not trusted (self-signed certificate in the chain)",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "certificate not trusted (self-signed certificate)",
+  CERT_HAS_EXPIRED: "certificate has expired",
+  CERT_NOT_YET_VALID: "certificate is not yet valid",
+};
+
+/** A node:http(s) request error as a short lower-case text. */
+export function describeNodeError(e: unknown, hostname: string): string {
+  const code = (e as { code?: string }).code ?? "";
+  switch (code) {
+    case "ECONNREFUSED":
+      return "connection refused";
+    case "ECONNRESET":
+      return "connection reset by peer";
+    case "EHOSTUNREACH":
+      return "host unreachable";
+    case "ENETUNREACH":
+      return "network unreachable";
+    case "ETIMEDOUT":
+      return "connection timed out";
+    case "EPIPE":
+      return "connection closed by peer";
+    case "ERR_TLS_CERT_ALTNAME_INVALID":
+      return `certificate is not valid for ${hostname}`;
+    case "ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED":
+      return "the server requires a client certificate (--client-cert)";
+  }
+  if (TLS_REASONS[code]) return TLS_REASONS[code]!;
+  const msg = e instanceof Error ? e.message : String(e);
+  if (/^socket hang up$/i.test(msg)) return "connection closed before a response";
+  return describeError(msg.replace(/^connect \w+ \S+$/, code.toLowerCase()));
+}

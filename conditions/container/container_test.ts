@@ -1,0 +1,268 @@
+import { assert, assertEquals } from "../../tests/_assert.ts";
+import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { type Engine, engineFromEnv } from "./dockerhost.ts";
+import {
+  type ContainerState,
+  type ContainerWant,
+  describeContainer,
+  judgeContainers,
+} from "./judge.ts";
+import type { ContainerOptions } from "./mod.ts";
+
+/** engineFromEnv's engine, or the error it throws as `{ error }`. */
+function engineOrError(env: Record<string, string>): Engine | { error: string } {
+  try {
+    return engineFromEnv(env);
+  } catch (e) {
+    return { error: (e as Error).message };
+  }
+}
+
+const c = (
+  name: string,
+  status: string,
+  health = "none",
+  exitCode: number | undefined = 0,
+): ContainerState => ({ name, id: `${name}-id`, status, health, exitCode });
+
+const text = (r: ReturnType<typeof judgeContainers>) =>
+  r.status === "satisfied" ? r.detail : r.error;
+
+Deno.test("describeContainer() shows exit codes of stopped and health of running containers", () => {
+  assertEquals(describeContainer(c("web", "running", "healthy")), "running, healthy");
+  assertEquals(describeContainer(c("web", "running")), "running");
+  assertEquals(describeContainer(c("web", "exited", "unhealthy", 137)), "exited (exit code 137)");
+  assertEquals(describeContainer(c("web", "created", "starting")), "created");
+  assertEquals(describeContainer(c("web", "paused", "healthy")), "paused, healthy");
+});
+
+Deno.test("judgeContainers() decides a single container", async (t) => {
+  const running: ContainerWant = { status: "running", health: undefined };
+  const healthy: ContainerWant = { status: "running", health: "healthy" };
+  const noHc: ContainerWant = { status: "running", health: "none" };
+  const one = { by: "container" } as const;
+  const rows: [string, ContainerState, ContainerWant, string, string][] = [
+    [
+      "running holds",
+      c("web", "running", "starting"),
+      running,
+      "satisfied",
+      "container web running, starting",
+    ],
+    [
+      "healthy holds",
+      c("web", "running", "healthy"),
+      healthy,
+      "satisfied",
+      "container web running, healthy",
+    ],
+    [
+      "starting is not healthy",
+      c("web", "running", "starting"),
+      healthy,
+      "pending",
+      "container web running, starting; want running, healthy",
+    ],
+    [
+      "exited is not running",
+      c("web", "exited", "none", 1),
+      running,
+      "pending",
+      "container web exited (exit code 1); want running",
+    ],
+    [
+      "no healthcheck holds for --health none",
+      c("web", "running"),
+      noHc,
+      "satisfied",
+      "container web running",
+    ],
+    [
+      "a healthcheck fails --health none",
+      c("web", "running", "healthy"),
+      noHc,
+      "pending",
+      "container web running, healthy; want running, no healthcheck",
+    ],
+    [
+      "exited holds for --status exited",
+      c("job", "exited", "none", 3),
+      { status: "exited", health: undefined },
+      "satisfied",
+      "container job exited (exit code 3)",
+    ],
+  ];
+  for (const [name, state, want, status, detail] of rows) {
+    await t.step(name, () => {
+      const r = judgeContainers([state], want, one);
+      assertEquals(r.status, status);
+      assertEquals(text(r), detail);
+    });
+  }
+});
+
+Deno.test("judgeContainers() wants every container of a service to match", () => {
+  const svc = { by: "service", service: "web" } as const;
+  const running: ContainerWant = { status: "running", health: undefined };
+  const healthy: ContainerWant = { status: "running", health: "healthy" };
+  const one = judgeContainers([c("p_web_1", "running", "healthy")], healthy, svc);
+  assertEquals(one, {
+    status: "satisfied",
+    detail: "container p_web_1 running, healthy (service web)",
+  });
+  const two = [c("p_web_1", "running"), c("p_web_2", "running")];
+  assertEquals(judgeContainers(two, running, svc), {
+    status: "satisfied",
+    detail: "service web: 2 containers running",
+  });
+  const mixed = [
+    c("p_web_1", "running"),
+    c("p_web_2", "exited", "none", 0),
+    c("p_web_3", "created"),
+  ];
+  assertEquals(judgeContainers(mixed, running, svc), {
+    status: "pending",
+    error: "service web: 1/3 containers running; p_web_2 exited (exit code 0) (and 1 more)",
+  });
+  const unhealthy = [c("p_web_1", "running", "healthy"), c("p_web_2", "running", "unhealthy")];
+  assertEquals(judgeContainers(unhealthy, healthy, svc), {
+    status: "pending",
+    error: "service web: 1/2 containers running, healthy; p_web_2 running, unhealthy",
+  });
+});
+
+Deno.test("engineFromEnv() reads DOCKER_HOST like the docker CLI", async (t) => {
+  const rows: [Record<string, string>, unknown][] = [
+    [{}, { display: "unix:///var/run/docker.sock", socketPath: "", home: undefined }],
+    [{ HOME: "/home/u" }, {
+      display: "unix:///var/run/docker.sock",
+      socketPath: "",
+      home: "/home/u",
+    }],
+    [{ DOCKER_HOST: "unix:///tmp/d.sock" }, {
+      display: "unix:///tmp/d.sock",
+      socketPath: "/tmp/d.sock",
+    }],
+    [
+      { DOCKER_HOST: "tcp://127.0.0.1:2375" },
+      {
+        display: "tcp://127.0.0.1:2375",
+        host: "127.0.0.1",
+        port: "2375",
+        protocol: "http",
+        certPath: undefined,
+      },
+    ],
+    [
+      { DOCKER_HOST: "tcp://[::1]:2376", DOCKER_CERT_PATH: "/certs" },
+      {
+        display: "tcp://[::1]:2376",
+        host: "::1",
+        port: "2376",
+        protocol: "https",
+        certPath: "/certs",
+      },
+    ],
+    [
+      { DOCKER_HOST: "tcp://docker:4000", DOCKER_TLS_VERIFY: "1" },
+      {
+        display: "tcp://docker:4000",
+        host: "docker",
+        port: "4000",
+        protocol: "https",
+        certPath: undefined,
+      },
+    ],
+    [
+      { DOCKER_HOST: "localhost:2375" },
+      {
+        display: "localhost:2375",
+        host: "localhost",
+        port: "2375",
+        protocol: "http",
+        certPath: undefined,
+      },
+    ],
+    [
+      { DOCKER_HOST: "ssh://me@host" },
+      { error: "DOCKER_HOST: ssh:// is not supported; use unix://PATH or tcp://HOST:PORT" },
+    ],
+    [
+      { DOCKER_HOST: "what ever" },
+      { error: 'DOCKER_HOST: expected unix://PATH or tcp://HOST:PORT, got "what ever"' },
+    ],
+  ];
+  for (const [env, want] of rows) {
+    await t.step(env.DOCKER_HOST ?? "(unset)", () => assertEquals(engineOrError(env), want));
+  }
+});
+
+Deno.test("container parse() keeps the alias in the name and strips a leading slash", async () => {
+  const args = ["docker", "/web", "--health", "healthy"];
+  const cond = conditionOf(args);
+  assertEquals(cond.kind.name, "container");
+  assertEquals(cond.name, "docker web");
+  assert((await probeOf(args)).watch !== undefined, "container watches the events stream");
+});
+
+Deno.test("container parse() gives the target, the wait and the engine as options", () => {
+  assertEquals(
+    optionsOf<ContainerOptions>(
+      ["container", "/db", "--project", "shop", "--status", "exited", "--health", "none"],
+      { DOCKER_HOST: "unix:///tmp/d.sock" },
+    ),
+    {
+      target: "db",
+      project: "shop",
+      want: { status: "exited", health: "none" },
+      engine: { display: "unix:///tmp/d.sock", socketPath: "/tmp/d.sock" },
+    },
+  );
+  const plain = optionsOf<ContainerOptions>(["docker", "web"], { HOME: "/home/u" });
+  assertEquals(plain.want, { status: "running", health: undefined });
+  assertEquals(plain.project, undefined);
+  assertEquals(plain.engine.home, "/home/u");
+});
+
+Deno.test("container parse() reports usage errors at the condition and flag", async (t) => {
+  const rows: [string[], Record<string, string>, string][] = [
+    [
+      ["container", "a b"],
+      {},
+      'waitcmd: condition 1 (container): expected a container name, id or compose service name, got "a b" (see: waitcmd help container)',
+    ],
+    [
+      ["docker", "web", "--status", "up"],
+      {},
+      'waitcmd: condition 1 (docker): --status: expected one of created, running, paused, restarting, exited, dead, got "up" (see: waitcmd help container)',
+    ],
+    [
+      ["docker", "web", "--health", "ok"],
+      {},
+      'waitcmd: condition 1 (docker): --health: expected one of healthy, unhealthy, starting, none, got "ok" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web", "--status", "exited", "--health", "healthy"],
+      {},
+      "waitcmd: condition 1 (container): --health: cannot be combined with --status exited: health checks only run while a container runs (see: waitcmd help container)",
+    ],
+    [
+      ["container", "web", "--project", "my project"],
+      {},
+      'waitcmd: condition 1 (container): --project: expected a compose project name like myapp, got "my project" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web"],
+      { DOCKER_HOST: "ssh://me@host" },
+      "waitcmd: condition 1 (container): DOCKER_HOST: ssh:// is not supported; use unix://PATH or tcp://HOST:PORT (see: waitcmd help container)",
+    ],
+  ];
+  for (const [args, env, want] of rows) {
+    await t.step(args.join(" "), async () => assertEquals(await usageError(args, env), want));
+  }
+  // --health none (no healthcheck) is fine for a stopped container.
+  assertEquals(
+    await usageError(["container", "web", "--status", "exited", "--health", "none"]),
+    "",
+  );
+});

@@ -1,0 +1,249 @@
+import { assertEquals, assertMatch, assertThrows } from "../../tests/_assert.ts";
+import { optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import { type DnsWant, judgeLookup } from "./judge.ts";
+import { type DnsOptions, parseServer } from "./mod.ts";
+import { makeRecord, normValue, queryName, type Rec, type RecordType } from "./records.ts";
+
+const want = (over: Partial<DnsWant> = {}): DnsWant => ({
+  type: "A",
+  minCount: 1,
+  equals: [],
+  contains: undefined,
+  absent: false,
+  rcode: undefined,
+  wire: true,
+  ...over,
+});
+const recs = (type: RecordType, ...data: unknown[]): Rec[] => data.map((d) => makeRecord(type, d));
+const answer = (records: Rec[], rcode = "NOERROR") => ({
+  rcode,
+  records,
+  from: "127.0.0.1:53",
+});
+
+Deno.test("makeRecord() renders every type from dns-packet and Deno.resolveDns shapes", () => {
+  const enc = (s: string) => new TextEncoder().encode(s);
+  const rows: [RecordType, unknown, string][] = [
+    ["A", "10.0.0.5", "10.0.0.5"],
+    ["AAAA", "FD00:0:0::5", "fd00::5"],
+    ["CNAME", "App.Example.COM.", "app.example.com"],
+    ["NS", "ns1.example.com", "ns1.example.com"],
+    ["PTR", "host.example.com.", "host.example.com"],
+    ["MX", { preference: 10, exchange: "mail.example.com." }, "10 mail.example.com"],
+    ["TXT", [enc("v=spf1 "), enc("-all")], '"v=spf1 -all"'],
+    ["TXT", ["hello world"], '"hello world"'],
+    ["SRV", { priority: 0, weight: 5, port: 8080, target: "app.test." }, "0 5 8080 app.test"],
+    ["CAA", { flags: 0, tag: "issue", value: "letsencrypt.org" }, '0 issue "letsencrypt.org"'],
+    ["CAA", { critical: true, tag: "iodef", value: "mailto:x@y" }, '128 iodef "mailto:x@y"'],
+    [
+      "SOA",
+      { mname: "ns.t.", rname: "h.t.", serial: 1, refresh: 2, retry: 3, expire: 4, minimum: 5 },
+      "ns.t h.t 1 2 3 4 5",
+    ],
+  ];
+  for (const [type, data, text] of rows) assertEquals(makeRecord(type, data).text, text, type);
+});
+
+Deno.test("judgeLookup() is satisfied with enough records and every --equals value", () => {
+  const r = recs("A", "10.0.0.5", "10.0.0.6");
+  assertEquals(judgeLookup(answer(r), want({ minCount: 2, equals: ["10.0.0.6", "10.0.0.5"] })), {
+    status: "satisfied",
+    detail: "A 10.0.0.5, 10.0.0.6",
+  });
+  const cname = recs("CNAME", "app.test");
+  for (const v of ["app.test", "APP.TEST.", "app.test."]) {
+    assertEquals(
+      judgeLookup(answer(cname), want({ type: "CNAME", equals: [v] })).status,
+      "satisfied",
+      v,
+    );
+  }
+  const mx = recs("MX", { preference: 10, exchange: "mail.test" });
+  for (const v of ["10 mail.test", "mail.test.", "10 MAIL.test."]) {
+    assertEquals(judgeLookup(answer(mx), want({ type: "MX", equals: [v] })).status, "satisfied", v);
+  }
+  const txt = recs("TXT", ["hello world"]);
+  assertEquals(
+    judgeLookup(answer(txt), want({ type: "TXT", equals: ['"hello world"'] })).status,
+    "satisfied",
+  );
+  assertEquals(
+    judgeLookup(answer(txt), want({ type: "TXT", contains: "HELLO" })).status,
+    "satisfied",
+  );
+});
+
+Deno.test("judgeLookup() explains what is missing", async (t) => {
+  const two = recs("A", "10.0.0.5", "10.0.0.6");
+  const rows: [string, ReturnType<typeof answer>, DnsWant, string][] = [
+    [
+      "too few",
+      answer(two),
+      want({ minCount: 3 }),
+      "2 A records, expected at least 3: A 10.0.0.5, 10.0.0.6",
+    ],
+    [
+      "missing value",
+      answer(two),
+      want({ equals: ["10.0.0.7", "10.0.0.5"] }),
+      "A records do not include 10.0.0.7 (got A 10.0.0.5, 10.0.0.6)",
+    ],
+    [
+      "no contains",
+      answer(two),
+      want({ contains: "192." }),
+      'no A record contains "192." (got A 10.0.0.5, 10.0.0.6)',
+    ],
+    ["nxdomain", answer([], "NXDOMAIN"), want(), "no A records (NXDOMAIN)"],
+    ["nodata", answer([]), want({ type: "AAAA" }), "no AAAA records (NODATA)"],
+    ["system", answer([], "NXDOMAIN"), want({ wire: false }), "no A records"],
+    ["servfail", answer([], "SERVFAIL"), want(), "SERVFAIL from 127.0.0.1:53"],
+    [
+      "rcode",
+      answer(two),
+      want({ rcode: "NXDOMAIN", minCount: 0 }),
+      "rcode NOERROR, expected NXDOMAIN",
+    ],
+    ["absent", answer(two), want({ absent: true }), "still resolves: A 10.0.0.5, 10.0.0.6"],
+    [
+      "absent servfail",
+      answer([], "SERVFAIL"),
+      want({ absent: true }),
+      "SERVFAIL from 127.0.0.1:53",
+    ],
+  ];
+  for (const [label, found, w, error] of rows) {
+    await t.step(label, () => assertEquals(judgeLookup(found, w), { status: "pending", error }));
+  }
+});
+
+Deno.test("judgeLookup() with --absent and --rcode", () => {
+  assertEquals(judgeLookup(answer([], "NXDOMAIN"), want({ absent: true })), {
+    status: "satisfied",
+    detail: "no A records (NXDOMAIN)",
+  });
+  assertEquals(judgeLookup(answer([], "NXDOMAIN"), want({ rcode: "NXDOMAIN", minCount: 0 })), {
+    status: "satisfied",
+    detail: "NXDOMAIN",
+  });
+  assertEquals(judgeLookup(answer(recs("A", "1.2.3.4")), want({ rcode: "NOERROR", minCount: 0 })), {
+    status: "satisfied",
+    detail: "NOERROR, A 1.2.3.4",
+  });
+});
+
+Deno.test("judgeLookup() abbreviates many records", () => {
+  const many = recs("A", ...Array.from({ length: 40 }, (_, i) => `127.0.1.${i + 1}`));
+  const r = judgeLookup(answer(many), want({ minCount: 40 }));
+  assertEquals(r, {
+    status: "satisfied",
+    detail: "A 127.0.1.1, 127.0.1.2, 127.0.1.3, 127.0.1.4, 127.0.1.5, … (40 records)",
+  });
+});
+
+Deno.test("parseServer(), queryName() and normValue()", () => {
+  assertEquals(parseServer("10.0.0.2"), { hostname: "10.0.0.2", port: 53 });
+  assertEquals(parseServer("127.0.0.1:5353"), { hostname: "127.0.0.1", port: 5353 });
+  assertEquals(parseServer("[::1]:5353"), { hostname: "::1", port: 5353 });
+  assertEquals(parseServer("[fd00::2]"), { hostname: "fd00::2", port: 53 });
+  assertEquals(parseServer("fd00::2"), { hostname: "fd00::2", port: 53 });
+  assertEquals(parseServer("[FD00:0::2]:53"), { hostname: "fd00::2", port: 53 });
+  const bad = (text: string) => assertThrows(() => parseServer(text), Error).message;
+  assertEquals(bad("dns.google"), 'expected IP[:PORT] or [IPv6]:PORT, got "dns.google"');
+  assertEquals(bad("[127.0.0.1]:53"), 'expected IP[:PORT] or [IPv6]:PORT, got "[127.0.0.1]:53"');
+  assertEquals(bad("1.2.3.4:0"), 'port must be from 1 to 65535, got "1.2.3.4:0"');
+  assertEquals(queryName("10.1.2.3", "PTR"), "3.2.1.10.in-addr.arpa");
+  assertEquals(
+    queryName("2001:db8::1", "PTR"),
+    "1.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.8.b.d.0.1.0.0.2.ip6.arpa",
+  );
+  assertEquals(queryName("example.com.", "A"), "example.com");
+  assertEquals(normValue("AAAA", "FD00:0::5"), "fd00::5");
+  assertEquals(normValue("CNAME", "App.Test."), "app.test");
+});
+
+Deno.test("dns parse() reports malformed values and combinations as usage errors", async (t) => {
+  const where = "waitcmd: condition 1 (dns)";
+  const see = "(see: waitcmd help dns)";
+  const rows: [string[], string][] = [
+    [["dns", "bad name"], `${where}: expected a DNS name, got "bad name" ${see}`],
+    [
+      ["dns", "10.0.0.1"],
+      `${where}: expected a DNS name, got the IP address "10.0.0.1" (use --type PTR for reverse lookups) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--type", "CNAM"],
+      `${where}: --type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "CNAM" (did you mean CNAME?) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--server", "x"],
+      `${where}: --server: expected IP[:PORT] or [IPv6]:PORT, got "x" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--resolver", "system", "--server", "1.1.1.1"],
+      `${where}: --server: needs --resolver wire (the system resolver uses the OS configuration) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--resolver", "system", "--rcode", "NXDOMAIN"],
+      `${where}: --rcode: needs --resolver wire (the system resolver does not report rcodes) ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--absent", "--equals", "1.1.1.1"],
+      `${where}: --absent: cannot be combined with --equals ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--rcode", "NXDOMAIN", "--min-count", "2"],
+      `${where}: --rcode: NXDOMAIN has no records to check; cannot be combined with --min-count ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--equals", "not-an-ip"],
+      `${where}: --equals: expected an IPv4 address for --type A, got "not-an-ip" ${see}`,
+    ],
+    [
+      ["dns", "a.test", "--min-count", "0"],
+      `${where}: --min-count: expected a whole number of at least 1, got "0" ${see}`,
+    ],
+  ];
+  for (const [args, line] of rows) {
+    await t.step(args.slice(1).join(" "), () => assertEquals(parseError(args), line));
+  }
+});
+
+Deno.test("dns parse() returns plain options: the query name, the resolver, the server", () => {
+  assertEquals(optionsOf<DnsOptions>(["dns", "db.internal."]), {
+    name: "db.internal",
+    type: "A",
+    minCount: 1,
+    equals: [],
+    contains: undefined,
+    absent: false,
+    rcode: undefined,
+    wire: false,
+    server: undefined,
+  });
+  const o = optionsOf<DnsOptions>([
+    "dns",
+    "10.1.2.3",
+    "--type",
+    "PTR",
+    "--server",
+    "[::1]:5353",
+  ]);
+  assertEquals([o.name, o.wire, o.server], [
+    "3.2.1.10.in-addr.arpa",
+    true,
+    { hostname: "::1", port: 5353 },
+  ]);
+  assertEquals(optionsOf<DnsOptions>(["dns", "gone.test", "--rcode", "NXDOMAIN"]).minCount, 0);
+  // Enum values match case-insensitively (the engine's rule) and arrive canonical.
+  assertEquals(optionsOf<DnsOptions>(["dns", "a.test", "--type", "a"]).type, "A");
+});
+
+Deno.test("a failed wire query is an error of the attempt, naming the server", async () => {
+  // Sending to the broadcast address without SO_BROADCAST fails at once (EACCES).
+  const probe = await probeOf(["dns", "a.test", "--server", "255.255.255.255"]);
+  const error = await probe.check({ signal: new AbortController().signal, attempt: 1 }).then(
+    (r) => r.status === "pending" ? r.error : `resolved ${JSON.stringify(r)}`,
+  );
+  assertMatch(error, /^255\.255\.255\.255:53: /);
+});

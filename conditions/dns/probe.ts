@@ -1,0 +1,27 @@
+/**
+ * dns's probe: one lookup per attempt through the system or the wire
+ * resolver, judged against the condition's requirements.
+ *
+ * @module
+ */
+
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { judgeLookup } from "./judge.ts";
+import type { DnsOptions } from "./mod.ts";
+import { lookupSystem } from "./system.ts";
+import { lookupWire } from "./wire.ts";
+
+/** Makes the probe of one dns condition. */
+export function create(options: DnsOptions, env: ProbeEnv): Probe {
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        const found = options.wire
+          ? await lookupWire(options, signal, env.clock)
+          : await lookupSystem(options.name, options.type, signal);
+        signal.throwIfAborted();
+        return judgeLookup(found, options);
+      }),
+  };
+}

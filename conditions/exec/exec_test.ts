@@ -1,0 +1,129 @@
+import { assertEquals } from "../../tests/_assert.ts";
+import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
+import type { ExecOptions } from "./mod.ts";
+import { interleave, lastLine, OUTPUT_CAP, readOutput } from "./output.ts";
+
+Deno.test("exec parse() reports usage errors at the condition and flag", async (t) => {
+  const see = " (see: waitcmd help exec)";
+  const rows: [string[], string][] = [
+    [
+      ["exec", "--"],
+      "waitcmd: condition 1 (exec): missing command: exec [flags] -- <command> [args...]",
+    ],
+    [
+      ["exec", "--output-contains", "x"],
+      "waitcmd: condition 1 (exec): missing command: exec [flags] -- <command> [args...]",
+    ],
+    [["exec", "--", "true", "--", "exec"], "waitcmd: condition 2 (exec): missing command"],
+    [
+      ["exec", "echo"],
+      'waitcmd: condition 1 (exec): unexpected argument "echo"; the command goes after "--": exec -- echo ...',
+    ],
+    [
+      ["exec", "--exit-code", "256", "--", "true"],
+      'waitcmd: condition 1 (exec): --exit-code: expected a whole number from 0 to 255, got "256"',
+    ],
+    [
+      ["exec", "--exit-code", "-1", "--", "true"],
+      'waitcmd: condition 1 (exec): --exit-code: expected a whole number from 0 to 255, got "-1"',
+    ],
+    [
+      ["exec", "--exit-code", "x", "--", "true"],
+      'waitcmd: condition 1 (exec): --exit-code: expected a whole number from 0 to 255, got "x"',
+    ],
+    [
+      ["exec", "--output-contains"],
+      "waitcmd: condition 1 (exec): --output-contains: missing value TEXT",
+    ],
+  ];
+  for (const [args, want] of rows) {
+    await t.step(args.join(" "), async () => {
+      const line = await usageError(args);
+      // The grammar may add a hint after the message (missing command: where it goes).
+      assertEquals(line.startsWith(want) && line.endsWith(see), true, `${line}\nwant: ${want}`);
+    });
+  }
+});
+
+Deno.test("exec parse() gives the command, its arguments and the expectations as options", async (t) => {
+  const rows: [string[], ExecOptions][] = [
+    [
+      ["exec", "--", "pg_isready", "-h", "db"],
+      { command: "pg_isready", args: ["-h", "db"], exitCode: 0, outputContains: undefined },
+    ],
+    [
+      ["exec", "--exit-code", "1", "--", "grep", "-q", "lock", "/etc/state"],
+      {
+        command: "grep",
+        args: ["-q", "lock", "/etc/state"],
+        exitCode: 1,
+        outputContains: undefined,
+      },
+    ],
+    [
+      ["exec", "--output-contains", "healthy", "--exit-code=0", "--", "curl", "-s", "http://x/"],
+      { command: "curl", args: ["-s", "http://x/"], exitCode: 0, outputContains: "healthy" },
+    ],
+    // After the kind's own "--", words that look like flags belong to the command.
+    [
+      ["exec", "--", "sh", "-c", "exit 3", "--timeout", "1s"],
+      {
+        command: "sh",
+        args: ["-c", "exit 3", "--timeout", "1s"],
+        exitCode: 0,
+        outputContains: undefined,
+      },
+    ],
+    [["exec", "--", "true"], { command: "true", args: [], exitCode: 0, outputContains: undefined }],
+  ];
+  for (const [args, options] of rows) {
+    await t.step(args.join(" "), () => assertEquals(optionsOf<ExecOptions>(args), options));
+  }
+});
+
+Deno.test("exec parse() shows only the command in the name, never its arguments", () => {
+  const c = conditionOf(["exec", "--", "sh", "-c", "exit 1", "--password=topsecret"]);
+  assertEquals([c.name, c.target], ["exec sh", "sh"]);
+});
+
+Deno.test("lastLine() keeps the last non-empty line, cut to 200 characters", () => {
+  assertEquals(lastLine("first\nsecond\n\n  \n"), "second");
+  assertEquals(lastLine("a\r\nb\r\n"), "b");
+  assertEquals(lastLine(""), "");
+  assertEquals(lastLine("x".repeat(300)), "x".repeat(199) + "…");
+});
+
+function streamOf(chunks: string[], delayMs = 0): ReadableStream<Uint8Array> {
+  const enc = new TextEncoder();
+  return ReadableStream.from((async function* () {
+    for (const c of chunks) {
+      if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
+      yield enc.encode(c);
+    }
+  })());
+}
+
+Deno.test("interleave() yields every chunk of every stream", async () => {
+  const dec = new TextDecoder();
+  const got: string[] = [];
+  for await (const c of interleave(streamOf(["a1", "a2", "a3"], 1), streamOf(["b1", "b2"]))) {
+    got.push(dec.decode(c));
+  }
+  assertEquals(got.toSorted(), ["a1", "a2", "a3", "b1", "b2"]);
+  assertEquals(got.filter((s) => s.startsWith("a")), ["a1", "a2", "a3"]);
+  assertEquals(got.filter((s) => s.startsWith("b")), ["b1", "b2"]);
+});
+
+Deno.test("readOutput() keeps at most OUTPUT_CAP bytes of a chatty command and reads it all", async () => {
+  const child = new Deno.Command("sh", {
+    args: ["-c", "echo first; head -c 3145728 /dev/zero; echo last >&2"],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = await readOutput(child);
+  const status = await child.status;
+  assertEquals(status.success, true);
+  assertEquals(out.length, OUTPUT_CAP);
+  assertEquals(out.startsWith("first\n"), true);
+});

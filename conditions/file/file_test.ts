@@ -1,0 +1,118 @@
+import { assert, assertEquals } from "../../tests/_assert.ts";
+import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import type { FileOptions } from "./mod.ts";
+import { fileContains } from "./probe.ts";
+
+Deno.test("file parse() rejects contradictions and empty values", async (t) => {
+  const see = " (see: waitcmd help file)";
+  const rows: [string[], string][] = [
+    [["file", ""], "condition 1 (file): expected a path, got an empty string"],
+    [
+      ["file", "/x", "--contains", ""],
+      "condition 1 (file): --contains: expected a text, got an empty string",
+    ],
+    [
+      ["file", "/x", "--deleted", "--exists"],
+      "condition 1 (file): --deleted: cannot be combined with --exists",
+    ],
+    [
+      ["file", "/x", "--deleted", "--nonempty"],
+      "condition 1 (file): --deleted: cannot be combined with --nonempty",
+    ],
+    [
+      ["file", "/x", "--contains", "a", "--deleted"],
+      "condition 1 (file): --deleted: cannot be combined with --contains",
+    ],
+    [
+      ["file", "/x", "--deleted", "--exists=false"],
+      "condition 1 (file): --deleted: cannot be combined with --exists",
+    ],
+    [["file", "/x", "--contains"], "condition 1 (file): --contains: missing value TEXT"],
+    [["file"], "condition 1 (file): missing target PATH"],
+  ];
+  for (const [args, message] of rows) {
+    await t.step(
+      args.join(" "),
+      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
+    );
+  }
+});
+
+Deno.test("file parse() options", async (t) => {
+  const rows: [string[], FileOptions][] = [
+    [["/x"], { path: "/x", deleted: false, nonempty: false, contains: undefined }],
+    [["/x", "--exists"], { path: "/x", deleted: false, nonempty: false, contains: undefined }],
+    [["/x", "--deleted"], { path: "/x", deleted: true, nonempty: false, contains: undefined }],
+    [["/x", "--deleted=false", "--nonempty"], {
+      path: "/x",
+      deleted: false,
+      nonempty: true,
+      contains: undefined,
+    }],
+    [["rel/cfg.json", "--nonempty", "--contains", '"ready": true'], {
+      path: "rel/cfg.json",
+      deleted: false,
+      nonempty: true,
+      contains: '"ready": true',
+    }],
+  ];
+  for (const [flags, want] of rows) {
+    await t.step(flags.join(" "), () => {
+      assertEquals(optionsOf<FileOptions>(["file", ...flags]), want);
+    });
+  }
+  const c = conditionOf(["file", "/var/run/app.pid", "--deleted"]);
+  assertEquals([c.name, c.target], ["file /var/run/app.pid", "/var/run/app.pid"]);
+});
+
+Deno.test("file check() reports each state; watch is offered", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
+  const signal = new AbortController().signal;
+  const check = async (args: string[]) =>
+    (await probeOf(["file", ...args])).check({ signal, attempt: 1 });
+  try {
+    const f = `${dir}/cfg`;
+    assertEquals(await check([f]), { status: "pending", error: "does not exist" });
+    assertEquals(await check([f, "--deleted"]), { status: "satisfied", detail: "does not exist" });
+    await Deno.writeTextFile(f, "");
+    assertEquals(await check([f, "--deleted"]), { status: "pending", error: "still exists" });
+    assertEquals(await check([f, "--nonempty"]), {
+      status: "pending",
+      error: "exists but is empty",
+    });
+    await Deno.writeTextFile(f, "state\nready: true\n");
+    assertEquals(await check([f, "--nonempty"]), { status: "satisfied", detail: "exists (18 B)" });
+    assertEquals(await check([f, "--contains", "ready: true"]), {
+      status: "satisfied",
+      detail: `contains "ready: true" (18 B)`,
+    });
+    assertEquals(await check([f, "--contains", "absent"]), {
+      status: "pending",
+      error: `does not contain "absent" (18 B)`,
+    });
+    assertEquals(await check([dir]), { status: "satisfied", detail: "exists (directory)" });
+    assertEquals(await check([dir, "--contains", "x"]), {
+      status: "pending",
+      error: "is a directory, not a file",
+    });
+    assert((await probeOf(["file", f])).watch !== undefined, "file conditions are event-driven");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("fileContains() finds a text across its 1 MiB read chunks", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
+  const f = `${dir}/big`;
+  try {
+    for (const at of [0, (1 << 20) - 3, (1 << 20) - 6, 1 << 20, 3 * (1 << 20) - 1]) {
+      await Deno.writeTextFile(f, "x".repeat(at) + "NEEDLE" + "y".repeat(100));
+      assertEquals(await fileContains(f, "NEEDLE"), true, `at ${at}`);
+      assertEquals(await fileContains(f, "NEEDLEZ"), false, `at ${at}`);
+    }
+    await Deno.writeTextFile(f, "");
+    assertEquals(await fileContains(f, "N"), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,80 @@
+/**
+ * Judges an http answer: the status, then the body checks (`--contains`,
+ * `--matches`, `--jsonpath`) on at most `BODY_LIMIT` bytes of the body.
+ *
+ * @module
+ */
+
+import type { ProbeResult } from "../../engine/types.ts";
+import { formatSize } from "../_common/bytes.ts";
+import { type HttpReply, statusLine } from "../_common/httpx.ts";
+import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
+import { readCapped } from "../_common/stream.ts";
+import type { HttpOptions } from "./mod.ts";
+import { statusMatches } from "./options.ts";
+
+/** Most body bytes read per response. */
+export const BODY_LIMIT = 10 << 20;
+
+/**
+ * Whether `reply` (to a request with `method`) satisfies the condition.
+ * Throws when reading the body fails.
+ */
+export async function judge(
+  o: HttpOptions,
+  matches: RegExp | undefined,
+  reply: HttpReply,
+  method: string,
+  signal: AbortSignal,
+): Promise<ProbeResult> {
+  const line = statusLine(reply.status, reply.statusText);
+  if (!statusMatches(o.status, reply.status)) {
+    return { status: "pending", error: `status ${reply.status}, expected ${o.status.text}` };
+  }
+  const needsBody = o.contains !== undefined || matches !== undefined || o.jsonpaths.length > 0;
+  if (!needsBody || method === "HEAD") return { status: "satisfied", detail: line };
+  const { bytes, truncated } = await readCapped(reply.body, BODY_LIMIT, { signal });
+  const text = new TextDecoder().decode(bytes);
+  const size = truncated ? `more than ${formatSize(BODY_LIMIT)}` : formatSize(bytes.length);
+  const parts = [line];
+  if (o.contains !== undefined) {
+    if (!text.includes(o.contains)) {
+      return {
+        status: "pending",
+        error: `body does not contain ${JSON.stringify(o.contains)} (${line}, ${size})`,
+      };
+    }
+    parts.push(`body contains ${JSON.stringify(o.contains)}`);
+  }
+  if (matches !== undefined) {
+    if (!matches.test(text)) {
+      return {
+        status: "pending",
+        error: `body does not match /${matches.source}/ (${line}, ${size})`,
+      };
+    }
+    parts.push(`body matches /${matches.source}/`);
+  }
+  if (o.jsonpaths.length > 0) {
+    if (truncated) {
+      return {
+        status: "pending",
+        error: `body is larger than ${formatSize(BODY_LIMIT)}, not parsed as JSON`,
+      };
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (e) {
+      const msg = (e as Error).message;
+      const why = text.trim() === "" ? "it is empty" : msg.charAt(0).toLowerCase() + msg.slice(1);
+      return { status: "pending", error: `body is not JSON: ${why} (${line})` };
+    }
+    for (const expr of o.jsonpaths) {
+      const r = await evaluateJsonPath(expr, doc);
+      if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
+      parts.push(r.detail);
+    }
+  }
+  return { status: "satisfied", detail: parts.join("; ") };
+}

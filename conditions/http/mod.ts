@@ -1,0 +1,174 @@
+/**
+ * http: an HTTP(S) endpoint answers with an expected status (and body).
+ *
+ * Requests go straight to the server through `node:http`/`node:https`, trying
+ * every address the name resolves to (`localhost`: 127.0.0.1, then ::1), with
+ * the TLS options the flags give. When a proxy environment variable applies
+ * to the URL (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, minus NO_PROXY), the request
+ * goes through Deno's `fetch`, which honours them. Redirects are followed
+ * (at most 10), one hop at a time, so each hop picks its own route
+ * (docs/contract.md §5 http).
+ *
+ * This file declares the kind; `options.ts` parses its flags, `probe.ts`
+ * sends the requests (`send.ts`) and judges the answers (`judge.ts`).
+ *
+ * @module
+ */
+
+import { defineKind } from "../../engine/types.ts";
+import type { JsonPathExpr } from "../_common/jsonpath.ts";
+import { redactUrl } from "../../engine/secrets.ts";
+import { type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
+
+/** What an http condition needs: plain data settled by `parse`. */
+export interface HttpOptions {
+  /** The URL without its user-info (sent as an Authorization header instead). */
+  readonly url: string;
+  readonly method: string;
+  readonly headers: readonly Header[];
+  readonly body: string | undefined;
+  readonly status: StatusSpec;
+  readonly contains: string | undefined;
+  /** The `--matches` regular expression's source (`^` and `$` match at lines). */
+  readonly matches: string | undefined;
+  readonly jsonpaths: readonly JsonPathExpr[];
+  readonly caFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly insecure: boolean;
+  readonly follow: boolean;
+}
+
+/** The http kind. */
+export const http = defineKind<HttpOptions>({
+  name: "http",
+  aliases: [],
+  summary: "an HTTP(S) endpoint answers with the expected status, body or JSON",
+  description:
+    "Sends a request on each attempt (GET by default, POST with --body) and is satisfied when the status matches --status (default any 2xx) and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured. A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key files are retried too (they may not be written yet).",
+  target: {
+    shape: "required",
+    placeholder: "URL",
+    description: "http:// or https:// URL; user-info in it is sent as basic authentication",
+  },
+  flags: [
+    {
+      name: "status",
+      type: "string",
+      placeholder: "CODES",
+      description: "expected status: a code 200, a class 2xx or a list 200,204,3xx (default 2xx)",
+    },
+    {
+      name: "contains",
+      type: "string",
+      placeholder: "TEXT",
+      description: "the response body includes TEXT",
+    },
+    {
+      name: "matches",
+      type: "string",
+      placeholder: "REGEX",
+      description: "the response body matches a regular expression (^ and $ match at lines)",
+    },
+    {
+      name: "jsonpath",
+      type: "string",
+      placeholder: "EXPR",
+      repeatable: true,
+      description:
+        "the JSON body satisfies an expression like '$.status == \"ok\"'; all given must hold",
+    },
+    {
+      name: "method",
+      type: "string",
+      placeholder: "METHOD",
+      description: "request method (default GET, or POST with --body)",
+    },
+    { name: "body", type: "string", placeholder: "TEXT", description: "request body" },
+    {
+      name: "header",
+      type: "string",
+      placeholder: "'NAME: VALUE'",
+      repeatable: true,
+      description: "request header; Authorization and Cookie values are secrets",
+    },
+    {
+      name: "header-env",
+      type: "string",
+      placeholder: "NAME=ENVVAR",
+      repeatable: true,
+      description: "request header whose value is read from an environment variable (secret)",
+    },
+    {
+      name: "basic-auth-env",
+      type: "string",
+      placeholder: "USER:ENVVAR",
+      description: "basic authentication as USER, the password read from an environment variable",
+    },
+    {
+      name: "ca-file",
+      type: "string",
+      placeholder: "PATH",
+      complete: "file",
+      description: "trust the CA certificates of this PEM file",
+    },
+    {
+      name: "client-cert",
+      type: "string",
+      placeholder: "PATH",
+      complete: "file",
+      description: "client certificate (PEM) for mutual TLS; needs --client-key",
+    },
+    {
+      name: "client-key",
+      type: "string",
+      placeholder: "PATH",
+      complete: "file",
+      description: "private key (PEM) of --client-cert",
+    },
+    {
+      name: "insecure",
+      type: "boolean",
+      description: "do not verify the server certificate",
+    },
+    {
+      name: "no-follow-redirects",
+      type: "boolean",
+      description: "check a 3xx response itself instead of following it",
+    },
+  ],
+  examples: [
+    {
+      args: "http http://localhost:8080/health",
+      description: "wait until the health endpoint answers 2xx",
+    },
+    {
+      args: "http https://api.internal/ready --ca-file ca.pem --jsonpath '$.status == \"ok\"'",
+      description: "wait for a JSON field, trusting a private CA",
+    },
+    {
+      args:
+        "http http://localhost:9200/_cluster/health --status 200 --jsonpath '$.status =~ ^(green|yellow)$'",
+      description: "wait until Elasticsearch is green or yellow",
+    },
+    {
+      args: "http https://app.example.com/login --no-follow-redirects --status 3xx",
+      description: "wait until the login page redirects",
+    },
+    {
+      args: "http http://localhost:3000/api --header-env Authorization=API_TOKEN --contains ready",
+      description: "send a secret header taken from the environment",
+    },
+  ],
+  parse(input) {
+    const options = parseHttpOptions(input);
+    return { target: redactUrl(input.target ?? "").display, options };
+  },
+  async validate(options, fail) {
+    if (options.jsonpaths.length === 0) return;
+    const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
+    await validateJsonPaths(options.jsonpaths, fail);
+  },
+  load: () => import("./probe.ts").then((m) => m.create),
+  doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
+});

@@ -1,0 +1,252 @@
+/**
+ * http's flags and target as plain options (no I/O): the URL and its
+ * secrets, the expected status, the body checks, the request's shape and
+ * its TLS files, and which proxy variable routes a URL.
+ *
+ * @module
+ */
+
+import { redactUrl, safeDecode } from "../../engine/secrets.ts";
+import type { KindInput } from "../../engine/types.ts";
+import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
+import type { HttpOptions } from "./mod.ts";
+
+/** Header names whose values are secrets. */
+const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|x-auth-token)$/i;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Which statuses are expected. */
+export interface StatusSpec {
+  /** As shown in messages: `2xx`, `200,204,3xx`. */
+  readonly text: string;
+  /** Codes expected one by one. */
+  readonly codes: readonly number[];
+  /** Classes expected whole: 2 for `2xx`. */
+  readonly classes: readonly number[];
+}
+
+/** Parses `200`, `2xx` or a list `200,204,3xx`; throws an `Error` with the usage problem. */
+export function parseStatusSpec(text: string): StatusSpec {
+  const items = text.split(",").map((s) => s.trim());
+  const codes = new Set<number>();
+  const classes = new Set<number>();
+  for (const item of items) {
+    if (/^[1-5]\d\d$/.test(item)) codes.add(Number(item));
+    else if (/^[1-5]xx$/i.test(item)) classes.add(Number(item[0]));
+    else {
+      throw new Error(
+        `expected a code like 200, a class like 2xx or a list, got ${JSON.stringify(text)}`,
+      );
+    }
+  }
+  return {
+    text: items.map((s) => s.toLowerCase()).join(","),
+    codes: [...codes],
+    classes: [...classes],
+  };
+}
+
+/** Whether `code` is one of the expected statuses. */
+export function statusMatches(spec: StatusSpec, code: number): boolean {
+  return spec.codes.includes(code) || spec.classes.includes(Math.floor(code / 100));
+}
+
+/** One request header. */
+export interface Header {
+  readonly name: string;
+  readonly value: string;
+  /** Dropped when a redirect leaves the origin. */
+  readonly secret: boolean;
+}
+
+/**
+ * The proxy environment variable that applies to `url`, or undefined when the
+ * request goes direct (none set, or NO_PROXY lists the host).
+ */
+export function proxyFor(url: URL, env: Readonly<Record<string, string>>): string | undefined {
+  const scheme = url.protocol === "https:" ? "https" : "http";
+  const names = [`${scheme}_proxy`, `${scheme.toUpperCase()}_PROXY`, "all_proxy", "ALL_PROXY"];
+  const name = names.find((n) => (env[n] ?? "") !== "");
+  if (!name) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  const noProxy = env.no_proxy ?? env.NO_PROXY ?? "";
+  for (let entry of noProxy.split(/[\s,]+/)) {
+    entry = entry.trim().toLowerCase();
+    if (entry === "") continue;
+    if (entry === "*") return undefined;
+    entry = entry.replace(/^\[(.*)\](:\d+)?$/, "$1").replace(/^([^:]+):\d+$/, "$1");
+    const bare = entry.replace(/^\*?\./, "");
+    if (host === bare || host.endsWith("." + bare)) return undefined;
+  }
+  return name;
+}
+
+/** Parses the target and flags, registering every secret; fails with usage errors. */
+export function parseHttpOptions(input: KindInput): HttpOptions {
+  const raw = input.target ?? "";
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return input.fail(undefined, `expected an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    input.fail(undefined, `expected an http:// or https:// URL, got ${JSON.stringify(raw)}`);
+  }
+  if (url.hostname === "") input.fail(undefined, `missing host in ${JSON.stringify(raw)}`);
+  for (const s of redactUrl(raw).secrets) input.secret(s);
+
+  const headers: Header[] = [];
+  const setHeader = (name: string, value: string, secret: boolean) => {
+    const i = headers.findIndex((h) => h.name.toLowerCase() === name.toLowerCase());
+    if (i >= 0) headers.splice(i, 1);
+    headers.push({ name, value, secret });
+    if (secret) input.secret(value);
+  };
+  if (url.username !== "" || url.password !== "") {
+    const user = safeDecode(url.username);
+    const pass = safeDecode(url.password);
+    input.secret(pass);
+    setHeader("Authorization", basicAuth(user, pass), true);
+    url.username = "";
+    url.password = "";
+  }
+
+  let status = parseStatusSpec("2xx");
+  const statusText = input.string("status");
+  if (statusText !== undefined) status = orFail(input, "status", () => parseStatusSpec(statusText));
+
+  const contains = input.string("contains");
+  if (contains === "") input.fail("contains", "expected a text, got an empty string");
+  const matches = input.string("matches");
+  if (matches !== undefined) {
+    if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
+    try {
+      new RegExp(matches, "m");
+    } catch (e) {
+      const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
+      input.fail("matches", `invalid regular expression /${matches}/: ${lowerFirst(why)}`);
+    }
+  }
+  const jsonpaths: JsonPathExpr[] = input.strings("jsonpath").map((text) =>
+    orFail(input, "jsonpath", () => parseJsonPathExpr(text))
+  );
+
+  const body = input.string("body");
+  let method = body !== undefined ? "POST" : "GET";
+  const methodText = input.string("method");
+  if (methodText !== undefined) {
+    if (!/^[A-Za-z]+$/.test(methodText)) {
+      input.fail("method", `expected a method like GET or POST, got ${JSON.stringify(methodText)}`);
+    }
+    method = methodText.toUpperCase();
+  }
+  if (method === "HEAD") {
+    for (const f of ["contains", "matches", "jsonpath"]) {
+      if (input.has(f)) input.fail(f, "needs a response body; HEAD responses have none");
+    }
+  }
+  if (body !== undefined && (method === "GET" || method === "HEAD")) {
+    input.fail("body", `cannot be sent with --method ${method}`);
+  }
+
+  const basic = input.string("basic-auth-env");
+  if (basic !== undefined) {
+    const colon = basic.lastIndexOf(":");
+    const user = basic.slice(0, colon);
+    const envName = basic.slice(colon + 1);
+    if (colon <= 0 || !ENV_NAME.test(envName)) {
+      input.fail("basic-auth-env", `expected USER:ENVVAR, got ${JSON.stringify(basic)}`);
+    }
+    const pass = input.env[envName];
+    if (pass === undefined) {
+      return input.fail("basic-auth-env", `environment variable ${envName} is not set`);
+    }
+    input.secret(pass);
+    setHeader("Authorization", basicAuth(user, pass), true);
+  }
+  for (const h of input.strings("header")) {
+    const colon = h.indexOf(":");
+    const name = h.slice(0, colon).trim();
+    if (colon <= 0 || !TOKEN.test(name)) {
+      input.fail("header", `expected 'Name: value', got ${JSON.stringify(h)}`);
+    }
+    const value = h.slice(colon + 1).trim();
+    setHeader(name, value, SECRET_HEADER.test(name) || /token|secret|passw|key/i.test(name));
+  }
+  for (const h of input.strings("header-env")) {
+    const eq = h.indexOf("=");
+    const name = h.slice(0, eq).trim();
+    const envName = h.slice(eq + 1).trim();
+    if (eq <= 0 || !TOKEN.test(name) || !ENV_NAME.test(envName)) {
+      input.fail("header-env", `expected NAME=ENVVAR, got ${JSON.stringify(h)}`);
+    }
+    const value = input.env[envName];
+    if (value === undefined) {
+      return input.fail("header-env", `environment variable ${envName} is not set`);
+    }
+    setHeader(name, value, true);
+  }
+
+  const caFile = input.string("ca-file");
+  const certFile = input.string("client-cert");
+  const keyFile = input.string("client-key");
+  const insecure = input.bool("insecure");
+  for (
+    const [flag, v] of [["ca-file", caFile], ["client-cert", certFile], ["client-key", keyFile]]
+  ) {
+    if (v === "") input.fail(flag, "expected a path, got an empty string");
+  }
+  if (certFile !== undefined && keyFile === undefined) {
+    input.fail("client-cert", "needs --client-key");
+  }
+  if (keyFile !== undefined && certFile === undefined) {
+    input.fail("client-key", "needs --client-cert");
+  }
+  if (insecure && caFile !== undefined) input.fail("insecure", "cannot be combined with --ca-file");
+  if (insecure && url.protocol === "https:") {
+    const proxy = proxyFor(url, input.env);
+    if (proxy) {
+      input.fail(
+        "insecure",
+        `cannot be used through a proxy (${proxy} is set); add the host to NO_PROXY`,
+      );
+    }
+  }
+
+  return {
+    url: url.href,
+    method,
+    headers,
+    body,
+    status,
+    contains,
+    matches,
+    jsonpaths,
+    caFile,
+    certFile,
+    keyFile,
+    insecure,
+    follow: !input.bool("no-follow-redirects"),
+  };
+}
+
+/** The value `parse` makes, or a usage error at `flag` with the message it threw. */
+function orFail<T>(input: KindInput, flag: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (e) {
+    return input.fail(flag, (e as Error).message);
+  }
+}
+
+/** `Basic base64(user:pass)`, the text encoded as UTF-8. */
+function basicAuth(user: string, pass: string): string {
+  const bytes = new TextEncoder().encode(`${user}:${pass}`);
+  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+}
+
+function lowerFirst(s: string): string {
+  return s.charAt(0).toLowerCase() + s.slice(1);
+}

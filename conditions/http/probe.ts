@@ -1,0 +1,95 @@
+/**
+ * http's probe: one request per attempt (and one per redirect followed),
+ * then the answer judged. Unreadable TLS files, connection failures and
+ * broken answers are thrown: the engine reports them as pending attempts
+ * (docs/contract.md §8).
+ *
+ * @module
+ */
+
+import { describeError } from "../../engine/errors.ts";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { readFlagFile } from "../_common/flagfile.ts";
+import type { TlsOptions } from "../_common/httpx.ts";
+import { judge } from "./judge.ts";
+import type { HttpOptions } from "./mod.ts";
+import { send } from "./send.ts";
+
+/** Most redirects followed per attempt. */
+export const MAX_REDIRECTS = 10;
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** Makes the probe of one http condition. */
+export function create(o: HttpOptions, env: ProbeEnv): Probe {
+  const matches = o.matches === undefined ? undefined : new RegExp(o.matches, "m");
+  return {
+    check: ({ signal }) => settle(signal, () => attempt(o, matches, env.env, signal)),
+  };
+}
+
+/** The TLS files, read on every attempt (they may be written or renewed meanwhile). */
+async function readTls(o: HttpOptions): Promise<TlsOptions> {
+  const read = (flag: string, path: string | undefined) =>
+    path === undefined ? undefined : readFlagFile(flag, path);
+  return {
+    ca: await read("ca-file", o.caFile),
+    cert: await read("client-cert", o.certFile),
+    key: await read("client-key", o.keyFile),
+    insecure: o.insecure,
+  };
+}
+
+/** One attempt: the request (following redirects), then the status and body checks. */
+async function attempt(
+  o: HttpOptions,
+  matches: RegExp | undefined,
+  env: Readonly<Record<string, string>>,
+  signal: AbortSignal,
+): Promise<ProbeResult> {
+  const tls = await readTls(o);
+  let url = new URL(o.url);
+  let method = o.method;
+  let body = o.body;
+  let headers = o.headers;
+  for (let hop = 0;; hop++) {
+    const reply = await send({ url, method, headers, body, tls, env, signal });
+    try {
+      const location = reply.header("location");
+      if (o.follow && REDIRECTS.has(reply.status) && location !== undefined) {
+        if (hop >= MAX_REDIRECTS) {
+          return { status: "pending", error: `too many redirects (more than ${MAX_REDIRECTS})` };
+        }
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          return {
+            status: "pending",
+            error: `redirect to an invalid URL ${JSON.stringify(location)}`,
+          };
+        }
+        if (next.protocol !== "http:" && next.protocol !== "https:") {
+          return { status: "pending", error: `redirect to unsupported URL ${next.protocol}//…` };
+        }
+        if (
+          reply.status === 303 ||
+          ((reply.status === 301 || reply.status === 302) && method === "POST")
+        ) {
+          if (method !== "HEAD") method = "GET";
+          body = undefined;
+        }
+        if (next.origin !== url.origin) headers = headers.filter((h) => !h.secret);
+        url = next;
+        continue;
+      }
+      return await judge(o, matches, reply, method, signal);
+    } catch (e) {
+      if (signal.aborted) throw e;
+      throw new Error(`reading the response: ${describeError(e)}`);
+    } finally {
+      reply.close();
+    }
+  }
+}

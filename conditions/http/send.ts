@@ -1,0 +1,87 @@
+/**
+ * Sends one http request: through the proxy that applies (Deno's fetch,
+ * which honours the proxy variables), else straight to the server on each
+ * address of its name in turn (`node:http(s)`, docs/contract.md §5).
+ *
+ * @module
+ */
+
+import {
+  fetchTransport,
+  type HttpReply,
+  nodeTransport,
+  RequestError,
+  type TlsOptions,
+} from "../_common/httpx.ts";
+import { onEveryAddress } from "../_common/net.ts";
+import { type Header, proxyFor } from "./options.ts";
+
+/** Connection errors after which the next address of the name is tried. */
+const TRY_NEXT = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "EAFNOSUPPORT",
+  "ETIMEDOUT",
+]);
+
+/** One request of an attempt (a redirect makes another). */
+export interface Outgoing {
+  readonly url: URL;
+  readonly method: string;
+  readonly headers: readonly Header[];
+  readonly body: string | undefined;
+  readonly tls: TlsOptions;
+  /** The environment whose proxy variables route the request. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly signal: AbortSignal;
+}
+
+/** Sends `out`; throws a `RequestError` (the short reason) when no answer came. */
+export function send(out: Outgoing): Promise<HttpReply> {
+  const headers: [string, string][] = out.headers.map((h) => [h.name, h.value]);
+  const has = (name: string) => out.headers.some((h) => h.name.toLowerCase() === name);
+  if (!has("user-agent")) headers.push(["User-Agent", "waitcmd"]);
+  if (!has("accept")) headers.push(["Accept", "*/*"]);
+  const req = { url: out.url, method: out.method, headers, body: out.body, signal: out.signal };
+  if (proxyFor(out.url, out.env)) {
+    return viaFetch(req, out.tls);
+  }
+  const secure = out.url.protocol === "https:";
+  const host = {
+    hostname: out.url.hostname.replace(/^\[|\]$/g, ""),
+    port: out.url.port === "" ? (secure ? 443 : 80) : Number(out.url.port),
+  };
+  return onEveryAddress(
+    host,
+    out.signal,
+    (address) => nodeTransport({ ...out.tls, address: address.hostname }).request(req),
+    (e) => e instanceof RequestError && TRY_NEXT.has(e.code ?? ""),
+  );
+}
+
+/** One request through fetch with its own client, closed with the reply. */
+async function viaFetch(
+  req: Parameters<ReturnType<typeof fetchTransport>["request"]>[0],
+  tls: TlsOptions,
+): Promise<HttpReply> {
+  const transport = fetchTransport({ ca: tls.ca, cert: tls.cert, key: tls.key });
+  let reply: HttpReply;
+  try {
+    reply = await transport.request(req);
+  } catch (e) {
+    transport.close();
+    throw e;
+  }
+  return {
+    status: reply.status,
+    statusText: reply.statusText,
+    header: (name) => reply.header(name),
+    body: reply.body,
+    close() {
+      reply.close();
+      transport.close();
+    },
+  };
+}

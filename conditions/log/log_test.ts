@@ -1,0 +1,145 @@
+import { assert, assertEquals } from "../../tests/_assert.ts";
+import { optionsOf, plan, probeOf, usageError } from "../../tests/_kit.ts";
+import type { LogOptions } from "./mod.ts";
+
+Deno.test("log parse() rejects what cannot match", async (t) => {
+  const see = " (see: waitcmd help log)";
+  const rows: [string[], string][] = [
+    [["log", "a.log"], "condition 1 (log): expected --contains TEXT or --matches REGEX (or both)"],
+    [
+      ["log", "a.log", "--exclude", "x"],
+      "condition 1 (log): expected --contains TEXT or --matches REGEX (or both)",
+    ],
+    [["log", "", "--contains", "x"], "condition 1 (log): expected a path, got an empty string"],
+    [
+      ["log", "a.log", "--contains", ""],
+      "condition 1 (log): --contains: expected a text, got an empty string",
+    ],
+    [
+      ["log", "a.log", "--contains", "a\nb"],
+      "condition 1 (log): --contains: cannot contain a line break: lines are matched one at a time",
+    ],
+    [
+      ["log", "a.log", "--contains", "a", "--exclude", "b\r\n"],
+      "condition 1 (log): --exclude: cannot contain a line break: lines are matched one at a time",
+    ],
+    [
+      ["log", "a.log", "--matches", ""],
+      "condition 1 (log): --matches: expected a regular expression, got an empty string",
+    ],
+    [
+      ["log", "a.log", "--matches", "(a"],
+      "condition 1 (log): --matches: invalid regular expression: unterminated group",
+    ],
+    [
+      ["log", "a.log", "--contains", "x", "--from-start", "--tail", "5"],
+      "condition 1 (log): --tail: cannot be combined with --from-start",
+    ],
+    [
+      ["log", "a.log", "--contains", "x", "--tail", "-1"],
+      `condition 1 (log): --tail: expected a whole number of at least 0, got "-1"`,
+    ],
+    [
+      ["log", "a.log", "--contains", "x", "--min-matches", "0"],
+      `condition 1 (log): --min-matches: expected a whole number of at least 1, got "0"`,
+    ],
+  ];
+  for (const [args, message] of rows) {
+    await t.step(
+      args.join(" "),
+      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
+    );
+  }
+});
+
+Deno.test("log parse() accepts every flag and names the condition by its path", async () => {
+  const args = [
+    "log",
+    "/var/log/app.log",
+    "--contains",
+    "job",
+    "--matches",
+    "done in \\d+ms",
+    "--exclude",
+    "dry-run",
+    "--exclude",
+    "test",
+    "--tail",
+    "50",
+    "--min-matches",
+    "3",
+  ];
+  const c = plan(args).conditions[0]!;
+  assertEquals([c.name, c.target], ["log /var/log/app.log", "/var/log/app.log"]);
+  assertEquals(optionsOf<LogOptions>(args), {
+    path: "/var/log/app.log",
+    contains: "job",
+    matches: "done in \\d+ms",
+    exclude: ["dry-run", "test"],
+    startAt: { from: "tail", lines: 50 },
+    required: 3,
+  });
+  const probe = await probeOf(args);
+  assert(probe.watch !== undefined, "log conditions are event-driven");
+  await probe.close?.();
+});
+
+Deno.test("log parse() options: where reading starts and the defaults", async (t) => {
+  const rows: [string[], Partial<LogOptions>][] = [
+    [["--contains", "x"], { contains: "x", startAt: { from: "tail", lines: 0 }, required: 1 }],
+    [["--contains", "x", "--from-start"], { startAt: { from: "start" } }],
+    [["--contains", "x", "--tail", "0"], { startAt: { from: "tail", lines: 0 } }],
+    [["--matches", "^a+$"], { contains: undefined, matches: "^a+$", exclude: [] }],
+  ];
+  for (const [flags, want] of rows) {
+    await t.step(flags.join(" "), () => {
+      const got = optionsOf<LogOptions>(["log", "a.log", ...flags]);
+      for (const [k, v] of Object.entries(want)) {
+        assertEquals(got[k as keyof LogOptions], v, k);
+      }
+    });
+  }
+});
+
+Deno.test("log check() reports progress as n/N and succeeds with the last line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
+  const path = `${dir}/app.log`;
+  try {
+    await Deno.writeTextFile(path, "job 1 done\nother\n");
+    const probe = await probeOf([
+      "log",
+      path,
+      "--from-start",
+      "--contains",
+      "done",
+      "--min-matches",
+      "2",
+    ]);
+    const signal = new AbortController().signal;
+    try {
+      assertEquals(await probe.check({ signal, attempt: 1 }), {
+        status: "pending",
+        error: "1/2 matches",
+      });
+      await Deno.writeTextFile(path, "job 2 done\r\n", { append: true });
+      assertEquals(await probe.check({ signal, attempt: 2 }), {
+        status: "satisfied",
+        detail: "job 2 done",
+        summary: "2/2 matches; last: job 2 done",
+      });
+    } finally {
+      await probe.close?.();
+    }
+    const missing = await probeOf(["log", `${dir}/none.log`, "--contains", "x"]);
+    try {
+      assertEquals(await missing.check({ signal, attempt: 1 }), {
+        status: "pending",
+        error: "does not exist",
+      });
+    } finally {
+      await missing.close?.();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,206 @@
+/**
+ * The log kind's line matching: splits the bytes added to a file into lines
+ * and counts the lines that match.
+ *
+ * - A line counts once its newline is written; a trailing `\r` is dropped.
+ * - Only the unfinished last line of each file is kept, at most `MAX_LINE`
+ *   bytes of it: a longer line is matched on its first `MAX_LINE` bytes and
+ *   the rest of the stream is unaffected.
+ * - A literal `--contains` is searched in the raw bytes (the shared byte
+ *   searcher, conditions/_common/bytes.ts) and only matching lines are
+ *   decoded; `--matches` alone decodes every line.
+ *
+ * @module
+ */
+
+import { indexOfBytes } from "../_common/bytes.ts";
+
+/** Longest line kept whole; the rest of a longer line is skipped up to its newline. */
+export const MAX_LINE = 4 << 20;
+const NL = 10;
+const CR = 13;
+
+/** What a line must satisfy. */
+export interface MatchSpec {
+  /** The line includes this text. */
+  readonly contains?: string;
+  /** The line matches this expression. */
+  readonly matches?: RegExp;
+  /** Lines including any of these are ignored. */
+  readonly exclude?: readonly string[];
+  /** Matching lines needed (at least 1). */
+  readonly required: number;
+}
+
+/** Counts matching lines; one counter serves every file a follower reads, so rotation keeps the count. */
+export class LineMatcher {
+  /** Matching lines seen so far (never more than `required`). */
+  count = 0;
+  /** The last matching line, without its line ending. */
+  last = "";
+  /** Matching lines needed. */
+  readonly required: number;
+  /** The `contains` text as bytes, if any. */
+  readonly needle: Uint8Array | undefined;
+  readonly #excludeBytes: Uint8Array[];
+  readonly #excludeTexts: readonly string[];
+  readonly #re: RegExp | undefined;
+  readonly #decoder = new TextDecoder();
+
+  /** A matcher for `spec`, with nothing counted yet. */
+  constructor(spec: MatchSpec) {
+    const enc = new TextEncoder();
+    this.required = spec.required;
+    this.needle = spec.contains === undefined ? undefined : enc.encode(spec.contains);
+    this.#excludeTexts = spec.exclude ?? [];
+    this.#excludeBytes = this.#excludeTexts.map((t) => enc.encode(t));
+    this.#re = spec.matches;
+  }
+
+  /** Whether `required` matching lines were seen. */
+  get done(): boolean {
+    return this.count >= this.required;
+  }
+
+  /**
+   * Matches the complete lines in `buf[start, end)`: `buf[end - 1]` is a
+   * newline, and `start` is 0 or follows a newline. `find(from, to)` searches
+   * `buf` for the needle in place (a `Searcher` over `buf`); without it the
+   * bytes are searched through a copy.
+   */
+  region(
+    buf: Uint8Array,
+    start: number,
+    end: number,
+    find?: (from: number, to: number) => number,
+  ): void {
+    const needle = this.needle;
+    if (needle) {
+      const search = find ??
+        ((from: number, to: number) => indexOfBytes(buf.subarray(0, to), needle, from));
+      let from = start;
+      while (from < end && !this.done) {
+        const at = search(from, end);
+        if (at < 0) return;
+        const lineStart = buf.lastIndexOf(NL, at) + 1;
+        const lineEnd = buf.indexOf(NL, at + needle.length);
+        this.#accept(stripCr(buf.subarray(lineStart, lineEnd)));
+        from = lineEnd + 1;
+      }
+      return;
+    }
+    const text = this.#decoder.decode(buf.subarray(start, end));
+    let s = 0;
+    while (s < text.length && !this.done) {
+      const e = text.indexOf("\n", s);
+      const stop = e > s && text.charCodeAt(e - 1) === CR ? e - 1 : e;
+      this.#acceptText(text.slice(s, stop));
+      s = e + 1;
+    }
+  }
+
+  /** Matches one complete line given without its newline. */
+  line(bytes: Uint8Array): void {
+    if (this.done) return;
+    const b = stripCr(bytes);
+    if (this.needle && indexOfBytes(b, this.needle) === -1) return;
+    this.#accept(b);
+  }
+
+  #accept(bytes: Uint8Array): void {
+    for (const x of this.#excludeBytes) if (indexOfBytes(bytes, x) !== -1) return;
+    const line = this.#decoder.decode(bytes);
+    if (this.#re && !this.#re.test(line)) return;
+    this.count++;
+    this.last = line;
+  }
+
+  #acceptText(line: string): void {
+    for (const x of this.#excludeTexts) if (line.includes(x)) return;
+    if (this.#re && !this.#re.test(line)) return;
+    this.count++;
+    this.last = line;
+  }
+}
+
+function stripCr(b: Uint8Array): Uint8Array {
+  return b.length > 0 && b[b.length - 1] === CR ? b.subarray(0, b.length - 1) : b;
+}
+
+/** The unfinished last line of a file: at most `MAX_LINE` bytes of it are kept. */
+export class PartialLine {
+  #buf = new Uint8Array(256);
+  #len = 0;
+  #overflow = false;
+
+  /** Whether nothing of a line is pending. */
+  get empty(): boolean {
+    return this.#len === 0 && !this.#overflow;
+  }
+
+  /** Adds `src[start, end)` to the line (beyond `MAX_LINE` bytes, nothing is kept). */
+  append(src: Uint8Array, start: number, end: number): void {
+    let n = end - start;
+    const room = MAX_LINE - this.#len;
+    if (n > room) {
+      n = room;
+      this.#overflow = true;
+    }
+    if (n <= 0) return;
+    if (this.#len + n > this.#buf.length) {
+      let size = this.#buf.length;
+      while (size < this.#len + n) size *= 2;
+      const grown = new Uint8Array(Math.min(size, MAX_LINE));
+      grown.set(this.#buf.subarray(0, this.#len));
+      this.#buf = grown;
+    }
+    this.#buf.set(src.subarray(start, start + n), this.#len);
+    this.#len += n;
+  }
+
+  /** The kept bytes; valid until the next `clear`. */
+  view(): Uint8Array {
+    return this.#buf.subarray(0, this.#len);
+  }
+
+  /** Forgets the line (and a large buffer with it). */
+  clear(): void {
+    this.#len = 0;
+    this.#overflow = false;
+    if (this.#buf.length > 65536) this.#buf = new Uint8Array(256);
+  }
+}
+
+/**
+ * Feeds `buf[0, n)`, the next bytes of one file, to the matcher: completes
+ * the pending partial line, matches the complete lines, keeps the rest.
+ */
+export function feed(
+  partial: PartialLine,
+  matcher: LineMatcher,
+  buf: Uint8Array,
+  n: number,
+  find?: (from: number, to: number) => number,
+): void {
+  const chunk = buf.subarray(0, n);
+  let s = 0;
+  if (!partial.empty) {
+    const nl = chunk.indexOf(NL);
+    if (nl < 0) {
+      partial.append(buf, 0, n);
+      return;
+    }
+    partial.append(buf, 0, nl);
+    matcher.line(partial.view());
+    partial.clear();
+    if (matcher.done) return;
+    s = nl + 1;
+  }
+  const last = chunk.lastIndexOf(NL);
+  if (last >= s) {
+    matcher.region(buf, s, last + 1, find);
+    if (matcher.done) return;
+    s = last + 1;
+  }
+  if (s < n) partial.append(buf, s, n);
+}

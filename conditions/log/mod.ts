@@ -1,0 +1,152 @@
+/**
+ * log: a line matching a text or pattern is written to a file (followed like
+ * `tail -F`: partial lines, rotation and truncation included).
+ *
+ * @module
+ */
+
+import { describeError } from "../../engine/errors.ts";
+import { defineKind, type KindInput } from "../../engine/types.ts";
+
+/** Where reading starts in content that exists at the first attempt. */
+export type StartAt =
+  /** Everything (`--from-start`). */
+  | { readonly from: "start" }
+  /** The last `lines` complete lines (`--tail N`; 0 = only what is added, the default). */
+  | { readonly from: "tail"; readonly lines: number };
+
+/** What a log condition needs. */
+export interface LogOptions {
+  /** The followed file. */
+  readonly path: string;
+  /** A line must contain this text (`--contains`). */
+  readonly contains?: string;
+  /** A line must match this regular expression, JavaScript syntax (`--matches`); checked valid. */
+  readonly matches?: string;
+  /** Lines containing any of these are ignored (`--exclude`). */
+  readonly exclude: readonly string[];
+  /** Where reading starts in the content that exists at the first attempt. */
+  readonly startAt: StartAt;
+  /** Matching lines needed (`--min-matches`, at least 1). */
+  readonly required: number;
+}
+
+/** A text flag's value: non-empty and on one line. */
+function lineText(input: KindInput, flag: string, value: string): string {
+  if (value === "") input.fail(flag, "expected a text, got an empty string");
+  if (/[\r\n]/.test(value)) {
+    input.fail(flag, "cannot contain a line break: lines are matched one at a time");
+  }
+  return value;
+}
+
+/** The log kind. */
+export const log = defineKind<LogOptions>({
+  name: "log",
+  aliases: [],
+  summary: "a line containing a text or matching a pattern is written to a log file",
+  description:
+    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation by rename and create (the rest of the old file is read first) and by truncation (copytruncate) keeps the count. Satisfied when --min-matches lines (default 1) contain --contains and match --matches (both must hold when both are given) and contain no --exclude text; detail is the matched line, the last one with --min-matches.",
+  target: {
+    shape: "required",
+    placeholder: "PATH",
+    description: "path of the log file",
+    complete: "file",
+  },
+  flags: [
+    {
+      name: "contains",
+      type: "string",
+      placeholder: "TEXT",
+      description: "a line containing TEXT matches",
+    },
+    {
+      name: "matches",
+      type: "string",
+      placeholder: "REGEX",
+      description: "a line matching the regular expression (JavaScript syntax) matches",
+    },
+    {
+      name: "exclude",
+      type: "string",
+      placeholder: "TEXT",
+      repeatable: true,
+      description: "lines containing TEXT are ignored",
+    },
+    {
+      name: "from-start",
+      type: "boolean",
+      description: "scan the existing content too, not only lines added after the start",
+    },
+    {
+      name: "tail",
+      type: "integer",
+      min: 0,
+      placeholder: "N",
+      description: "scan the last N lines of the existing content too, then follow",
+    },
+    {
+      name: "min-matches",
+      type: "integer",
+      min: 1,
+      placeholder: "N",
+      description: "N matching lines are needed (default 1)",
+    },
+  ],
+  examples: [
+    {
+      args: "log /var/log/app.log --contains 'Server started'",
+      description: "wait until the app logs that it started",
+    },
+    {
+      args: "log app.log --from-start --matches 'listening on .*:\\d+'",
+      description: "also accept a line written before waitcmd started",
+    },
+    {
+      args: "log worker.log --contains 'job done' --exclude dry-run --min-matches 3",
+      description: "wait for three finished jobs, not counting dry runs",
+    },
+    {
+      args: "http http://localhost:8080/health -- guard log app.log --contains FATAL",
+      description: "wait for the health check, but stop at once (exit 3) if FATAL is logged",
+    },
+  ],
+  parse(input) {
+    const path = input.target ?? "";
+    if (path === "") input.fail(undefined, "expected a path, got an empty string");
+    const contains = input.has("contains")
+      ? lineText(input, "contains", input.string("contains")!)
+      : undefined;
+    const matches = input.string("matches");
+    if (matches !== undefined) {
+      if (matches === "") {
+        input.fail("matches", "expected a regular expression, got an empty string");
+      }
+      try {
+        new RegExp(matches);
+      } catch (e) {
+        // V8 says "Invalid regular expression: /(/: Unterminated group"; keep the reason.
+        const text = describeError(e);
+        const why = text.slice(text.lastIndexOf(": ") + 2);
+        input.fail(
+          "matches",
+          `invalid regular expression: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
+        );
+      }
+    }
+    if (contains === undefined && matches === undefined) {
+      input.fail(undefined, "expected --contains TEXT or --matches REGEX (or both)");
+    }
+    const exclude = input.strings("exclude").map((x) => lineText(input, "exclude", x));
+    if (input.has("tail") && input.bool("from-start")) {
+      input.fail("tail", "cannot be combined with --from-start");
+    }
+    const startAt: StartAt = input.bool("from-start")
+      ? { from: "start" }
+      : { from: "tail", lines: input.integer("tail") ?? 0 };
+    const required = input.integer("min-matches") ?? 1;
+    return { target: path, options: { path, contains, matches, exclude, startAt, required } };
+  },
+  load: () => import("./probe.ts").then((m) => m.create),
+  doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
+});

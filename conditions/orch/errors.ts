@@ -1,0 +1,58 @@
+/**
+ * orch's failures: what went wrong talking to the API server, and whether a
+ * retry can help; the API server's error answers as short texts.
+ *
+ * @module
+ */
+
+import { statusLine } from "../_common/httpx.ts";
+
+/** Why a request failed. */
+export type KubeErrorKind =
+  /** No kubeconfig, unreadable or invalid file: may be fixed by the time of the next attempt. */
+  | "config"
+  /** The kubeconfig names a context that does not exist: no retry can fix it. */
+  | "context"
+  /** Connection refused, DNS, TLS, reset, ...: retried. */
+  | "network"
+  /** 401 or 403: the credentials were refused (fatal). */
+  | "auth"
+  /** Any other HTTP error status. */
+  | "http"
+  /** The exec credential plugin or the token file failed. */
+  | "credentials";
+
+/** A failed request, as a short lower-case text and a kind. */
+export class KubeError extends Error {
+  override name = "KubeError";
+
+  constructor(
+    readonly kind: KubeErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+
+  /** No retry can fix it: refused credentials, an unknown context or resource type. */
+  get fatal(): boolean {
+    return this.kind === "auth" || this.kind === "context";
+  }
+}
+
+/** The `message` of a Kubernetes `Status` body, else a snippet of the body. */
+export function statusMessage(body: string): string {
+  try {
+    const j = JSON.parse(body) as { message?: unknown };
+    if (typeof j.message === "string" && j.message) return j.message;
+  } catch {
+    // not JSON
+  }
+  return body.trim().slice(0, 200);
+}
+
+/** `404 Not Found: deployments.apps "web" not found`. */
+export function httpProblem(r: { status: number; text: string }): string {
+  const msg = statusMessage(r.text);
+  return msg ? `${statusLine(r.status)}: ${msg}` : statusLine(r.status);
+}

@@ -1,0 +1,32 @@
+import { assertEquals, assertThrows } from "../../tests/_assert.ts";
+import { optionsOf, parseError } from "../../tests/_kit.ts";
+import { formatPorts, parsePortList, type PortsOptions } from "./mod.ts";
+
+Deno.test("parsePortList() reads ranges and lists", () => {
+  assertEquals(parsePortList("8000-8003,80, 8001"), [80, 8000, 8001, 8002, 8003]);
+  assertEquals(
+    assertThrows(() => parsePortList("5-1"), Error).message,
+    `the range "5-1" runs backwards`,
+  );
+  assertThrows(() => parsePortList("a-b"), Error);
+});
+
+Deno.test("formatPorts() compresses runs", () => {
+  assertEquals(formatPorts([80, 8000, 8001, 8002, 9000]), "80, 8000-8002, 9000");
+});
+
+Deno.test("ports parse() returns plain options and reports bad ranges", () => {
+  assertEquals(optionsOf<PortsOptions>(["ports", "[::1]", "--range", "81,80", "--any"]), {
+    host: "::1",
+    ports: [80, 81],
+    any: true,
+  });
+  assertEquals(
+    parseError(["ports", "h", "--range", "0-2"]),
+    'waitcmd: condition 1 (ports): --range: ports must be from 1 to 65535, got "0-2" (see: waitcmd help ports)',
+  );
+  assertEquals(
+    parseError(["ports", "a/b", "--range", "1"]),
+    'waitcmd: condition 1 (ports): expected a host, got "a/b" (see: waitcmd help ports)',
+  );
+});

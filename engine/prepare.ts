@@ -1,0 +1,72 @@
+/**
+ * Between parsing and running: the validation that needs a library, and the
+ * loading of each kind's probe module (docs/contract.md §2). Both happen
+ * before the run's clock starts, so a slow first import never eats into
+ * `--timeout`, and a failed validation is still a usage error (exit 2) with
+ * nothing probed.
+ *
+ * @module
+ */
+
+import { UsageError } from "./errors.ts";
+import type { ConditionPlan, Plan } from "./grammar.ts";
+import type { ConditionKind, Probe, ProbeEnv, ProbeFactory } from "./types.ts";
+
+/** A condition with its probe, ready to be polled. */
+export interface ReadyCondition extends ConditionPlan {
+  readonly probe: Probe;
+}
+
+/** A plan whose conditions have their probes. */
+export interface ReadyPlan extends Plan {
+  readonly conditions: readonly ReadyCondition[];
+}
+
+/** Runs every kind's library validation, in condition order; throws the first `UsageError`. */
+export async function validatePlan(plan: Plan): Promise<void> {
+  for (const c of plan.conditions) {
+    if (!c.kind.validate) continue;
+    const where = `condition ${c.index} (${c.kindWord})`;
+    await c.kind.validate(c.options, (flag, message) => {
+      throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
+    });
+  }
+}
+
+/** Loads each kind's probe module once (concurrently) and makes one probe per condition. */
+export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan> {
+  const kinds = [...new Set(plan.conditions.map((c) => c.kind))];
+  const factories = new Map<ConditionKind, ProbeFactory<unknown>>(
+    await Promise.all(kinds.map(async (k) => [k, await k.load()] as const)),
+  );
+  return {
+    ...plan,
+    conditions: plan.conditions.map((c) => {
+      const probe = factories.get(c.kind)!(c.options, env);
+      return { ...c, probe: c.negate ? negated(probe) : probe };
+    }),
+  };
+}
+
+/**
+ * `not`: holds while the probe is pending, with the probe's error text as
+ * `detail`; a fatal result stays fatal. Watching is the probe's own, so an
+ * event-driven kind stays event-driven (docs/contract.md §4).
+ */
+export function negated(probe: Probe): Probe {
+  return {
+    async check(ctx) {
+      const r = await probe.check(ctx);
+      switch (r.status) {
+        case "pending":
+          return { status: "satisfied", detail: r.error };
+        case "satisfied":
+          return { status: "pending", error: `still holds: ${r.detail}` };
+        case "fatal":
+          return r;
+      }
+    },
+    watch: probe.watch?.bind(probe),
+    close: probe.close?.bind(probe),
+  };
+}

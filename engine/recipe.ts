@@ -1,0 +1,262 @@
+/**
+ * Recipes (`--config FILE`, `-f FILE`, `-f -`): waits written in a YAML or
+ * JSON file (docs/recipe.md). A recipe is turned into command-line words
+ * and goes through the one parser (engine/grammar.ts), so it is validated
+ * exactly like a command line; a usage error is then located at the file's
+ * line. The YAML library is imported only when a recipe is read.
+ *
+ * @module
+ */
+
+import { UsageError } from "./errors.ts";
+import { GLOBAL_FLAGS } from "./options.ts";
+import type { Registry } from "./registry.ts";
+import { didYouMean } from "./suggest.ts";
+
+/** Keys of a condition entry. */
+const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
+/** Top-level keys besides the global options. */
+const SECTION_KEYS = ["conditions", "guards", "then"];
+/** Global options a recipe may not set: they only make sense on the command line. */
+const CLI_ONLY = new Set(["config", "explain"]);
+
+/** A recipe turned into command-line words, with where each condition came from. */
+export interface Expanded {
+  /** The whole command line: the recipe's words merged with the rest of the command line's. */
+  readonly argv: string[];
+  /**
+   * Rewrites a usage error from parsing `argv` so it names the file and line
+   * (conditions from the command line keep their message).
+   */
+  locate(e: UsageError): UsageError;
+}
+
+/** How many leading words of `argv` are global options and their values. */
+function globalPrefix(argv: readonly string[]): number {
+  let i = 0;
+  while (i < argv.length) {
+    const tok = argv[i]!;
+    if (!tok.startsWith("-") || tok === "-" || tok === "--") break;
+    const spec = GLOBAL_FLAGS.find((f) => `--${f.name}` === tok || `-${f.short}` === tok);
+    i += spec && spec.type !== "boolean" ? 2 : 1;
+  }
+  return Math.min(i, argv.length);
+}
+
+/** Splits argv into the `--config`/`-f` value (if any) and the rest, global section only. */
+export function takeConfig(argv: readonly string[]): { file: string | undefined; rest: string[] } {
+  const rest: string[] = [];
+  let file: string | undefined;
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const tok = argv[i]!;
+    if (!tok.startsWith("-") || tok === "-" || tok === "--") break;
+    const m = /^(?:--config|-f)(?:=(.*))?$/s.exec(tok);
+    if (!m) {
+      rest.push(tok);
+      // A global option's value is the next word (booleans take none).
+      const spec = GLOBAL_FLAGS.find((f) => `--${f.name}` === tok || `-${f.short}` === tok);
+      if (spec && spec.type !== "boolean" && i + 1 < argv.length) rest.push(argv[++i]!);
+      continue;
+    }
+    if (file !== undefined) throw new UsageError("--config", "given more than once");
+    const value = m[1] ?? argv[++i];
+    if (value === undefined || value === "") {
+      throw new UsageError("--config", "expected a file name (or - for stdin)");
+    }
+    file = value;
+  }
+  return { file, rest: [...rest, ...argv.slice(i)] };
+}
+
+interface Origin {
+  readonly line: number;
+  /** Line of each flag key of the entry. */
+  readonly flagLines: ReadonlyMap<string, number>;
+}
+
+/**
+ * Turns recipe `text` (read from `file`, as the user named it) and the rest
+ * of the command line into one command line. Throws a `UsageError` naming
+ * the file and line for what the parser cannot see: a file that is not
+ * YAML or JSON, an unknown key, a value of the wrong shape.
+ */
+export async function expandRecipe(
+  text: string,
+  file: string,
+  cliRest: readonly string[],
+  registry: Registry,
+): Promise<Expanded> {
+  const { parseDocument, LineCounter } = await import("yaml");
+  const counter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  const fail = (line: number | undefined, message: string): never => {
+    throw new UsageError(line === undefined ? file : `${file}:${line}`, message);
+  };
+  if (doc.errors.length > 0) {
+    const e = doc.errors[0]!;
+    const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    fail(e.linePos?.[0]?.line, `not valid YAML or JSON: ${first}`);
+  }
+  const lineOf = (path: (string | number)[]): number | undefined => {
+    const node = doc.getIn(path, true) as { range?: number[] } | undefined;
+    const at = node?.range?.[0];
+    return at === undefined ? undefined : counter.linePos(at).line;
+  };
+  const root: unknown = doc.toJS();
+  if (root === null || typeof root !== "object" || Array.isArray(root)) {
+    fail(1, "expected a mapping of options and conditions (conditions: [...])");
+  }
+  const top = root as Record<string, unknown>;
+
+  // The command line's global options win over the file's.
+  const cliGlobals = new Set<string>();
+  for (const tok of cliRest.slice(0, globalPrefix(cliRest))) {
+    const name = tok.replace(/=.*$/s, "");
+    const spec = GLOBAL_FLAGS.find((f) => `--${f.name}` === name || `-${f.short}` === name);
+    if (spec) cliGlobals.add(spec.name);
+  }
+  const globals: string[] = [];
+  const globalNames = GLOBAL_FLAGS.map((f) => f.name).filter((n) => !CLI_ONLY.has(n));
+  for (const [key, value] of Object.entries(top)) {
+    if (SECTION_KEYS.includes(key)) continue;
+    const spec = GLOBAL_FLAGS.find((f) => f.name === key && !CLI_ONLY.has(f.name));
+    if (!spec) {
+      fail(
+        lineOf([key]),
+        `unknown key ${JSON.stringify(key)}${didYouMean(key, [...globalNames, ...SECTION_KEYS])}`,
+      );
+    }
+    if (cliGlobals.has(key)) continue;
+    globals.push(...flagWords(key, value, (m) => fail(lineOf([key]), `${key}: ${m}`)));
+  }
+
+  const origins: Origin[] = [];
+  const conditions: string[][] = [];
+  for (const section of ["conditions", "guards"] as const) {
+    const list = top[section];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) fail(lineOf([section]), `${section}: expected a list of conditions`);
+    (list as unknown[]).forEach((entry, i) => {
+      const at = lineOf([section, i]);
+      const where = `${section}[${i}]`;
+      if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+        fail(at, `${where}: expected a mapping with kind, target and flags`);
+      }
+      const e = entry as Record<string, unknown>;
+      for (const key of Object.keys(e)) {
+        if (!CONDITION_KEYS.includes(key)) {
+          fail(
+            lineOf([section, i, key]) ?? at,
+            `${where}: unknown key ${JSON.stringify(key)}${didYouMean(key, CONDITION_KEYS)}`,
+          );
+        }
+      }
+      const words: string[] = [];
+      if (section === "guards") words.push("guard");
+      if (e.not !== undefined && typeof e.not !== "boolean") {
+        fail(lineOf([section, i, "not"]), `${where}: not: expected true or false`);
+      }
+      if (e.not === true) words.push("not");
+      if (typeof e.kind !== "string" || e.kind === "") {
+        fail(at, `${where}: expected kind: <kind> (a condition kind such as tcp or http)`);
+      }
+      if (!registry.lookup(e.kind as string)) {
+        fail(
+          lineOf([section, i, "kind"]) ?? at,
+          `${where}: unknown kind ${JSON.stringify(e.kind)}${
+            didYouMean(e.kind as string, registry.words)
+          }`,
+        );
+      }
+      words.push(e.kind as string);
+      if (e.target !== undefined) {
+        if (typeof e.target !== "string" && typeof e.target !== "number") {
+          fail(lineOf([section, i, "target"]), `${where}: target: expected a text`);
+        }
+        words.push(String(e.target));
+      }
+      const flagLines = new Map<string, number>();
+      if (e.label !== undefined) {
+        words.push(...flagWords("label", e.label, (m) => fail(lineOf([section, i, "label"]), m)));
+        flagLines.set("label", lineOf([section, i, "label"]) ?? at ?? 0);
+      }
+      if (e.flags !== undefined) {
+        if (e.flags === null || typeof e.flags !== "object" || Array.isArray(e.flags)) {
+          fail(lineOf([section, i, "flags"]), `${where}: flags: expected a mapping of flag: value`);
+        }
+        for (const [name, value] of Object.entries(e.flags as Record<string, unknown>)) {
+          const line = lineOf([section, i, "flags", name]) ?? at;
+          flagLines.set(name.replace(/^--?/, ""), line ?? 0);
+          words.push(
+            ...flagWords(
+              name.replace(/^--?/, ""),
+              value,
+              (m) => fail(line, `${where}: ${name}: ${m}`),
+            ),
+          );
+        }
+      }
+      if (e.command !== undefined) {
+        const cmd = e.command;
+        if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === "string")) {
+          fail(lineOf([section, i, "command"]), `${where}: command: expected a list of words`);
+        }
+        words.push("--", ...(cmd as string[]));
+      }
+      origins.push({ line: at ?? 0, flagLines });
+      conditions.push(words);
+    });
+  }
+  let then: string[] = [];
+  if (top.then !== undefined) {
+    const t = top.then;
+    const ok = (typeof t === "string" && t !== "") ||
+      (Array.isArray(t) && t.length > 0 && t.every((w) => typeof w === "string"));
+    if (!ok) fail(lineOf(["then"]), "then: expected a command as a list of words");
+    then = ["then", ...(Array.isArray(t) ? t as string[] : [t as string])];
+  }
+
+  // Command line: its globals, the file's globals, the file's conditions, the
+  // command line's conditions (and its `then`, which wins), then the file's `then`.
+  const cut = globalPrefix(cliRest);
+  const cliGlobalWords = cliRest.slice(0, cut);
+  let cliTail = cliRest.slice(cut);
+  while (cliTail[0] === "--") cliTail = cliTail.slice(1);
+  const cliHasThen = cliTail.some((w, i) => w === "then" && cliTail[i - 1] === "--");
+  const argv = [...cliGlobalWords, ...globals];
+  conditions.forEach((words, i) => argv.push(...(i > 0 ? ["--"] : []), ...words));
+  if (cliTail.length > 0) argv.push(...(conditions.length > 0 ? ["--"] : []), ...cliTail);
+  if (then.length > 0 && !cliHasThen) argv.push("--", ...then);
+
+  return {
+    argv,
+    locate(e) {
+      const m = /^condition (\d+)(?: \(([^)]*)\))?(?:: --([\w-]+))?/.exec(e.where);
+      if (m) {
+        const origin = origins[Number(m[1]) - 1];
+        if (!origin) return e; // A condition of the command line.
+        const line = (m[3] !== undefined ? origin.flagLines.get(m[3]) : undefined) ?? origin.line;
+        return new UsageError(`${file}:${line}: ${e.where}`, e.message, e.helpTopic);
+      }
+      const g = /^--([\w-]+)$/.exec(e.where);
+      if (g && !cliGlobals.has(g[1]!) && g[1]! in top) {
+        return new UsageError(`${file}:${lineOf([g[1]!])}: ${e.where}`, e.message, e.helpTopic);
+      }
+      return e;
+    },
+  };
+}
+
+/** A flag's recipe value as command-line words (`--name=value`, repeated for a list). */
+function flagWords(name: string, value: unknown, fail: (m: string) => never): string[] {
+  if (Array.isArray(value)) return value.flatMap((v) => flagWords(name, v, fail));
+  if (value === true) return [`--${name}`];
+  if (value === false) return [`--${name}=false`];
+  if (typeof value === "string" || typeof value === "number") return [`--${name}=${value}`];
+  return fail(
+    `expected a text, a number, true/false or a list of them, got ${
+      value === null ? "null" : typeof value
+    }`,
+  );
+}

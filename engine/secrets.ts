@@ -1,0 +1,74 @@
+/**
+ * Finding secrets in text the user typed (docs/contract.md §9): URL
+ * user-info and query values named like a credential. Used by kinds for
+ * their targets and by the CLI on the raw command line, so a usage error
+ * about a URL that does not even parse still never echoes its password.
+ *
+ * @module
+ */
+
+/** Query parameter names whose values are secrets. */
+export const SECRET_PARAM: RegExp = /token|key|secret|passw|pwd|auth|sig|credential/i;
+
+/**
+ * The URL as displayed: user-info becomes `***`, values of query parameters
+ * named like token/key/secret/password become `***`. Works on any text, a
+ * malformed URL included. Returns the display text and the secrets it hid.
+ */
+export function redactUrl(text: string): { display: string; secrets: string[] } {
+  const secrets: string[] = [];
+  let display = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_m, scheme, info) => {
+    secrets.push(info);
+    const colon = info.indexOf(":");
+    if (colon >= 0) secrets.push(info.slice(colon + 1));
+    return `${scheme}***@`;
+  });
+  const q = display.indexOf("?");
+  if (q >= 0) {
+    const hash = display.indexOf("#", q);
+    const end = hash >= 0 ? hash : display.length;
+    const query = display.slice(q + 1, end).split("&").map((pair) => {
+      const eq = pair.indexOf("=");
+      if (eq < 0) return pair;
+      const name = safeDecode(pair.slice(0, eq));
+      const value = pair.slice(eq + 1);
+      if (!SECRET_PARAM.test(name) || value === "") return pair;
+      secrets.push(value, safeDecode(value));
+      return `${pair.slice(0, eq)}=***`;
+    }).join("&");
+    display = display.slice(0, q + 1) + query + display.slice(end);
+  }
+  return { display, secrets };
+}
+
+/** `s` percent-decoded (`+` as a space), or as it is when it is not valid encoding. */
+export function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, " "));
+  } catch {
+    return s;
+  }
+}
+
+/**
+ * Every secret a raw command line holds, found without parsing it: the value
+ * after any flag named in `secretFlags` (`--password X`, `--password=X`) and
+ * the user-info and credential-like query values of every URL-shaped word.
+ * The CLI redacts a usage error with these, since the parser may fail
+ * before it has seen the flag's declaration.
+ */
+export function argvSecrets(argv: readonly string[], secretFlags: ReadonlySet<string>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    const flag = /^--?([^=]+)(?:=(.*))?$/s.exec(word);
+    if (flag && secretFlags.has(flag[1]!)) {
+      const value = flag[2] ?? argv[i + 1];
+      if (value !== undefined) out.push(value);
+    }
+    for (const part of word.split(/[\s,]+/)) {
+      if (part.includes("://") || part.includes("?")) out.push(...redactUrl(part).secrets);
+    }
+  }
+  return out.filter((s) => s !== "");
+}

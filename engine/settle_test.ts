@@ -1,0 +1,51 @@
+import { assertEquals } from "../tests/_assert.ts";
+import { FatalError } from "./errors.ts";
+import { resultOf, settle } from "./settle.ts";
+
+Deno.test("resultOf() makes a FatalError fatal and anything else pending with its text", () => {
+  assertEquals(resultOf(new FatalError("job failed")), { status: "fatal", error: "job failed" });
+  assertEquals(resultOf(new Error("Connection refused (os error 111)")), {
+    status: "pending",
+    error: "connection refused",
+  });
+  assertEquals(resultOf("plain"), { status: "pending", error: "plain" });
+});
+
+Deno.test("settle() returns the body's result, or the error rule's for what it throws", async () => {
+  const signal = new AbortController().signal;
+  assertEquals(await settle(signal, () => Promise.resolve({ status: "satisfied", detail: "d" })), {
+    status: "satisfied",
+    detail: "d",
+  });
+  assertEquals(await settle(signal, () => Promise.reject(new FatalError("no"))), {
+    status: "fatal",
+    error: "no",
+  });
+  assertEquals(
+    await settle(signal, () => {
+      throw new Error("sync throw");
+    }),
+    { status: "pending", error: "sync throw" },
+  );
+});
+
+Deno.test("settle() resolves at once on abort while the body still waits", async () => {
+  const ctl = new AbortController();
+  let release!: () => void;
+  const hanging = new Promise<void>((r) => (release = r));
+  const p = settle(ctl.signal, async () => {
+    await hanging;
+    throw new Error("late failure, never reported");
+  });
+  ctl.abort(new Error("attempt timed out after 1s"));
+  assertEquals(await p, { status: "pending", error: "attempt timed out after 1s" });
+  release();
+  await hanging;
+  assertEquals(
+    await settle(ctl.signal, () => Promise.resolve({ status: "satisfied", detail: "" })),
+    {
+      status: "pending",
+      error: "attempt timed out after 1s",
+    },
+  );
+});

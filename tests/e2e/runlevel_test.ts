@@ -1,0 +1,427 @@
+/**
+ * The run-level features through the CLI (docs/contract.md §1, §3, §4):
+ * `not`, backoff and jitter, `--delay`, no deadline, short options,
+ * WAITCMD_* defaults, recipes, `--explain`, `--report`, `doctor`. Targets
+ * are local (TCP listeners and files made here), so every case runs anywhere.
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { assertReportSchema } from "../_schema.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
+function listen(): { port: number; close(): void } {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    try {
+      for await (const c of l) c.close();
+    } catch {
+      // closed
+    }
+  })();
+  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
+}
+
+/** A port that nothing listens on (refused). */
+function closedPort(): number {
+  const l = listen();
+  l.close();
+  return l.port;
+}
+
+async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-runlevel-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: "not: holds while the target is down, with the probe's error as detail",
+  ...opts,
+  fn: async () => {
+    const port = closedPort();
+    const r = await runJson(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`]);
+    assertEquals(r.code, 0);
+    const c = r.json.conditions[0]!;
+    assertEquals(c.name, `not tcp 127.0.0.1:${port}`);
+    assertEquals(c.satisfied, true);
+    assertStringIncludes(c.detail, "connection refused");
+
+    const text = await runCli(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`]);
+    assertMatch(text.stderr, new RegExp(`\\[ok\\] not tcp 127\\.0\\.0\\.1:${port} attempt 1`));
+  },
+});
+
+Deno.test({
+  name: "not: pending while the target is up, satisfied once it goes down; timeout while up",
+  ...opts,
+  fn: async () => {
+    const server = listen();
+    const late = await runLate(
+      ["-t", "10s", "-i", "100ms", "not", "tcp", `127.0.0.1:${server.port}`],
+      () => Promise.resolve(server.close()),
+    );
+    assertEquals(late.code, 0);
+    assertEquals(late.attempts[0]!.error, `still holds: connected to 127.0.0.1:${server.port}`);
+    assert(late.attempts.at(-1)!.ok);
+
+    const up = listen();
+    try {
+      const r = await runJson(["-t", "600ms", "-i", "100ms", "not", "tcp", `127.0.0.1:${up.port}`]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.status, "timeout");
+      assertStringIncludes(r.json.conditions[0]!.last_error, "still holds: connected to");
+    } finally {
+      up.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "not: an event-driven kind stays event-driven (a removed file is seen at once)",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const path = `${dir}/lock`;
+      await Deno.writeTextFile(path, "x");
+      // With a 60 s interval only the watcher can end this run within the 20 s timeout.
+      const late = await runLate(
+        ["-t", "20s", "-i", "60s", "not", "file", path],
+        () => Deno.remove(path),
+      );
+      assertEquals(late.code, 0);
+      assertEquals(late.attempts.length, 2);
+      assertEquals(late.report.conditions[0]!.detail, "does not exist");
+    }),
+});
+
+Deno.test({
+  name: "not: misplaced is a usage error saying what to type",
+  ...opts,
+  fn: async () => {
+    const rows: [string[], string][] = [
+      [["tcp", "a:1", "not"], `unexpected argument "not"; separate conditions with "--"`],
+      [["not", "guard", "tcp", "a:1"], "write guard before not: -- guard not <kind> ..."],
+      [["not"], "not must be followed by a condition kind"],
+    ];
+    for (const [args, fragment] of rows) {
+      assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
+    }
+  },
+});
+
+Deno.test({
+  name: "backoff: exponential pauses make far fewer attempts than constant ones",
+  ...opts,
+  fn: async () => {
+    const port = closedPort();
+    const args = ["-t", "1500ms", "-i", "100ms"];
+    const constant = await runJson([...args, "tcp", `127.0.0.1:${port}`]);
+    const exp = await runJson([
+      ...args,
+      "--backoff",
+      "exponential",
+      "--max-interval",
+      "10s",
+      "tcp",
+      `127.0.0.1:${port}`,
+    ]);
+    assertEquals([constant.code, exp.code], [1, 1]);
+    // Pauses 100, 200, 400, 800 ms: at most 5 attempts fit in 1.5 s (constant: about 14).
+    assert(
+      exp.json.conditions[0]!.attempts <= 5,
+      `exponential: ${exp.json.conditions[0]!.attempts}`,
+    );
+    assert(
+      constant.json.conditions[0]!.attempts >= 8,
+      `constant: ${constant.json.conditions[0]!.attempts}`,
+    );
+  },
+});
+
+Deno.test({
+  name: "backoff: pending then satisfied with exponential backoff, jitter and a delay",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const path = `${dir}/ready`;
+      const late = await runLate(
+        [
+          "-t",
+          "20s",
+          "-i",
+          "100ms",
+          "--backoff",
+          "exponential",
+          "--max-interval",
+          "400ms",
+          "--jitter",
+          "20%",
+          "--delay",
+          "200ms",
+          "file",
+          path,
+        ],
+        () => Deno.writeTextFile(path, "ok"),
+      );
+      assertEquals(late.code, 0);
+      assertEquals(late.report.status, "satisfied");
+    }),
+});
+
+Deno.test({
+  name: "backoff: bad values are usage errors",
+  ...opts,
+  fn: async () => {
+    const rows: [string[], string][] = [
+      [["--jitter", "150%", "tcp", "a:1"], "--jitter: expected a share from 0% to 100%"],
+      [
+        ["--backoff", "exponential", "-i", "5s", "--max-interval", "1s", "tcp", "a:1"],
+        "--max-interval: must not be shorter than --interval (5s), got 1s",
+      ],
+      [["--delay", "soon", "tcp", "a:1"], "--delay: expected a duration"],
+    ];
+    for (const [args, fragment] of rows) {
+      assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
+    }
+  },
+});
+
+Deno.test({
+  name: "--timeout 0 / none: no deadline; the header and the report say so",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const path = `${dir}/f`;
+      const text = await runCli(["-t", "none", "-i", "100ms", "file", path], {
+        started: async () => {
+          await new Promise((r) => setTimeout(r, 400));
+          await Deno.writeTextFile(path, "");
+        },
+      });
+      assertEquals(text.code, 0);
+      assertStringIncludes(
+        text.stderr,
+        "waitcmd: waiting for 1 condition (no timeout, interval 100ms)",
+      );
+      const json = await runJson(["--timeout", "0", "file", path]);
+      assertEquals(json.json.timeout_seconds, null);
+      assertEquals(json.code, 0);
+    }),
+});
+
+Deno.test({
+  name: "short options -t -i -o -q -h -V work like the long ones",
+  ...opts,
+  fn: async () => {
+    const port = closedPort();
+    const r = await runCli([
+      "-t",
+      "300ms",
+      "-i",
+      "100ms",
+      "-o",
+      "json",
+      "tcp",
+      `127.0.0.1:${port}`,
+    ]);
+    assertEquals(r.code, 1);
+    assertEquals(r.json?.status, "timeout");
+    const q = await runCli(["-q", "-t", "300ms", "tcp", `127.0.0.1:${port}`]);
+    assert(!q.stderr.includes("[..]"), `-q prints no progress lines:\n${q.stderr}`);
+    assertStringIncludes(q.stderr, "waitcmd: timed out after 300ms");
+    assertMatch((await runCli(["-V"])).stdout, /^waitcmd \d+\.\d+\.\d+ /);
+    assertStringIncludes((await runCli(["-h"])).stdout, "-t, --timeout DURATION");
+  },
+});
+
+Deno.test({
+  name: "WAITCMD_* supply defaults; a flag wins; a bad value names the variable",
+  ...opts,
+  fn: async () => {
+    const port = closedPort();
+    const env = { WAITCMD_TIMEOUT: "400ms", WAITCMD_INTERVAL: "100ms", WAITCMD_OUTPUT: "json" };
+    const r = await runCli(["tcp", `127.0.0.1:${port}`], { env });
+    assertEquals(r.code, 1);
+    assertEquals(r.json?.timeout_seconds, 0.4);
+    const flagWins = await runCli(["-o", "text", "tcp", `127.0.0.1:${port}`], { env });
+    assertEquals(flagWins.stdout, "");
+    assertStringIncludes(flagWins.stderr, "timed out after 400ms");
+    const server = listen();
+    try {
+      const any = await runCli(
+        ["tcp", `127.0.0.1:${port}`, "--", "tcp", `127.0.0.1:${server.port}`],
+        { env: { ...env, WAITCMD_MODE: "any", WAITCMD_ATTEMPT_TIMEOUT: "1s" } },
+      );
+      assertEquals(any.code, 0);
+      assertEquals(any.json?.mode, "any");
+    } finally {
+      server.close();
+    }
+    const bad = await runCli(["tcp", "a:1"], { env: { WAITCMD_TIMEOUT: "soon" } });
+    assertStringIncludes(usageErrorLine(bad), "waitcmd: WAITCMD_TIMEOUT: expected a duration");
+  },
+});
+
+Deno.test({
+  name: "recipes: a YAML file, JSON on stdin, pending then satisfied, timeout",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const server = listen();
+      try {
+        const yaml = `${dir}/waits.yaml`;
+        await Deno.writeTextFile(
+          yaml,
+          [
+            "timeout: 5s",
+            "interval: 100ms",
+            "conditions:",
+            `  - kind: tcp`,
+            `    target: 127.0.0.1:${server.port}`,
+            `    label: api`,
+            `  - kind: file`,
+            `    target: ${dir}/late`,
+          ].join("\n"),
+        );
+        const late = await runLate(
+          ["-f", yaml],
+          () => Deno.writeTextFile(`${dir}/late`, ""),
+        );
+        assertEquals(late.code, 0);
+        assertEquals(late.report.conditions.map((c) => c.name), ["api", `file ${dir}/late`]);
+
+        const json = JSON.stringify({
+          conditions: [{ kind: "tcp", target: `127.0.0.1:${closedPort()}` }],
+        });
+        const r = await runCli(["-o", "json", "-t", "300ms", "-f", "-"], { stdin: json });
+        assertEquals(r.code, 1);
+        assertEquals(r.json?.status, "timeout");
+      } finally {
+        server.close();
+      }
+    }),
+});
+
+Deno.test({
+  name: "recipes: usage errors name the file and the line, and nothing is probed",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const write = async (name: string, text: string) => {
+        await Deno.writeTextFile(`${dir}/${name}`, text);
+        return `${dir}/${name}`;
+      };
+      const unknown = await write("a.yaml", "timeout: 5s\nintervall: 1s\nconditions: []\n");
+      assertStringIncludes(
+        usageErrorLine(await runCli(["-f", unknown])),
+        `waitcmd: ${unknown}:2: unknown key "intervall" (did you mean interval?)`,
+      );
+      const notYaml = await write("b.yaml", "conditions: [\n  {kind: tcp\n");
+      assertStringIncludes(usageErrorLine(await runCli(["-f", notYaml])), "not valid YAML or JSON");
+      const wrongType = await write(
+        "c.yaml",
+        "conditions:\n  - kind: exec\n    command: [touch, " + dir +
+          "/probed]\n  - kind: glob\n    target: '*.x'\n    flags:\n      min-count: lots\n",
+      );
+      assertStringIncludes(
+        usageErrorLine(await runCli(["-f", wrongType])),
+        `${wrongType}:7: condition 2 (glob): --min-count: expected a whole number`,
+      );
+      assertEquals(await Deno.stat(`${dir}/probed`).catch(() => undefined), undefined);
+      assertStringIncludes(
+        usageErrorLine(await runCli(["-f", `${dir}/missing.yaml`])),
+        `--config: cannot read ${dir}/missing.yaml: no such file or directory`,
+      );
+    }),
+});
+
+Deno.test({
+  name: "--explain prints the plan, probes nothing and exits 0; -o json gives it as JSON",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const marker = `${dir}/probed`;
+      const args = ["--explain", "exec", "--", "touch", marker, "--", "guard", "not", "file", "/x"];
+      const text = await runCli(args);
+      assertEquals(text.code, 0);
+      assertStringIncludes(text.stdout, "would wait for 2 conditions");
+      assertStringIncludes(text.stdout, "1. exec touch (exec)");
+      assertStringIncludes(text.stdout, "2. not file /x (file; guard: exit 3 as soon as it holds;");
+      const json = await runCli(["-o", "json", "--dry-run", "tcp", "db:5432"]);
+      assertEquals(json.code, 0);
+      const plan = JSON.parse(json.stdout);
+      assertEquals(plan.explain, true);
+      assertEquals(plan.conditions[0].name, "tcp db:5432");
+      assertEquals(await Deno.stat(marker).catch(() => undefined), undefined, "nothing probed");
+      assertEquals((await runCli(["--explain", "tcp", "nope"])).code, 2);
+    }),
+});
+
+Deno.test({
+  name: "--report FILE: the JSON report is written whatever --output is; a bad path is exit 2",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const server = listen();
+      try {
+        const file = `${dir}/report.json`;
+        const r = await runCli(["--report", file, "tcp", `127.0.0.1:${server.port}`]);
+        assertEquals(r.code, 0);
+        assertEquals(r.stdout, "");
+        const report = JSON.parse(await Deno.readTextFile(file));
+        await assertReportSchema(report);
+        assertEquals(report.status, "satisfied");
+        const names = [...Deno.readDirSync(dir)].map((e) => e.name);
+        assertEquals(names, ["report.json"], "no temporary file left behind");
+
+        const bad = await runCli([
+          "--report",
+          `${dir}/no/such/dir/r.json`,
+          "tcp",
+          `127.0.0.1:${server.port}`,
+        ]);
+        assertStringIncludes(usageErrorLine(bad), "--report: cannot write");
+        const timeout = await runCli([
+          "-t",
+          "200ms",
+          "--report",
+          file,
+          "tcp",
+          `127.0.0.1:${closedPort()}`,
+        ]);
+        assertEquals(timeout.code, 1);
+        assertEquals(JSON.parse(await Deno.readTextFile(file)).status, "timeout");
+      } finally {
+        server.close();
+      }
+    }),
+});
+
+Deno.test({
+  name: "doctor names every kind with ok or a reason; --require decides the exit code",
+  ...opts,
+  fn: async () => {
+    const env = { DOCKER_HOST: "unix:///nonexistent/docker.sock" };
+    const text = await runCli(["doctor"], { env });
+    assertEquals(text.code, 0);
+    assertMatch(text.stdout, /^tcp +ok$/m);
+    assertMatch(text.stdout, /^container +no: Docker socket \/nonexistent\/docker.sock: /m);
+    const json = await runCli(["doctor", "-o", "json"], { env });
+    const kinds = JSON.parse(json.stdout).kinds as { kind: string; ok: boolean }[];
+    assertEquals(kinds.find((k) => k.kind === "container")?.ok, false);
+    assert(kinds.length >= 16);
+    assertEquals((await runCli(["doctor", "--require", "tcp"], { env })).code, 0);
+    assertEquals((await runCli(["doctor", "--require", "docker"], { env })).code, 1);
+    assertStringIncludes(
+      usageErrorLine(await runCli(["doctor", "--require", "bogus"])),
+      `unknown kind "bogus"`,
+    );
+  },
+});

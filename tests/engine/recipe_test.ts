@@ -1,0 +1,172 @@
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { registry } from "../../conditions/mod.ts";
+import { UsageError } from "../../engine/errors.ts";
+import { parseArgv } from "../../engine/grammar.ts";
+import { expandRecipe, takeConfig } from "../../engine/recipe.ts";
+import { repoRootDir } from "../_kit.ts";
+import { assertRecipeSchema } from "../_schema.ts";
+
+/** The usage-error line of a recipe with the command line's `rest`, or "" when it parses. */
+async function recipeError(text: string, rest: string[] = []): Promise<string> {
+  try {
+    const x = await expandRecipe(text, "r.yaml", rest, registry);
+    try {
+      parseArgv(x.argv, registry, {});
+    } catch (e) {
+      if (e instanceof UsageError) throw x.locate(e);
+      throw e;
+    }
+    return "";
+  } catch (e) {
+    if (e instanceof UsageError) return e.format();
+    throw e;
+  }
+}
+
+Deno.test("takeConfig() takes --config/-f from the global options only", () => {
+  assertEquals(takeConfig(["-t", "5s", "-f", "r.yaml", "tcp", "a:1"]), {
+    file: "r.yaml",
+    rest: ["-t", "5s", "tcp", "a:1"],
+  });
+  assertEquals(takeConfig(["--config=-", "--quiet"]), { file: "-", rest: ["--quiet"] });
+  assertEquals(takeConfig(["tcp", "a:1", "-f", "x"]), {
+    file: undefined,
+    rest: ["tcp", "a:1", "-f", "x"],
+  });
+});
+
+Deno.test("expandRecipe() turns a YAML recipe into one command line", async () => {
+  const text = [
+    "timeout: 2m",
+    "interval: 500ms",
+    "conditions:",
+    "  - kind: tcp",
+    "    target: db:5432",
+    "  - kind: http",
+    "    target: http://localhost:8080/health",
+    "    label: api",
+    "    flags:",
+    "      status: 200",
+    "      header: ['A: 1', 'B: 2']",
+    "  - kind: file",
+    "    target: /tmp/lock",
+    "    not: true",
+    "  - kind: exec",
+    "    command: [test, -f, /tmp/x]",
+    "guards:",
+    "  - kind: log",
+    "    target: app.log",
+    "    flags: { contains: FATAL, from-start: true }",
+    "then: [./start.sh, --port, '8080']",
+  ].join("\n");
+  const x = await expandRecipe(text, "r.yaml", ["-i", "1s"], registry);
+  assertEquals(x.argv, [
+    "-i",
+    "1s",
+    "--timeout=2m",
+    "tcp",
+    "db:5432",
+    "--",
+    "http",
+    "http://localhost:8080/health",
+    "--label=api",
+    "--status=200",
+    "--header=A: 1",
+    "--header=B: 2",
+    "--",
+    "not",
+    "file",
+    "/tmp/lock",
+    "--",
+    "exec",
+    "--",
+    "test",
+    "-f",
+    "/tmp/x",
+    "--",
+    "guard",
+    "log",
+    "app.log",
+    "--contains=FATAL",
+    "--from-start",
+    "--",
+    "then",
+    "./start.sh",
+    "--port",
+    "8080",
+  ]);
+  const c = parseArgv(x.argv, registry, {});
+  if (c.type !== "run") throw new Error(c.type);
+  assertEquals(c.plan.options.intervalMs, 1000, "the command line's --interval wins");
+  assertEquals(c.plan.options.timeoutMs, 120_000);
+  assertEquals(c.plan.conditions.map((k) => k.name), [
+    "tcp db:5432",
+    "api",
+    "not file /tmp/lock",
+    "exec test",
+    "log app.log",
+  ]);
+  assertEquals(c.plan.conditions[4]!.guard, true);
+  assertEquals(c.plan.then, ["./start.sh", "--port", "8080"]);
+});
+
+Deno.test("expandRecipe() reads JSON and adds the command line's conditions after the file's", async () => {
+  const x = await expandRecipe(
+    '{"conditions": [{"kind": "tcp", "target": "a:1"}]}',
+    "r.json",
+    ["--", "tcp", "b:2"],
+    registry,
+  );
+  assertEquals(x.argv, ["tcp", "a:1", "--", "tcp", "b:2"]);
+});
+
+Deno.test("expandRecipe() errors name the file, the line and the condition", async (t) => {
+  const rows: [string, string][] = [
+    [
+      "timout: 5s\nconditions: []",
+      `waitcmd: r.yaml:1: unknown key "timout" (did you mean timeout?)`,
+    ],
+    [
+      "conditions:\n  - kind: tcp\n    taget: a:1",
+      `waitcmd: r.yaml:3: conditions[0]: unknown key "taget" (did you mean target?)`,
+    ],
+    ["a: [1, 2\nb: c", "waitcmd: r.yaml:2: not valid YAML or JSON: "],
+    ["just some text", "waitcmd: r.yaml:1: expected a mapping of options and conditions"],
+    [
+      "conditions:\n  - kind: glob\n    target: '*.x'\n    flags:\n      min-count: many",
+      `waitcmd: r.yaml:5: condition 1 (glob): --min-count: expected a whole number of at least 0, got "many"`,
+    ],
+    [
+      "conditions:\n  - kind: tcp\n    target: a:1\n  - kind: tpc\n    target: b:2",
+      `waitcmd: r.yaml:4: conditions[1]: unknown kind "tpc" (did you mean tcp?)`,
+    ],
+    [
+      "interval: soon\nconditions: [{kind: tcp, target: 'a:1'}]",
+      "waitcmd: r.yaml:1: --interval: expected a duration",
+    ],
+    [
+      "conditions:\n  - kind: tcp\n    target: a:1\n    flags: {label: [1, {x: 2}]}",
+      "waitcmd: r.yaml:4: conditions[0]: label: expected a text, a number, true/false or a list of them, got object",
+    ],
+    ["conditions: {kind: tcp}", "waitcmd: r.yaml:1: conditions: expected a list of conditions"],
+  ];
+  for (const [text, want] of rows) {
+    await t.step(want, async () => assertStringIncludes(await recipeError(text), want));
+  }
+});
+
+Deno.test("every example recipe in docs/ matches docs/recipe.schema.json and parses", async (t) => {
+  const { parse } = await import("yaml");
+  const dir = `${repoRootDir}/docs/examples`;
+  let n = 0;
+  for await (const e of Deno.readDir(dir)) {
+    if (!/\.(ya?ml|json)$/.test(e.name)) continue;
+    n++;
+    await t.step(e.name, async () => {
+      const text = await Deno.readTextFile(`${dir}/${e.name}`);
+      await assertRecipeSchema(parse(text));
+      assertEquals(await recipeError(text), "");
+    });
+  }
+  assertEquals(n >= 3, true, "docs/examples holds the example recipes");
+});

@@ -1,0 +1,485 @@
+/**
+ * Fault injection through the CLI against real processes (docs/reliability.md):
+ * each test injects one fault and states what waitcmd promises under it
+ * (exit code, attempts, last_error, no false success, no process left).
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, WAITCMD } from "../e2e/_cli.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+const SECRET = "Zq9FaultSecret";
+
+/**
+ * A listener that accepts and closes every connection, and can be taken down
+ * and brought back on the same port (node:net sets SO_REUSEADDR, so the port
+ * can be bound again at once).
+ */
+async function flapper(): Promise<{
+  port: number;
+  up(): Promise<void>;
+  down(): Promise<void>;
+  close(): Promise<void>;
+}> {
+  const { createServer } = await import("node:net");
+  let server: ReturnType<typeof createServer> | undefined;
+  let port = 0;
+  const up = async () => {
+    if (server) return;
+    const s = createServer((sock) => sock.destroy());
+    await new Promise<void>((resolve, reject) => {
+      s.once("error", reject);
+      s.listen(port, "127.0.0.1", () => resolve());
+    });
+    port = (s.address() as { port: number }).port;
+    server = s;
+  };
+  const down = async () => {
+    const s = server;
+    server = undefined;
+    if (s) await new Promise<void>((resolve) => s.close(() => resolve()));
+  };
+  await up();
+  return { port, up, down, close: down };
+}
+
+/** A TCP listener that accepts and then never sends a byte (half-open from the client's view). */
+function silentTcp(): { port: number; close(): void } {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const held: Deno.Conn[] = [];
+  (async () => {
+    try {
+      for await (const c of l) held.push(c);
+    } catch {
+      // closed
+    }
+  })();
+  return {
+    port: (l.addr as Deno.NetAddr).port,
+    close() {
+      l.close();
+      for (const c of held) {
+        try {
+          c.close();
+        } catch {
+          // gone
+        }
+      }
+    },
+  };
+}
+
+/** Runs the CLI with stdout and/or stderr closed at once by the reader (`| head -c0`). */
+async function runClosed(
+  args: string[],
+  close: { stdout?: boolean; stderr?: boolean; stdoutFile?: string },
+): Promise<{ code: number; stderr: string; stdout: string }> {
+  const child = new Deno.Command(WAITCMD, {
+    args,
+    env: { NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const read = async (s: ReadableStream<Uint8Array>, closeIt: boolean) => {
+    if (closeIt) {
+      await s.cancel();
+      return "";
+    }
+    return await new Response(s).text();
+  };
+  const [stdout, stderr, status] = await Promise.all([
+    read(child.stdout, !!close.stdout),
+    read(child.stderr, !!close.stderr),
+    child.status,
+  ]);
+  return { code: status.code, stdout, stderr };
+}
+
+/** Whether a process whose command line contains `marker` is alive. */
+async function alive(marker: string): Promise<boolean> {
+  const out = await new Deno.Command("pgrep", { args: ["-f", marker], stdout: "piped" }).output();
+  return out.code === 0;
+}
+
+Deno.test({
+  name: "fault: flapping target (up/down every 300 ms) never satisfies --stable-for 1s, then does",
+  ...opts,
+  fn: async () => {
+    const f = await flapper();
+    let flapping = true;
+    const loop = (async () => {
+      while (flapping) {
+        await new Promise((r) => setTimeout(r, 300));
+        if (!flapping) break;
+        await f.down();
+        await new Promise((r) => setTimeout(r, 300));
+        if (flapping) await f.up();
+      }
+    })();
+    try {
+      const r = await runJson([
+        "-t",
+        "4s",
+        "-i",
+        "500ms",
+        "--stable-for",
+        "1s",
+        "tcp",
+        `127.0.0.1:${f.port}`,
+      ]);
+      assertEquals(r.code, 1, "never satisfied while flapping");
+      flapping = false;
+      await loop;
+      await f.up();
+      const stable = await runJson([
+        "-t",
+        "10s",
+        "-i",
+        "500ms",
+        "--stable-for",
+        "1s",
+        "tcp",
+        `127.0.0.1:${f.port}`,
+      ]);
+      assertEquals(stable.code, 0, "satisfied once stable");
+      assert(stable.json.conditions[0]!.attempts >= 5, "the window was sampled at least 5 times");
+    } finally {
+      flapping = false;
+      await loop;
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a target up 60 ms of every 300 ms never gives --successes 3 at 100 ms, then does",
+  ...opts,
+  fn: async () => {
+    const f = await flapper();
+    await f.down();
+    let flapping = true;
+    // Three samples 100 ms apart need 200 ms of "up": an up window of 60 ms (or twice that
+    // on a loaded machine) can never hold them.
+    const loop = (async () => {
+      while (flapping) {
+        await f.up();
+        await new Promise((r) => setTimeout(r, 60));
+        await f.down();
+        await new Promise((r) => setTimeout(r, 240));
+      }
+    })();
+    try {
+      const args = ["-i", "100ms", "--successes", "3", "tcp", `127.0.0.1:${f.port}`];
+      const r = await runJson(["-t", "2500ms", ...args]);
+      assertEquals(r.code, 1, "never satisfied while flapping");
+      assertEquals(r.json.conditions[0]!.satisfied, false);
+      flapping = false;
+      await loop;
+      await f.up();
+      const stable = await runJson(["-t", "10s", ...args]);
+      assertEquals(stable.code, 0, "satisfied once stable");
+      assertEquals(stable.json.conditions[0]!.attempts, 3);
+    } finally {
+      flapping = false;
+      await loop;
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: half-open TCP under --attempt-timeout: attempts keep coming, the run ends on time",
+  ...opts,
+  fn: async () => {
+    const s = silentTcp();
+    try {
+      const started = performance.now();
+      const r = await runJson([
+        "-t",
+        "2s",
+        "-i",
+        "100ms",
+        "--attempt-timeout",
+        "300ms",
+        "ssh",
+        `127.0.0.1:${s.port}`,
+      ]);
+      const took = performance.now() - started;
+      assertEquals(r.code, 1);
+      const c = r.json.conditions[0]!;
+      assert(c.attempts >= 3, `attempts: ${c.attempts}`);
+      assertEquals(c.last_error, "attempt timed out after 300ms");
+      assert(took < 5000, `the run took ${took} ms`);
+    } finally {
+      s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a closed stderr never changes the exit code of a usage error or a verdict",
+  ...opts,
+  fn: async () => {
+    const usage = await runClosed(["tcp"], { stderr: true });
+    assertEquals(usage.code, 2);
+    const f = await flapper();
+    try {
+      const ok = await runClosed(["-o", "json", "-t", "2s", "tcp", `127.0.0.1:${f.port}`], {
+        stdout: true,
+        stderr: true,
+      });
+      assertEquals(ok.code, 0);
+      const text = await runClosed(["-t", "2s", "tcp", `127.0.0.1:${f.port}`], { stderr: true });
+      assertEquals(text.code, 0);
+    } finally {
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a closed stdout in json and jsonl mode keeps the verdict's code, said once",
+  ...opts,
+  fn: async () => {
+    const json = await runClosed(["-o", "json", "-t", "300ms", "tcp", "127.0.0.1:1"], {
+      stdout: true,
+    });
+    assertEquals(json.code, 1);
+    const jsonl = await runClosed(
+      ["-o", "jsonl", "-t", "500ms", "-i", "50ms", "tcp", "127.0.0.1:1"],
+      { stdout: true },
+    );
+    assertEquals(jsonl.code, 1);
+    const failures = jsonl.stderr.split("\n").filter((l) => l.includes("writing to stdout failed"));
+    assert(failures.length <= 1, `reported ${failures.length} times:\n${jsonl.stderr}`);
+  },
+});
+
+Deno.test({
+  name: "fault: stdout on a full disk (/dev/full) keeps the verdict's code",
+  ...opts,
+  fn: async () => {
+    const out = await new Deno.Command("sh", {
+      args: ["-c", `"${WAITCMD}" -o json -t 300ms tcp 127.0.0.1:1 >/dev/full`],
+      env: { NO_COLOR: "1" },
+      stdout: "null",
+      stderr: "piped",
+    }).output();
+    assertEquals(out.code, 1);
+    assertStringIncludes(new TextDecoder().decode(out.stderr), "writing to stdout failed");
+  },
+});
+
+Deno.test({
+  name: "fault: secrets in a target that does not parse stay out of the usage error, in every mode",
+  ...opts,
+  fn: async () => {
+    const targets = [
+      `ftp://alice:${SECRET}@127.0.0.1:1/?token=${SECRET}2`,
+      `http://alice:${SECRET}@[::1/?token=${SECRET}2&password=${SECRET}3`,
+    ];
+    for (const target of targets) {
+      for (const mode of [[], ["-o", "json"], ["-o", "jsonl"]]) {
+        const r = await runCli([...mode, "http", target]);
+        assertEquals(r.code, 2);
+        assert(!(r.stdout + r.stderr).includes(SECRET), `leaked: ${r.stderr}`);
+      }
+    }
+    const flag = await runCli(["ssh", "h:22", "--user", "u", "--password", SECRET, "--bogus"]);
+    assertEquals(flag.code, 2);
+    assert(!flag.stderr.includes(SECRET), `leaked: ${flag.stderr}`);
+  },
+});
+
+Deno.test({
+  name: "fault: SIGTERM during `then` ends the command's whole process group (143, no orphan)",
+  ...opts,
+  fn: async () => {
+    const f = await flapper();
+    const marker = `${Date.now() % 100000}.4242`;
+    try {
+      const child = new Deno.Command(WAITCMD, {
+        args: [
+          "tcp",
+          `127.0.0.1:${f.port}`,
+          "--",
+          "then",
+          "sh",
+          "-c",
+          `sleep ${marker} & sleep ${marker}`,
+        ],
+        env: { NO_COLOR: "1" },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      for (let i = 0; i < 100 && !(await alive(`sleep ${marker}`)); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      assert(await alive(`sleep ${marker}`), "the then command started");
+      child.kill("SIGTERM");
+      const status = await child.status;
+      assertEquals(status.code, 143);
+      await new Promise((r) => setTimeout(r, 200));
+      assertEquals(await alive(`sleep ${marker}`), false, "a sleep of the then command survived");
+    } finally {
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: SIGINT during `then` ends it too (130), and a child ignoring TERM is killed",
+  ...opts,
+  fn: async () => {
+    const f = await flapper();
+    const marker = `${Date.now() % 100000}.4343`;
+    try {
+      const child = new Deno.Command(WAITCMD, {
+        args: [
+          "tcp",
+          `127.0.0.1:${f.port}`,
+          "--",
+          "then",
+          "sh",
+          "-c",
+          `sleep ${marker} & wait`,
+        ],
+        env: { NO_COLOR: "1" },
+        stdin: "null",
+        stdout: "null",
+        stderr: "null",
+      }).spawn();
+      for (let i = 0; i < 100 && !(await alive(`sleep ${marker}`)); i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      child.kill("SIGINT");
+      const status = await child.status;
+      assertEquals(status.code, 130);
+      await new Promise((r) => setTimeout(r, 200));
+      assertEquals(await alive(`sleep ${marker}`), false);
+    } finally {
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a `then` command that cannot run is a usage error before waiting",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/plain`, "not a program");
+      const rows: [string, string][] = [
+        ["/nonexistent/cmd", "then: command not found: /nonexistent/cmd"],
+        [`${dir}/plain`, `then: not an executable file: ${dir}/plain`],
+        ["waitcmd-no-such-command", "then: command not found on PATH: waitcmd-no-such-command"],
+      ];
+      for (const [cmd, fragment] of rows) {
+        const r = await runCli(["-t", "30s", "tcp", "127.0.0.1:1", "--", "then", cmd]);
+        assertEquals(r.code, 2, r.stderr);
+        assertStringIncludes(r.stderr, fragment);
+      }
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a probe still waiting (silent DNS server) does not delay the exit",
+  ...opts,
+  fn: async () => {
+    const { createSocket } = await import("node:dgram");
+    const udp = createSocket("udp4");
+    await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
+    const f = await flapper();
+    try {
+      const started = performance.now();
+      const r = await runJson([
+        "--mode",
+        "any",
+        "-t",
+        "20s",
+        "dns",
+        "app.test",
+        "--server",
+        `127.0.0.1:${udp.address().port}`,
+        "--",
+        "tcp",
+        `127.0.0.1:${f.port}`,
+      ]);
+      const took = performance.now() - started;
+      assertEquals(r.code, 0);
+      assert(took < 2500, `exit took ${took.toFixed(0)} ms after a quick verdict`);
+    } finally {
+      udp.close();
+      await f.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: DNS silence under --attempt-timeout gives timed-out attempts, not a hang",
+  ...opts,
+  fn: async () => {
+    const { createSocket } = await import("node:dgram");
+    const udp = createSocket("udp4");
+    await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
+    try {
+      const r = await runJson([
+        "-t",
+        "1500ms",
+        "-i",
+        "100ms",
+        "--attempt-timeout",
+        "300ms",
+        "dns",
+        "app.test",
+        "--server",
+        `127.0.0.1:${udp.address().port}`,
+      ]);
+      assertEquals(r.code, 1);
+      assert(r.json.conditions[0]!.attempts >= 2);
+      assertEquals(r.json.conditions[0]!.satisfied, false);
+    } finally {
+      udp.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: garbage instead of a TLS, HTTP or SSH greeting is a failed attempt, never success",
+  ...opts,
+  fn: async () => {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    (async () => {
+      try {
+        for await (const c of l) {
+          c.write(new TextEncoder().encode("\x00\xffGARBAGE garbage\r\n")).catch(() => {}).finally(
+            () => setTimeout(() => c.close(), 50),
+          );
+        }
+      } catch {
+        // closed
+      }
+    })();
+    try {
+      for (
+        const kind of [["tls", `127.0.0.1:${port}`], ["http", `http://127.0.0.1:${port}/`], [
+          "ssh",
+          `127.0.0.1:${port}`,
+        ]]
+      ) {
+        const r = await runJson(["-t", "1s", "-i", "200ms", ...kind]);
+        assertEquals(r.code, 1, `${kind[0]}: ${JSON.stringify(r.json)}`);
+        assert(r.json.conditions[0]!.last_error !== "", `${kind[0]} names the error`);
+      }
+    } finally {
+      l.close();
+    }
+  },
+});

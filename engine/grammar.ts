@@ -21,7 +21,7 @@ import {
   type RunOptions,
 } from "./options.ts";
 import type { Registry } from "./registry.ts";
-import { didYouMean } from "./suggest.ts";
+import { conditionFor, didYouMean } from "./suggest.ts";
 import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
 
 /** One condition of a run, parsed and validated; engine/prepare.ts gives it its probe. */
@@ -236,6 +236,16 @@ class Parser {
     return timeoutValue(raw, where);
   }
 
+  /**
+   * ` (did you mean …?)` for a word where a kind belongs: the condition a
+   * target-shaped word was meant as (`tcp localhost:8080` for
+   * `localhost:8080`), else the nearest kind word.
+   */
+  #kindHint(word: string): string {
+    const meant = conditionFor(word, (k) => this.registry.lookup(k) !== undefined);
+    return meant ? ` (did you mean ${meant}?)` : didYouMean(word, this.registry.words);
+  }
+
   /** True when argv[at] may start a new segment after a `--`. */
   #startsSegment(at: number): boolean {
     const w = this.argv[at];
@@ -286,7 +296,7 @@ class Parser {
       if (!kind) {
         throw new UsageError(
           `condition ${index}`,
-          `unknown kind ${q(word)}${didYouMean(word, this.registry.words)}`,
+          `unknown kind ${q(word)}${this.#kindHint(word)}`,
         );
       }
       this.#i++;
@@ -341,7 +351,7 @@ class Parser {
         if (next === undefined) fail(`nothing after "--"; expected a condition kind`);
         fail(
           `unexpected "--" before ${q(next!)}: a new condition starts with a kind` +
-            didYouMean(next!, this.registry.words),
+            this.#kindHint(next!),
         );
       }
       if (tok === "--help" || tok === "-h") return { type: "help" };
@@ -360,7 +370,9 @@ class Parser {
         }
         const list = flags.get(spec!.name) ?? [];
         if (list.length > 0 && !spec!.repeatable) fail(`--${spec!.name}: given more than once`);
-        list.push(this.#flagValue(spec!, inline, `${where}: --${spec!.name}`, kind.name));
+        list.push(
+          this.#flagValue(spec!, inline, `${where}: --${spec!.name}`, kind.name, kind.flags),
+        );
         flags.set(spec!.name, list);
         continue;
       }
@@ -380,7 +392,12 @@ class Parser {
       if (kind.target.shape === "none") {
         fail(`unexpected argument ${q(tok)}; ${word} takes no target, only flags`);
       }
-      fail(`unexpected argument ${q(tok)} after the target ${q(target!)}`);
+      // A target written KIND/NAME typed as two words: `k8s deployment web`.
+      const joined = kind.target.placeholder.includes("/") && !target!.includes("/") &&
+          !tok.includes("/")
+        ? ` (did you mean ${target}/${tok}?)`
+        : "";
+      fail(`unexpected argument ${q(tok)} after the target ${q(target!)}${joined}`);
     }
     if (kind.target.shape === "required" && target === undefined) {
       fail(`missing target ${kind.target.placeholder}`);
@@ -391,11 +408,13 @@ class Parser {
     return { type: "segment", target, command, flags };
   }
 
+  /** `siblings`: the other flags of the kind, for a value that belongs to one of them. */
   #flagValue(
     spec: FlagSpec,
     inline: string | undefined,
     where: string,
     topic: string | undefined,
+    siblings: readonly FlagSpec[] = [],
   ): FlagValue {
     if (spec.type === "boolean") return typedValue(spec, inline, where, topic);
     let raw = inline;
@@ -411,7 +430,7 @@ class Parser {
       this.#i++;
     }
     if (spec.secret) this.#secrets.push(raw);
-    return typedValue(spec, raw, where, topic);
+    return typedValue(spec, raw, where, topic, siblings);
   }
 
   #build(
@@ -475,6 +494,7 @@ function typedValue(
   raw: string | undefined,
   where: string,
   topic: string | undefined,
+  siblings: readonly FlagSpec[] = [],
 ): FlagValue {
   const fail = (msg: string): never => {
     throw new UsageError(where, msg, topic);
@@ -493,7 +513,13 @@ function typedValue(
       // Enum values are matched case-insensitively (`--type aaaa`), then given canonically.
       const found = values.find((v) => v.toLowerCase() === raw.toLowerCase());
       if (found === undefined) {
-        fail(`expected one of ${values.join(", ")}, got ${q(raw)}${didYouMean(raw, values)}`);
+        // A value of another flag of the kind (`docker web --status healthy`) points at that flag.
+        const owner = siblings.find((f) =>
+          f !== spec && f.type === "enum" &&
+          f.values?.some((v) => v.toLowerCase() === raw.toLowerCase())
+        );
+        const hint = owner ? ` (did you mean --${owner.name} ${raw}?)` : didYouMean(raw, values);
+        fail(`expected one of ${values.join(", ")}, got ${q(raw)}${hint}`);
       }
       return found!;
     }

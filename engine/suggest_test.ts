@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { closest, didYouMean, editDistance } from "./suggest.ts";
+import { closest, conditionFor, didYouMean, editDistance } from "./suggest.ts";
 
 Deno.test("editDistance() counts a transposition as one edit", () => {
   assertEquals([
@@ -22,4 +22,30 @@ Deno.test("closest() suggests plausible typos only", () => {
     didYouMean("cont", ["status", "contains"], (s) => `--${s}`),
     " (did you mean --contains?)",
   );
+});
+
+Deno.test("conditionFor() turns a target-shaped word into the condition it was meant as", () => {
+  const kinds = new Set(["http", "tcp", "file", "unix", "s3"]);
+  const has = (k: string) => kinds.has(k);
+  const cases: [string, string | undefined][] = [
+    ["http://localhost:8080/", "http http://localhost:8080/"],
+    ["HTTPS://x/", "http HTTPS://x/"],
+    ["localhost:8080", "tcp localhost:8080"],
+    ["[::1]:80", "tcp [::1]:80"],
+    ["10.0.0.1:5432", "tcp 10.0.0.1:5432"],
+    ["tcp:localhost:8080", "tcp localhost:8080"],
+    ["tcp:4000", "tcp localhost:4000"],
+    ["http-get://localhost:8080/", "http http://localhost:8080/"],
+    ["https-get:example.com/x", "http https://example.com/x"],
+    ["socket:/run/app.sock", "unix /run/app.sock"],
+    ["file:/tmp/ready", "file /tmp/ready"],
+    ["/tmp/ready", "file /tmp/ready"],
+    ["./ready", "file ./ready"],
+    ["s3://bucket/key", "s3 s3://bucket/key"],
+    ["8080", "tcp localhost:8080"],
+    ["tpc", undefined],
+    ["web", undefined],
+  ];
+  assertEquals(cases.map(([w]) => conditionFor(w, has)), cases.map(([, want]) => want));
+  assertEquals(conditionFor("s3://b/k", () => false), undefined);
 });

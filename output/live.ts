@@ -1,12 +1,14 @@
 /**
- * The terminal view: one line per condition (spinner, attempts, elapsed, last
- * error) redrawn in place, then the final lines and the summary. Used only
- * when stderr is a terminal and `--quiet` is not given.
+ * The terminal view (docs/contract.md §6): one line per condition (spinner,
+ * attempts, time since the run started, current text) and a last line with
+ * the run's elapsed time and the time left, redrawn in place; then the final
+ * lines and the summary. Used only when stderr is a terminal and `--quiet` is
+ * not given.
  *
  * @module
  */
 
-import { formatElapsed } from "../engine/duration.ts";
+import { formatDuration, formatElapsed } from "../engine/duration.ts";
 import type { ConditionPlan } from "../engine/grammar.ts";
 import type { RunEvent } from "../engine/runner.ts";
 import type { Redact } from "./redact.ts";
@@ -17,9 +19,41 @@ const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "
 interface Row {
   condition: ConditionPlan;
   attempts: number;
+  /** When the last attempt ended, since the run started. */
   elapsedMs: number;
   text: string;
   done: boolean;
+}
+
+/** Shortest a name is cut to before the text is cut too. */
+const MIN_NAME = 12;
+
+/** `text` cut to `room` columns, ending in `…` when cut. */
+function cut(text: string, room: number): string {
+  if (text.length <= room) return text;
+  return room <= 1 ? "…".slice(0, Math.max(0, room)) : text.slice(0, room - 1) + "…";
+}
+
+/** Time left, in whole seconds rounded up: `4m58s`, `3s`. */
+function formatLeft(ms: number): string {
+  return ms <= 0 ? "0s" : formatDuration(Math.ceil(ms / 1000) * 1000);
+}
+
+/**
+ * One condition's line without its mark, at most `room` columns: the name is
+ * cut first (down to MIN_NAME), so the text (the error) stays readable on a
+ * narrow terminal; only then is the text cut.
+ */
+export function rowText(name: string, meta: string, text: string, room: number): string {
+  const fixed = `  ${meta}${text ? "  " : ""}`.length;
+  if (name.length + fixed + text.length <= room) {
+    return `${name}  ${meta}${text ? `  ${text}` : ""}`;
+  }
+  const nameRoom = Math.max(Math.min(name.length, MIN_NAME), room - fixed - text.length);
+  const shown = cut(name, nameRoom);
+  const textRoom = room - shown.length - fixed;
+  const line = `${shown}  ${meta}${text && textRoom > 0 ? `  ${cut(text, textRoom)}` : ""}`;
+  return cut(line, room);
 }
 
 /** Redraws a block of status lines in place on a terminal. */
@@ -28,18 +62,24 @@ export class LiveRenderer {
   #drawn = 0;
   #frame = 0;
   #timer: ReturnType<typeof setInterval> | undefined;
+  #startedAt = 0;
+  #timeoutMs = Infinity;
 
+  /** `now` reads the time the run's elapsed time is measured with (ms). */
   constructor(
     private readonly write: (text: string) => void,
     private readonly redact: Redact,
     private readonly style: Style,
     private readonly columns: () => number,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Consumes one run event. */
   onEvent(e: RunEvent): void {
     switch (e.type) {
       case "start":
+        this.#startedAt = this.now();
+        this.#timeoutMs = e.plan.options.timeoutMs;
         this.write(this.redact(headerLine(e.plan)) + "\n");
         this.#rows = e.plan.conditions.map((c) => ({
           condition: c,
@@ -96,15 +136,26 @@ export class LiveRenderer {
 
   #draw(): void {
     const width = Math.max(20, this.columns() - 1);
+    const elapsed = Math.max(0, this.now() - this.#startedAt);
+    const flat = (s: string) => this.redact(s).replace(/\s+/g, " ");
     const lines = this.#rows.map((r) => {
       const mark = r.done ? this.style.ok("✓") : this.style.wait(FRAMES[this.#frame]!);
-      const plain = `${r.condition.name}  attempt ${r.attempts}  ${
-        formatElapsed(r.elapsedMs)
-      }  ${r.text}`;
-      // Truncate before colouring so a wrapped line never breaks the redraw.
-      const text = this.redact(plain).replace(/\s+/g, " ");
-      return `${mark} ${text.length > width - 2 ? text.slice(0, width - 3) + "…" : text}`;
+      // A condition still waiting shows the run's time so far; a done one, when it was done.
+      const at = r.done ? r.elapsedMs : Math.max(elapsed, r.elapsedMs);
+      // Cut before colouring so a wrapped line never breaks the redraw.
+      return `${mark} ${
+        rowText(
+          flat(r.condition.name),
+          `attempt ${r.attempts}  ${formatElapsed(at)}`,
+          flat(r.text),
+          width - 2,
+        )
+      }`;
     });
+    const left = Number.isFinite(this.#timeoutMs)
+      ? `${formatLeft(this.#timeoutMs - elapsed)} left`
+      : "no timeout";
+    lines.push(cut(`  elapsed ${formatElapsed(elapsed)}, ${left}`, width));
     let out = this.#drawn > 0 ? `\x1b[${this.#drawn}A` : "";
     out += lines.map((l) => `\x1b[2K${l}\n`).join("");
     this.#drawn = lines.length;

@@ -30,6 +30,14 @@ PACKAGES=(
   curl               # install.sh downloads
   wget               # install.sh fallback downloader
   time               # /usr/bin/time -v for peak RSS in benchmarks
+  zsh                # runs the generated zsh completion script in tests/e2e
+  fish               # runs the generated fish completion script in tests/e2e
+  rabbitmq-server    # RabbitMQ broker for the rabbitmq kind (run per test run, not as a service)
+  openjdk-17-jdk-headless # java/javac: Kafka and the MongoDB protocol stand-in (scripts/services)
+  maven              # fetches the Kafka and mongo-java-server jars from Maven Central
+  postgresql         # PostgreSQL 15 for the postgres kind (throwaway instances, not the service)
+  mariadb-server     # MariaDB 10.11 for the mysql kind (throwaway instances)
+  redis-server       # Redis 7 for the redis kind (throwaway instances)
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -11,6 +11,7 @@
 import type { Fail } from "../../engine/types.ts";
 import { type JsonPathExpr, type JsonPathLeaf, type JsonPathNode, leavesOf } from "./jsonpath.ts";
 import { memoize } from "./memo.ts";
+import { compileRegex, re2Problem, type UserRegex } from "./regex.ts";
 
 type JsonPathModule = typeof import("jsonpath-plus");
 type RunPath = (opts: { path: string; json: unknown; wrap: true }) => unknown[];
@@ -49,6 +50,10 @@ export async function jsonPathProblem(expr: JsonPathExpr): Promise<string | unde
   const Script = (JSONPathClass.prototype as unknown as { safeVm: { Script: SafeScript } })
     .safeVm.Script;
   for (const leaf of leavesOf(expr.root)) {
+    if (leaf.regex) {
+      const why = re2Problem(leaf.regex.source, leaf.regex.flags);
+      if (why !== undefined) return `=~ /${leaf.regex.source}/: ${why}`;
+    }
     // The library's own split of the path, so what is checked is what it runs.
     for (const segment of JSONPath.toPathArray(leaf.path)) {
       const filter = /^\?\((.*)\)$/s.exec(segment);
@@ -229,12 +234,12 @@ function evaluateLeaf(leaf: JsonPathLeaf, doc: unknown, run: RunPath): Outcome {
     };
   }
   if (!Array.isArray(values)) values = [];
-  const regex = leaf.regex ? new RegExp(leaf.regex.source, leaf.regex.flags) : undefined;
+  const regex = leaf.regex ? compileRegex(leaf.regex.source, leaf.regex.flags) : undefined;
   const ok = values.some((v) => holds(leaf, v, regex));
   return { ok, detail: `${head} (got ${describeValues(values)})`, shape: "leaf" };
 }
 
-function holds(leaf: JsonPathLeaf, v: unknown, regex: RegExp | undefined): boolean {
+function holds(leaf: JsonPathLeaf, v: unknown, regex: UserRegex | undefined): boolean {
   switch (leaf.op) {
     case undefined:
       return truthy(v);

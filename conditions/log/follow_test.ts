@@ -195,3 +195,33 @@ Deno.test("LogFollower stops reading a rotated-away file after LINGER_MS on its 
     }
   });
 });
+
+Deno.test("LogFollower reads what a copytruncate left only in the copy, across several rotations", async () => {
+  await withLog(async (dir, path) => {
+    // Look-alike lines: only the file's first line tells one cycle from the next.
+    const cycle = (n: number) =>
+      Array.from({ length: 50 }, (_, i) => `${i === 0 ? `start ${n}` : "noise"} hit\n`).join("");
+    await Deno.writeTextFile(path, "");
+    const { m, f, poll } = follower(path, END, { contains: "hit", required: 1000 });
+    try {
+      await poll();
+      await append(path, cycle(1).slice(0, 300));
+      await poll(); // read part of cycle 1
+      // Three rotations before the next look: the rest of cycle 1, cycles 2 and 3 live only
+      // in the copies; cycle 4 is in the log.
+      await append(path, cycle(1).slice(300));
+      for (const n of [2, 3, 4]) {
+        await Deno.copyFile(path, `${path}.${n - 1}`);
+        await Deno.truncate(path, 0);
+        await append(path, cycle(n));
+      }
+      // A compressed copy and an unrelated file are never read.
+      await Deno.writeTextFile(`${path}.9.gz`, "hit\n".repeat(7));
+      await Deno.writeTextFile(`${dir}/other.log`, "hit\n".repeat(7));
+      await poll();
+      assertEquals(m.count, 4 * 50, "every line of the four cycles, each once");
+    } finally {
+      f.close();
+    }
+  });
+});

@@ -14,6 +14,7 @@
  */
 
 import { indexOfBytes } from "../_common/bytes.ts";
+import type { UserRegex } from "../_common/regex.ts";
 
 /** Longest line kept whole; the rest of a longer line is skipped up to its newline. */
 export const MAX_LINE = 4 << 20;
@@ -25,7 +26,7 @@ export interface MatchSpec {
   /** The line includes this text. */
   readonly contains?: string;
   /** The line matches this expression. */
-  readonly matches?: RegExp;
+  readonly matches?: UserRegex;
   /** Lines including any of these are ignored. */
   readonly exclude?: readonly string[];
   /** Matching lines needed (at least 1). */
@@ -44,7 +45,7 @@ export class LineMatcher {
   readonly needle: Uint8Array | undefined;
   readonly #excludeBytes: Uint8Array[];
   readonly #excludeTexts: readonly string[];
-  readonly #re: RegExp | undefined;
+  readonly #re: UserRegex | undefined;
   readonly #decoder = new TextDecoder();
 
   /** A matcher for `spec`, with nothing counted yet. */

@@ -21,7 +21,7 @@ export interface LogOptions {
   readonly path: string;
   /** A line must contain this text (`--contains`). */
   readonly contains?: string;
-  /** A line must match this regular expression, JavaScript syntax (`--matches`); checked valid. */
+  /** A line must match this regular expression (`--matches`); checked valid for JavaScript and RE2. */
   readonly matches?: string;
   /** Lines containing any of these are ignored (`--exclude`). */
   readonly exclude: readonly string[];
@@ -46,7 +46,7 @@ export const log = defineKind<LogOptions>({
   aliases: [],
   summary: "a line containing a text or matching a pattern is written to a log file",
   description:
-    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation by rename and create (the rest of the old file is read first) and by truncation (copytruncate) keeps the count. Satisfied when --min-matches lines (default 1) contain --contains and match --matches (both must hold when both are given) and contain no --exclude text; detail is the matched line, the last one with --min-matches.",
+    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation keeps the count: by rename and create the rest of the old file is read first, and files rotated in and away between two looks are read from beside the log; by copytruncate what only the copy holds is read from the copy. Lines are lost only when a rotated file is compressed or removed before waitcmd looks, or (copytruncate's own gap) written between the copy and the truncation. Satisfied when --min-matches lines (default 1) contain --contains and match --matches (both must hold when both are given) and contain no --exclude text; detail is the matched line, the last one with --min-matches.",
   target: {
     shape: "required",
     placeholder: "PATH",
@@ -64,7 +64,8 @@ export const log = defineKind<LogOptions>({
       name: "matches",
       type: "string",
       placeholder: "REGEX",
-      description: "a line matching the regular expression (JavaScript syntax) matches",
+      description:
+        "a line matching the regular expression matches (JavaScript syntax without lookaround or backreferences, run in linear time)",
     },
     {
       name: "exclude",
@@ -146,6 +147,13 @@ export const log = defineKind<LogOptions>({
       : { from: "tail", lines: input.integer("tail") ?? 0 };
     const required = input.integer("min-matches") ?? 1;
     return { target: path, options: { path, contains, matches, exclude, startAt, required } };
+  },
+  async validate(options, fail) {
+    if (options.matches === undefined) return;
+    // JavaScript's syntax was checked by parse; RE2 runs it (docs/contract.md §9).
+    const { re2Problem } = await import("../_common/regex.ts");
+    const why = re2Problem(options.matches);
+    if (why !== undefined) fail("matches", why);
   },
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),

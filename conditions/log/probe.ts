@@ -7,6 +7,7 @@
 
 import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { compileRegex } from "../_common/regex.ts";
 import { watchPath } from "../_common/watch.ts";
 import { LogFollower } from "./follow.ts";
 import { LineMatcher } from "./match.ts";
@@ -17,7 +18,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
   const { path, required } = options;
   const matcher = new LineMatcher({
     contains: options.contains,
-    matches: options.matches === undefined ? undefined : new RegExp(options.matches),
+    matches: options.matches === undefined ? undefined : compileRegex(options.matches),
     exclude: options.exclude,
     required,
   });

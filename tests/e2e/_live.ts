@@ -114,3 +114,45 @@ export function startCli(
     },
   };
 }
+
+/** What `runOnTerminal` saw. */
+export interface TerminalRun {
+  /** Everything written to the terminal, escapes included. */
+  readonly raw: string;
+  /** Each line the live view drew (after an erase-line escape), escapes removed. */
+  readonly drawn: string[];
+}
+
+/** Removes ANSI escape sequences. */
+export function stripAnsi(s: string): string {
+  // deno-lint-ignore no-control-regex
+  return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+}
+
+/**
+ * Runs `waitcmd ...args` under a pseudo-terminal (util-linux `script`) of
+ * `columns` columns, so stderr is a terminal and the live view draws.
+ * NO_COLOR is unset unless `env` sets it.
+ */
+export async function runOnTerminal(
+  args: string[],
+  opts: { columns?: number; env?: Record<string, string> } = {},
+): Promise<TerminalRun> {
+  const env = opts.env ?? {};
+  const quoted = [WAITCMD, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+  const cmd = `stty cols ${opts.columns ?? 160} rows 40; ${
+    "NO_COLOR" in env ? "" : "env -u NO_COLOR "
+  }${quoted}`;
+  const out = await new Deno.Command("script", {
+    args: ["-qefc", cmd, "/dev/null"],
+    env: { TERM: "xterm", ...env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const raw = new TextDecoder().decode(out.stdout);
+  const drawn = raw.split("\x1b[2K").slice(1).map((seg) =>
+    stripAnsi(seg.split("\n")[0]!).replace(/\r$/, "")
+  );
+  return { raw, drawn };
+}

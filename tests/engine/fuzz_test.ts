@@ -3,7 +3,7 @@
  * exception, and the exit code is always 0, 1, 2 or 3. CI runs a few hundred;
  * `deno task fuzz` runs 10,000 (WAITCMD_FUZZ_RUNS).
  */
-import { assert } from "../_assert.ts";
+import { assert, assertEquals } from "../_assert.ts";
 import { registry } from "../../conditions/mod.ts";
 import { realClock } from "../../engine/clock.ts";
 import { UsageError } from "../../engine/errors.ts";
@@ -14,7 +14,12 @@ import { expandRecipe } from "../../engine/recipe.ts";
 import { run } from "../../engine/runner.ts";
 import { exitCode, main } from "../../main.ts";
 
+/** Command lines parsed and validated in-process (`deno task fuzz`: 100,000). */
 const RUNS = Number(Deno.env.get("WAITCMD_FUZZ_RUNS") ?? "300");
+/** Of those, how many are also run for real in-process (briefly): running is slow. */
+const RUN_RUNS = Math.min(RUNS, 300);
+/** Command lines run through the real CLI (`deno task fuzz`: 2,000). */
+const CLI_RUNS = Number(Deno.env.get("WAITCMD_FUZZ_CLI_RUNS") ?? "20");
 
 /** A small deterministic PRNG (mulberry32) so a failure can be replayed from its seed. */
 function rng(seed: number): () => number {
@@ -164,7 +169,10 @@ Deno.test(`parseArgv() and run() survive ${RUNS} random argvs with exit codes 0-
     let code: number;
     try {
       const cmd = parseArgv(argv, registry, randomEnv(next));
-      if (cmd.type === "run") {
+      if (cmd.type === "run" && i >= RUN_RUNS) {
+        await validatePlan(cmd.plan);
+        code = 0;
+      } else if (cmd.type === "run") {
         // Probe for real, but briefly: the fuzz is about never crashing, not about waiting.
         const options = {
           ...cmd.plan.options,
@@ -267,4 +275,67 @@ Deno.test(`expandRecipe() and parseArgv() survive ${RUNS} random recipes: usage 
     }
   }
   console.log(`recipes that parsed: ${parsed}/${RUNS} (seed ${seed + 1})`);
+});
+
+/** Failures the fuzz (or a user) ever found: each stays a regression case. */
+const CORPUS_FILE = new URL("./fuzz_corpus.json", import.meta.url);
+
+Deno.test("the fuzz corpus: every case that ever failed parses to a usage error or a plan", async () => {
+  const corpus = JSON.parse(await Deno.readTextFile(CORPUS_FILE)) as {
+    argv: string[];
+    env?: Record<string, string>;
+    why: string;
+  }[];
+  assert(corpus.length > 0);
+  for (const c of corpus) {
+    const where = `${c.why}: ${JSON.stringify(c.argv)}`;
+    try {
+      const cmd = parseArgv(c.argv, registry, c.env ?? {});
+      if (cmd.type === "run") await validatePlan(cmd.plan);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw new Error(`uncaught ${e} at ${where}`);
+      assert(!e.format().includes("\n"), `one line at ${where}`);
+    }
+  }
+});
+
+Deno.test({
+  name:
+    `the CLI survives ${CLI_RUNS} random command lines: exits 0-3, one-line usage errors, no stack`,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: async () => {
+    const seed = Number(Deno.env.get("WAITCMD_FUZZ_SEED") ?? Date.now() % 1_000_000);
+    const next = rng(seed + 2);
+    const { WAITCMD } = await import("../e2e/_cli.ts");
+    const corpus = JSON.parse(await Deno.readTextFile(CORPUS_FILE)) as { argv: string[] }[];
+    const cases = [
+      ...corpus.map((c) => c.argv),
+      ...Array.from({ length: CLI_RUNS }, () => randomArgv(next)),
+    ]
+      // A case that names its own deadline could wait for days: the fuzz is about crashing.
+      .filter((a) => !a.some((w) => /^(-t|--timeout|--delay|--stable-for|none|then)(=|$)/.test(w)));
+    let i = 0;
+    const worker = async () => {
+      while (i < cases.length) {
+        const argv = cases[i++]!;
+        const out = await new Deno.Command(WAITCMD, {
+          args: argv,
+          env: { NO_COLOR: "1", WAITCMD_TIMEOUT: "300ms", WAITCMD_INTERVAL: "50ms" },
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const where = `seed ${seed + 2}: ${JSON.stringify(argv)}`;
+        const err = new TextDecoder().decode(out.stderr);
+        const all = new TextDecoder().decode(out.stdout) + err;
+        assert([0, 1, 2, 3].includes(out.code), `exit ${out.code} at ${where}\n${err}`);
+        assert(!/^\s+at .*:\d+:\d+/m.test(all), `a stack trace at ${where}\n${all}`);
+        if (out.code === 2) {
+          assertEquals(err.trimEnd().split("\n").length, 1, `one usage-error line at ${where}`);
+        }
+      }
+    };
+    await Promise.all([worker(), worker()]);
+  },
 });

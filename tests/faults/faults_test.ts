@@ -483,3 +483,238 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "fault: a catastrophic regular expression cannot hold the deadline (RE2, linear time)",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const file = `${dir}/r.txt`;
+      await Deno.writeTextFile(file, "a".repeat(40) + "!\n");
+      const started = performance.now();
+      const r = await runJson(["-t", "2s", "log", file, "--from-start", "--matches", "^(a+)+$"]);
+      assertEquals(r.code, 1);
+      assert(performance.now() - started < 6000, "the deadline held");
+      const lookahead = await runCli(["log", file, "--matches", "a(?=b)"]);
+      assertEquals(lookahead.code, 2);
+      assertStringIncludes(
+        lookahead.stderr,
+        "--matches: not supported by waitcmd's linear-time engine (RE2: no lookaround or backreferences)",
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/** Writes 200,000 lines (1 in 1,000 marked) as fast as it can, rotating every 20,000. */
+async function fastWriter(path: string, mode: "rename" | "copytruncate"): Promise<void> {
+  let f = await Deno.open(path, { create: true, append: true });
+  const enc = new TextEncoder();
+  let batch = "";
+  for (let i = 1; i <= 200_000; i++) {
+    batch += i % 1000 === 0 ? `${i} MARK\n` : `${i} noise noise noise\n`;
+    if (i % 500 === 0) {
+      await f.write(enc.encode(batch));
+      batch = "";
+    }
+    if (i % 20_000 === 0 && i < 200_000) {
+      if (mode === "rename") {
+        f.close();
+        await Deno.rename(path, `${path}.${i}`);
+        f = await Deno.open(path, { create: true, append: true });
+      } else {
+        await Deno.copyFile(path, `${path}.${i}`);
+        await Deno.truncate(path, 0);
+      }
+    }
+  }
+  f.close();
+}
+
+for (const mode of ["rename", "copytruncate"] as const) {
+  Deno.test({
+    name:
+      `fault: log rotation (${mode}) under a fast writer: 200,000 lines, 200 marks counted exactly`,
+    ...opts,
+    fn: async () => {
+      const dir = await Deno.makeTempDir();
+      const path = `${dir}/app.log`;
+      try {
+        await Deno.writeTextFile(path, "");
+        const args = (n: number) => [
+          "-t",
+          "60s",
+          "-i",
+          "200ms",
+          "log",
+          path,
+          "--contains",
+          "MARK",
+          "--min-matches",
+          String(n),
+        ];
+        // 200 must be reached (0 lost); 201 must never be (0 counted twice): both runs follow
+        // the same writer, from its first line.
+        const { startCli } = await import("../e2e/_live.ts");
+        const exact = startCli(["-o", "jsonl", ...args(200)]);
+        const over = startCli(["-o", "jsonl", "-t", "30s", ...args(201).slice(2)]);
+        // Both follow the file (their first attempt is done) before the first line is written.
+        await exact.waitFor("stdout", /"event":"attempt"/, 60_000);
+        await over.waitFor("stdout", /"event":"attempt"/, 60_000);
+        await fastWriter(path, mode);
+        const end = (lines: readonly string[]) =>
+          JSON.parse(lines.findLast((l) => l.includes('"event":"end"')) ?? "{}");
+        const done = await exact.done();
+        assertEquals(done.code, 0, `${mode}: ${JSON.stringify(end(exact.lines.stdout))}`);
+        const overDone = await over.done();
+        const overEnd = end(over.lines.stdout);
+        assertEquals(overDone.code, 1, `${mode}: counted a line twice: ${JSON.stringify(overEnd)}`);
+        assertEquals(overEnd.conditions[0].last_error, "200/201 matches");
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}
+
+Deno.test({
+  name: "fault: ulimit -n 64 with 200 conditions gives a clear error and a timeout, not a crash",
+  ...opts,
+  fn: async () => {
+    const conditions: string[] = [];
+    for (let i = 0; i < 200; i++) conditions.push(...(i > 0 ? ["--"] : []), "tcp", "127.0.0.1:1");
+    const quoted = [WAITCMD, "-o", "json", "-t", "2s", ...conditions].join(" ");
+    const out = await new Deno.Command("bash", {
+      args: ["-c", `ulimit -n 64; exec ${quoted}`],
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assertEquals(out.code, 1, new TextDecoder().decode(out.stderr));
+    const report = JSON.parse(new TextDecoder().decode(out.stdout));
+    const errors = new Set(report.conditions.map((c: { last_error: string }) => c.last_error));
+    assert(errors.has("too many open files"), `errors: ${[...errors].join(", ")}`);
+    assertEquals(new TextDecoder().decode(out.stderr), "");
+  },
+});
+
+/** An HTTP server whose body is endless (2 GiB announced) or trickles one byte at a time. */
+function bodyServer(): { port: number; close(): Promise<void> } {
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (req) => {
+    const slow = new URL(req.url).pathname === "/slow";
+    const chunk = new TextEncoder().encode(slow ? "x" : '{"a":' + "1".repeat(65_535));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      async pull(ctl) {
+        if (slow) await new Promise((r) => setTimeout(r, 100));
+        sent += chunk.length;
+        if (sent > 2 * 1024 ** 3) ctl.close();
+        else ctl.enqueue(chunk);
+      },
+    });
+    return new Response(body, { headers: { "content-type": "application/json" } });
+  });
+  return { port: server.addr.port, close: () => server.shutdown() };
+}
+
+Deno.test({
+  name: "fault: a 2 GiB body ends the attempt once the answer is known, with flat memory",
+  ...opts,
+  fn: async () => {
+    const s = bodyServer();
+    try {
+      for (const flags of [["--status", "200"], ["--jsonpath", "$.a == 1"]]) {
+        const out = await new Deno.Command("/usr/bin/time", {
+          args: [
+            "-f",
+            "maxrss_kb=%M",
+            WAITCMD,
+            "-o",
+            "json",
+            "-t",
+            "20s",
+            "--attempt-timeout",
+            "10s",
+            "http",
+            `http://127.0.0.1:${s.port}/big`,
+            ...flags,
+          ],
+          env: { NO_COLOR: "1" },
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const err = new TextDecoder().decode(out.stderr);
+        const rss = Number(/maxrss_kb=(\d+)/.exec(err)?.[1] ?? "0") / 1024;
+        const report = JSON.parse(new TextDecoder().decode(out.stdout));
+        // --status is known from the headers; --jsonpath reads at most 10 MiB and then judges.
+        assert([0, 1].includes(out.code), err);
+        assert(report.conditions[0].attempts >= 1);
+        console.log(`2 GiB body, ${flags.join(" ")}: peak RSS ${rss.toFixed(0)} MB`);
+        assert(rss > 0 && rss < 256, `${flags[0]}: peak RSS ${rss.toFixed(0)} MB`);
+        if (flags[0] === "--status") assertEquals(out.code, 0);
+      }
+    } finally {
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a body that trickles is cut by --attempt-timeout; the run ends on time",
+  ...opts,
+  fn: async () => {
+    const s = bodyServer();
+    try {
+      const started = performance.now();
+      const r = await runJson([
+        "-t",
+        "2s",
+        "-i",
+        "100ms",
+        "--attempt-timeout",
+        "500ms",
+        "http",
+        `http://127.0.0.1:${s.port}/slow`,
+        "--contains",
+        "never",
+      ]);
+      assertEquals(r.code, 1);
+      assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 500ms");
+      assert(r.json.conditions[0]!.attempts >= 2);
+      assert(performance.now() - started < 8000);
+    } finally {
+      await s.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: a server that closes mid-TLS-handshake is a failed attempt, never success",
+  ...opts,
+  fn: async () => {
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    (async () => {
+      try {
+        for await (const c of l) {
+          // Read the ClientHello, then hang up.
+          c.read(new Uint8Array(512)).catch(() => null).finally(() => c.close());
+        }
+      } catch {
+        // closed
+      }
+    })();
+    try {
+      for (const target of [["tls", `127.0.0.1:${port}`], ["http", `https://127.0.0.1:${port}/`]]) {
+        const r = await runJson(["-t", "1s", "-i", "200ms", ...target]);
+        assertEquals(r.code, 1, `${target[0]}: ${JSON.stringify(r.json)}`);
+        assert(r.json.conditions[0]!.attempts >= 2);
+        assert(r.json.conditions[0]!.last_error !== "");
+      }
+    } finally {
+      l.close();
+    }
+  },
+});

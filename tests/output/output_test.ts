@@ -6,6 +6,7 @@ import type { ConditionReport, Report, RunEvent } from "../../engine/runner.ts";
 import { completionScript } from "../../output/completions.ts";
 import { kindHelp, mainHelp } from "../../output/help.ts";
 import { jsonReport, renderJsonlEvent, renderJsonReport } from "../../output/json.ts";
+import { LiveRenderer, rowText } from "../../output/live.ts";
 import { makeRedactor } from "../../output/redact.ts";
 import {
   attemptLine,
@@ -358,5 +359,58 @@ Deno.test("LineRenderer drops repeated pending lines within an interval, not cha
     "[..] tcp db1:5432 attempt 1 (0.0s): no matching line yet",
     "[..] tcp db1:5432 attempt 4 (0.3s): 1/3 matches",
     "[..] tcp db1:5432 attempt 5 (2.4s): 1/3 matches",
+  ]);
+});
+
+Deno.test("rowText() cuts the name before the text, then the text", () => {
+  const meta = "attempt 3  4.2s";
+  assertEquals(
+    rowText("tcp db:5432", meta, "refused", 80),
+    "tcp db:5432  attempt 3  4.2s  refused",
+  );
+  const name = "http http://localhost:8080/some/long/health";
+  const row = rowText(name, meta, "connection refused", 57);
+  assertEquals(row, "http http://localho…  attempt 3  4.2s  connection refused");
+  assertEquals(row.length, 57);
+  // Too narrow for both: the name stops at 12 columns, then the text is cut.
+  const narrow = rowText(name, meta, "connection refused by the remote host", 50);
+  assertEquals(narrow, "http http:/…  attempt 3  4.2s  connection refused…");
+  assertEquals(narrow.length, 50);
+});
+
+Deno.test("LiveRenderer shows elapsed and time left, and each wait since the start", () => {
+  let now = 1000;
+  const out: string[] = [];
+  const live = new LiveRenderer((t) => out.push(t), noop, plainStyle, () => 80, () => now);
+  const p = plan(2, { timeoutMs: 60_000 });
+  live.onEvent({ type: "start", plan: p });
+  now = 1100;
+  live.onEvent({
+    type: "attempt",
+    condition: p.conditions[0]!,
+    attempt: 1,
+    result: { status: "satisfied", detail: "connected" },
+    elapsedMs: 100,
+    decisive: true,
+    streak: undefined,
+  });
+  now = 3600;
+  live.onEvent({
+    type: "attempt",
+    condition: p.conditions[1]!,
+    attempt: 1,
+    result: { status: "pending", error: "connection refused" },
+    elapsedMs: 200,
+    decisive: false,
+    streak: undefined,
+  });
+  live.onEvent({ type: "end", report: report({ status: "timeout" }) });
+  const frame = out.findLast((t) => t.includes("\x1b[2K"))!.split("\x1b[2K").slice(1).map((l) =>
+    l.trimEnd()
+  );
+  assertEquals(frame, [
+    "✓ tcp db1:5432  attempt 1  0.1s  connected",
+    `${frame[1]![0]} tcp db2:5432  attempt 1  2.6s  connection refused`,
+    "  elapsed 2.6s, 58s left",
   ]);
 });

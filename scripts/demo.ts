@@ -7,6 +7,18 @@
  */
 
 const root = new URL("../", import.meta.url).pathname;
+
+// Set-up: every kind's npm packages into Deno's cache, so no wait ever downloads.
+const cached = await new Deno.Command(Deno.execPath(), {
+  args: ["cache", "--quiet", "--config", `${root}deno.json`, `${root}main.ts`],
+  stdout: "inherit",
+  stderr: "inherit",
+}).output();
+if (!cached.success) {
+  console.error("demo: caching the npm packages failed (see above)");
+  Deno.exit(1);
+}
+
 const dir = await Deno.makeTempDir({ prefix: "waitcmd-demo-" });
 const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
 const port = (probe.addr as Deno.NetAddr).port;

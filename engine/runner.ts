@@ -113,6 +113,13 @@ export function pauseMs(
   return Math.max(0, base * (1 + opts.jitter * (2 * random() - 1)));
 }
 
+/**
+ * The reason every abort of the runner's own controllers carries: one shared
+ * object, since `abort()` without a reason builds a DOMException each time
+ * (measurable with a thousand conditions).
+ */
+const RUN_ENDED = new Error("run ended");
+
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
 export const STABLE_SAMPLES = 5;
 
@@ -154,7 +161,7 @@ class Waker {
       await Promise.race([clock.sleep(ms, ctl.signal), woken]);
     } finally {
       this.#wake = undefined;
-      ctl.abort();
+      ctl.abort(RUN_ENDED);
       signal.removeEventListener("abort", onAbort);
     }
   }
@@ -167,7 +174,22 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const start = clock.now();
   const elapsed = () => clock.now() - start;
   const runCtl = new AbortController();
+  // Controllers of attempts and conditions under way, aborted by one listener when the run ends:
+  // a listener each on the run's signal would make a run of n conditions cost O(n²).
+  const live = new Set<AbortController>();
+  runCtl.signal.addEventListener("abort", () => {
+    for (const c of live) c.abort(RUN_ENDED);
+    live.clear();
+  }, { once: true });
+  /** A controller aborted when the run ends; `live.delete` it when done with it. */
+  const child = (): AbortController => {
+    const c = new AbortController();
+    if (runCtl.signal.aborted) c.abort(RUN_ENDED);
+    else live.add(c);
+    return c;
+  };
   const states = plan.conditions.map(() => new ConditionState());
+  let unsatisfied = plan.conditions.filter((c) => !c.guard).length;
   const inflight = new Set<Promise<unknown>>();
   const watchers: Promise<void>[] = [];
 
@@ -175,7 +197,7 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const finish = (status: RunStatus, decidedBy?: number) => {
     if (outcome) return;
     outcome = { status, decidedBy, at: elapsed() };
-    runCtl.abort();
+    runCtl.abort(RUN_ENDED);
   };
 
   const emit = (e: RunEvent) => {
@@ -206,10 +228,11 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     streak: Streak | undefined,
   ) => emit({ type: "attempt", condition, attempt, result, elapsedMs, decisive, streak });
 
+  /** A non-guard condition just became satisfied. */
   const checkDone = (index: number) => {
-    const wanted = plan.conditions.filter((c) => !c.guard);
+    unsatisfied--;
     if (opts.mode === "any") return finish("satisfied", index);
-    if (wanted.every((c) => states[c.index - 1]!.satisfied)) finish("satisfied");
+    if (unsatisfied === 0) finish("satisfied");
   };
 
   /** One attempt; undefined when the run ended while it was under way. */
@@ -217,9 +240,7 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     c: ReadyCondition,
     attempt: number,
   ): Promise<ProbeResult | undefined> => {
-    const ctl = new AbortController();
-    const onRunEnd = () => ctl.abort(new Error("run ended"));
-    runCtl.signal.addEventListener("abort", onRunEnd, { once: true });
+    const ctl = child();
     const timerCtl = new AbortController();
     let timedOut = false;
     if (opts.attemptTimeoutMs !== undefined) {
@@ -250,16 +271,15 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
       }
       return undefined;
     } finally {
-      timerCtl.abort();
-      runCtl.signal.removeEventListener("abort", onRunEnd);
+      if (opts.attemptTimeoutMs !== undefined) timerCtl.abort(RUN_ENDED);
+      live.delete(ctl);
     }
   };
 
   const poll = async (c: ReadyCondition, s: ConditionState) => {
     const waker = new Waker();
-    const condCtl = new AbortController();
-    const stopWatch = () => condCtl.abort();
-    runCtl.signal.addEventListener("abort", stopWatch, { once: true });
+    // The condition's own signal: its watcher and its sleeps listen there, not on the run's.
+    const condCtl = child();
     if (c.probe.watch) {
       const iterable = c.probe.watch({
         signal: condCtl.signal,
@@ -288,7 +308,7 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     }
     try {
       // `--delay`: no attempt starts before it ends, watcher-triggered or not.
-      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, runCtl.signal);
+      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, condCtl.signal);
       while (!runCtl.signal.aborted) {
         waker.clear();
         const attempt = ++s.attempts;
@@ -357,11 +377,11 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
             );
           }
         }
-        await waker.sleep(clock, waitMs, runCtl.signal);
+        await waker.sleep(clock, waitMs, condCtl.signal);
       }
     } finally {
-      condCtl.abort();
-      runCtl.signal.removeEventListener("abort", stopWatch);
+      condCtl.abort(RUN_ENDED);
+      live.delete(condCtl);
     }
   };
 

@@ -24,6 +24,23 @@ import { svcmgr } from "./svcmgr/mod.ts";
 import { tcp } from "./tcp/mod.ts";
 import { tls } from "./tls/mod.ts";
 import { unix } from "./unix/mod.ts";
+import { postgres } from "./postgres/mod.ts";
+import { mysql } from "./mysql/mod.ts";
+import { redis } from "./redis/mod.ts";
+import { mongodb } from "./mongodb/mod.ts";
+import { rabbitmq } from "./rabbitmq/mod.ts";
+import { kafka } from "./kafka/mod.ts";
+import { pidfile } from "./pidfile/mod.ts";
+import { lockfile } from "./lockfile/mod.ts";
+import { permission } from "./permission/mod.ts";
+import { checksum } from "./checksum/mod.ts";
+import { archive } from "./archive/mod.ts";
+import { cosign } from "./cosign/mod.ts";
+import { grpc } from "./grpc/mod.ts";
+import { websocket } from "./websocket/mod.ts";
+import { udp } from "./udp/mod.ts";
+import { ntp } from "./ntp/mod.ts";
+import { icmp } from "./icmp/mod.ts";
 
 /** Every condition kind waitcmd knows, in the order help lists them. */
 export const registry: Registry = createRegistry([
@@ -43,4 +60,21 @@ export const registry: Registry = createRegistry([
   svcmgr,
   exec,
   unix,
+  postgres,
+  mysql,
+  redis,
+  mongodb,
+  rabbitmq,
+  kafka,
+  pidfile,
+  lockfile,
+  permission,
+  checksum,
+  archive,
+  cosign,
+  grpc,
+  websocket,
+  udp,
+  ntp,
+  icmp,
 ]);

@@ -380,17 +380,18 @@ class Parser {
         target = tok;
         continue;
       }
-      if (tok === "then") {
-        fail(`unexpected argument "then"; run a command after the wait with: -- then <command>`);
-      }
-      if (tok === "guard" || tok === "not" || this.registry.lookup(tok) !== undefined) {
-        fail(`unexpected argument ${q(tok)}; separate conditions with "--": ... -- ${tok} ...`);
-      }
+      // A kind without a target says so first: `process postgres` means --name, not a kind.
       if (kind.target.shape === "command") {
         fail(`unexpected argument ${q(tok)}; the command goes after "--": ${word} -- ${tok} ...`);
       }
       if (kind.target.shape === "none") {
         fail(`unexpected argument ${q(tok)}; ${word} takes no target, only flags`);
+      }
+      if (tok === "then") {
+        fail(`unexpected argument "then"; run a command after the wait with: -- then <command>`);
+      }
+      if (tok === "guard" || tok === "not" || this.registry.lookup(tok) !== undefined) {
+        fail(`unexpected argument ${q(tok)}; separate conditions with "--": ... -- ${tok} ...`);
       }
       // A target written KIND/NAME typed as two words: `k8s deployment web`.
       const joined = kind.target.placeholder.includes("/") && !target!.includes("/") &&

@@ -41,10 +41,13 @@ export function redactUrl(text: string): { display: string; secrets: string[] } 
   return { display, secrets };
 }
 
-/** `s` percent-decoded (`+` as a space), or as it is when it is not valid encoding. */
-export function safeDecode(s: string): string {
+/**
+ * `s` percent-decoded, or as it is when it is not valid encoding. `+` is a
+ * space in a query (`plusIsSpace`, the default) but itself in user-info.
+ */
+export function safeDecode(s: string, plusIsSpace = true): string {
   try {
-    return decodeURIComponent(s.replace(/\+/g, " "));
+    return decodeURIComponent(plusIsSpace ? s.replace(/\+/g, " ") : s);
   } catch {
     return s;
   }

@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { argvSecrets, redactUrl } from "./secrets.ts";
+import { argvSecrets, redactUrl, safeDecode } from "./secrets.ts";
 
 Deno.test("redactUrl() hides user-info and credential query values, even in a malformed URL", () => {
   assertEquals(redactUrl("http://alice:PW@[::1/?token=TOK&password=X&page=2"), {
@@ -28,4 +28,10 @@ Deno.test("argvSecrets() finds secret flag values and URL secrets in a raw comma
     ["alice:PW", "PW", "TOK", "TOK", "S1", "S2"],
   );
   assertEquals(argvSecrets(["--password"], flags), []);
+});
+
+Deno.test("safeDecode() keeps + in user-info and reads it as a space in a query", () => {
+  assertEquals(safeDecode("p%40ss+word", false), "p@ss+word");
+  assertEquals(safeDecode("a+b%20c"), "a b c");
+  assertEquals(safeDecode("%zz"), "%zz");
 });

@@ -26,12 +26,16 @@ PACKAGES=(
   ruby               # loads the generated Homebrew formula in tests/release
   dash               # install.sh is tested under a POSIX sh
   unzip              # reads the windows release archive back
+  zip                # makes the zip archives of the archive kind's tests
   util-linux         # script (terminal tests), setpriv (installer as non-root)
   curl               # install.sh downloads
   wget               # install.sh fallback downloader
   time               # /usr/bin/time -v for peak RSS in benchmarks
   zsh                # runs the generated zsh completion script in tests/e2e
   fish               # runs the generated fish completion script in tests/e2e
+  chrony             # chronyd: a real NTP server for the ntp kind (run with -x, never the system clock)
+  iputils-ping       # the system ping the icmp kind runs
+  python3-venv       # the venv of Python's websockets server for the websocket kind (build-pyws.sh)
   rabbitmq-server    # RabbitMQ broker for the rabbitmq kind (run per test run, not as a service)
   openjdk-17-jdk-headless # java/javac: Kafka and the MongoDB protocol stand-in (scripts/services)
   maven              # fetches the Kafka and mongo-java-server jars from Maven Central

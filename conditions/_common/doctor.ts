@@ -139,3 +139,8 @@ export async function onPath(name: string, env: Env): Promise<boolean> {
   }
   return false;
 }
+
+/** The system `ping` (iputils) that icmp runs is on PATH. */
+export async function ping(env: Env): Promise<string | undefined> {
+  return (await onPath("ping", env)) ? undefined : "no ping command on PATH (install iputils-ping)";
+}

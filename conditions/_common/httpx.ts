@@ -152,6 +152,8 @@ export interface NodeOptions extends TlsOptions {
    * still names the Host header and the TLS server.
    */
   readonly address?: string;
+  /** Connect to this Unix domain socket instead (http --unix-socket); the URL still gives Host. */
+  readonly socketPath?: string;
 }
 
 type NodeAgent = { destroy(): void };
@@ -191,6 +193,7 @@ export function nodeTransport(opts: NodeOptions = {}): HttpTransport {
         headers,
       };
       if (opts.address !== undefined) options.lookup = pinnedLookup(opts.address);
+      if (opts.socketPath !== undefined) options.socketPath = opts.socketPath;
       const servername = opts.servername ??
         (canonicalIp(hostname) === undefined ? hostname : undefined);
       if (secure) {

@@ -37,6 +37,8 @@ export interface HttpOptions {
   readonly keyFile: string | undefined;
   readonly insecure: boolean;
   readonly follow: boolean;
+  /** --unix-socket: every request goes over this Unix domain socket (the URL gives path and Host). */
+  readonly socketPath: string | undefined;
 }
 
 /** The http kind. */
@@ -45,7 +47,7 @@ export const http = defineKind<HttpOptions>({
   aliases: [],
   summary: "an HTTP(S) endpoint answers with the expected status, body or JSON",
   description:
-    "Sends a request on each attempt (GET by default, POST with --body) and is satisfied when the status matches --status (default any 2xx) and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured. A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key files are retried too (they may not be written yet).",
+    "Sends a request on each attempt (GET by default, POST with --body) and is satisfied when the status matches --status (default any 2xx) and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key files are retried too (they may not be written yet).",
   target: {
     shape: "required",
     placeholder: "URL",
@@ -132,6 +134,14 @@ export const http = defineKind<HttpOptions>({
       description: "do not verify the server certificate",
     },
     {
+      name: "unix-socket",
+      type: "string",
+      placeholder: "PATH",
+      complete: "file",
+      description:
+        "send the requests over this Unix domain socket; the URL still gives the path and Host",
+    },
+    {
       name: "no-follow-redirects",
       type: "boolean",
       description: "check a 3xx response itself instead of following it",
@@ -158,6 +168,11 @@ export const http = defineKind<HttpOptions>({
     {
       args: "http http://localhost:3000/api --header-env Authorization=API_TOKEN --contains ready",
       description: "send a secret header taken from the environment",
+    },
+    {
+      args:
+        "http http://localhost/version --unix-socket /var/run/docker.sock --jsonpath '.ApiVersion'",
+      description: "ask the Docker Engine's API over its Unix socket",
     },
   ],
   parse(input) {

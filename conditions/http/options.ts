@@ -105,8 +105,8 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     if (secret) input.secret(value);
   };
   if (url.username !== "" || url.password !== "") {
-    const user = safeDecode(url.username);
-    const pass = safeDecode(url.password);
+    const user = safeDecode(url.username, false);
+    const pass = safeDecode(url.password, false);
     input.secret(pass);
     setHeader("Authorization", basicAuth(user, pass), true);
     url.username = "";
@@ -205,7 +205,9 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     input.fail("client-key", "needs --client-cert");
   }
   if (insecure && caFile !== undefined) input.fail("insecure", "cannot be combined with --ca-file");
-  if (insecure && url.protocol === "https:") {
+  const socketPath = input.string("unix-socket");
+  if (socketPath === "") input.fail("unix-socket", "expected a socket path, got an empty string");
+  if (insecure && url.protocol === "https:" && socketPath === undefined) {
     const proxy = proxyFor(url, input.env);
     if (proxy) {
       input.fail(
@@ -229,6 +231,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     keyFile,
     insecure,
     follow: !input.bool("no-follow-redirects"),
+    socketPath,
   };
 }
 

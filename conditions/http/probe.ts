@@ -54,7 +54,16 @@ async function attempt(
   let body = o.body;
   let headers = o.headers;
   for (let hop = 0;; hop++) {
-    const reply = await send({ url, method, headers, body, tls, env, signal });
+    const reply = await send({
+      url,
+      method,
+      headers,
+      body,
+      tls,
+      env,
+      signal,
+      socketPath: o.socketPath,
+    });
     try {
       const location = reply.header("location");
       if (o.follow && REDIRECTS.has(reply.status) && location !== undefined) {

@@ -36,6 +36,8 @@ export interface Outgoing {
   /** The environment whose proxy variables route the request. */
   readonly env: Readonly<Record<string, string>>;
   readonly signal: AbortSignal;
+  /** Send over this Unix domain socket instead of the network (no proxy). */
+  readonly socketPath?: string;
 }
 
 /** Sends `out`; throws a `RequestError` (the short reason) when no answer came. */
@@ -45,6 +47,7 @@ export function send(out: Outgoing): Promise<HttpReply> {
   if (!has("user-agent")) headers.push(["User-Agent", "waitcmd"]);
   if (!has("accept")) headers.push(["Accept", "*/*"]);
   const req = { url: out.url, method: out.method, headers, body: out.body, signal: out.signal };
+  if (out.socketPath !== undefined) return viaSocket(req, out.tls, out.socketPath);
   if (proxyFor(out.url, out.env)) {
     return viaFetch(req, out.tls);
   }
@@ -59,6 +62,29 @@ export function send(out: Outgoing): Promise<HttpReply> {
     (address) => nodeTransport({ ...out.tls, address: address.hostname }).request(req),
     (e) => e instanceof RequestError && TRY_NEXT.has(e.code ?? ""),
   );
+}
+
+/**
+ * One request over a Unix domain socket; the URL still gives the path, the
+ * Host header and (https) the TLS name. A socket that is missing or refuses
+ * is reported with its path.
+ */
+async function viaSocket(
+  req: Parameters<ReturnType<typeof nodeTransport>["request"]>[0],
+  tls: TlsOptions,
+  socketPath: string,
+): Promise<HttpReply> {
+  try {
+    return await nodeTransport({ ...tls, socketPath }).request(req);
+  } catch (e) {
+    if (!(e instanceof RequestError)) throw e;
+    const why = e.code === "ENOENT"
+      ? "no such file or directory"
+      : e.code === "EACCES"
+      ? "permission denied"
+      : e.message;
+    throw new RequestError(`socket ${socketPath}: ${why}`, e.code);
+  }
 }
 
 /** One request through fetch with its own client, closed with the reply. */

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Builds a real kube-apiserver and etcd for waitcmd's Kubernetes tests from the
-# Go module proxy (no container registry or release download is reachable on
-# these machines), via the wrapper module in tests/services/k8s.
+# Builds a real Kubernetes control plane for waitcmd's Kubernetes tests from
+# the Go module proxy (no container registry or release download is reachable
+# on these machines), via the wrapper module in tests/services/k8s.
 #
-# Output: $CACHE/k8s-<k8s version>-etcd-<etcd version>/bin/{kube-apiserver,etcd}
-# where CACHE is ${WAITCMD_CACHE:-$HOME/.cache/waitcmd}. GOMODCACHE and GOCACHE
-# live under $CACHE/go too, so a rebuild after a version bump is incremental.
-# When both binaries exist the script does nothing. The bin directory is the
-# last line printed on stdout; progress and errors go to stderr.
+# Usage: build-k8s.sh [--cluster]
+#   without arguments: etcd and kube-apiserver (enough for an API server whose
+#   objects the tests drive by hand);
+#   --cluster: also kube-controller-manager and kube-scheduler, all from the
+#   same k8s.io/kubernetes module version (KWOK, the fake kubelet, comes from
+#   build-kwok.sh).
+#
+# Output: $CACHE/k8s-<k8s version>-etcd-<etcd version>/bin/{etcd,kube-apiserver,
+# kube-controller-manager,kube-scheduler} where CACHE is
+# ${WAITCMD_CACHE:-$HOME/.cache/waitcmd}. GOMODCACHE and GOCACHE live under
+# $CACHE/go too, so a rebuild after a version bump is incremental, and the
+# binaries share most of their compiled packages. Each binary is built only
+# when missing (or reporting another version); when all the requested ones
+# exist the script does nothing. The bin directory is the last line printed
+# on stdout; progress and errors go to stderr.
 #
 # Knobs: WAITCMD_GO_P (go build -p, default 1: the compiler backend still uses
 # both cores, and the machine stays usable), WAITCMD_K8S_REBUILD=1 (force).
@@ -22,6 +32,13 @@ die() {
   exit 1
 }
 log() { echo "build-k8s.sh: $*" >&2; }
+
+components=(etcd kube-apiserver)
+case "${1:-}" in
+"") ;;
+--cluster) components+=(kube-controller-manager kube-scheduler) ;;
+*) die "unknown argument $1 (usage: build-k8s.sh [--cluster])" ;;
+esac
 
 here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 root=$(dirname -- "$(dirname -- "$here")")
@@ -40,10 +57,18 @@ reports() { # reports BINARY PATTERN: BINARY --version prints a line matching PA
   grep -q -- "$2" <<<"$v"
 }
 
+# have DIR NAME: DIR/NAME exists and reports the pinned version.
+have() {
+  [ -x "$1/$2" ] || return 1
+  case "$2" in
+  etcd) reports "$1/etcd" "etcd Version: ${ETCD_VERSION#v}" ;;
+  *) reports "$1/$2" "^Kubernetes $K8S_VERSION\$" ;;
+  esac
+}
+
 have_bins() {
-  [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ] &&
-    reports "$bin/kube-apiserver" "^Kubernetes $K8S_VERSION\$" &&
-    reports "$bin/etcd" "etcd Version: ${ETCD_VERSION#v}"
+  local c
+  for c in "${components[@]}"; do have "$bin" "$c" || return 1; done
 }
 
 if [ "${WAITCMD_K8S_REBUILD:-}" != "1" ] && have_bins; then
@@ -75,7 +100,11 @@ export GOTOOLCHAIN=local
 export CGO_ENABLED=0
 export GOPROXY="${GOPROXY:-https://proxy.golang.org,direct}"
 
-log "$(go version); building into $bin (cold build measured at about 6 min on 2 cores, modules included; longer on a busy machine)"
+missing=()
+for c in "${components[@]}"; do
+  if [ "${WAITCMD_K8S_REBUILD:-}" = "1" ] || ! have "$bin" "$c"; then missing+=("$c"); fi
+done
+log "$(go version); building ${missing[*]} into $bin (cold build measured at about 6 min on 2 cores for etcd and kube-apiserver, modules included, and about 3.5 min more for kube-controller-manager and kube-scheduler, which share most packages; longer on a busy machine)"
 tmp="$out/tmp.$$"
 rm -rf "$tmp"
 mkdir -p "$tmp"
@@ -90,23 +119,25 @@ ldflags="$ldflags -X k8s.io/component-base/version.gitTreeState=clean"
 
 cd "$wrapper"
 start=$(date +%s)
-log "building etcd $ETCD_VERSION"
-nice -n 10 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3 >&2 ||
-  die "go build of etcd $ETCD_VERSION failed (see above)"
-log "etcd built in $(($(date +%s) - start)) s; building kube-apiserver $K8S_VERSION"
-start2=$(date +%s)
-nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp/kube-apiserver" \
-  k8s.io/kubernetes/cmd/kube-apiserver >&2 ||
-  die "go build of kube-apiserver $K8S_VERSION failed (see above)"
-log "kube-apiserver built in $(($(date +%s) - start2)) s"
-
-reports "$tmp/kube-apiserver" "^Kubernetes $K8S_VERSION\$" ||
-  die "built kube-apiserver does not report $K8S_VERSION: $("$tmp/kube-apiserver" --version 2>&1)"
-reports "$tmp/etcd" "etcd Version: ${ETCD_VERSION#v}" ||
-  die "built etcd does not report $ETCD_VERSION: $("$tmp/etcd" --version 2>&1)"
-
 mkdir -p "$bin"
-mv -f "$tmp/etcd" "$bin/etcd"
-mv -f "$tmp/kube-apiserver" "$bin/kube-apiserver"
+for c in "${missing[@]}"; do
+  t=$(date +%s)
+  case "$c" in
+  etcd)
+    log "building etcd $ETCD_VERSION"
+    nice -n 10 go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3 >&2 ||
+      die "go build of etcd $ETCD_VERSION failed (see above)"
+    ;;
+  *)
+    log "building $c $K8S_VERSION"
+    nice -n 10 go build -trimpath -ldflags "$ldflags" -o "$tmp/$c" "k8s.io/kubernetes/cmd/$c" >&2 ||
+      die "go build of $c $K8S_VERSION failed (see above)"
+    ;;
+  esac
+  have "$tmp" "$c" || die "built $c does not report its pinned version: $("$tmp/$c" --version 2>&1)"
+  # Moved in one by one: an interrupted build keeps what it finished.
+  mv -f "$tmp/$c" "$bin/$c"
+  log "$c built in $(($(date +%s) - t)) s"
+done
 log "done in $(($(date +%s) - start)) s"
 echo "$bin"

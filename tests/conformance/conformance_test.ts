@@ -77,6 +77,69 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
     }),
     exec: () => ({ args: ["exec", "--", "sleep", "5"] }),
     unix: (d) => ({ args: ["unix", `${d.dir}/none.sock`] }),
+    postgres: () => ({ args: ["postgres", `postgres://app:${MARK}@127.0.0.1:1/app`] }),
+    mysql: () => ({
+      args: ["mysql", "mysql://app@127.0.0.1:1/app", "--password-env", "CONF_PW"],
+      env: { CONF_PW: MARK },
+    }),
+    redis: () => ({ args: ["redis", `redis://app:${MARK}@127.0.0.1:1/0`, "--key", "k"] }),
+    mongodb: (d) => ({ args: ["mongodb", `mongodb://app:${MARK}@127.0.0.1:${d.silentTcp}/app`] }),
+    rabbitmq: (d) => ({
+      args: ["rabbitmq", `amqp://app:${MARK}@127.0.0.1:${d.silentTcp}/prod`, "--queue", "jobs"],
+    }),
+    kafka: (d) => ({
+      args: [
+        "kafka",
+        `127.0.0.1:${d.silentTcp}`,
+        "--sasl-mechanism",
+        "plain",
+        "--user",
+        "app",
+        "--password-env",
+        "CONF_KAFKA_PW",
+      ],
+      env: { CONF_KAFKA_PW: MARK },
+    }),
+    pidfile: (d) => ({ args: ["pidfile", `${d.dir}/none.pid`] }),
+    lockfile: (d) => ({ args: ["lockfile", `${d.dir}/none.lock`, "--present"] }),
+    permission: (d) => ({ args: ["permission", `${d.dir}/none`, "--mode", "0644"] }),
+    checksum: (d) => ({
+      args: ["checksum", `${d.dir}/none.bin`, "--equals", `md5:${"0".repeat(32)}`],
+    }),
+    archive: (d) => ({ args: ["archive", `${d.dir}/none.tar.gz`, "--contains", "x"] }),
+    cosign: (d) => {
+      // validate reads the key before any probe: a real one (Ed25519), the blob missing.
+      Deno.writeTextFileSync(
+        `${d.dir}/cosign.pub`,
+        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyIBwwTtiyDoUbtP+f549R3QhCAegYGHy1f1ks5/2Vzw=\n-----END PUBLIC KEY-----\n",
+      );
+      return {
+        args: [
+          "cosign",
+          "--blob",
+          `${d.dir}/none.bin`,
+          "--signature",
+          `${d.dir}/none.sig`,
+          "--key",
+          `${d.dir}/cosign.pub`,
+        ],
+      };
+    },
+    grpc: (d) => ({
+      args: ["grpc", `127.0.0.1:${d.silentTcp}`, "--header", `authorization: Bearer ${MARK}`],
+    }),
+    websocket: (d) => ({
+      args: [
+        "websocket",
+        `ws://user:${MARK}@127.0.0.1:${d.silentTcp}/?token=${MARK}`,
+        "--header",
+        `X-Api-Key: ${MARK}`,
+      ],
+    }),
+    udp: (d) => ({ args: ["udp", `127.0.0.1:${d.silentUdp}`, "--send", "ping"] }),
+    ntp: (d) => ({ args: ["ntp", `127.0.0.1:${d.silentUdp}`] }),
+    // Every loopback address answers ping: the dead case here is ping missing (fatal).
+    icmp: (d) => ({ args: ["icmp", "127.0.0.1"], env: { PATH: d.dir } }),
   };
 
 async function withDead<T>(fn: (d: Dead) => Promise<T>): Promise<T> {

@@ -1,40 +1,66 @@
 /**
- * orch end to end: the CLI against a real kube-apiserver + etcd
- * (tests/services/kube.ts). No kubelet or controller runs, so the tests
- * create objects and patch their status the way controllers would.
+ * orch end to end: the CLI against a real cluster without containers
+ * (tests/services/kube.ts with `cluster: true`): kube-apiserver and etcd,
+ * kube-controller-manager and kube-scheduler of the same Kubernetes version,
+ * and KWOK playing the kubelet of one fake node. The tests create workloads
+ * and the controllers produce their status: deployments roll out, pods are
+ * scheduled and become Ready, jobs complete or fail, deletions are graceful.
+ * The test's own hand in it is limited to KWOK's stage label (a pod held
+ * Pending, or made to fail) and to pausing the controller-manager (SIGSTOP)
+ * to observe a state it would otherwise leave at once. Status patched by hand
+ * is kept only where nothing could produce it, and said so in the step name.
  *
  * Runs that wait for a change use an interval longer than their timeout
- * (EVENTS_ONLY): they can only end satisfied because the watch reported the
- * change.
+ * (EVENTS_ONLY, CLUSTER): they can only end satisfied because the watch
+ * reported the change. CLUSTER's timeout is generous: controllers on a loaded
+ * 2-core machine may take seconds, and a satisfied run ends at once anyway.
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { freePort, ServiceUnavailableError } from "../services/_util.ts";
-import { buildKube, type KubeEnv, type KubeObject, startKube } from "../services/kube.ts";
+import {
+  buildKube,
+  buildKwok,
+  type KubeEnv,
+  NODE_NAME,
+  STAGE_LABEL,
+  startKube,
+} from "../services/kube.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 import { runLate } from "./_late.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
-const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
+/**
+ * For states that last: the run times out (exit 1) with the state as its last
+ * error. Long enough for the first attempt (process start-up, kubeconfig,
+ * discovery) on a loaded 2-core machine running the whole cluster; 1.5 s was not.
+ */
+const SHORT = ["--timeout", "5s", "--interval", "200ms"];
 /** Satisfied before the timeout only if a watch event woke the poll loop. */
 const EVENTS_ONLY = ["--timeout", "15s", "--interval", "30s"];
+/** Like EVENTS_ONLY, for changes that go through controllers, the scheduler and KWOK. */
+const CLUSTER = ["--timeout", "120s", "--interval", "300s"];
 
 const NS = "e2e";
 
-function now(): string {
-  return new Date().toISOString().replace(/\.\d+Z$/, "Z");
-}
+/** Labels that make KWOK keep a pod Pending, or fail it (kube.ts STAGE_LABEL). */
+const HOLD = { [STAGE_LABEL]: "hold" };
+const FAIL = { [STAGE_LABEL]: "fail" };
 
-const deployment = (name: string, replicas: number, labels: Record<string, string> = {}) => ({
+const deployment = (
+  name: string,
+  replicas: number,
+  podLabels: Record<string, string> = {},
+) => ({
   apiVersion: "apps/v1",
   kind: "Deployment",
-  metadata: { name, namespace: NS, labels },
+  metadata: { name, namespace: NS, labels: { app: name } },
   spec: {
     replicas,
     selector: { matchLabels: { app: name } },
     template: {
-      metadata: { labels: { app: name } },
+      metadata: { labels: { app: name, ...podLabels } },
       spec: { containers: [{ name: "web", image: "example.invalid/web:1" }] },
     },
   },
@@ -47,13 +73,14 @@ const pod = (name: string, labels: Record<string, string> = {}) => ({
   spec: { containers: [{ name: "main", image: "example.invalid/app:1" }] },
 });
 
-const job = (name: string) => ({
+const job = (name: string, podLabels: Record<string, string> = {}) => ({
   apiVersion: "batch/v1",
   kind: "Job",
   metadata: { name, namespace: NS },
   spec: {
     backoffLimit: 0,
     template: {
+      metadata: { labels: podLabels },
       spec: {
         restartPolicy: "Never",
         containers: [{ name: "main", image: "example.invalid/job:1" }],
@@ -62,7 +89,39 @@ const job = (name: string) => ({
   },
 });
 
-const readyPod = { phase: "Running", conditions: [{ type: "Ready", status: "True" }] };
+interface Status {
+  metadata: { generation?: number; deletionTimestamp?: string };
+  spec?: { nodeName?: string };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    updatedReplicas?: number;
+    readyReplicas?: number;
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+  };
+}
+
+/** Polls the object at `path` until `ok` holds (controllers at work); throws with its last state. */
+async function until(
+  kube: KubeEnv,
+  path: string,
+  ok: (o: Status) => boolean,
+  what: string,
+  timeoutMs = 120_000,
+): Promise<Status> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Status | undefined;
+  while (Date.now() < deadline) {
+    last = await kube.tryGet<Status>(path);
+    if (last && ok(last)) return last;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${path}: not ${what} after ${timeoutMs} ms: ${JSON.stringify(last)}`);
+}
+
+const isReady = (o: Status) =>
+  o.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 
 /** A kubeconfig for the test server with another user entry (exec plugin, token, ...). */
 function kubeconfigWith(
@@ -95,26 +154,39 @@ function kubeconfigWith(
   ].join("\n");
 }
 
-/** Why the suite cannot build kube-apiserver and etcd here, or undefined when it can. */
+/** Why the suite cannot build the cluster's binaries here, or undefined when it can. */
 let whyMissing: string | undefined;
 try {
-  await buildKube();
+  await buildKube({ cluster: true });
+  await buildKwok();
 } catch (e) {
   if (!(e instanceof ServiceUnavailableError)) throw e;
   whyMissing = e.message;
 }
 
 Deno.test({
-  name: "orch against a real kube-apiserver",
-  ignore: ignoreWithout("kube-apiserver", whyMissing),
+  name: "orch against a real cluster (kube-apiserver, controllers, scheduler, KWOK)",
+  ignore: ignoreWithout(
+    "kube-apiserver, kube-controller-manager, kube-scheduler and kwok",
+    whyMissing,
+  ),
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const kube: KubeEnv = await startKube();
+    const kube: KubeEnv = await startKube({ cluster: true });
     const env = { KUBECONFIG: kube.kubeconfig };
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-orch-e2e-" });
     const nsPath = (plural: string, group = "") =>
       `${group ? `/apis/${group}` : "/api/v1"}/namespaces/${NS}/${plural}`;
+    /** Runs `fn` with the controller-manager paused, and always lets it go on. */
+    const paused = async <T>(fn: () => Promise<T>): Promise<T> => {
+      kube.pauseControllers();
+      try {
+        return await fn();
+      } finally {
+        await kube.resumeControllers();
+      }
+    };
     try {
       await kube.create("/api/v1/namespaces", {
         apiVersion: "v1",
@@ -154,112 +226,162 @@ Deno.test({
         assertEquals(c.detail, "namespace/late-ns exists (phase Active)");
       });
 
-      await t.step("a deployment rolling out (kubectl's rules, observedGeneration)", async () => {
-        const dep = await kube.create<KubeObject & { metadata: { generation: number } }>(
-          nsPath("deployments", "apps/v1"),
-          deployment("web", 2),
-        );
-        const path = `${nsPath("deployments", "apps/v1")}/web`;
-        await kube.patchStatus(path, {
-          observedGeneration: dep.metadata.generation,
-          replicas: 2,
-          updatedReplicas: 1,
-          readyReplicas: 1,
-          availableReplicas: 1,
-        });
+      const webPath = `${nsPath("deployments", "apps/v1")}/web`;
+      const rollout = ["k8s", "deploy/web", "--namespace", NS, "--for", "rollout"];
+
+      await t.step("a deployment created through the API rolls out (--for rollout)", async () => {
         const r = await runLate(
-          [...EVENTS_ONLY, "k8s", "deploy/web", "--namespace", NS, "--for", "rollout"],
-          () =>
-            kube.patchStatus(path, {
-              observedGeneration: dep.metadata.generation,
-              replicas: 2,
-              updatedReplicas: 2,
-              readyReplicas: 2,
-              availableReplicas: 2,
-            }),
+          [...CLUSTER, ...rollout],
+          () => kube.create(nsPath("deployments", "apps/v1"), deployment("web", 2)),
           env,
         );
-        assertEquals(r.code, 0);
+        assertEquals(r.code, 0, JSON.stringify(r.attempts));
         assertEquals(r.stderr, "");
-        assertEquals(
-          r.attempts[0]!.error,
-          "deployment/web 1 out of 2 new replicas have been updated",
-        );
+        assertEquals(r.attempts[0]!.error, `deployment/web not found in namespace ${NS}`);
         assertEquals(
           r.report.conditions[0]!.detail,
           "deployment/web rolled out (2/2 replicas updated and available)",
         );
-        // A new generation that the controller has not observed yet is not rolled out.
-        await kube.patch(path, { spec: { replicas: 3 } });
-        const stale = await runJson(
-          [...SHORT, "k8s", "deploy/web", "--namespace", NS, "--for", "rollout"],
-          { env },
+        // The replicas are real pods, scheduled onto the fake node and run by KWOK.
+        const pods = await kube.get<{ items: Status[] }>(
+          `${nsPath("pods")}?labelSelector=app%3Dweb`,
         );
-        assertEquals(stale.code, 1);
-        assertEquals(
-          stale.json.conditions[0]!.last_error,
-          "deployment/web waiting for the spec update to be observed (generation 2, observed 1)",
-        );
+        assertEquals(pods.items.length, 2);
+        for (const p of pods.items) {
+          assertEquals([p.spec?.nodeName, p.status?.phase], [NODE_NAME, "Running"]);
+        }
       });
+
+      await t.step(
+        "a new generation is not rolled out before the controller observes it (controller-manager paused)",
+        async () => {
+          await paused(async () => {
+            await kube.patch(webPath, { spec: { replicas: 3 } });
+            const stale = await runJson([...SHORT, ...rollout], { env });
+            assertEquals(stale.code, 1);
+            assertEquals(
+              stale.json.conditions[0]!.last_error,
+              "deployment/web waiting for the spec update to be observed (generation 2, observed 1)",
+            );
+            const r = await runLate([...CLUSTER, ...rollout], () => kube.resumeControllers(), env);
+            assertEquals(r.code, 0, JSON.stringify(r.attempts));
+            assertEquals(
+              r.attempts[0]!.error,
+              "deployment/web waiting for the spec update to be observed (generation 2, observed 1)",
+            );
+            assertEquals(
+              r.report.conditions[0]!.detail,
+              "deployment/web rolled out (3/3 replicas updated and available)",
+            );
+          });
+        },
+      );
+
+      await t.step(
+        "a rolling update stuck on a pod that never becomes Ready stays pending, then exceeds its progress deadline (exit 3)",
+        async () => {
+          await kube.patch(webPath, { spec: { template: { metadata: { labels: HOLD } } } });
+          // Surge 1 (25% of 3, rounded up), unavailable 0: one new pod, held Pending by KWOK.
+          await until(
+            kube,
+            webPath,
+            (d) =>
+              d.status?.observedGeneration === d.metadata.generation &&
+              d.status?.updatedReplicas === 1 && d.status?.replicas === 4,
+            "stuck with 1 updated replica",
+          );
+          const stuck = await runJson([...SHORT, ...rollout], { env });
+          assertEquals(stuck.code, 1);
+          assertEquals(
+            stuck.json.conditions[0]!.last_error,
+            "deployment/web 1 out of 3 new replicas have been updated",
+          );
+          // A deadline already passed: the controller marks ProgressDeadlineExceeded.
+          const r = await runLate(
+            [...CLUSTER, ...rollout],
+            () => kube.patch(webPath, { spec: { progressDeadlineSeconds: 1 } }),
+            env,
+          );
+          assertEquals(r.code, 3, JSON.stringify(r.attempts));
+          assertEquals(r.stderr, "");
+          assertEquals(r.report.status, "fatal");
+          assertEquals(
+            r.attempts[0]!.error,
+            "deployment/web 1 out of 3 new replicas have been updated",
+          );
+          assertMatch(
+            r.report.conditions[0]!.last_error,
+            /^deployment\/web rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-[a-z0-9]+" has timed out progressing\.$/,
+          );
+        },
+      );
 
       await t.step("--condition on a deployment, status defaulting to True", async () => {
-        const path = `${nsPath("deployments", "apps/v1")}/web`;
-        const r = await runLate(
-          [
-            ...EVENTS_ONLY,
-            "k8s",
-            "deployment.apps/web",
-            "--namespace",
-            NS,
-            "--condition",
-            "Available",
-          ],
-          () =>
-            kube.patchStatus(path, {
-              observedGeneration: 2,
-              conditions: [{
-                type: "Available",
-                status: "True",
-                reason: "MinimumReplicasAvailable",
-              }],
-            }),
-          env,
-        );
-        assertEquals(r.code, 0);
-        assertEquals(r.attempts[0]!.error, "deployment/web no condition Available yet");
-        assertEquals(
-          r.report.conditions[0]!.detail,
-          "deployment/web condition Available=True (MinimumReplicasAvailable)",
-        );
+        await paused(async () => {
+          await kube.create(nsPath("deployments", "apps/v1"), deployment("cond", 1));
+          const r = await runLate(
+            [
+              ...CLUSTER,
+              "k8s",
+              "deployment.apps/cond",
+              "--namespace",
+              NS,
+              "--condition",
+              "Available",
+            ],
+            () => kube.resumeControllers(),
+            env,
+          );
+          assertEquals(r.code, 0, JSON.stringify(r.attempts));
+          assertEquals(r.attempts[0]!.error, "deployment/cond no condition Available yet");
+          assertEquals(
+            r.report.conditions[0]!.detail,
+            "deployment/cond condition Available=True (MinimumReplicasAvailable)",
+          );
+        });
       });
 
-      await t.step("--jsonpath '.status.readyReplicas >= 2'", async () => {
-        await kube.create(nsPath("deployments", "apps/v1"), deployment("api", 3));
-        const path = `${nsPath("deployments", "apps/v1")}/api`;
-        await kube.patchStatus(path, { observedGeneration: 1, replicas: 3, readyReplicas: 1 });
-        const r = await runLate(
-          [
-            ...EVENTS_ONLY,
-            "k8s",
-            "deploy/api",
-            "--namespace",
-            NS,
-            "--jsonpath",
-            ".status.readyReplicas >= 2",
-          ],
-          () => kube.patchStatus(path, { readyReplicas: 2 }),
-          env,
-        );
-        assertEquals(r.code, 0);
-        assertEquals(r.stderr, "");
-        assertStringIncludes(r.attempts[0]!.error, "deployment/api ");
-        assertStringIncludes(r.attempts[0]!.error, "1");
-        assertStringIncludes(r.report.conditions[0]!.detail, "deployment/api ");
-        assertStringIncludes(r.report.conditions[0]!.detail, "2");
-      });
+      await t.step(
+        "--jsonpath '{.status.readyReplicas} >= 2' on a scaled deployment; its pods all Ready",
+        async () => {
+          await kube.create(nsPath("deployments", "apps/v1"), deployment("api", 1));
+          const path = `${nsPath("deployments", "apps/v1")}/api`;
+          await until(kube, path, (d) => d.status?.readyReplicas === 1, "1 ready replica");
+          const r = await runLate(
+            [
+              ...CLUSTER,
+              "k8s",
+              "deploy/api",
+              "--namespace",
+              NS,
+              "--jsonpath",
+              "{.status.readyReplicas} >= 2",
+            ],
+            // kubectl scale: the scale subresource.
+            () => kube.patch(`${path}/scale`, { spec: { replicas: 2 } }),
+            env,
+          );
+          assertEquals(r.code, 0, JSON.stringify(r.attempts));
+          assertEquals(r.stderr, "");
+          assertStringIncludes(r.attempts[0]!.error, "deployment/api ");
+          assertStringIncludes(r.attempts[0]!.error, "1");
+          assertStringIncludes(r.report.conditions[0]!.detail, "deployment/api ");
+          assertStringIncludes(r.report.conditions[0]!.detail, "2");
+          const pods = await runJson(
+            [...FAST, "k8s", "pods", "--selector", "app=api", "--namespace", NS, "--all"]
+              .concat(["--for", "ready"]),
+            { env },
+          );
+          assertEquals(pods.code, 0, pods.stdout);
+          assertEquals(
+            pods.json.conditions[0]!.detail,
+            `2/2 pods matching app=api in namespace ${NS}: Ready`,
+          );
+        },
+      );
 
       await t.step("a pod becoming Ready (--for ready), context namespace by default", async () => {
-        await kube.create(nsPath("pods"), pod("worker"));
+        await kube.create(nsPath("pods"), pod("worker", HOLD));
         const cfg = `${dir}/ns.kubeconfig`;
         // Same credentials, but the context's namespace is the test namespace.
         await Deno.writeTextFile(
@@ -270,86 +392,71 @@ Deno.test({
           ),
         );
         const r = await runLate(
-          [...EVENTS_ONLY, "k8s", "po/worker", "--for", "ready", "--kubeconfig", cfg],
-          () => kube.patchStatus(`${nsPath("pods")}/worker`, readyPod),
+          [...CLUSTER, "k8s", "po/worker", "--for", "ready", "--kubeconfig", cfg],
+          // Released: KWOK starts it.
+          () =>
+            kube.patch(`${nsPath("pods")}/worker`, {
+              metadata: { labels: { [STAGE_LABEL]: null } },
+            }),
           { KUBECONFIG: "/nonexistent/kubeconfig" },
         );
-        assertEquals(r.code, 0);
+        assertEquals(r.code, 0, JSON.stringify(r.attempts));
         assertEquals(r.attempts[0]!.error, "pod/worker not Ready (phase Pending)");
         assertEquals(r.report.conditions[0]!.detail, "pod/worker Ready (phase Running)");
       });
 
       await t.step("a failed pod is fatal for --for ready (exit 3)", async () => {
-        await kube.create(nsPath("pods"), pod("crasher"));
         const r = await runLate(
-          [...EVENTS_ONLY, "k8s", "pod/crasher", "--namespace", NS, "--for", "ready"],
-          () =>
-            kube.patchStatus(`${nsPath("pods")}/crasher`, {
-              phase: "Failed",
-              reason: "Error",
-              message: "exit code 1",
-            }),
+          [...CLUSTER, "k8s", "pod/crasher", "--namespace", NS, "--for", "ready"],
+          () => kube.create(nsPath("pods"), pod("crasher", FAIL)),
           env,
         );
-        assertEquals(r.code, 3);
+        assertEquals(r.code, 3, JSON.stringify(r.attempts));
         assertEquals(r.stderr, "");
         assertEquals(r.report.status, "fatal");
+        assertEquals(r.attempts[0]!.error, `pod/crasher not found in namespace ${NS}`);
         const c = r.report.conditions[0]!;
         assertEquals([c.satisfied, c.fatal], [false, true]);
         assertEquals(c.last_error, "pod/crasher failed (phase Failed: Error: exit code 1)");
       });
 
       await t.step("a job completing (--for complete)", async () => {
-        await kube.create(nsPath("jobs", "batch/v1"), job("migrate"));
-        const t0 = now();
-        const r = await runLate(
-          [...EVENTS_ONLY, "k8s", "job/migrate", "--namespace", NS, "--for", "complete"],
-          () =>
-            kube.patchStatus(`${nsPath("jobs", "batch/v1")}/migrate`, {
-              startTime: t0,
-              completionTime: t0,
-              succeeded: 1,
-              conditions: [
-                { type: "SuccessCriteriaMet", status: "True", lastTransitionTime: t0 },
-                { type: "Complete", status: "True", lastTransitionTime: t0 },
-              ],
-            }),
-          env,
-        );
-        assertEquals(r.code, 0);
-        assertEquals(
-          r.attempts[0]!.error,
-          "job/migrate not complete (active 0, succeeded 0, failed 0)",
-        );
-        assertEquals(r.report.conditions[0]!.detail, "job/migrate complete (1 succeeded)");
+        await paused(async () => {
+          await kube.create(nsPath("jobs", "batch/v1"), job("migrate"));
+          const r = await runLate(
+            [...CLUSTER, "k8s", "job/migrate", "--namespace", NS, "--for", "complete"],
+            () => kube.resumeControllers(),
+            env,
+          );
+          assertEquals(r.code, 0, JSON.stringify(r.attempts));
+          assertEquals(
+            r.attempts[0]!.error,
+            "job/migrate not complete (active 0, succeeded 0, failed 0)",
+          );
+          assertEquals(r.report.conditions[0]!.detail, "job/migrate complete (1 succeeded)");
+        });
       });
 
       await t.step("a job failing is fatal (exit 3)", async () => {
-        await kube.create(nsPath("jobs", "batch/v1"), job("broken"));
-        const t0 = now();
-        const failed = {
-          status: "True",
-          reason: "BackoffLimitExceeded",
-          message: "Job has reached the specified backoff limit",
-          lastTransitionTime: t0,
-        };
-        const r = await runLate(
-          [...EVENTS_ONLY, "k8s", "job/broken", "--namespace", NS, "--for", "complete"],
-          () =>
-            kube.patchStatus(`${nsPath("jobs", "batch/v1")}/broken`, {
-              startTime: t0,
-              failed: 1,
-              conditions: [{ type: "FailureTarget", ...failed }, { type: "Failed", ...failed }],
-            }),
-          env,
-        );
-        assertEquals(r.code, 3);
-        assertEquals(r.stderr, "");
-        assertEquals(r.report.status, "fatal");
-        assertEquals(
-          r.report.conditions[0]!.last_error,
-          "job/broken failed: BackoffLimitExceeded: Job has reached the specified backoff limit",
-        );
+        await paused(async () => {
+          await kube.create(nsPath("jobs", "batch/v1"), job("broken", FAIL));
+          const r = await runLate(
+            [...CLUSTER, "k8s", "job/broken", "--namespace", NS, "--for", "complete"],
+            () => kube.resumeControllers(),
+            env,
+          );
+          assertEquals(r.code, 3, JSON.stringify(r.attempts));
+          assertEquals(r.stderr, "");
+          assertEquals(r.report.status, "fatal");
+          assertEquals(
+            r.attempts[0]!.error,
+            "job/broken not complete (active 0, succeeded 0, failed 0)",
+          );
+          assertEquals(
+            r.report.conditions[0]!.last_error,
+            "job/broken failed: BackoffLimitExceeded: Job has reached the specified backoff limit",
+          );
+        });
         const text = await runCli([
           ...FAST,
           "k8s",
@@ -367,8 +474,8 @@ Deno.test({
 
       await t.step("a selector with --all waits for every matching pod", async () => {
         await kube.create(nsPath("pods"), pod("shop-a", { app: "shop" }));
-        await kube.create(nsPath("pods"), pod("shop-b", { app: "shop" }));
-        await kube.patchStatus(`${nsPath("pods")}/shop-a`, readyPod);
+        await kube.create(nsPath("pods"), pod("shop-b", { app: "shop", ...HOLD }));
+        await until(kube, `${nsPath("pods")}/shop-a`, isReady, "Ready");
         const args = ["k8s", "pods", "--selector", "app=shop", "--namespace", NS, "--for", "ready"];
         const what = `pods matching app=shop in namespace ${NS}`;
         const one = await runJson([...FAST, ...args], { env });
@@ -378,11 +485,14 @@ Deno.test({
           `1/2 ${what}: Ready; pod/shop-a: Ready (phase Running)`,
         );
         const r = await runLate(
-          [...EVENTS_ONLY, ...args, "--all"],
-          () => kube.patchStatus(`${nsPath("pods")}/shop-b`, readyPod),
+          [...CLUSTER, ...args, "--all"],
+          () =>
+            kube.patch(`${nsPath("pods")}/shop-b`, {
+              metadata: { labels: { [STAGE_LABEL]: null } },
+            }),
           env,
         );
-        assertEquals(r.code, 0);
+        assertEquals(r.code, 0, JSON.stringify(r.attempts));
         assertEquals(
           r.attempts[0]!.error,
           `1/2 ${what}: Ready; pod/shop-b: not Ready (phase Pending)`,
@@ -415,64 +525,70 @@ Deno.test({
         );
       });
 
-      await t.step("a custom resource, by kind, plural and short name", async () => {
-        await kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: { name: "widgets.example.com" },
-          spec: {
-            group: "example.com",
-            scope: "Namespaced",
-            names: { plural: "widgets", singular: "widget", kind: "Widget", shortNames: ["wd"] },
-            versions: [{
-              name: "v1",
-              served: true,
-              storage: true,
-              subresources: { status: {} },
-              schema: {
-                openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              },
-            }],
-          },
-        });
-        const crdReady = await runJson(
-          [...FAST, "k8s", "crd/widgets.example.com", "--condition", "Established"],
-          { env },
-        );
-        assertEquals(crdReady.code, 0);
-        // Discovery may lag a moment behind the Established condition.
-        const deadline = Date.now() + 10_000;
-        while (Date.now() < deadline) {
-          const r = await kube.request("GET", "/apis/example.com/v1");
-          await r.body?.cancel();
-          if (r.ok) break;
-          await new Promise((res) => setTimeout(res, 100));
-        }
-        await kube.create(`/apis/example.com/v1/namespaces/${NS}/widgets`, {
-          apiVersion: "example.com/v1",
-          kind: "Widget",
-          metadata: { name: "w1", namespace: NS },
-          spec: { size: 3 },
-        });
-        const r = await runLate(
-          [...EVENTS_ONLY, "k8s", "wd/w1", "--namespace", NS, "--condition", "Ready"],
-          () =>
-            kube.patchStatus(`/apis/example.com/v1/namespaces/${NS}/widgets/w1`, {
-              conditions: [{ type: "Ready", status: "True", reason: "Reconciled" }],
-            }),
-          env,
-        );
-        assertEquals(r.code, 0);
-        assertEquals(r.attempts[0]!.error, "widget/w1 no condition Ready yet");
-        assertEquals(r.report.conditions[0]!.detail, "widget/w1 condition Ready=True (Reconciled)");
-        for (const word of ["Widget", "widgets", "widgets.example.com"]) {
-          const j = await runJson(
-            [...FAST, "k8s", `${word}/w1`, "--namespace", NS, "--jsonpath", ".spec.size == 3"],
+      await t.step(
+        "a custom resource, by kind, plural and short name (status patched by hand: no controller serves the CRD)",
+        async () => {
+          await kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+            apiVersion: "apiextensions.k8s.io/v1",
+            kind: "CustomResourceDefinition",
+            metadata: { name: "widgets.example.com" },
+            spec: {
+              group: "example.com",
+              scope: "Namespaced",
+              names: { plural: "widgets", singular: "widget", kind: "Widget", shortNames: ["wd"] },
+              versions: [{
+                name: "v1",
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: {
+                  openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                },
+              }],
+            },
+          });
+          const crdReady = await runJson(
+            [...FAST, "k8s", "crd/widgets.example.com", "--condition", "Established"],
             { env },
           );
-          assertEquals(j.code, 0, word);
-        }
-      });
+          assertEquals(crdReady.code, 0);
+          // Discovery may lag a moment behind the Established condition.
+          const deadline = Date.now() + 10_000;
+          while (Date.now() < deadline) {
+            const r = await kube.request("GET", "/apis/example.com/v1");
+            await r.body?.cancel();
+            if (r.ok) break;
+            await new Promise((res) => setTimeout(res, 100));
+          }
+          await kube.create(`/apis/example.com/v1/namespaces/${NS}/widgets`, {
+            apiVersion: "example.com/v1",
+            kind: "Widget",
+            metadata: { name: "w1", namespace: NS },
+            spec: { size: 3 },
+          });
+          const r = await runLate(
+            [...EVENTS_ONLY, "k8s", "wd/w1", "--namespace", NS, "--condition", "Ready"],
+            () =>
+              kube.patchStatus(`/apis/example.com/v1/namespaces/${NS}/widgets/w1`, {
+                conditions: [{ type: "Ready", status: "True", reason: "Reconciled" }],
+              }),
+            env,
+          );
+          assertEquals(r.code, 0);
+          assertEquals(r.attempts[0]!.error, "widget/w1 no condition Ready yet");
+          assertEquals(
+            r.report.conditions[0]!.detail,
+            "widget/w1 condition Ready=True (Reconciled)",
+          );
+          for (const word of ["Widget", "widgets", "widgets.example.com"]) {
+            const j = await runJson(
+              [...FAST, "k8s", `${word}/w1`, "--namespace", NS, "--jsonpath", ".spec.size == 3"],
+              { env },
+            );
+            assertEquals(j.code, 0, word);
+          }
+        },
+      );
 
       await t.step("--for delete waits until the object is gone", async () => {
         await kube.create(nsPath("configmaps"), {
@@ -506,6 +622,52 @@ Deno.test({
           gone.json.conditions[0]!.detail,
           `configmap/never does not exist in namespace ${NS}`,
         );
+      });
+
+      await t.step(
+        "--for delete waits through a pod's graceful deletion (KWOK ends it after the grace period)",
+        async () => {
+          const path = `${nsPath("pods")}/graceful`;
+          await kube.create(nsPath("pods"), pod("graceful"));
+          await until(kube, path, isReady, "Ready");
+          let deletedAt = 0;
+          const r = await runLate(
+            [...CLUSTER, "k8s", "pod/graceful", "--namespace", NS, "--for", "delete"],
+            async () => {
+              deletedAt = Date.now();
+              await kube.del(path, { gracePeriodSeconds: 5 });
+            },
+            env,
+          );
+          const took = Date.now() - deletedAt;
+          assertEquals(r.code, 0, JSON.stringify(r.attempts));
+          assertEquals(r.stderr, "");
+          assertEquals(r.attempts[0]!.error, "pod/graceful still exists");
+          assert(
+            r.attempts.some((a) => a.error === "pod/graceful still exists (terminating)"),
+            JSON.stringify(r.attempts),
+          );
+          assertEquals(r.report.conditions[0]!.detail, "pod/graceful deleted");
+          // deletionTimestamp has whole seconds: the grace period may end up to 1 s early.
+          assert(took >= 3500, `deleted after ${took} ms, before its grace period ended`);
+        },
+      );
+
+      await t.step("--for delete on a namespace the namespace controller empties", async () => {
+        await kube.create("/api/v1/namespaces/late-ns/configmaps", {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "content", namespace: "late-ns" },
+        });
+        const r = await runLate(
+          [...CLUSTER, "k8s", "ns/late-ns", "--for", "delete"],
+          () => kube.del("/api/v1/namespaces/late-ns"),
+          env,
+        );
+        assertEquals(r.code, 0, JSON.stringify(r.attempts));
+        assertEquals(r.stderr, "");
+        assertEquals(r.attempts[0]!.error, "namespace/late-ns still exists");
+        assertEquals(r.report.conditions[0]!.detail, "namespace/late-ns deleted");
       });
 
       await t.step("a missing object stays pending until the timeout", async () => {

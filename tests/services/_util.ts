@@ -161,12 +161,16 @@ export class ServiceUnavailableError extends Error {
  * cached; a cold build reports progress on stderr) and returns the last line
  * of its stdout: the path it built. `what` names the versions for the error.
  */
-export async function runBuildScript(script: string, what: string): Promise<string> {
+export async function runBuildScript(
+  script: string,
+  what: string,
+  args: readonly string[] = [],
+): Promise<string> {
   const path = `${repoRoot}/scripts/services/${script}`;
   let out: Deno.CommandOutput;
   try {
     out = await new Deno.Command("bash", {
-      args: [path],
+      args: [path, ...args],
       env: { WAITCMD_CACHE: cacheDir() },
       stdin: "null",
       stdout: "piped",

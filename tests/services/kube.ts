@@ -4,17 +4,31 @@
  * cached under {@linkcode cacheDir}) and started the way controller-runtime's
  * envtest does, on free loopback ports, in a temporary directory.
  *
- * No kubelet, scheduler or controller-manager runs: nothing reconciles. Tests
- * create objects and then patch their `status` subresource themselves to
- * simulate pods becoming ready, jobs finishing or deployments rolling out
- * ({@linkcode KubeEnv.patchStatus}). Consequences worth knowing:
- * - a deleted namespace stays `Terminating` forever (no namespace controller);
- * - deleting an owner leaves its dependents (no garbage collector);
- * - pods need no service account (the ServiceAccount admission plugin is off).
+ * Two shapes:
+ * - `startKube()`: the API server alone. Nothing reconciles: tests create
+ *   objects and patch their `status` subresource themselves
+ *   ({@linkcode KubeEnv.patchStatus}); a deleted namespace stays
+ *   `Terminating` forever and deleting an owner leaves its dependents.
+ * - `startKube({ cluster: true })`: a working cluster without containers.
+ *   kube-controller-manager and kube-scheduler of the same Kubernetes version
+ *   run next to the API server, and KWOK (scripts/services/build-kwok.sh)
+ *   plays the kubelet of one fake node ({@linkcode KubeEnv.nodeName}): pods
+ *   are scheduled onto it and become Running and Ready, Job pods succeed,
+ *   pods labelled {@linkcode STAGE_LABEL}`=fail` fail and pods labelled
+ *   {@linkcode STAGE_LABEL}`=hold` stay Pending until the label goes.
+ *   Deployments roll out, Jobs complete or fail, namespaces and owners are
+ *   deleted with what they hold (namespace controller, garbage collector),
+ *   and a pod deleted with a grace period stays `Terminating` for that long.
+ *   {@linkcode KubeEnv.pauseControllers} freezes the controller-manager
+ *   (SIGSTOP) to observe states it would otherwise leave at once. No node
+ *   lifecycle controller runs (the fake node needs no heartbeat).
+ *
+ * Pods need no service account either way (the ServiceAccount admission plugin is off).
  *
  * Authentication: the admin kubeconfig uses a client certificate with
  * `O=system:masters`; a bearer-token kubeconfig, a refused one (401) and an
- * authenticated-but-unauthorised one (403) are written too.
+ * authenticated-but-unauthorised one (403) are written too. The cluster
+ * components use the admin kubeconfig.
  *
  * @module
  */
@@ -34,6 +48,29 @@ import {
 export const KUBE_VERSION = "v1.33.13";
 /** etcd version built and started (the one Kubernetes {@linkcode KUBE_VERSION} pins). */
 export const ETCD_VERSION = "v3.5.21";
+
+/** KWOK version built and started (keep in step with build-kwok.sh). */
+export const KWOK_VERSION = "v0.8.0";
+
+/**
+ * Pod label read by the KWOK stages of a cluster ({@linkcode StartOptions.cluster}):
+ * `hold` keeps a pod Pending (not Ready) until the label is removed or changed;
+ * `fail` makes a pod fail (phase Failed, container exit code 1) instead of
+ * starting. Put it in a pod template to affect a Deployment's or Job's pods.
+ */
+export const STAGE_LABEL = "waitcmd.test/stage";
+
+/** Name of the fake node KWOK manages in a cluster. */
+export const NODE_NAME = "kwok-node-0";
+
+/** Options for {@linkcode startKube}. */
+export interface StartOptions {
+  /**
+   * Also run kube-controller-manager, kube-scheduler and KWOK with one fake
+   * node, so that controllers produce the status of workloads. Default false.
+   */
+  cluster?: boolean;
+}
 
 /** The minimal shape of a Kubernetes object as the helpers see it. */
 export interface KubeObject {
@@ -85,10 +122,30 @@ export interface KubeEnv {
   readonly caPem: string;
   /** Admin bearer token (member of `system:masters`), as used by {@linkcode tokenKubeconfig}. */
   readonly adminToken: string;
-  /** Log files of the two processes, for diagnostics. */
-  readonly logs: { readonly etcd: string; readonly apiserver: string };
-  /** Versions that run. */
-  readonly versions: { readonly kubernetes: string; readonly etcd: string };
+  /** Log files of the processes, for diagnostics (the cluster ones only with `cluster`). */
+  readonly logs: {
+    readonly etcd: string;
+    readonly apiserver: string;
+    readonly controllerManager?: string;
+    readonly scheduler?: string;
+    readonly kwok?: string;
+  };
+  /** Versions that run (`kwok` only with `cluster`). */
+  readonly versions: { readonly kubernetes: string; readonly etcd: string; readonly kwok?: string };
+  /** Whether controllers, scheduler and KWOK run ({@linkcode StartOptions.cluster}). */
+  readonly cluster: boolean;
+  /** The fake node KWOK manages ({@linkcode NODE_NAME}), or undefined without `cluster`. */
+  readonly nodeName: string | undefined;
+  /**
+   * Freezes kube-controller-manager (SIGSTOP to its process group): objects
+   * created or changed meanwhile keep the status they have, e.g. a
+   * Deployment's new generation stays unobserved. Scheduler and KWOK go on.
+   * Keep pauses short (seconds) and always {@linkcode resumeControllers}
+   * (in a `finally`). Throws without `cluster`.
+   */
+  pauseControllers(): void;
+  /** Lets a paused kube-controller-manager go on (SIGCONT); a no-op when it runs. */
+  resumeControllers(): Promise<void>;
 
   /**
    * Raw request as admin (client certificate). `path` starts with `/`, e.g.
@@ -155,11 +212,263 @@ export const KubeUnavailableError = ServiceUnavailableError;
 
 /**
  * Runs build-k8s.sh (a no-op once the binaries are cached; a cold build takes
- * about 6 minutes on 2 cores and reports its progress on stderr) and returns the
- * directory holding `etcd` and `kube-apiserver`.
+ * about 6 minutes on 2 cores, and about 3.5 more with `cluster`, and reports
+ * its progress on stderr) and returns the directory holding `etcd` and
+ * `kube-apiserver`, and with `cluster` also `kube-controller-manager` and
+ * `kube-scheduler`.
  */
-export function buildKube(): Promise<string> {
-  return runBuildScript("build-k8s.sh", `kube-apiserver ${KUBE_VERSION}, etcd ${ETCD_VERSION}`);
+export function buildKube(opts: StartOptions = {}): Promise<string> {
+  if (!opts.cluster) {
+    return runBuildScript("build-k8s.sh", `kube-apiserver ${KUBE_VERSION}, etcd ${ETCD_VERSION}`);
+  }
+  return runBuildScript(
+    "build-k8s.sh",
+    `kube-apiserver, kube-controller-manager, kube-scheduler ${KUBE_VERSION}, etcd ${ETCD_VERSION}`,
+    ["--cluster"],
+  );
+}
+
+/**
+ * Runs build-kwok.sh (a no-op once cached; a cold build takes about 7 minutes
+ * on 2 cores) and returns the directory holding `kwok`.
+ */
+export function buildKwok(): Promise<string> {
+  return runBuildScript("build-kwok.sh", `kwok ${KWOK_VERSION}`);
+}
+
+/**
+ * KWOK stages (kwok.x-k8s.io/v1alpha1), adapted from KWOK's "fast" node and
+ * pod stages (kustomize/stage/{node,pod}/fast) with the {@linkcode STAGE_LABEL}
+ * hooks and a graceful pod deletion (general/pod-delete.yaml): a deleted pod
+ * goes when its grace period ends. Stages pick by selector; they exclude each
+ * other so that exactly one applies to a pod at a time.
+ */
+function kwokStages(): string {
+  const label = `.metadata.labels["${STAGE_LABEL}"]`;
+  return `
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-initialize
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Node
+  selector:
+    matchExpressions:
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'NotIn'
+      values: ['True']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $lastTransitionTime := or .metadata.creationTimestamp $now }}
+      conditions:
+      {{ range NodeConditions }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $lastTransitionTime | Quote }}
+        message: {{ .message | Quote }}
+        reason: {{ .reason | Quote }}
+        status: {{ .status | Quote }}
+        type: {{ .type  | Quote}}
+      {{ end }}
+      addresses:
+      {{ with NodeIP }}
+      - address: {{ . | Quote }}
+        type: InternalIP
+      {{ end }}
+      {{ with NodeName }}
+      - address: {{ . | Quote }}
+        type: Hostname
+      {{ end }}
+      allocatable:
+        cpu: 1k
+        memory: 1Ti
+        pods: 1M
+      capacity:
+        cpu: 1k
+        memory: 1Ti
+        pods: 1M
+      nodeInfo:
+        architecture: amd64
+        containerRuntimeVersion: kwok-{{ Version }}
+        kernelVersion: kwok-{{ Version }}
+        kubeProxyVersion: kwok-{{ Version }}
+        kubeletVersion: kwok-{{ Version }}
+        operatingSystem: linux
+      phase: Running
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Pending']
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'NotIn'
+      values: ['True']
+    - key: '${label}'
+      operator: 'DoesNotExist'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Initialized
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: Ready
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: ContainersReady
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: PodScheduled
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: 0
+        started: true
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      {{ with NodeIPWith .spec.nodeName }}
+      hostIP: {{ . | Quote }}
+      {{ end }}
+      {{ with PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
+      podIP: {{ . | Quote }}
+      {{ end }}
+      phase: Running
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-fail
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Pending']
+    - key: '${label}'
+      operator: 'In'
+      values: ['fail']
+  next:
+    # A kubelet leaves the pod-level reason and message empty when a
+    # container exits; they are set here so that tests see them reported.
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: Ready
+        reason: PodFailed
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: PodScheduled
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: 1
+            reason: Error
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Failed
+      reason: Error
+      message: exit code 1
+      startTime: {{ $now | Quote }}
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-complete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Running']
+    - key: '.metadata.ownerReferences.[].kind'
+      operator: 'In'
+      values: ['Job']
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "False"
+        type: Ready
+        reason: PodCompleted
+      - lastTransitionTime: {{ $now | Quote }}
+        status: "True"
+        type: PodScheduled
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: 0
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+            finishedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: Succeeded
+---
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+  delay:
+    # deletionTimestamp is when the grace period ends: wait until then.
+    durationMilliseconds: 0
+    durationFrom:
+      expressionFrom: '.metadata.deletionTimestamp'
+  next:
+    delete: true
+`;
 }
 
 async function openssl(dir: string, args: string[]): Promise<void> {
@@ -308,14 +617,19 @@ function kubeconfigYaml(
 /**
  * Builds (cached) and starts etcd and kube-apiserver, waits until `/readyz`
  * answers and the `default` namespace exists, and returns the environment.
+ * With `cluster`, also builds and starts kube-controller-manager,
+ * kube-scheduler and KWOK, creates the fake node and waits until both
+ * components answer `/healthz` and KWOK has made the node Ready.
  * Throws {@linkcode KubeUnavailableError} when the binaries cannot be built.
  * Call `stop()` when done (or use {@linkcode sharedKube}).
  *
  * Tests that keep the environment across test cases leave child processes
  * running, so they need `sanitizeOps: false, sanitizeResources: false`.
  */
-export async function startKube(): Promise<KubeEnv> {
-  const bin = await buildKube();
+export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
+  const cluster = opts.cluster ?? false;
+  const bin = await buildKube({ cluster });
+  const kwokBin = cluster ? await buildKwok() : undefined;
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-kube-" });
   const services: Service[] = [];
   const reap = reapOnExit(dir);
@@ -327,7 +641,10 @@ export async function startKube(): Promise<KubeEnv> {
     // @kubernetes/client-node in the test process) aborts the whole process on
     // an nghttp2 assertion when it gets one (denoland/deno#36788; seen here with
     // Deno 2.9.6 in 3 of 9 runs of the smoke test). Nothing of it needs to survive.
-    if (services[1]) killGroup(services[1].pid, "SIGKILL");
+    // The cluster components (started after it) go the same way, first: nothing
+    // of them needs to survive either, and SIGKILL also ends a paused (SIGSTOP)
+    // controller-manager.
+    for (const s of services.slice(1).reverse()) killGroup(s.pid, "SIGKILL");
     for (const s of services.reverse()) await s.stop();
     reap.release();
     if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
@@ -416,7 +733,11 @@ export async function startKube(): Promise<KubeEnv> {
       "--endpoint-reconciler-type=none",
       "--service-cluster-ip-range=10.0.0.0/24",
       "--allow-privileged=true",
-      "--disable-admission-plugins=ServiceAccount",
+      // TaintNodesByCondition taints a new node not-ready until the node
+      // lifecycle controller sees it Ready; that controller does not run with
+      // `cluster` (KWOK's fake node has no heartbeat to judge), so neither does
+      // the taint.
+      `--disable-admission-plugins=ServiceAccount${cluster ? ",TaintNodesByCondition" : ""}`,
       "--authorization-mode=RBAC",
       `--service-account-issuer=${server}/`,
       `--service-account-key-file=${dir}/sa.pub`,
@@ -517,6 +838,115 @@ export async function startKube(): Promise<KubeEnv> {
       json: "application/json-patch+json",
     } as const;
 
+    // --- controllers, scheduler, KWOK and the fake node --------------------------
+    const logs: {
+      etcd: string;
+      apiserver: string;
+      controllerManager?: string;
+      scheduler?: string;
+      kwok?: string;
+    } = { etcd: etcdLog, apiserver: apiLog };
+    let controllerManager: Service | undefined;
+    let paused = false;
+    if (cluster && kwokBin) {
+      const auth = [
+        `--kubeconfig=${kubeconfig}`,
+        // No --authentication-kubeconfig/--authorization-kubeconfig: their own
+        // HTTPS port only has to answer /healthz (always allowed), and without
+        // a requestheader CA on the API server they log errors in a loop.
+        "--bind-address=127.0.0.1",
+        `--tls-cert-file=${dir}/serving.crt`,
+        `--tls-private-key-file=${dir}/serving.key`,
+        // One instance: no lease to lose when a loaded machine delays a renewal
+        // (a component that loses its lease exits).
+        "--leader-elect=false",
+        "--profiling=false",
+      ];
+      const kcmPort = freePort();
+      logs.controllerManager = `${dir}/kube-controller-manager.log`;
+      controllerManager = spawnService(`${bin}/kube-controller-manager`, [
+        ...auth,
+        `--secure-port=${kcmPort}`,
+        "--use-service-account-credentials=false",
+        // What the tests need, not "*": every controller costs informers and CPU
+        // on a shared 2-core machine. No node-lifecycle-controller: it would
+        // taint the fake node and evict its pods without a heartbeat.
+        "--controllers=" + [
+          "deployment-controller",
+          "replicaset-controller",
+          "statefulset-controller",
+          "daemonset-controller",
+          "job-controller",
+          "garbage-collector-controller",
+          "namespace-controller",
+          "serviceaccount-controller",
+          "pod-garbage-collector-controller",
+        ].join(","),
+        `--root-ca-file=${dir}/ca.crt`,
+      ], { logFile: logs.controllerManager, cwd: dir });
+      services.push(controllerManager);
+      const schedPort = freePort();
+      logs.scheduler = `${dir}/kube-scheduler.log`;
+      services.push(spawnService(`${bin}/kube-scheduler`, [
+        ...auth,
+        `--secure-port=${schedPort}`,
+      ], { logFile: logs.scheduler, cwd: dir }));
+      reap.setPids(services.map((s) => s.pid));
+
+      // The fake node, before KWOK, which manages the nodes with this label.
+      await call("POST", "/api/v1/nodes", {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: {
+          name: NODE_NAME,
+          labels: {
+            type: "kwok",
+            "kubernetes.io/hostname": NODE_NAME,
+            "kubernetes.io/os": "linux",
+            "kubernetes.io/arch": "amd64",
+          },
+          annotations: { "kwok.x-k8s.io/node": "fake" },
+        },
+        spec: {},
+      });
+      await Deno.writeTextFile(`${dir}/kwok.yaml`, kwokStages());
+      logs.kwok = `${dir}/kwok.log`;
+      services.push(spawnService(`${kwokBin}/kwok`, [
+        `--kubeconfig=${kubeconfig}`,
+        `--config=${dir}/kwok.yaml`,
+        "--manage-all-nodes=false",
+        "--manage-nodes-with-label-selector=type=kwok",
+        "--node-ip=10.1.0.1",
+        "--cidr=10.244.0.0/16",
+        "--node-lease-duration-seconds=0",
+      ], { logFile: logs.kwok, cwd: dir }));
+      reap.setPids(services.map((s) => s.pid));
+
+      const healthy = (port: number) => async () => {
+        const r = await fetch(`https://127.0.0.1:${port}/healthz`, { client: http });
+        await r.body?.cancel();
+        return r.status === 200;
+      };
+      await waitUntil("kube-controller-manager /healthz", healthy(kcmPort), {
+        timeoutMs: 90_000,
+        everyMs: 250,
+        logFile: logs.controllerManager,
+      });
+      await waitUntil("kube-scheduler /healthz", healthy(schedPort), {
+        timeoutMs: 90_000,
+        everyMs: 250,
+        logFile: logs.scheduler,
+      });
+      await waitUntil(`node ${NODE_NAME} Ready (KWOK)`, async () => {
+        const node = await call<{ status?: { conditions?: { type: string; status: string }[] } }>(
+          "GET",
+          `/api/v1/nodes/${NODE_NAME}`,
+        );
+        return node.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ??
+          false;
+      }, { timeoutMs: 60_000, everyMs: 250, logFile: logs.kwok });
+    }
+
     let stopped = false;
     const env: KubeEnv = {
       kubeconfig,
@@ -529,8 +959,26 @@ export async function startKube(): Promise<KubeEnv> {
       caFile: `${dir}/ca.crt`,
       caPem,
       adminToken,
-      logs: { etcd: etcdLog, apiserver: apiLog },
-      versions: { kubernetes: KUBE_VERSION, etcd: ETCD_VERSION },
+      logs,
+      versions: cluster
+        ? { kubernetes: KUBE_VERSION, etcd: ETCD_VERSION, kwok: KWOK_VERSION }
+        : { kubernetes: KUBE_VERSION, etcd: ETCD_VERSION },
+      cluster,
+      nodeName: cluster ? NODE_NAME : undefined,
+      pauseControllers() {
+        if (!controllerManager) {
+          throw new Error("pauseControllers needs startKube({ cluster: true })");
+        }
+        killGroup(controllerManager.pid, "SIGSTOP");
+        paused = true;
+      },
+      async resumeControllers() {
+        if (!controllerManager || !paused) return;
+        paused = false;
+        killGroup(controllerManager.pid, "SIGCONT");
+        // Let it take up its watches again before the caller goes on.
+        await new Promise((r) => setTimeout(r, 100));
+      },
       request,
       get: <T>(path: string) => call<T>("GET", path),
       async tryGet<T>(path: string): Promise<T | undefined> {

@@ -1,0 +1,96 @@
+/**
+ * `--contains TEXT` and `--matches REGEX` on a received message (udp's
+ * reply, websocket's message): checked when parsed (JavaScript's syntax,
+ * no I/O), again by `validateTextMatch` for the linear-time engine that runs
+ * it (docs/contract.md §9), and judged by `textMatcher` in the probe.
+ *
+ * @module
+ */
+
+import type { Fail, KindInput } from "../../engine/types.ts";
+
+/** What a received text must hold; neither given: anything does. */
+export interface TextMatch {
+  /** The text includes this (case-sensitive). */
+  readonly contains: string | undefined;
+  /** The text matches this regular expression (source). */
+  readonly matches: string | undefined;
+}
+
+/** `--contains` and `--matches` of `input`; an empty value or a bad expression is a usage error. */
+export function parseTextMatch(input: KindInput): TextMatch {
+  const contains = input.string("contains");
+  if (contains === "") input.fail("contains", "expected a text, got an empty string");
+  const matches = input.string("matches");
+  if (matches !== undefined) {
+    if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
+    try {
+      new RegExp(matches);
+    } catch (e) {
+      const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
+      input.fail(
+        "matches",
+        `invalid regular expression /${matches}/: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
+      );
+    }
+  }
+  return { contains, matches };
+}
+
+/** Whether anything is asked of the text. */
+export function asksText(m: TextMatch): boolean {
+  return m.contains !== undefined || m.matches !== undefined;
+}
+
+/** The RE2 check of `--matches` (validate step: it loads the regex engine). */
+export async function validateTextMatch(m: TextMatch, fail: Fail): Promise<void> {
+  if (m.matches === undefined) return;
+  const { re2Problem } = await import("./regex.ts");
+  const why = re2Problem(m.matches);
+  if (why !== undefined) fail("matches", why);
+}
+
+/**
+ * A judge of received texts: undefined when it holds, else why not
+ * (`does not contain "ready"`). Loaded by probes only.
+ */
+export async function textMatcher(m: TextMatch): Promise<(text: string) => string | undefined> {
+  const re = m.matches === undefined
+    ? undefined
+    : (await import("./regex.ts")).compileRegex(m.matches);
+  return (text) => {
+    if (m.contains !== undefined && !text.includes(m.contains)) {
+      return `does not contain ${JSON.stringify(m.contains)}`;
+    }
+    if (re !== undefined && !re.test(text)) return `does not match /${m.matches}/`;
+    return undefined;
+  };
+}
+
+/** The checks as words for a detail: `contains "ready"`, `matches /^ok/`. */
+export function describeTextMatch(m: TextMatch): string {
+  const parts: string[] = [];
+  if (m.contains !== undefined) parts.push(`contains ${JSON.stringify(m.contains)}`);
+  if (m.matches !== undefined) parts.push(`matches /${m.matches}/`);
+  return parts.join(", ");
+}
+
+/** Longest text a preview shows. */
+const PREVIEW_CHARS = 60;
+
+/**
+ * A received payload as a short quoted text for details and errors:
+ * `"pong"`, `"a long text…" (120 B)`, or hex for binary data (`0x1c02…`).
+ */
+export function preview(bytes: Uint8Array): string {
+  const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  // deno-lint-ignore no-control-regex
+  const binary = text.includes("\uFFFD") || /[\x00-\x08\x0e-\x1f\x7f]/.test(text);
+  const size = `${bytes.length} B`;
+  if (binary) {
+    const hex = Array.from(bytes.subarray(0, 24), (b) => b.toString(16).padStart(2, "0")).join("");
+    return `0x${hex}${bytes.length > 24 ? "…" : ""} (${size})`;
+  }
+  if (text.length <= PREVIEW_CHARS) return `${JSON.stringify(text)} (${size})`;
+  return `${JSON.stringify(text.slice(0, PREVIEW_CHARS))}… (${size})`;
+}

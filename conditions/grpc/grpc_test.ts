@@ -1,0 +1,104 @@
+import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../tests/_assert.ts";
+import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { decodeResponse, encodeRequest } from "./health.ts";
+import type { GrpcOptions } from "./mod.ts";
+import { connectionReason } from "./probe.ts";
+
+Deno.test("grpc parse() gives the defaults: the whole server, SERVING, plaintext", () => {
+  assertEquals(optionsOf<GrpcOptions>(["grpc", "localhost:50051"]), {
+    hp: { hostname: "localhost", port: 50051 },
+    service: "",
+    status: "SERVING",
+    tls: false,
+    caFile: undefined,
+    servername: undefined,
+    insecure: false,
+    headers: [],
+  });
+});
+
+Deno.test("grpc parse() takes TLS flags with --tls, headers lower-cased, secrets registered", () => {
+  const args = [
+    "grpc",
+    "[::1]:443",
+    "--tls",
+    "--servername",
+    "api.internal",
+    "--status",
+    "service_unknown",
+    "--service",
+    "orders.v1.Orders",
+    "--header",
+    "Authorization: Bearer abcdef",
+    "--header",
+    "x-tenant: t1",
+  ];
+  const o = optionsOf<GrpcOptions>(args);
+  assertEquals([o.status, o.tls, o.servername, o.service], [
+    "SERVICE_UNKNOWN",
+    true,
+    "api.internal",
+    "orders.v1.Orders",
+  ]);
+  assertEquals(o.headers, [
+    { name: "authorization", value: "Bearer abcdef", secret: true },
+    { name: "x-tenant", value: "t1", secret: false },
+  ]);
+  assert(plan(args).secrets.includes("Bearer abcdef"));
+  assertEquals(conditionOf(args).name, "grpc [::1]:443");
+});
+
+Deno.test("grpc parse() wants --tls for the TLS flags", async (t) => {
+  for (const flag of [["--insecure"], ["--ca-file", "ca.pem"], ["--servername", "x.example"]]) {
+    await t.step(flag[0]!, () => {
+      assertEquals(
+        parseError(["grpc", "h:1", ...flag]),
+        `waitcmd: condition 1 (grpc): ${
+          flag[0]
+        }: needs --tls (without it the connection is plaintext h2c) (see: waitcmd help grpc)`,
+      );
+    });
+  }
+});
+
+Deno.test("encodeRequest() writes field 1; decodeResponse() reads the status and skips the rest", () => {
+  assertEquals(encodeRequest(""), new Uint8Array(0));
+  assertEquals([...encodeRequest("ab")], [0x0a, 2, 0x61, 0x62]);
+  assertEquals(encodeRequest("x".repeat(200)).subarray(0, 3), new Uint8Array([0x0a, 0xc8, 0x01]));
+  assertEquals(decodeResponse(new Uint8Array([])), "UNKNOWN");
+  assertEquals(decodeResponse(new Uint8Array([0x08, 0x01])), "SERVING");
+  assertEquals(decodeResponse(new Uint8Array([0x12, 0x01, 0x7a, 0x08, 0x02])), "NOT_SERVING");
+  assertEquals(decodeResponse(new Uint8Array([0x08, 0x09])), "STATUS_9");
+  assertStringIncludes(
+    assertThrows(() => decodeResponse(new Uint8Array([0x08])), Error).message,
+    "truncated varint",
+  );
+});
+
+Deno.test("connectionReason() shortens grpc-js's UNAVAILABLE details", () => {
+  assertEquals(
+    connectionReason(
+      "No connection established. Last error: Error: connect ECONNREFUSED 127.0.0.1:1 (2026-11-23T18:14:28.494Z). Resolution note: ",
+    ),
+    "connection refused",
+  );
+  assertEquals(
+    connectionReason(
+      "No connection established. Last error: Error: self-signed certificate in certificate chain. Resolution note:",
+    ),
+    "certificate not trusted (self-signed certificate in the chain)",
+  );
+  assertEquals(
+    connectionReason(
+      "No connection established. Last error: Error [ERR_TLS_CERT_ALTNAME_INVALID]: Hostname/IP does not match certificate's altnames: Host: a.example. is not in the cert's altnames: DNS:localhost. Resolution note:",
+      "a.example",
+    ),
+    "certificate is not valid for a.example",
+  );
+  assertEquals(
+    connectionReason(
+      "No connection established. Last error: Failed to connect (2026-11-23T18:14:28.494Z). Resolution note:",
+    ),
+    "failed to connect",
+  );
+});

@@ -1,0 +1,331 @@
+/**
+ * grpc's probe: `grpc.health.v1.Health/Check` through @grpc/grpc-js, on a
+ * channel of its own per attempt and address (closed when the attempt ends,
+ * so no reconnect backoff carries over and nothing outlives the verdict),
+ * and `Health/Watch` as the change notifier (docs/contract.md §5 grpc, §10).
+ *
+ * @module
+ */
+
+import { Buffer } from "node:buffer";
+import * as grpcJs from "@grpc/grpc-js";
+import { describeError } from "../../engine/errors.ts";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
+import { readFlagFile } from "../_common/flagfile.ts";
+import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
+import { TLS_REASONS } from "../_common/nodeerr.ts";
+import { decodeResponse, encodeRequest } from "./health.ts";
+import type { GrpcOptions } from "./mod.ts";
+
+const CHECK = "/grpc.health.v1.Health/Check";
+const WATCH = "/grpc.health.v1.Health/Watch";
+
+/** Pauses before the watcher reconnects to Health/Watch. */
+const PAUSE_MIN_MS = 250;
+const PAUSE_MAX_MS = 5000;
+
+// grpc-js logs errors on stderr by default; waitcmd reports them itself (and
+// JSON mode keeps stderr empty).
+grpcJs.setLogVerbosity(grpcJs.logVerbosity.NONE);
+
+/** A status as the health service names it, or a number it does not. */
+type Seen = ReturnType<typeof decodeResponse>;
+
+/** A failure to reach the server (the next address is tried). */
+class Unreachable extends Error {
+  override name = "Unreachable";
+}
+
+const serialize = (service: string): Buffer => Buffer.from(encodeRequest(service));
+const deserialize = (b: Buffer): Seen =>
+  decodeResponse(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+
+/** Makes the probe of one grpc condition. */
+export function create(o: GrpcOptions, env: ProbeEnv): Probe {
+  const clients = new Set<grpcJs.Client>();
+  /** The status the latest attempt saw (NOT_FOUND as SERVICE_UNKNOWN), for the watcher. */
+  let lastSeen: Seen | undefined;
+  let firstDone!: () => void;
+  const firstCheck = new Promise<void>((r) => (firstDone = r));
+
+  const open = async (address: string): Promise<grpcJs.Client> => {
+    const client = new grpcJs.Client(address, await credentials(o), channelOptions(o));
+    clients.add(client);
+    return client;
+  };
+  const release = (client: grpcJs.Client) => {
+    clients.delete(client);
+    client.close();
+  };
+
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        try {
+          return await onEveryAddress(
+            o.hp,
+            signal,
+            async (address) => {
+              const client = await open(formatHostPort(address));
+              try {
+                const r = await checkOnce(client, o, signal);
+                lastSeen = r.seen;
+                return r.result;
+              } finally {
+                release(client);
+              }
+            },
+            (e) => e instanceof Unreachable,
+          );
+        } finally {
+          firstDone();
+        }
+      }),
+    watch: (ctx) => watchHealth(ctx),
+    close() {
+      for (const c of clients) c.close();
+      clients.clear();
+    },
+  };
+
+  /**
+   * Yields when Health/Watch reports a status other than the one the latest
+   * attempt saw. Starts after the first attempt (a run decided at once never
+   * opens it); reconnects with a growing pause; a server without Watch
+   * leaves the condition polled.
+   */
+  async function* watchHealth({ signal, notice }: WatchContext): AsyncGenerator<void> {
+    await Promise.race([firstCheck, new Promise((r) => signal.addEventListener("abort", r))]);
+    let pauseMs = PAUSE_MIN_MS;
+    while (!signal.aborted) {
+      let client: grpcJs.Client | undefined;
+      let stream: grpcJs.ClientReadableStream<Seen> | undefined;
+      const events: ({ seen: Seen } | { end: grpcJs.ServiceError | undefined })[] = [];
+      let wake: (() => void) | undefined;
+      const push = (e: typeof events[number]) => {
+        events.push(e);
+        wake?.();
+      };
+      const stop = () => push({ end: undefined });
+      signal.addEventListener("abort", stop, { once: true });
+      try {
+        client = await open(formatHostPort(o.hp));
+        stream = client.makeServerStreamRequest(
+          WATCH,
+          serialize,
+          deserialize,
+          o.service,
+          metadata(o),
+          {},
+        );
+        stream.on("data", (seen: Seen) => push({ seen }));
+        stream.on("error", (e: grpcJs.ServiceError) => push({ end: e }));
+        stream.on("end", () => push({ end: undefined }));
+        for (;;) {
+          while (events.length === 0) await new Promise<void>((r) => (wake = r));
+          const ev = events.shift()!;
+          if ("end" in ev) {
+            if (ev.end?.code === grpcJs.status.UNIMPLEMENTED) {
+              notice("the server does not offer Health/Watch; polling every interval");
+              return;
+            }
+            break;
+          }
+          pauseMs = PAUSE_MIN_MS;
+          if (ev.seen !== lastSeen) yield;
+        }
+      } catch {
+        // Could not open the stream (unreadable CA file): reconnect below.
+      } finally {
+        signal.removeEventListener("abort", stop);
+        stream?.cancel();
+        if (client) release(client);
+      }
+      if (signal.aborted) return;
+      await env.clock.sleep(pauseMs, signal);
+      pauseMs = Math.min(pauseMs * 2, PAUSE_MAX_MS);
+    }
+  }
+}
+
+/** One Check call: the result, and the status seen (for the watcher). */
+function checkOnce(
+  client: grpcJs.Client,
+  o: GrpcOptions,
+  signal: AbortSignal,
+): Promise<{ result: ProbeResult; seen: Seen | undefined }> {
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const call = client.makeUnaryRequest(
+      CHECK,
+      serialize,
+      deserialize,
+      o.service,
+      metadata(o),
+      {},
+      (err, seen) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) return reject(signal.reason);
+        if (err) {
+          try {
+            resolve(judgeError(err, o));
+          } catch (e) {
+            reject(e);
+          }
+          return;
+        }
+        resolve({ result: judgeStatus(seen!, o), seen });
+      },
+    );
+    const onAbort = () => call.cancel();
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** The service as named in texts. */
+function serviceText(o: GrpcOptions): string {
+  return o.service === "" ? "server" : `service ${JSON.stringify(o.service)}`;
+}
+
+/** A Check answer judged against --status. */
+export function judgeStatus(seen: Seen, o: GrpcOptions): ProbeResult {
+  if (seen === o.status) return { status: "satisfied", detail: `${serviceText(o)} ${seen}` };
+  return { status: "pending", error: `${serviceText(o)} ${seen}, expected ${o.status}` };
+}
+
+/**
+ * A failed Check judged: NOT_FOUND is the unknown service (what --status
+ * SERVICE_UNKNOWN waits for), UNIMPLEMENTED a server without the health
+ * service; a failure to reach the server is thrown as `Unreachable`.
+ */
+export function judgeError(
+  err: grpcJs.ServiceError,
+  o: GrpcOptions,
+): { result: ProbeResult; seen: Seen | undefined } {
+  const details = (err.details ?? "").trim();
+  switch (err.code) {
+    case grpcJs.status.NOT_FOUND: {
+      const why = details === "" ? "NOT_FOUND" : `NOT_FOUND: ${details}`;
+      const result: ProbeResult = o.status === "SERVICE_UNKNOWN"
+        ? { status: "satisfied", detail: `${serviceText(o)} SERVICE_UNKNOWN (${why})` }
+        : {
+          status: "pending",
+          error: `${serviceText(o)} unknown to the server (${why}), expected ${o.status}`,
+        };
+      return { result, seen: "SERVICE_UNKNOWN" };
+    }
+    case grpcJs.status.UNIMPLEMENTED:
+      return {
+        result: {
+          status: "pending",
+          error: "the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)",
+        },
+        seen: undefined,
+      };
+    case grpcJs.status.UNAVAILABLE:
+      throw new Unreachable(connectionReason(details, o.servername ?? o.hp.hostname));
+  }
+  const name = grpcJs.status[err.code] ?? String(err.code);
+  return {
+    result: { status: "pending", error: details === "" ? name : `${name}: ${details}` },
+    seen: undefined,
+  };
+}
+
+/** Node's certificate verification messages, by the code of `TLS_REASONS`. */
+const TLS_MESSAGES: Readonly<Record<string, string>> = {
+  "self-signed certificate in certificate chain": "SELF_SIGNED_CERT_IN_CHAIN",
+  "self-signed certificate": "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "unable to verify the first certificate": "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "unable to get local issuer certificate": "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "certificate has expired": "CERT_HAS_EXPIRED",
+  "certificate is not yet valid": "CERT_NOT_YET_VALID",
+};
+
+/**
+ * grpc-js's UNAVAILABLE details (`No connection established. Last error:
+ * Error: connect ECONNREFUSED 127.0.0.1:1 (time). Resolution note: ...`) as
+ * the short reason: `connection refused`, `certificate not trusted (...)`.
+ * `name` is the name the certificate was checked against.
+ */
+export function connectionReason(details: string, name = ""): string {
+  let last = details.replace(/\.?\s*Resolution note:.*$/s, "");
+  last = (/Last error: (.*)$/s.exec(last)?.[1] ?? last)
+    .replace(/\s*\(\d{4}-\d\d-\d\dT[^)]*\)\s*$/, "").trim();
+  const bracket = /^\w*Error \[(\w+)\]: /.exec(last)?.[1];
+  last = last.replace(/^\w*Error(?: \[\w+\])?: /, "").replace(/\.$/, "");
+  if (bracket === "ERR_TLS_CERT_ALTNAME_INVALID") return `certificate is not valid for ${name}`;
+  const tls = TLS_MESSAGES[last.toLowerCase()];
+  if (tls !== undefined) return TLS_REASONS[tls]!;
+  const code = /\b(E[A-Z]{3,})\b/.exec(last)?.[1];
+  switch (code) {
+    case "ECONNREFUSED":
+      return "connection refused";
+    case "ECONNRESET":
+      return "connection reset by peer";
+    case "EHOSTUNREACH":
+      return "host unreachable";
+    case "ENETUNREACH":
+      return "network unreachable";
+    case "ETIMEDOUT":
+      return "connection timed out";
+  }
+  if (last === "" || /^No connection established$/i.test(last)) return "no connection established";
+  return describeError(last.replace(/^connect /, ""));
+}
+
+/** Call metadata from --header. */
+function metadata(o: GrpcOptions): grpcJs.Metadata {
+  const md = new grpcJs.Metadata();
+  for (const h of o.headers) md.add(h.name, h.value);
+  return md;
+}
+
+/** Channel options: no retries, no channelz, no shared subchannels, the target's authority. */
+function channelOptions(o: GrpcOptions): grpcJs.ChannelOptions {
+  const opts: grpcJs.ChannelOptions = {
+    "grpc.default_authority": formatHostPort(o.hp),
+    "grpc.enable_channelz": 0,
+    "grpc.enable_retries": 0,
+    "grpc.service_config_disable_resolution": 1,
+    // A subchannel of an earlier attempt (in reconnect backoff) is never reused.
+    "grpc.use_local_subchannel_pool": 1,
+  };
+  const name = o.servername ?? o.hp.hostname;
+  // The certificate is checked against, and SNI names, the expected name, not the address.
+  if (o.tls && canonicalIp(name) === undefined) opts["grpc.ssl_target_name_override"] = name;
+  return opts;
+}
+
+/** Credentials of one attempt (the CA file is read each time: it may be renewed). */
+async function credentials(o: GrpcOptions): Promise<grpcJs.ChannelCredentials> {
+  if (!o.tls) return grpcJs.credentials.createInsecure();
+  const ca = o.caFile === undefined ? null : Buffer.from(await readFlagFile("ca-file", o.caFile));
+  const verify: grpcJs.VerifyOptions = o.insecure
+    ? { rejectUnauthorized: false, checkServerIdentity: () => undefined }
+    : {};
+  const creds = grpcJs.credentials.createSsl(ca, null, null, verify);
+  const name = o.servername ?? o.hp.hostname;
+  if (canonicalIp(name) !== undefined) noIpServername(creds);
+  return creds;
+}
+
+/**
+ * grpc-js always sends the target host as TLS server name, and Deno's
+ * node:tls refuses an IP address there. For an IP the name is left out (the
+ * certificate is still checked against the IP's SAN).
+ */
+function noIpServername(creds: grpcJs.ChannelCredentials): void {
+  const make = creds._createSecureConnector.bind(creds);
+  creds._createSecureConnector = (target, options, callCreds) => {
+    const connector = make(target, options, callCreds) as ReturnType<typeof make> & {
+      connectionOptions?: { servername?: string };
+    };
+    const sn = connector.connectionOptions?.servername;
+    if (sn !== undefined && canonicalIp(sn) !== undefined) {
+      delete connector.connectionOptions!.servername;
+    }
+    return connector;
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * kafka's probe: on each attempt, one `@platformatic/kafka` admin client
+ * asks a bootstrap server for the cluster's metadata (with the topic, when
+ * there is one) and is closed. Its own retries are off (the runner
+ * retries), so nothing outlives the attempt; an abort closes the client at
+ * once.
+ *
+ * @module
+ */
+
+import { Admin } from "@platformatic/kafka";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { readFlagFile } from "../_common/flagfile.ts";
+import { readPassword } from "../_common/dsurl.ts";
+import { describeKafkaError, judgeCluster } from "./errors.ts";
+import type { KafkaOptions } from "./mod.ts";
+
+/** How long connecting to one broker (TCP, TLS, SASL) may take. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** How long one request may wait for its answer. */
+const REQUEST_TIMEOUT_MS = 10_000;
+/** How long a polite close may take before the attempt stops waiting for it. */
+const CLOSE_GRACE_MS = 500;
+
+/** Makes the probe of one kafka condition. */
+export function create(options: KafkaOptions, env: ProbeEnv): Probe {
+  const open = new Set<Admin>();
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        const password = options.sasl === undefined
+          ? undefined
+          : await readPassword(options.sasl.password);
+        const ca = options.tls.caFile === undefined
+          ? undefined
+          : await readFlagFile("ca-file", options.tls.caFile);
+        signal.throwIfAborted();
+        const admin = new Admin({
+          clientId: "waitcmd",
+          bootstrapBrokers: options.brokers.map((b) => ({ host: b.hostname, port: b.port })),
+          retries: 0,
+          connectTimeout: CONNECT_TIMEOUT_MS,
+          requestTimeout: REQUEST_TIMEOUT_MS,
+          autocreateTopics: false,
+          ...(options.sasl === undefined ? {} : {
+            sasl: {
+              mechanism: options.sasl.mechanism,
+              username: options.sasl.user,
+              password: password!,
+            },
+          }),
+          ...(options.tls.mode === "off" ? {} : {
+            tls: {
+              ...(ca === undefined ? {} : { ca }),
+              rejectUnauthorized: options.tls.verify !== "none",
+            },
+          }),
+        });
+        open.add(admin);
+        const onAbort = () => void closeAdmin(admin, env);
+        signal.addEventListener("abort", onAbort, { once: true });
+        try {
+          const md = await admin.metadata({
+            topics: options.topic === undefined ? [] : [options.topic],
+            autocreateTopics: false,
+            forceUpdate: true,
+          });
+          const topic = options.topic === undefined ? undefined : md.topics.get(options.topic);
+          const verdict = judgeCluster(
+            {
+              id: md.id,
+              brokers: md.brokers.size,
+              controllerId: md.controllerId,
+              topic: topic === undefined ? undefined : {
+                name: options.topic!,
+                leaders: Array.from({ length: topic.partitionsCount }, (_, i) =>
+                  topic.partitions[i]?.leader ?? -1),
+              },
+            },
+            options,
+          );
+          if (!verdict.ok) {
+            return { status: "pending", error: verdict.error };
+          }
+          const tls = options.tls.mode === "off" ? "" : ", TLS";
+          const sasl = options.sasl === undefined
+            ? ""
+            : `, SASL ${options.sasl.mechanism} as ${JSON.stringify(options.sasl.user)}`;
+          return { status: "satisfied", detail: `${verdict.detail}${sasl}${tls}` };
+        } catch (e) {
+          return {
+            status: "pending",
+            error: describeKafkaError(e, {
+              user: options.sasl?.user,
+              topic: options.topic,
+              hostname: options.brokers[0]!.hostname,
+              secrets: [password],
+            }),
+          };
+        } finally {
+          signal.removeEventListener("abort", onAbort);
+          await closeAdmin(admin, env);
+          open.delete(admin);
+        }
+      }),
+    async close() {
+      await Promise.all([...open].map((a) => closeAdmin(a, env)));
+      open.clear();
+    },
+  };
+}
+
+/** Closes the client (its connections), waiting at most the grace; idempotent. */
+async function closeAdmin(admin: Admin, env: ProbeEnv): Promise<void> {
+  if (admin.closed) return;
+  const done = new AbortController();
+  await Promise.race([
+    admin.close().catch(() => {}),
+    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
+  ]);
+  done.abort();
+}

@@ -1,0 +1,65 @@
+import { assertEquals } from "../../tests/_assert.ts";
+import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import type { LockfileOptions } from "./mod.ts";
+import { ageOf } from "./probe.ts";
+
+Deno.test("lockfile parse() defaults to --absent and takes --older-than with --present", () => {
+  assertEquals(optionsOf<LockfileOptions>(["lockfile", "a.lock"]), {
+    path: "a.lock",
+    want: "absent",
+    olderThanMs: undefined,
+  });
+  assertEquals(
+    optionsOf<LockfileOptions>(["lockfile", "a.lock", "--present", "--older-than", "10m"]),
+    {
+      path: "a.lock",
+      want: "present",
+      olderThanMs: 600_000,
+    },
+  );
+  assertEquals(conditionOf(["lockfile", "/tmp/a.lock"]).name, "lockfile /tmp/a.lock");
+});
+
+Deno.test("lockfile parse() rejects contradictions", async (t) => {
+  const rows: [string[], string][] = [
+    [["--absent", "--present"], "--present: cannot be combined with --absent"],
+    [["--older-than", "5m"], "--older-than: needs --present (a stale lock is a present one)"],
+    [
+      ["--absent", "--older-than", "5m"],
+      "--older-than: needs --present (a stale lock is a present one)",
+    ],
+    [["--present", "--older-than", "0"], "--older-than: must be greater than 0"],
+  ];
+  for (const [args, want] of rows) {
+    await t.step(args.join(" "), () => {
+      assertEquals(
+        parseError(["lockfile", "x.lock", ...args]),
+        `waitcmd: condition 1 (lockfile): ${want} (see: waitcmd help lockfile)`,
+      );
+    });
+  }
+});
+
+Deno.test("ageOf() counts from the mtime and never goes negative", () => {
+  assertEquals(ageOf(new Date(1000), 5000), 4000);
+  assertEquals(ageOf(new Date(9000), 5000), 0);
+  assertEquals(ageOf(null, 5000), 0);
+});
+
+Deno.test("lockfile's probe counts a dangling symlink as a present lock", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
+  try {
+    await Deno.symlink("user@host.1234", `${dir}/.#file`);
+    const once = { signal: AbortSignal.timeout(5000), attempt: 1 };
+    assertEquals(
+      (await (await probeOf(["lockfile", `${dir}/.#file`, "--present"])).check(once)).status,
+      "satisfied",
+    );
+    assertEquals(
+      (await (await probeOf(["lockfile", `${dir}/.#file`])).check(once)).status,
+      "pending",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,0 +1,191 @@
+/**
+ * mysql's probe: on each attempt, one `mysql2` connection (to each address
+ * of the host in turn until one answers) logs in, runs the query and is
+ * closed. No pool and no timers of the driver's own: nothing outlives the
+ * attempt, and an abort destroys the connection at once.
+ *
+ * @module
+ */
+
+import mysql from "mysql2";
+import { connect as netConnect } from "node:net";
+import type { TLSSocket } from "node:tls";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { isConnectFailure, type NodeTlsOptions, nodeTlsOptions } from "../_common/datastore.ts";
+import { readPassword } from "../_common/dsurl.ts";
+import { canonicalIp, type HostPort, onEveryAddress } from "../_common/net.ts";
+import { describeNodeError } from "../_common/nodeerr.ts";
+import { judgeRows, type TextRows } from "../_common/sql.ts";
+import { judgeError } from "./errors.ts";
+import type { MysqlOptions } from "./mod.ts";
+
+/** How long closing a connection may take before its socket is destroyed. */
+const CLOSE_GRACE_MS = 500;
+
+/** The part of a mysql2 connection the probe uses. */
+interface Connection {
+  connect(cb: (err: Error | null) => void): void;
+  query(sql: string, cb: (err: Error | null, result: unknown, fields: unknown) => void): void;
+  end(cb: (err?: Error | null) => void): void;
+  destroy(): void;
+  on(event: "error", listener: (err: Error) => void): void;
+  readonly stream?: unknown;
+}
+
+/** Makes the probe of one mysql condition. */
+export function create(options: MysqlOptions, env: ProbeEnv): Probe {
+  const open = new Set<Connection>();
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        const password = options.password === undefined
+          ? undefined
+          : await readPassword(options.password);
+        const ctx = { user: options.user, hostname: options.hp.hostname, secrets: [password] };
+        try {
+          const tls = options.tls.mode === "off"
+            ? undefined
+            : await nodeTlsOptions(options.tls, options.hp.hostname);
+          return await onEveryAddress(
+            options.hp,
+            signal,
+            (address) => session(address, password, tls, signal),
+            isConnectFailure,
+          );
+        } catch (e) {
+          return judgeError(e, ctx);
+        }
+      }),
+    close() {
+      for (const c of open) c.destroy();
+      open.clear();
+    },
+  };
+
+  /** Connects, runs the query and closes; throws what the driver throws. */
+  async function session(
+    address: HostPort,
+    password: string | undefined,
+    tls: NodeTlsOptions | undefined,
+    signal: AbortSignal,
+  ): Promise<ProbeResult> {
+    signal.throwIfAborted();
+    const o = options;
+    const socket = netConnect({ host: address.hostname, port: address.port });
+    socket.setNoDelay(true);
+    // The driver verifies the name of a DNS host itself; an IP address is checked below.
+    const hostIsIp = canonicalIp(o.hp.hostname) !== undefined;
+    const conn = mysql.createConnection({
+      // The host as typed: the driver takes the TLS server name from it.
+      host: o.hp.hostname,
+      port: address.port,
+      stream: socket,
+      user: o.user,
+      password,
+      database: o.database,
+      ssl: tls === undefined ? undefined : {
+        ...(tls.ca === undefined ? {} : { ca: tls.ca }),
+        rejectUnauthorized: tls.rejectUnauthorized,
+        verifyIdentity: o.tls.verify === "full" && !hostIsIp,
+      },
+      // Every column as the server's text (Buffers, decoded below); no driver timers.
+      typeCast: false,
+      rowsAsArray: true,
+      multipleStatements: true,
+      connectTimeout: 0,
+    }) as unknown as Connection;
+    // A late socket error (after the verdict, after an abort) must not escape as unhandled.
+    conn.on("error", () => {});
+    open.add(conn);
+    const onAbort = () => conn.destroy();
+    signal.addEventListener("abort", onAbort, { once: true });
+    // Whether the session is up, so closing it says goodbye (COM_QUIT) instead of waiting.
+    let up = false;
+    try {
+      try {
+        await new Promise<void>((resolve, reject) =>
+          conn.connect((err) => err ? reject(err) : resolve())
+        );
+        up = true;
+      } catch (e) {
+        // One text for every address that refuses, so they read as one failure.
+        if (isConnectFailure(e)) {
+          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
+            code: (e as { code: string }).code,
+          });
+        }
+        throw e;
+      }
+      if (tls !== undefined && o.tls.verify === "full" && hostIsIp) checkIpIdentity(conn, tls);
+      const { result, fields } = await new Promise<{ result: unknown; fields: unknown }>(
+        (resolve, reject) =>
+          conn.query(
+            o.sql.query ?? "SELECT 1",
+            (err, result, fields) => {
+              if (err && (err as { fatal?: boolean }).fatal) up = false;
+              err ? reject(err) : resolve({ result, fields });
+            },
+          ),
+      );
+      const verdict = judgeRows(o.sql, lastRows(result, fields));
+      if (!verdict.ok) return { status: "pending", error: verdict.error };
+      const who = `${o.user}${o.database === undefined ? "" : `@${o.database}`}`;
+      return {
+        status: "satisfied",
+        detail: `${verdict.detail} as ${who}${tls ? " over TLS" : ""}`,
+      };
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      if (up && !signal.aborted) await closeConnection(conn, env);
+      conn.destroy();
+      open.delete(conn);
+    }
+  }
+}
+
+/**
+ * The certificate of a server reached by IP address must name that
+ * address; the driver only checks DNS names. Throws the node:tls error.
+ */
+function checkIpIdentity(conn: Connection, tls: NodeTlsOptions): void {
+  const socket = conn.stream as TLSSocket | undefined;
+  const cert = socket?.getPeerCertificate?.();
+  if (!cert) return;
+  const err = tls.checkServerIdentity("", cert);
+  if (err) throw err;
+}
+
+/**
+ * The rows of the last result set as text. With several statements the
+ * driver gives one result per statement (and `fields` as a list of lists);
+ * a statement without rows (UPDATE) gives none.
+ */
+function lastRows(result: unknown, fields: unknown): TextRows {
+  const several = Array.isArray(fields) && fields.length > 0 && Array.isArray(fields[0]);
+  const last = several && Array.isArray(result) ? result.at(-1) : result;
+  if (!Array.isArray(last)) return [];
+  const decoder = new TextDecoder();
+  return last.map((row: unknown) =>
+    (Array.isArray(row) ? row : []).map((v: unknown) =>
+      v === null || v === undefined ? null : v instanceof Uint8Array ? decoder.decode(v) : String(v)
+    )
+  );
+}
+
+/** Ends the session politely, destroying the socket if that takes longer than the grace. */
+async function closeConnection(conn: Connection, env: ProbeEnv): Promise<void> {
+  const done = new AbortController();
+  await Promise.race([
+    new Promise<void>((resolve) => {
+      try {
+        conn.end(() => resolve());
+      } catch {
+        resolve();
+      }
+    }),
+    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
+  ]);
+  done.abort();
+  conn.destroy();
+}

@@ -1,0 +1,98 @@
+/**
+ * pidfile's look at one process: /proc on Linux (state, names, start time),
+ * `ps` elsewhere (state and name only).
+ *
+ * @module
+ */
+
+/** One process as the pidfile kind judges it. */
+export interface PidProc {
+  readonly pid: number;
+  /** Single-letter state (R, S, D, Z, T, ...). */
+  readonly state: string;
+  /** Executable names it is known by: comm, the basename of exe and of argv[0]. */
+  readonly names: readonly string[];
+  /** When it started, in wall-clock ms, where the system tells (Linux); else undefined. */
+  readonly startedAt?: number;
+  /** A kernel thread: never the process of a pid file. */
+  readonly kernelThread: boolean;
+}
+
+/** Kernel clock ticks per second of /proc/PID/stat (USER_HZ: 100 on every Linux build). */
+const USER_HZ = 100;
+/** PF_KTHREAD in the flags field of /proc/PID/stat. */
+const PF_KTHREAD = 0x00200000;
+
+const basename = (p: string) => p.slice(p.lastIndexOf("/") + 1);
+
+let bootTime: Promise<number | undefined> | undefined;
+
+/** Boot time in wall-clock ms (whole seconds: `btime` of /proc/stat), read once. */
+function bootTimeMs(): Promise<number | undefined> {
+  bootTime ??= Deno.readTextFile("/proc/stat").then(
+    (t) => {
+      const m = /^btime (\d+)$/m.exec(t);
+      return m ? Number(m[1]) * 1000 : undefined;
+    },
+    () => undefined,
+  );
+  return bootTime;
+}
+
+/** Process `pid` from /proc, or undefined when there is none. */
+export async function readProcLinux(pid: number): Promise<PidProc | undefined> {
+  let stat: string;
+  try {
+    stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+  } catch {
+    return undefined;
+  }
+  // comm is parenthesised and may hold spaces or parentheses: the fields follow the last ')'.
+  const close = stat.lastIndexOf(")");
+  const comm = stat.slice(stat.indexOf("(") + 1, close);
+  const rest = stat.slice(close + 2).split(" ");
+  const state = rest[0] ?? "?";
+  const flags = Number(rest[6] ?? 0);
+  const ticks = Number(rest[19]);
+  const names = [comm];
+  try {
+    names.push(basename(await Deno.readLink(`/proc/${pid}/exe`)).replace(/ \(deleted\)$/, ""));
+  } catch {
+    // Kernel threads, zombies and other users' processes have no readable exe.
+  }
+  try {
+    const argv0 = (await Deno.readTextFile(`/proc/${pid}/cmdline`)).split("\0")[0];
+    if (argv0) names.push(basename(argv0));
+  } catch {
+    // Gone meanwhile.
+  }
+  const boot = await bootTimeMs();
+  const startedAt = boot !== undefined && Number.isFinite(ticks)
+    ? boot + (ticks * 1000) / USER_HZ
+    : undefined;
+  return { pid, state, names, startedAt, kernelThread: (flags & PF_KTHREAD) !== 0 };
+}
+
+/** Process `pid` from `ps` (macOS, BSD), or undefined when there is none. */
+export async function readProcPs(pid: number): Promise<PidProc | undefined> {
+  const out = await new Deno.Command("ps", {
+    args: ["-p", String(pid), "-o", "stat=,comm="],
+    stdout: "piped",
+    stderr: "null",
+  }).output();
+  const m = /^\s*(\S+)\s+(.*)$/m.exec(new TextDecoder().decode(out.stdout));
+  if (!out.success || !m) return undefined;
+  return { pid, state: m[1]!.charAt(0), names: [basename(m[2]!.trim())], kernelThread: false };
+}
+
+/** Process `pid`, or undefined when there is none. */
+export function readPidProc(pid: number): Promise<PidProc | undefined> {
+  return Deno.build.os === "linux" ? readProcLinux(pid) : readProcPs(pid);
+}
+
+/** Whether `name` names this process (the kernel cuts comm to 15 characters). */
+export function hasName(p: PidProc, name: string): boolean {
+  return p.names.some((n) =>
+    n === name || (n.length === 15 && name.length > 15 && name.startsWith(n))
+  );
+}

@@ -1,0 +1,179 @@
+/**
+ * postgres's probe: on each attempt, one `pg` client connects (to each
+ * address of the host in turn until one answers), logs in, runs the checks
+ * and is closed. No pool, no reconnects: nothing outlives the attempt, and
+ * an abort destroys the connection at once.
+ *
+ * @module
+ */
+
+import pg from "pg";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { isConnectFailure, type NodeTlsOptions, nodeTlsOptions } from "../_common/datastore.ts";
+import { readPassword } from "../_common/dsurl.ts";
+import { type HostPort, onEveryAddress } from "../_common/net.ts";
+import { describeNodeError } from "../_common/nodeerr.ts";
+import { judgeRows, type TextRows } from "../_common/sql.ts";
+import { judgeError } from "./errors.ts";
+import type { PostgresOptions } from "./mod.ts";
+
+/** How long closing a connection may take before its socket is destroyed. */
+const CLOSE_GRACE_MS = 500;
+
+/** Every column as the server's text, never parsed into numbers or dates. */
+const TEXT_TYPES = { getTypeParser: () => (value: string) => value };
+
+/** The part of a pg client the probe uses. */
+type Client = InstanceType<typeof pg.Client>;
+
+/** Makes the probe of one postgres condition. */
+export function create(options: PostgresOptions, env: ProbeEnv): Probe {
+  const open = new Set<Client>();
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        const password = options.password === undefined
+          ? undefined
+          : await readPassword(options.password);
+        const ctx = { user: options.user, hostname: options.hp.hostname, secrets: [password] };
+        try {
+          const tls = options.tls.mode === "off"
+            ? undefined
+            : await nodeTlsOptions(options.tls, options.hp.hostname);
+          return await onEveryAddress(
+            options.hp,
+            signal,
+            (address) => attempt(options, address, password, tls, signal),
+            isConnectFailure,
+          );
+        } catch (e) {
+          return judgeError(e, ctx);
+        }
+      }),
+    close() {
+      for (const c of open) destroy(c);
+      open.clear();
+    },
+  };
+
+  /** One address; in prefer mode, plain text when the server has no TLS. */
+  async function attempt(
+    o: PostgresOptions,
+    address: HostPort,
+    password: string | undefined,
+    tls: NodeTlsOptions | undefined,
+    signal: AbortSignal,
+  ): Promise<ProbeResult> {
+    try {
+      return await session(o, address, password, tls, signal);
+    } catch (e) {
+      if (
+        o.tls.mode === "prefer" && tls !== undefined && e instanceof Error &&
+        /does not support SSL/i.test(e.message)
+      ) {
+        return await session(o, address, password, undefined, signal);
+      }
+      throw e;
+    }
+  }
+
+  /** Connects, runs the checks and closes; throws what the driver throws. */
+  async function session(
+    o: PostgresOptions,
+    address: HostPort,
+    password: string | undefined,
+    tls: NodeTlsOptions | undefined,
+    signal: AbortSignal,
+  ): Promise<ProbeResult> {
+    signal.throwIfAborted();
+    const client = new pg.Client({
+      host: address.hostname,
+      port: address.port,
+      user: o.user,
+      database: o.database,
+      // A function: pg then reads neither PGPASSWORD nor ~/.pgpass.
+      password: () => Promise.resolve(password ?? ""),
+      ssl: tls ?? false,
+      application_name: "waitcmd",
+      keepAlive: false,
+    });
+    // A late socket error (after the verdict, after an abort) must not escape as unhandled.
+    client.on("error", () => {});
+    open.add(client);
+    const onAbort = () => destroy(client);
+    signal.addEventListener("abort", onAbort, { once: true });
+    // Whether the session is up, so closing it says goodbye (Terminate) instead of waiting.
+    let up = false;
+    try {
+      try {
+        await client.connect();
+        up = true;
+      } catch (e) {
+        // One text for every address that refuses, so they read as one failure.
+        if (isConnectFailure(e)) {
+          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
+            code: (e as { code: string }).code,
+          });
+        }
+        throw e;
+      }
+      if (o.primary) {
+        const r = await client.query({
+          text: "SELECT pg_is_in_recovery()",
+          rowMode: "array",
+          types: TEXT_TYPES,
+        });
+        if (r.rows[0]?.[0] !== "f") {
+          return {
+            status: "pending",
+            error: "the server is in recovery (a standby), not a primary",
+          };
+        }
+      }
+      const result = await client.query({
+        text: o.sql.query ?? "SELECT 1",
+        rowMode: "array",
+        types: TEXT_TYPES,
+      });
+      // Several statements give one result each; the last one counts.
+      const last = Array.isArray(result) ? result.at(-1) : result;
+      const rows = (last?.rows ?? []) as TextRows;
+      const verdict = judgeRows(o.sql, rows);
+      if (!verdict.ok) return { status: "pending", error: verdict.error };
+      return {
+        status: "satisfied",
+        detail: `${verdict.detail} as ${o.user}@${o.database}${o.primary ? " on a primary" : ""}${
+          tls ? " over TLS" : ""
+        }`,
+      };
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      if (up && !signal.aborted) await closeClient(client, env);
+      destroy(client);
+      open.delete(client);
+    }
+  }
+}
+
+/** Ends the session politely, destroying the socket if that takes longer than the grace. */
+async function closeClient(client: Client, env: ProbeEnv): Promise<void> {
+  const done = new AbortController();
+  await Promise.race([
+    client.end().catch(() => {}),
+    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
+  ]);
+  done.abort();
+  destroy(client);
+}
+
+/** Destroys the client's socket at once (idempotent). */
+function destroy(client: Client): void {
+  const stream = (client as unknown as { connection?: { stream?: { destroy?(): void } } })
+    .connection?.stream;
+  try {
+    stream?.destroy?.();
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * rabbitmq (alias amqp): an AMQP 0-9-1 broker opens a connection for the
+ * user on the vhost, and optionally a queue exists and holds messages
+ * (docs/contract.md §5 rabbitmq).
+ *
+ * The probe talks to the broker with `npm:amqplib`, imported only by
+ * probe.ts; `errors.ts` turns the driver's failures into pending texts.
+ *
+ * @module
+ */
+
+import { defineKind, type KindInput } from "../../engine/types.ts";
+import {
+  dataStoreUrl,
+  passwordSource,
+  TLS_FLAGS,
+  type TlsChoice,
+  tlsChoice,
+} from "../_common/datastore.ts";
+import { PASSWORD_FLAGS, type PasswordSource } from "../_common/dsurl.ts";
+import type { HostPort } from "../_common/net.ts";
+
+/** What a rabbitmq condition needs. */
+export interface RabbitmqOptions {
+  readonly hp: HostPort;
+  /** The user to log in as: the URL's, else RabbitMQ's default `guest`. */
+  readonly user: string;
+  /**
+   * The password: the URL's or a flag's; undefined means `guest` for the
+   * default user and an empty password for a user written without one.
+   */
+  readonly password: PasswordSource | undefined;
+  /** The virtual host, decoded (`/` when the URL has no path). */
+  readonly vhost: string;
+  readonly tls: TlsChoice;
+  /** --queue: the queue must exist (passive declare). */
+  readonly queue: string | undefined;
+  /** --min-messages: the queue holds at least this many ready messages. */
+  readonly minMessages: number | undefined;
+}
+
+/** The form of the target, for usage errors. */
+const FORM = "amqp:// or amqps://[user[:password]@]host[:port][/vhost]";
+
+/**
+ * URL parameters of the AMQP URI spec that tune a long-lived connection:
+ * accepted and ignored, since each attempt's connection lives a moment.
+ */
+const TUNING_PARAMS: ReadonlySet<string> = new Set([
+  "heartbeat",
+  "connection_timeout",
+  "channel_max",
+  "frame_max",
+  "frameMax",
+  "channelMax",
+  "locale",
+]);
+
+/** The rabbitmq kind. */
+export const rabbitmq = defineKind<RabbitmqOptions>({
+  name: "rabbitmq",
+  aliases: ["amqp"],
+  summary: "a RabbitMQ (AMQP 0-9-1) broker opens a connection, and a queue exists",
+  description:
+    "Opens one AMQP 0-9-1 connection per attempt (closed after it): the TCP or TLS connection, the login and the vhost must all succeed. With --queue, the queue must exist (a passive declare, which creates nothing); with --min-messages, it must hold at least N ready messages. Pending, with the broker's own text: refused or reset connections, a broker starting or restarting, wrong credentials or a user not created yet (\"authentication failed for user ...\"), a vhost that does not exist yet or that the user may not use, a missing queue, TLS failures. Nothing is fatal. Without user-info the login is guest/guest, as RabbitMQ's own default. The password comes from the URL, --password-env or --password-file and never shows; the display name keeps the user and masks only the password. amqps:// or --tls connects with TLS (port 5671 unless given), verified against the host name unless --insecure. A host name is tried on every address it resolves to.",
+  target: {
+    shape: "required",
+    placeholder: "URL",
+    description:
+      "amqp://[user[:password]@]host[:port][/vhost] (port 5672) or amqps://... (port 5671); vhost percent-encoded, / when omitted",
+  },
+  flags: [
+    {
+      name: "queue",
+      type: "string",
+      placeholder: "NAME",
+      description: "the queue exists in the vhost (passive declare: nothing is created)",
+    },
+    {
+      name: "min-messages",
+      type: "integer",
+      min: 0,
+      placeholder: "N",
+      description: "with --queue: the queue holds at least N ready messages",
+    },
+    ...PASSWORD_FLAGS,
+    ...TLS_FLAGS,
+  ],
+  examples: [
+    {
+      args: "rabbitmq amqp://app@mq:5672/prod --password-env PASSWORD",
+      description: "wait until the broker lets the app's user open vhost prod",
+    },
+    {
+      args: "amqp amqp://guest:guest@localhost --queue jobs --min-messages 1",
+      description: "wait until the jobs queue exists and holds a message",
+    },
+    {
+      args:
+        "rabbitmq amqps://app@mq.internal/prod --password-file /run/secrets/mq --ca-file ca.pem",
+      description: "the same over verified TLS (port 5671)",
+    },
+  ],
+  parse(input) {
+    const { display, options } = parseOptions(input);
+    return { target: display, options };
+  },
+  load: () => import("./probe.ts").then((m) => m.create),
+});
+
+function parseOptions(input: KindInput): { display: string; options: RabbitmqOptions } {
+  const text = input.target ?? "";
+  const tlsScheme = /^amqps:\/\//i.test(text);
+  const tlsWanted = tlsScheme || input.bool("tls");
+  const url = dataStoreUrl(input, {
+    schemes: ["amqp", "amqps"],
+    defaultPort: tlsWanted ? 5671 : 5672,
+    form: FORM,
+  });
+  for (const name of url.params.keys()) {
+    if (!TUNING_PARAMS.has(name)) {
+      input.fail(
+        undefined,
+        `unsupported URL parameter ${JSON.stringify(name)} (supported, and ignored: ${
+          [...TUNING_PARAMS].join(", ")
+        })`,
+      );
+    }
+  }
+  if (url.user === undefined && url.password !== undefined) {
+    input.fail(undefined, "the URL has a password but no user");
+  }
+  const password = passwordSource(input, url);
+  if (password !== undefined && url.user === undefined) {
+    input.fail(
+      input.has("password-env") ? "password-env" : "password-file",
+      "needs a user in the URL (amqp://USER@host/vhost)",
+    );
+  }
+  const tls = tlsChoice(
+    input,
+    tlsScheme ? { mode: "on", said: "amqps://" } : {},
+    "amqps:// or --tls",
+  );
+  const queue = input.string("queue");
+  if (queue === "") input.fail("queue", "expected a queue name, got an empty string");
+  if (queue !== undefined && queue.length > 255) {
+    input.fail("queue", "a queue name is at most 255 characters long");
+  }
+  const minMessages = input.integer("min-messages");
+  if (minMessages !== undefined && queue === undefined) input.fail("min-messages", "needs --queue");
+  return {
+    display: url.display,
+    options: {
+      hp: url.hp,
+      user: url.user ?? "guest",
+      password: password ??
+        (url.user === undefined ? { value: "guest" } : undefined),
+      vhost: url.path ?? "/",
+      tls,
+      queue,
+      minMessages,
+    },
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * redis (alias valkey): a Redis or Valkey server answers PING with PONG,
+ * and optionally holds a key, a value, or a replication role
+ * (docs/contract.md §5 redis).
+ *
+ * The probe talks to the server with node-redis (`npm:@redis/client`),
+ * imported only by probe.ts; `errors.ts` decides what a retry can fix.
+ *
+ * @module
+ */
+
+import { defineKind, type KindInput } from "../../engine/types.ts";
+import {
+  dataStoreUrl,
+  passwordSource,
+  TLS_FLAGS,
+  type TlsChoice,
+  tlsChoice,
+} from "../_common/datastore.ts";
+import { PASSWORD_FLAGS, type PasswordSource } from "../_common/dsurl.ts";
+import type { HostPort } from "../_common/net.ts";
+
+/** What a redis condition needs. */
+export interface RedisOptions {
+  readonly hp: HostPort;
+  /** The ACL user; undefined: the default user. */
+  readonly user: string | undefined;
+  readonly password: PasswordSource | undefined;
+  /** The database number of the URL's path, 0 by default. */
+  readonly database: number;
+  readonly tls: TlsChoice;
+  /** --key: the key must exist. */
+  readonly key: string | undefined;
+  /** --equals: the key's value must be this. */
+  readonly equals: string | undefined;
+  /** --role: the server's replication role. */
+  readonly role: "master" | "replica" | undefined;
+}
+
+/** The redis kind. */
+export const redis = defineKind<RedisOptions>({
+  name: "redis",
+  aliases: ["valkey"],
+  summary: "a Redis or Valkey server answers PING, and holds a key or a role",
+  description:
+    "Connects (one connection per attempt, closed after it, never reconnecting by itself), logs in (AUTH with the URL's user as an ACL user, else the default user), selects the URL's database and sends PING, which must answer PONG. With --key the key must exist; with --equals its value must be that text; with --role the server's replication role (ROLE) must be master or replica. Pending, with the server's own text: refused or reset connections, a server loading its dataset (LOADING), wrong credentials or an unknown user (\"authentication failed for user ...\"), a missing key or another value, another role, a command the user may not run (NOPERM), TLS failures. The password comes from the URL, --password-env or --password-file and never shows. TLS with rediss:// or --tls (verified: chain and host name), --ca-file and --insecure.",
+  target: {
+    shape: "required",
+    placeholder: "URL",
+    description:
+      "redis://[[user]:password@]host[:port][/db] or rediss:// for TLS (port 6379; valkey:// and valkeys:// too)",
+  },
+  flags: [
+    { name: "key", type: "string", placeholder: "KEY", description: "the key exists" },
+    {
+      name: "equals",
+      type: "string",
+      placeholder: "TEXT",
+      description: "with --key: the key's value (a string) is TEXT",
+    },
+    {
+      name: "role",
+      type: "enum",
+      values: ["master", "replica"],
+      placeholder: "ROLE",
+      description: "the server's replication role is master or replica",
+    },
+    ...PASSWORD_FLAGS,
+    ...TLS_FLAGS,
+  ],
+  examples: [
+    { args: "redis redis://cache:6379", description: "wait until Redis answers PING" },
+    {
+      args: "valkey rediss://app@cache.internal:6380/2 --password-env DB_PASSWORD --key app:ready",
+      description: "wait until an ACL user sees a key, over TLS",
+    },
+    {
+      args:
+        "redis redis://cache --password-file /run/secrets/redis --key schema:version --equals 7 --role master",
+      description: "wait until the primary holds the expected schema version",
+    },
+  ],
+  parse(input) {
+    const { display, options } = parseOptions(input);
+    return { target: display, options };
+  },
+  load: () => import("./probe.ts").then((m) => m.create),
+});
+
+function parseOptions(input: KindInput): { display: string; options: RedisOptions } {
+  const url = dataStoreUrl(input, {
+    schemes: ["redis", "rediss", "valkey", "valkeys"],
+    defaultPort: 6379,
+    form: "redis://[[user]:password@]host[:port][/db] or rediss://...",
+  });
+  for (const name of url.params.keys()) {
+    input.fail(
+      undefined,
+      `unsupported URL parameter ${
+        JSON.stringify(name)
+      } (TLS is set with rediss://, --tls, --ca-file and --insecure)`,
+    );
+  }
+  let database = 0;
+  if (url.path !== undefined) {
+    if (!/^\d{1,9}$/.test(url.path)) {
+      input.fail(
+        undefined,
+        `expected a database number after the host, got ${JSON.stringify(url.path)}`,
+      );
+    }
+    database = Number(url.path);
+  }
+  const password = passwordSource(input, url);
+  if (url.user !== undefined && password === undefined) {
+    input.fail(
+      undefined,
+      `user ${
+        JSON.stringify(url.user)
+      } needs a password (in the URL, --password-env or --password-file)`,
+    );
+  }
+  const secure = url.scheme === "rediss" || url.scheme === "valkeys";
+  const tls = tlsChoice(
+    input,
+    secure ? { mode: "on" } : {},
+    "--tls or a rediss:// URL",
+  );
+  const key = input.string("key");
+  if (key === "") input.fail("key", "expected a key, got an empty string");
+  const equals = input.string("equals");
+  if (equals !== undefined && key === undefined) input.fail("equals", "needs --key");
+  return {
+    display: url.display,
+    options: {
+      hp: url.hp,
+      user: url.user,
+      password,
+      database,
+      tls,
+      key,
+      equals,
+      role: input.string("role") as RedisOptions["role"],
+    },
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * redis's probe: on each attempt, one node-redis client (to each address of
+ * the host in turn until one answers) logs in, selects the database, sends
+ * PING and the checks, and is closed. Its reconnect loop is off, so nothing
+ * outlives the attempt; an abort destroys the connection at once.
+ *
+ * @module
+ */
+
+import { createClient } from "@redis/client";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import {
+  clip,
+  isConnectFailure,
+  type NodeTlsOptions,
+  nodeTlsOptions,
+} from "../_common/datastore.ts";
+import { readPassword } from "../_common/dsurl.ts";
+import { type HostPort, onEveryAddress } from "../_common/net.ts";
+import { describeNodeError } from "../_common/nodeerr.ts";
+import { judgeError } from "./errors.ts";
+import type { RedisOptions } from "./mod.ts";
+
+/** How long closing a connection may take before its socket is destroyed. */
+const CLOSE_GRACE_MS = 500;
+
+/** The part of a node-redis client the probe uses. */
+interface Client {
+  connect(): Promise<unknown>;
+  sendCommand(args: string[]): Promise<unknown>;
+  close(): Promise<void>;
+  destroy(): void;
+  on(event: "error", listener: (err: unknown) => void): unknown;
+}
+
+/** Makes the probe of one redis condition. */
+export function create(options: RedisOptions, env: ProbeEnv): Probe {
+  const open = new Set<Client>();
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        const password = options.password === undefined
+          ? undefined
+          : await readPassword(options.password);
+        const ctx = { user: options.user, hostname: options.hp.hostname, secrets: [password] };
+        try {
+          const tls = options.tls.mode === "off"
+            ? undefined
+            : await nodeTlsOptions(options.tls, options.hp.hostname);
+          return await onEveryAddress(
+            options.hp,
+            signal,
+            (address) => session(address, password, tls, signal),
+            isConnectFailure,
+          );
+        } catch (e) {
+          return judgeError(e, ctx);
+        }
+      }),
+    close() {
+      for (const c of open) destroy(c);
+      open.clear();
+    },
+  };
+
+  /** Connects, sends the commands and closes; throws what the driver throws. */
+  async function session(
+    address: HostPort,
+    password: string | undefined,
+    tls: NodeTlsOptions | undefined,
+    signal: AbortSignal,
+  ): Promise<ProbeResult> {
+    signal.throwIfAborted();
+    const o = options;
+    const client = createClient({
+      socket: {
+        host: address.hostname,
+        port: address.port,
+        // One connection per attempt: no reconnects, no timers of the driver's own.
+        reconnectStrategy: false,
+        connectTimeout: 0,
+        noDelay: true,
+        keepAlive: false,
+        ...(tls === undefined ? {} : { tls: true as const, ...tls }),
+      },
+      ...(o.user === undefined ? {} : { username: o.user }),
+      ...(password === undefined ? {} : { password }),
+      database: o.database,
+      // AUTH (RESP2) rather than HELLO: works with every server version; no extra round trips.
+      RESP: 2,
+      disableClientInfo: true,
+      maintNotifications: "disabled",
+    }) as unknown as Client;
+    // A late socket error (after the verdict, after an abort) must not escape as unhandled.
+    client.on("error", () => {});
+    open.add(client);
+    const onAbort = () => destroy(client);
+    signal.addEventListener("abort", onAbort, { once: true });
+    let up = false;
+    try {
+      try {
+        await client.connect();
+        up = true;
+      } catch (e) {
+        // One text for every address that refuses, so they read as one failure.
+        if (isConnectFailure(e)) {
+          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
+            code: (e as { code: string }).code,
+          });
+        }
+        throw e;
+      }
+      const pong = await client.sendCommand(["PING"]);
+      if (pong !== "PONG") {
+        return { status: "pending", error: `PING answered ${JSON.stringify(String(pong))}` };
+      }
+      const parts: string[] = ["PONG"];
+      if (o.key !== undefined) {
+        const verdict = await checkKey(client, o.key, o.equals);
+        if (!verdict.ok) return { status: "pending", error: verdict.error };
+        parts.push(verdict.detail);
+      }
+      if (o.role !== undefined) {
+        const reply = await client.sendCommand(["ROLE"]);
+        const raw = String(Array.isArray(reply) ? reply[0] : reply);
+        const role = raw === "slave" ? "replica" : raw;
+        if (role !== o.role) {
+          return { status: "pending", error: `role is ${role}, expected ${o.role}` };
+        }
+        parts.push(`role ${role}`);
+      }
+      if (tls !== undefined) parts.push("TLS");
+      return { status: "satisfied", detail: parts.join(", ") };
+    } finally {
+      signal.removeEventListener("abort", onAbort);
+      if (up && !signal.aborted) await closeClient(client, env);
+      destroy(client);
+      open.delete(client);
+    }
+  }
+}
+
+/** --key and --equals against the server. */
+async function checkKey(
+  client: Client,
+  key: string,
+  equals: string | undefined,
+): Promise<{ ok: true; detail: string } | { ok: false; error: string }> {
+  const name = JSON.stringify(clip(key));
+  if (equals === undefined) {
+    const n = await client.sendCommand(["EXISTS", key]);
+    return Number(n) >= 1
+      ? { ok: true, detail: `key ${name} exists` }
+      : { ok: false, error: `key ${name} does not exist` };
+  }
+  const value = await client.sendCommand(["GET", key]);
+  if (value === null || value === undefined) {
+    return { ok: false, error: `key ${name} does not exist` };
+  }
+  const text = String(value);
+  return text === equals
+    ? { ok: true, detail: `key ${name} is ${JSON.stringify(clip(equals))}` }
+    : {
+      ok: false,
+      error: `key ${name} is ${JSON.stringify(clip(text))}, expected ${
+        JSON.stringify(clip(equals))
+      }`,
+    };
+}
+
+/** Closes politely (pending replies first), destroying the socket after the grace. */
+async function closeClient(client: Client, env: ProbeEnv): Promise<void> {
+  const done = new AbortController();
+  await Promise.race([
+    client.close().catch(() => {}),
+    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
+  ]);
+  done.abort();
+}
+
+/** Destroys the client's socket at once (idempotent). */
+function destroy(client: Client): void {
+  try {
+    client.destroy();
+  } catch {
+    // already closed
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * websocket's probe: one connection per attempt through npm `ws` (it takes
+ * a CA, skips verification on request and reports a refused upgrade's
+ * status), on each address of the host in turn, closed when the attempt
+ * ends (docs/contract.md §5 websocket).
+ *
+ * @module
+ */
+
+import type { ClientRequest, IncomingMessage } from "node:http";
+import WebSocket from "ws";
+import { describeError } from "../../engine/errors.ts";
+import { settle } from "../../engine/settle.ts";
+import type { Probe, ProbeResult } from "../../engine/types.ts";
+import { readFlagFile } from "../_common/flagfile.ts";
+import { statusLine } from "../_common/httpx.ts";
+import { type HostPort, onEveryAddress } from "../_common/net.ts";
+import { describeNodeError } from "../_common/nodeerr.ts";
+import { asksText, describeTextMatch, preview, textMatcher } from "../_common/textmatch.ts";
+import type { WebsocketOptions } from "./mod.ts";
+
+/** Connection errors after which the next address of the name is tried. */
+const TRY_NEXT = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "EAFNOSUPPORT",
+  "ETIMEDOUT",
+]);
+
+/** A failure before the upgrade; `code` is the system's error code. */
+class ConnectError extends Error {
+  override name = "ConnectError";
+  constructor(message: string, readonly code: string | undefined) {
+    super(message);
+  }
+}
+
+/** Makes the probe of one websocket condition. */
+export function create(o: WebsocketOptions): Probe {
+  const judge = textMatcher(o.match);
+  judge.catch(() => {});
+  const url = new URL(o.url);
+  const host: HostPort = {
+    hostname: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port === "" ? (url.protocol === "wss:" ? 443 : 80) : Number(url.port),
+  };
+  return {
+    check: ({ signal }) =>
+      settle(signal, async (): Promise<ProbeResult> => {
+        const test = await judge;
+        const ca = o.caFile === undefined ? undefined : await readFlagFile("ca-file", o.caFile);
+        return await onEveryAddress(
+          host,
+          signal,
+          (address) => connect(o, address.hostname, ca, test, signal),
+          (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
+        );
+      }),
+  };
+}
+
+type LookupCallback = (err: Error | null, address: unknown, family?: number) => void;
+
+/** One connection to `address`: the upgrade, the message sent, a matching message awaited. */
+function connect(
+  o: WebsocketOptions,
+  address: string,
+  ca: string | undefined,
+  test: (text: string) => string | undefined,
+  signal: AbortSignal,
+): Promise<ProbeResult> {
+  signal.throwIfAborted();
+  const family = address.includes(":") ? 6 : 4;
+  const headers: Record<string, string> = { "User-Agent": "waitcmd" };
+  for (const h of o.headers) headers[h.name] = h.value;
+  const servername = new URL(o.url).hostname.replace(/^\[|\]$/g, "");
+  const ws = new WebSocket(o.url, [...o.subprotocols], {
+    headers,
+    perMessageDeflate: false,
+    followRedirects: false,
+    ca,
+    rejectUnauthorized: !o.insecure,
+    // Connect to this address of the name; the URL still gives Host and the TLS name.
+    lookup: ((_h: string, opts: { all?: boolean }, cb: LookupCallback) => {
+      if (opts?.all) cb(null, [{ address, family }]);
+      else cb(null, address, family);
+    }) as unknown as WebSocket.ClientOptions["lookup"],
+  });
+  const wantsMessage = asksText(o.match);
+  return new Promise<ProbeResult>((resolve, reject) => {
+    let done = false;
+    let skipped = 0;
+    let last: string | undefined;
+    let upgraded = "";
+    const finish = (r: ProbeResult | Error) => {
+      if (done) return;
+      done = true;
+      signal.removeEventListener("abort", onAbort);
+      ws.terminate();
+      if (r instanceof Error) reject(r);
+      else resolve(r);
+    };
+    const onAbort = () =>
+      finish(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+    signal.addEventListener("abort", onAbort, { once: true });
+    // `on`, not `once`: a later error without a listener would end the process.
+    ws.on("error", (e: Error) => {
+      const code = (e as { code?: string }).code;
+      finish(new ConnectError(describeNodeError(e, servername), code));
+    });
+    ws.on("unexpected-response", (req: ClientRequest, res: IncomingMessage) => {
+      const line = statusLine(res.statusCode ?? 0, res.statusMessage ?? "");
+      res.resume();
+      req.destroy();
+      finish({ status: "pending", error: `upgrade refused: status ${line}` });
+    });
+    ws.on("open", () => {
+      upgraded = ws.protocol ? `upgraded, subprotocol ${ws.protocol}` : "upgraded";
+      if (o.send === undefined) {
+        if (!wantsMessage) finish({ status: "satisfied", detail: upgraded });
+        return;
+      }
+      // Without a reply to wait for, the attempt ends once the message is written.
+      ws.send(o.send, (e?: Error) => {
+        if (e) finish(new ConnectError(`sending the message: ${describeError(e)}`, undefined));
+        else if (!wantsMessage) {
+          finish({ status: "satisfied", detail: `${upgraded}; sent ${JSON.stringify(o.send)}` });
+        }
+      });
+    });
+    ws.on("message", (data: WebSocket.RawData) => {
+      if (!wantsMessage) return; // nothing asked of messages (an echo may beat the send callback)
+      const bytes = toBytes(data);
+      const text = new TextDecoder().decode(bytes);
+      const why = test(text);
+      if (why === undefined) {
+        finish({
+          status: "satisfied",
+          detail: `${upgraded}; message ${preview(bytes)} ${describeTextMatch(o.match)}`,
+        });
+        return;
+      }
+      skipped++;
+      last = `${preview(bytes)} ${why}`;
+    });
+    ws.on("close", (code: number, reason: Buffer) => {
+      const why = reason.length > 0 ? ` ${JSON.stringify(new TextDecoder().decode(reason))}` : "";
+      const seen = skipped === 0
+        ? "no message"
+        : `${skipped} message${skipped === 1 ? "" : "s"} skipped; last ${last}`;
+      const what = wantsMessage ? ` before a matching message (${seen})` : "";
+      finish({ status: "pending", error: `connection closed (code ${code}${why})${what}` });
+    });
+  });
+}
+
+/** A message's payload as bytes, whatever form `ws` delivered it in. */
+function toBytes(data: WebSocket.RawData): Uint8Array {
+  if (Array.isArray(data)) {
+    const parts = data.map((b) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  }
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+}

@@ -1,0 +1,182 @@
+/**
+ * Protocol kinds: time to verdict of `grpc` and `websocket` against a ready
+ * server, side by side with waitfor's same checks in the same run
+ * (interleaved), with waitcmd's `tcp` on the same port as the floor of any
+ * waitcmd run, and the import cost of their libraries (@grpc/grpc-js, ws)
+ * under Deno. Target: within 2x of waitfor.
+ *
+ * The servers: the reference gRPC health server the tests use
+ * (tests/services/grpc.ts, built by scripts/services/build-grpc.sh) and a
+ * Deno.serve WebSocket upgrade in this process. waitfor is a prebuilt peer:
+ * WAITCMD_BENCH_WAITFOR names its binary, else it is unpacked from the peers
+ * directory (WAITCMD_PEERS_DIR, default /work/shared/peers, through its
+ * install.sh) into the bench's tool cache.
+ *
+ * Run alone: `scripts/deno run -A scripts/bench/protocol_bench.ts`, or
+ * `deno task bench protocol`.
+ *
+ * @module
+ */
+
+import type { BenchEntry, BenchRow } from "./_types.ts";
+import {
+  benchRuns,
+  denoScript,
+  fmtMs,
+  fmtSample,
+  interleave,
+  median,
+  progress,
+  repoRoot,
+  tempDir,
+  toolsDir,
+  waitcmdScript,
+} from "./_lib.ts";
+import { startGrpcServer } from "../../tests/services/grpc.ts";
+
+/** Target: time to verdict at most this many times waitfor's. */
+const PEER_RATIO = 2;
+/** Runs of the import-cost measurement per library. */
+const IMPORT_RUNS = 11;
+
+/** The waitfor binary, or why there is none. */
+async function waitfor(): Promise<{ bin: string } | { error: string }> {
+  const fromEnv = Deno.env.get("WAITCMD_BENCH_WAITFOR");
+  if (fromEnv) return { bin: fromEnv };
+  const peers = Deno.env.get("WAITCMD_PEERS_DIR") ?? "/work/shared/peers";
+  const dir = `${toolsDir()}/peers/bin`;
+  const bin = `${dir}/waitfor`;
+  if (await Deno.stat(bin).then(() => true, () => false)) return { bin };
+  if (!(await Deno.stat(`${peers}/install.sh`).then(() => true, () => false))) {
+    return { error: `no ${peers}/install.sh (set WAITCMD_BENCH_WAITFOR)` };
+  }
+  progress(`unpacking waitfor from ${peers} into ${dir}`);
+  const out = await new Deno.Command("sh", {
+    args: [`${peers}/install.sh`, dir],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (await Deno.stat(bin).then(() => true, () => false)) return { bin };
+  return { error: `${peers}/install.sh failed: ${new TextDecoder().decode(out.stderr).trim()}` };
+}
+
+async function timeToVerdict(): Promise<BenchRow[]> {
+  const runs = benchRuns();
+  const peer = await waitfor();
+  progress("starting the gRPC health server and a Deno.serve WebSocket server");
+  const grpc = await startGrpcServer();
+  const ws = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {
+    if (req.headers.get("upgrade") !== "websocket") return new Response("plain\n");
+    const { response } = Deno.upgradeWebSocket(req);
+    return response;
+  });
+  const wsUrl = `ws://127.0.0.1:${ws.addr.port}/`;
+  try {
+    const kinds = [
+      {
+        kind: "grpc",
+        port: grpc.h2c,
+        waitcmd: ["grpc", grpc.h2c],
+        waitfor: ["grpc", grpc.h2c],
+      },
+      {
+        kind: "websocket",
+        port: `127.0.0.1:${ws.addr.port}`,
+        waitcmd: ["websocket", wsUrl],
+        waitfor: ["websocket", wsUrl],
+      },
+    ];
+    const rows: BenchRow[] = [];
+    for (const k of kinds) {
+      progress(`time to verdict, ${k.kind}: ${runs} runs each, interleaved`);
+      const commands: Record<string, string[]> = {
+        waitcmd: [waitcmdScript, "--timeout", "20s", ...k.waitcmd],
+        "waitcmd tcp": [waitcmdScript, "--timeout", "20s", "tcp", k.port],
+      };
+      if ("bin" in peer) commands.waitfor = [peer.bin, "--timeout", "20s", ...k.waitfor];
+      const t = await interleave(commands, runs);
+      const ours = median(t.waitcmd!);
+      const floor = `waitcmd tcp on the same port ${fmtMs(median(t["waitcmd tcp"]!))}`;
+      if (!("bin" in peer)) {
+        rows.push({
+          name: `time to verdict, ${k.kind} (ready server)`,
+          figure: fmtSample(t.waitcmd!),
+          target: `<= ${PEER_RATIO}x waitfor`,
+          reference: `waitfor not available: ${peer.error}; ${floor}`,
+        });
+        continue;
+      }
+      const theirs = median(t.waitfor!);
+      const ratio = ours / theirs;
+      rows.push({
+        name: `time to verdict, ${k.kind} (ready server)`,
+        figure: `${fmtMs(ours)} (${ratio.toFixed(1)}x waitfor)`,
+        target: `<= ${PEER_RATIO}x waitfor`,
+        reference: `waitfor ${fmtMs(theirs)}; ${floor}; waitcmd ${fmtSample(t.waitcmd!)}`,
+        ok: ratio <= PEER_RATIO,
+      });
+    }
+    return rows;
+  } finally {
+    await grpc.stop();
+    await ws.shutdown();
+  }
+}
+
+/** What each import-cost run imports. */
+const IMPORTS: { name: string; pkg: string }[] = [
+  { name: "@grpc/grpc-js (grpc)", pkg: "@grpc/grpc-js" },
+  { name: "ws (websocket)", pkg: "ws" },
+];
+
+async function importCost(): Promise<BenchRow[]> {
+  const dir = await tempDir("waitcmd-bench-import-");
+  try {
+    const rows: BenchRow[] = [];
+    for (const imp of IMPORTS) {
+      const file = `${dir.path}/import.ts`;
+      await Deno.writeTextFile(
+        file,
+        `const t = performance.now(); await import('${imp.pkg}');\n` +
+          "console.log((performance.now() - t).toFixed(2));\n",
+      );
+      const times: number[] = [];
+      // One unmeasured run warms Deno's caches.
+      for (let i = 0; i <= IMPORT_RUNS; i++) {
+        const out = await new Deno.Command(denoScript, {
+          args: ["run", "-A", "--quiet", "--config", `${repoRoot}/deno.json`, file],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        if (!out.success) {
+          throw new Error(`importing ${imp.pkg}: ${new TextDecoder().decode(out.stderr).trim()}`);
+        }
+        if (i > 0) times.push(Number(new TextDecoder().decode(out.stdout).trim()));
+      }
+      rows.push({
+        name: `import cost under Deno, ${imp.name}`,
+        figure: fmtSample(times),
+        target: "",
+      });
+    }
+    return rows;
+  } finally {
+    await dir.remove();
+  }
+}
+
+/** The bench entries of this module. */
+export const entries: BenchEntry[] = [
+  { name: "protocol time to verdict vs waitfor", run: timeToVerdict },
+  { name: "protocol library import cost", run: importCost },
+];
+
+if (import.meta.main) {
+  for (const e of entries) {
+    for (const r of await e.run()) {
+      const verdict = r.ok === undefined ? "" : r.ok ? "  ok" : "  MISSED";
+      console.log(`${r.name}: ${r.figure}${r.target ? ` (target ${r.target})` : ""}${verdict}`);
+      if (r.reference) console.log(`  ${r.reference}`);
+    }
+  }
+}

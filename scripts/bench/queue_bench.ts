@@ -1,0 +1,222 @@
+/**
+ * The queue and document-store kinds (rabbitmq, kafka, mongodb): time to
+ * verdict on a server that is already up, from spawn to exit, beside
+ * wait4x's own check of the same server (a Go binary, the tool users
+ * compare us with) and waitcmd's `tcp` to the same port (waitcmd's floor);
+ * and the first-import cost of each driver under Deno, which a run of the
+ * kind pays before its clock starts.
+ *
+ * Servers: the ones the tests use (tests/services): a RabbitMQ 3.10 broker,
+ * a Kafka 3.9 KRaft broker, and the MongoDB protocol stand-in
+ * (mongo-java-server; no real MongoDB can be installed here). wait4x is
+ * found at WAIT4X_BIN, else on PATH, else unpacked by
+ * /work/shared/peers/install.sh when that exists; without it the rows say
+ * so. `deno run -A scripts/bench/queue_bench.ts` runs this module alone.
+ *
+ * @module
+ */
+
+import type { BenchEntry, BenchRow } from "./_types.ts";
+import {
+  benchRuns,
+  denoScript,
+  fmtMs,
+  fmtSample,
+  interleave,
+  median,
+  progress,
+  repoRoot,
+  waitcmdScript,
+} from "./_lib.ts";
+import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
+import { prepareKafka } from "../../tests/services/kafka.ts";
+import { prepareMongo } from "../../tests/services/mongo.ts";
+
+/** The peers' installer (outside the project, on the development machines). */
+const PEERS_INSTALL = "/work/shared/peers/install.sh";
+
+/** wait4x's path and version, or why there is none. */
+async function findWait4x(): Promise<{ bin: string; version: string } | { missing: string }> {
+  const candidates: string[] = [];
+  const env = Deno.env.get("WAIT4X_BIN");
+  if (env) candidates.push(env);
+  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
+    if (dir) candidates.push(`${dir}/wait4x`);
+  }
+  const peersBin = `${Deno.env.get("HOME") ?? "/tmp"}/.cache/waitcmd/bench-tools/peers`;
+  candidates.push(`${peersBin}/wait4x`);
+  if (!(await exists(`${peersBin}/wait4x`)) && (await exists(PEERS_INSTALL))) {
+    await new Deno.Command("sh", {
+      args: [PEERS_INSTALL, peersBin],
+      stdout: "null",
+      stderr: "null",
+    })
+      .output().catch(() => undefined);
+  }
+  for (const bin of candidates) {
+    if (!(await exists(bin))) continue;
+    const out = await new Deno.Command(bin, { args: ["version"], stdout: "piped", stderr: "piped" })
+      .output().catch(() => undefined);
+    if (!out) continue;
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    const version = /v?\d+\.\d+\.\d+\S*/.exec(text)?.[0] ?? "?";
+    return { bin, version };
+  }
+  return { missing: `wait4x not found (set WAIT4X_BIN, or put it on PATH)` };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    return (await Deno.stat(path)).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One row: waitcmd's `kind` check against a ready server, interleaved with
+ * wait4x's check of the same server and waitcmd's `tcp` to the same port.
+ */
+async function verdictRow(
+  kind: string,
+  waitcmdArgs: string[],
+  wait4xArgs: string[],
+  tcpTarget: string,
+): Promise<BenchRow> {
+  const runs = benchRuns();
+  const w4x = await findWait4x();
+  const commands: Record<string, readonly string[]> = {
+    waitcmd: [waitcmdScript, "--timeout", "30s", ...waitcmdArgs],
+    tcp: [waitcmdScript, "--timeout", "30s", "tcp", tcpTarget],
+  };
+  if ("bin" in w4x) commands.wait4x = [w4x.bin, ...wait4xArgs, "--timeout", "30s", "--quiet"];
+  progress(`${kind}: ${runs} interleaved runs of ${Object.keys(commands).join(", ")}`);
+  const times = await interleave(commands, runs, { warmup: 2 });
+  const ours = median(times.waitcmd!);
+  const refs = [`waitcmd tcp to the same port ${fmtMs(median(times.tcp!))}`];
+  if (times.wait4x) {
+    const theirs = median(times.wait4x);
+    refs.unshift(
+      `wait4x ${(w4x as { version: string }).version} same check ${fmtMs(theirs)} (${
+        (ours / theirs).toFixed(1)
+      }× ours/theirs)`,
+    );
+  } else {
+    refs.unshift((w4x as { missing: string }).missing);
+  }
+  return {
+    name: `time to verdict, ${kind} on a ready server`,
+    figure: fmtSample(times.waitcmd!),
+    target: "",
+    reference: refs.join("; "),
+  };
+}
+
+async function rabbitmqVerdict(): Promise<BenchRow[]> {
+  progress("rabbitmq: starting a broker (5-15 s)");
+  const mq = await startRabbitmq();
+  try {
+    const url = mq.url("admin", mq.adminPassword);
+    return [
+      await verdictRow("rabbitmq", ["rabbitmq", url], ["rabbitmq", url], `127.0.0.1:${mq.port}`),
+    ];
+  } finally {
+    await mq.stop();
+  }
+}
+
+async function kafkaVerdict(): Promise<BenchRow[]> {
+  progress("kafka: starting a KRaft broker (5-10 s)");
+  const k = await prepareKafka();
+  try {
+    await k.start();
+    return [
+      await verdictRow(
+        "kafka",
+        ["kafka", k.bootstrap],
+        ["kafka", `kafka://${k.bootstrap}`],
+        k.bootstrap,
+      ),
+    ];
+  } finally {
+    await k.stop();
+  }
+}
+
+async function mongodbVerdict(): Promise<BenchRow[]> {
+  progress("mongodb: starting the protocol stand-in (mongo-java-server)");
+  const m = await prepareMongo();
+  try {
+    await m.start();
+    const row = await verdictRow(
+      "mongodb",
+      ["mongodb", m.uri],
+      ["mongodb", m.uri],
+      `127.0.0.1:${m.port}`,
+    );
+    return [{ ...row, name: `${row.name} (protocol stand-in, mongo-java-server)` }];
+  } finally {
+    await m.stop();
+  }
+}
+
+/** The drivers, by the bare names deno.json maps. */
+const DRIVERS = ["amqplib", "@platformatic/kafka", "mongodb"] as const;
+
+/**
+ * Milliseconds a fresh Deno process takes to `import()` `name` (warm cache),
+ * measured inside the process around the import alone.
+ */
+async function importMs(name: string): Promise<number> {
+  const code = `const t = performance.now(); await import(${
+    JSON.stringify(name)
+  }); console.log(performance.now() - t);`;
+  const out = await new Deno.Command(denoScript, {
+    args: ["eval", "--config", `${repoRoot}/deno.json`, code],
+    cwd: repoRoot,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(
+      `import of ${name} failed: ${new TextDecoder().decode(out.stderr).slice(-300)}`,
+    );
+  }
+  return Number(new TextDecoder().decode(out.stdout).trim().split("\n").at(-1));
+}
+
+async function importCosts(): Promise<BenchRow[]> {
+  const runs = Math.min(benchRuns(), 15);
+  const rows: BenchRow[] = [];
+  for (const name of DRIVERS) {
+    progress(`import cost of ${name}: ${runs} fresh processes`);
+    await importMs(name); // warms Deno's cache
+    const xs: number[] = [];
+    for (let i = 0; i < runs; i++) xs.push(await importMs(name));
+    rows.push({
+      name: `first import of ${name} under Deno (warm cache)`,
+      figure: fmtSample(xs),
+      target: "",
+      reference: "paid before the run's clock starts, only by runs that use the kind",
+    });
+  }
+  return rows;
+}
+
+/** The bench entries of this module. */
+export const entries: BenchEntry[] = [
+  { name: "rabbitmq time to verdict", run: rabbitmqVerdict },
+  { name: "kafka time to verdict", run: kafkaVerdict },
+  { name: "mongodb time to verdict", run: mongodbVerdict },
+  { name: "queue driver import cost", run: importCosts },
+];
+
+if (import.meta.main) {
+  for (const e of entries) {
+    try {
+      for (const r of await e.run()) console.log(`${r.name}: ${r.figure}\n  ${r.reference ?? ""}`);
+    } catch (err) {
+      console.log(`${e.name}: cannot run: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { sh } from "../services/_util.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--interval", "100ms"];
+
+/** The digest the coreutils tool prints for `path`. */
+async function digestOf(tool: string, path: string): Promise<string> {
+  return (await sh(tool, [path])).split(/\s+/)[0]!;
+}
+
+Deno.test("checksum matches the digests sha256sum, sha512sum, sha1sum and md5sum print", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
+  const f = `${dir}/data.bin`;
+  try {
+    await sh("sh", ["-c", `head -c 3000000 /dev/urandom > ${f}`]);
+    for (
+      const [tool, algo] of [
+        ["sha256sum", "sha256"],
+        ["sha512sum", "sha512"],
+        ["sha1sum", "sha1"],
+        ["md5sum", "md5"],
+      ]
+    ) {
+      const hex = await digestOf(tool!, f);
+      for (const equals of [`${algo}:${hex}`, hex.toUpperCase()]) {
+        const r = await runJson(["--timeout", "10s", "checksum", f, "--equals", equals]);
+        assertEquals([equals, r.code, r.json.conditions[0]!.detail], [
+          equals,
+          0,
+          `${algo} matches (2.9 MiB)`,
+        ]);
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("checksum waits for a download grown in chunks to be complete", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
+  const src = `${dir}/src.bin`;
+  const dst = `${dir}/download.bin`;
+  try {
+    await sh("sh", ["-c", `head -c 8000000 /dev/urandom > ${src}`]);
+    const want = await digestOf("sha256sum", src);
+    await sh("sh", ["-c", `head -c 1000000 ${src} > ${dst}`]);
+    const r = await runLate(
+      ["--timeout", "30s", ...FAST, "checksum", dst, "--equals", `sha256:${want}`],
+      async () => {
+        // The rest arrives in pieces, as from a slow download.
+        for (let off = 1_000_000; off < 8_000_000; off += 1_750_000) {
+          await sh("sh", [
+            "-c",
+            `tail -c +${off + 1} ${src} | head -c 1750000 >> ${dst}`,
+          ]);
+          await new Promise((res) => setTimeout(res, 150));
+        }
+      },
+    );
+    assertEquals(r.code, 0);
+    const c = r.report.conditions[0]!;
+    assertEquals(c.name, `checksum ${dst}`);
+    assertEquals(c.detail, "sha256 matches (7.6 MiB)");
+    assert(r.attempts.length >= 2);
+    assert(
+      /^sha256 is [0-9a-f]{64}, not the expected digest \(/.test(r.attempts[0]!.error),
+      r.attempts[0]!.error,
+    );
+    assert(r.attempts.slice(0, -1).every((a) => !a.ok));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("checksum times out on a wrong digest and on a missing file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
+  try {
+    await Deno.writeTextFile(`${dir}/a`, "hello\n");
+    const r = await runCli([
+      "--timeout",
+      "400ms",
+      ...FAST,
+      "checksum",
+      `${dir}/a`,
+      "--equals",
+      "0".repeat(64),
+    ]);
+    assertEquals([r.code, r.stdout], [1, ""]);
+    assertStringIncludes(r.stderr, `[..] checksum ${dir}/a attempt 1 (`);
+    assertStringIncludes(
+      r.stderr,
+      `not satisfied: checksum ${dir}/a: sha256 is 5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03, not the expected digest (6 B)`,
+    );
+    const missing = await runJson([
+      "--timeout",
+      "300ms",
+      ...FAST,
+      "checksum",
+      `${dir}/none`,
+      "--equals",
+      "0".repeat(32),
+    ]);
+    assertEquals([missing.json.status, missing.json.conditions[0]!.last_error], [
+      "timeout",
+      "does not exist",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("checksum usage errors", async () => {
+  assertEquals(
+    usageErrorLine(await runCli(["checksum", "f"])),
+    "waitcmd: condition 1 (checksum): --equals: checksum needs --equals [sha256:|sha512:|sha1:|md5:]HEX (see: waitcmd help checksum)",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["checksum", "f", "--equals", "sha1:abc"])),
+    "--equals: a sha1 digest has 40 hex digits, got 3",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["checksum", "f", "--equals", "12345"])),
+    "cannot tell the algorithm from 5 hex digits",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["checksum", "--equals", "0".repeat(32)])),
+    "missing target PATH",
+  );
+});

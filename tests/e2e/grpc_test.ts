@@ -1,0 +1,327 @@
+/**
+ * grpc end to end: the CLI against the reference gRPC health service
+ * (google.golang.org/grpc/health in a small Go program built by
+ * scripts/services/build-grpc.sh; tests/services/grpc.ts), over h2c and TLS
+ * (a throwaway CA from tests/services/tls.ts), with statuses flipped through
+ * its control endpoint.
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { ignoreWithout } from "../_kit.ts";
+import { freePort, ServiceUnavailableError } from "../services/_util.ts";
+import { buildGrpcServer, type GrpcServer, startGrpcServer } from "../services/grpc.ts";
+import { makePki } from "../services/tls.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--timeout", "10s", "--interval", "200ms"];
+const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
+/** An interval longer than the timeout: a late success was woken by Health/Watch. */
+const WATCH_ONLY = ["--timeout", "10s", "--interval", "30s"];
+const SECRET = "Bearer zq9-grpc-secret";
+
+/** Why the suite cannot build the health server here, or undefined when it can. */
+let whyMissing: string | undefined;
+try {
+  await buildGrpcServer();
+} catch (e) {
+  if (!(e instanceof ServiceUnavailableError)) throw e;
+  whyMissing = e.message;
+}
+
+Deno.test({
+  name: "grpc against the reference health server (h2c and TLS)",
+  ignore: ignoreWithout("the gRPC health server", whyMissing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const pki = await makePki();
+    let s: GrpcServer | undefined;
+    try {
+      s = await startGrpcServer({
+        tls: { certFile: pki.server.chainFile, keyFile: pki.server.keyFile },
+      });
+      const srv = s;
+
+      await t.step("SERVING satisfies; one JSON report, nothing on stderr", async () => {
+        const j = await runJson([...FAST, "grpc", srv.h2c]);
+        assertEquals([j.code, j.stderr, j.json.status], [0, "", "satisfied"]);
+        const c = j.json.conditions[0]!;
+        assertEquals([c.name, c.kind, c.target, c.attempts], [
+          `grpc ${srv.h2c}`,
+          "grpc",
+          srv.h2c,
+          1,
+        ]);
+        assertEquals(c.detail, "server SERVING");
+        const h = await runCli([...FAST, "grpc", `localhost:${srv.h2c.split(":")[1]}`]);
+        assertEquals([h.code, h.stdout], [0, ""]);
+        assertMatch(h.stderr, /\[ok\] grpc localhost:\d+ attempt 1 \(\d+\.\ds\): server SERVING/);
+      });
+
+      await t.step("--service asks about one service", async () => {
+        await srv.setStatus("orders.v1.Orders", "SERVING");
+        const j = await runJson([...FAST, "grpc", srv.h2c, "--service", "orders.v1.Orders"]);
+        assertEquals(j.code, 0);
+        assertEquals(j.json.conditions[0]!.detail, 'service "orders.v1.Orders" SERVING');
+      });
+
+      await t.step("NOT_SERVING is pending; --status NOT_SERVING holds", async () => {
+        await srv.setStatus("billing", "NOT_SERVING");
+        const j = await runJson([...SHORT, "grpc", srv.h2c, "--service", "billing"]);
+        assertEquals([j.code, j.json.status], [1, "timeout"]);
+        assertEquals(
+          j.json.conditions[0]!.last_error,
+          'service "billing" NOT_SERVING, expected SERVING',
+        );
+        const ok = await runJson([
+          ...FAST,
+          "grpc",
+          srv.h2c,
+          "--service",
+          "billing",
+          "--status",
+          "not_serving",
+        ]);
+        assertEquals(ok.code, 0);
+        assertEquals(ok.json.conditions[0]!.detail, 'service "billing" NOT_SERVING');
+      });
+
+      await t.step(
+        "an unknown service (NOT_FOUND) is pending, and is SERVICE_UNKNOWN",
+        async () => {
+          const j = await runJson([...SHORT, "grpc", srv.h2c, "--service", "nope"]);
+          assertEquals(j.code, 1);
+          assertEquals(
+            j.json.conditions[0]!.last_error,
+            'service "nope" unknown to the server (NOT_FOUND: unknown service), expected SERVING',
+          );
+          const ok = await runJson([
+            ...FAST,
+            "grpc",
+            srv.h2c,
+            "--service",
+            "nope",
+            "--status",
+            "SERVICE_UNKNOWN",
+          ]);
+          assertEquals(ok.code, 0);
+          assertEquals(
+            ok.json.conditions[0]!.detail,
+            'service "nope" SERVICE_UNKNOWN (NOT_FOUND: unknown service)',
+          );
+        },
+      );
+
+      await t.step("a server without the health service (UNIMPLEMENTED) is pending", async () => {
+        const h = await runCli([...SHORT, "grpc", srv.bare]);
+        assertEquals(h.code, 1);
+        assertStringIncludes(
+          h.stderr,
+          `not satisfied: grpc ${srv.bare}: the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)`,
+        );
+      });
+
+      await t.step("a status change is seen at once through Health/Watch", async () => {
+        await srv.setStatus("payments", "NOT_SERVING");
+        const late = await runLate(
+          [...WATCH_ONLY, "grpc", srv.h2c, "--service", "payments"],
+          () => srv.setStatus("payments", "SERVING"),
+        );
+        assertEquals([late.code, late.report.status], [0, "satisfied"]);
+        assertEquals(late.attempts.length, 2, JSON.stringify(late.attempts));
+        assertEquals(late.attempts[0]!.error, 'service "payments" NOT_SERVING, expected SERVING');
+        assert(late.report.elapsed_seconds < 9, `took ${late.report.elapsed_seconds}s`);
+      });
+
+      await t.step("not grpc holds once the server stops serving", async () => {
+        await srv.setStatus("drain", "SERVING");
+        const late = await runLate(
+          [...WATCH_ONLY, "not", "grpc", srv.h2c, "--service", "drain"],
+          () => srv.setStatus("drain", "NOT_SERVING"),
+        );
+        assertEquals(late.code, 0);
+        assertEquals(
+          late.report.conditions[0]!.detail,
+          'service "drain" NOT_SERVING, expected SERVING',
+        );
+      });
+
+      await t.step("--tls with --ca-file, by IP and by name; untrusted without it", async () => {
+        const port = srv.tls!.split(":")[1]!;
+        for (const target of [srv.tls!, `localhost:${port}`]) {
+          const j = await runJson([...FAST, "grpc", target, "--tls", "--ca-file", pki.ca.certFile]);
+          assertEquals([j.code, j.json.conditions[0]!.detail], [0, "server SERVING"], target);
+        }
+        const named = await runJson([
+          ...FAST,
+          "grpc",
+          srv.tls!,
+          "--tls",
+          "--ca-file",
+          pki.ca.certFile,
+          "--servername",
+          "localhost",
+        ]);
+        assertEquals(named.code, 0);
+        const untrusted = await runJson([...SHORT, "grpc", srv.tls!, "--tls"]);
+        assertEquals(untrusted.code, 1);
+        assertEquals(
+          untrusted.json.conditions[0]!.last_error,
+          "certificate not trusted (self-signed certificate in the chain)",
+        );
+        const wrongName = await runJson([
+          ...SHORT,
+          "grpc",
+          srv.tls!,
+          "--tls",
+          "--ca-file",
+          pki.ca.certFile,
+          "--servername",
+          "other.example",
+        ]);
+        assertEquals(wrongName.code, 1);
+        assertEquals(
+          wrongName.json.conditions[0]!.last_error,
+          "certificate is not valid for other.example",
+        );
+        const insecure = await runJson([...FAST, "grpc", srv.tls!, "--tls", "--insecure"]);
+        assertEquals(insecure.code, 0);
+        const plainToTls = await runJson([...SHORT, "grpc", srv.tls!]);
+        assertEquals(plainToTls.code, 1);
+        assertEquals(plainToTls.json.conditions[0]!.last_error, "failed to connect");
+      });
+    } finally {
+      await s?.stop();
+      await pki.cleanup();
+    }
+  },
+});
+
+Deno.test({
+  name: "grpc sends --header metadata and never shows its secret value",
+  ignore: ignoreWithout("the gRPC health server", whyMissing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const s = await startGrpcServer({ requireHeader: `authorization: ${SECRET}` });
+    try {
+      const without = await runJson([...SHORT, "grpc", s.h2c]);
+      assertEquals(without.code, 1);
+      assertEquals(
+        without.json.conditions[0]!.last_error,
+        "UNAUTHENTICATED: missing or wrong authorization",
+      );
+      const args = [...FAST, "grpc", s.h2c, "--header", `Authorization: ${SECRET}`];
+      const j = await runJson(args);
+      assertEquals(j.code, 0);
+      const h = await runCli(args);
+      const explain = await runCli(["--explain", "-o", "json", ...args]);
+      const wrong = await runCli([
+        ...SHORT,
+        "grpc",
+        s.h2c,
+        "--header",
+        `authorization: ${SECRET}x`,
+      ]);
+      for (const out of [j.stdout, j.stderr, h.stdout, h.stderr, explain.stdout, wrong.stderr]) {
+        assert(!out.includes("zq9-grpc-secret"), `secret shown in:\n${out}`);
+      }
+    } finally {
+      await s.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "grpc waits for a server that starts late (pending, then satisfied)",
+  ignore: ignoreWithout("the gRPC health server", whyMissing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const port = freePort();
+    let s: GrpcServer | undefined;
+    try {
+      const late = await runLate(
+        [...FAST, "grpc", `127.0.0.1:${port}`],
+        async () => (s = await startGrpcServer({ h2c: `127.0.0.1:${port}` })),
+      );
+      assertEquals([late.code, late.report.status], [0, "satisfied"]);
+      assertEquals(late.attempts[0]!.error, "connection refused");
+      assertEquals(late.report.conditions[0]!.detail, "server SERVING");
+    } finally {
+      await s?.stop();
+    }
+  },
+});
+
+Deno.test("grpc times out on a refused port with the human summary", async () => {
+  const port = freePort();
+  const h = await runCli([
+    "--timeout",
+    "700ms",
+    "--interval",
+    "200ms",
+    "grpc",
+    `127.0.0.1:${port}`,
+  ]);
+  assertEquals([h.code, h.stdout], [1, ""]);
+  assertStringIncludes(
+    h.stderr,
+    `waitcmd: timed out after 700ms; not satisfied: grpc 127.0.0.1:${port}: connection refused`,
+  );
+});
+
+Deno.test("grpc usage errors exit 2 with one line", async () => {
+  const cases: [string[], string][] = [
+    [["grpc", "localhost"], "condition 1 (grpc): expected HOST:PORT or [IPv6]:PORT"],
+    [
+      ["grpc", "h:1", "--insecure"],
+      "condition 1 (grpc): --insecure: needs --tls (without it the connection is plaintext h2c)",
+    ],
+    [["grpc", "h:1", "--ca-file", "ca.pem"], "condition 1 (grpc): --ca-file: needs --tls"],
+    [["grpc", "h:1", "--servername", "x"], "condition 1 (grpc): --servername: needs --tls"],
+    [
+      ["grpc", "h:1", "--tls", "--insecure", "--ca-file", "ca.pem"],
+      "condition 1 (grpc): --insecure: cannot be combined with --ca-file",
+    ],
+    [
+      ["grpc", "h:1", "--status", "SERVNG"],
+      'condition 1 (grpc): --status: expected one of SERVING, NOT_SERVING, UNKNOWN, SERVICE_UNKNOWN, got "SERVNG"',
+    ],
+    [
+      ["grpc", "h:1", "--header", "nocolon"],
+      `condition 1 (grpc): --header: expected 'Name: value'`,
+    ],
+    [
+      ["grpc", "h:1", "--header", "trace-bin: AAAA"],
+      "condition 1 (grpc): --header: binary metadata (trace-bin) is not supported",
+    ],
+    [
+      ["grpc", "h:1", "--header", "grpc-timeout: 1S"],
+      `condition 1 (grpc): --header: "grpc-timeout" cannot be sent as gRPC metadata`,
+    ],
+  ];
+  for (const [args, fragment] of cases) {
+    const line = usageErrorLine(await runCli(args));
+    assertStringIncludes(line, `waitcmd: ${fragment}`);
+    assertStringIncludes(line, "(see: waitcmd help grpc)");
+  }
+});
+
+Deno.test("waitcmd doctor reports a missing CA store for grpc and websocket", async () => {
+  const r = await runCli(["doctor", "-o", "json", "--require", "grpc"], {
+    env: { SSL_CERT_FILE: "/nonexistent/ca.pem" },
+  });
+  assertEquals(r.code, 1);
+  const kinds = (JSON.parse(r.stdout) as { kinds: { kind: string; ok: boolean; reason: string }[] })
+    .kinds.filter((k) => k.kind === "grpc" || k.kind === "websocket");
+  assertEquals(
+    kinds,
+    ["grpc", "websocket"].map((kind) => ({
+      kind,
+      ok: false,
+      reason: "SSL_CERT_FILE /nonexistent/ca.pem does not exist",
+    })),
+  );
+});

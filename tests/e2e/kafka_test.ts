@@ -1,0 +1,254 @@
+/**
+ * The kafka kind end to end against a real Apache Kafka 3.9 broker (one
+ * KRaft node from Kafka's own jars, PLAINTEXT and SASL_PLAINTEXT listeners):
+ * started late, ready, a topic created late, partitions and brokers too
+ * few, SASL/PLAIN with a wrong password fixed by a broker restart during
+ * the run, an unsupported mechanism, timeouts and usage errors, and the
+ * password in no output whatever the mode.
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { ignoreWithout } from "../_kit.ts";
+import { type Kafka, kafkaMissing, prepareKafka } from "../services/kafka.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+import { runWatched } from "./_verdict.ts";
+
+const FAST = ["--timeout", "120s", "--interval", "300ms"];
+const opts = { sanitizeResources: false, sanitizeOps: false };
+const EXIT_AFTER_VERDICT_MS = 2000;
+const OLD_PW = "kafka-old-pw-1";
+const NEW_PW = "kafka-new-pw-2";
+
+function assertNoSecret(texts: string[], secret: string) {
+  for (const t of texts) assert(!t.includes(secret), `the password leaked:\n${t}`);
+}
+
+Deno.test({
+  name: "kafka kind against a real Kafka broker (KRaft)",
+  ignore: ignoreWithout("kafka", await kafkaMissing()),
+  ...opts,
+  fn: kafkaTests,
+});
+
+async function kafkaTests(t: Deno.TestContext) {
+  const k: Kafka = await prepareKafka({ users: { app: OLD_PW } });
+  const sasl = `127.0.0.1:${k.saslPort}`;
+  try {
+    await t.step(
+      "a broker started late: connection refused, then satisfied; exit at once",
+      async () => {
+        const r = await runWatched(
+          [...FAST, "kafka", k.bootstrap],
+          (a) => (a.attempt === 1 && !a.ok ? k.start() : undefined),
+        );
+        assertEquals(r.code, 0, r.stderr);
+        assertEquals(r.stderr, "");
+        assertEquals(r.attempts[0]!.error, `connection refused (${k.bootstrap})`);
+        assertMatch(r.report.conditions[0]!.detail, /^cluster \S+: 1 broker$/);
+        assert(r.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS, `${r.exitAfterVerdictMs} ms`);
+      },
+    );
+
+    await t.step(
+      "a ready broker: text mode on stderr only, JSON with an empty stderr",
+      async () => {
+        const r = await runCli([...FAST, "kafka", k.bootstrap]);
+        assertEquals([r.code, r.stdout], [0, ""]);
+        assertMatch(
+          r.stderr,
+          new RegExp(
+            `\\[ok\\] kafka ${k.bootstrap} attempt 1 \\(\\d+\\.\\ds\\): cluster \\S+: 1 broker`,
+          ),
+        );
+        const j = await runJson([...FAST, "kafka", `${k.bootstrap},127.0.0.1:1`]);
+        assertEquals([j.code, j.stderr], [0, ""]);
+        assertEquals(j.json.conditions[0]!.name, `kafka ${k.bootstrap},127.0.0.1:1`);
+      },
+    );
+
+    await t.step("a topic created late: pending while unknown, then satisfied", async () => {
+      const r = await runLate(
+        [...FAST, "kafka", k.bootstrap, "--topic", "orders", "--partitions", "3"],
+        () => k.createTopic("orders", 3),
+      );
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(
+        r.attempts[0]!.error,
+        'topic "orders" does not exist (UNKNOWN_TOPIC_OR_PARTITION)',
+      );
+      assertMatch(r.report.conditions[0]!.detail, /; topic "orders": 3 partitions$/);
+    });
+
+    await t.step("too few partitions or brokers: timeout naming the numbers", async () => {
+      const few = await runJson([
+        "--timeout",
+        "2s",
+        "--interval",
+        "300ms",
+        "kafka",
+        k.bootstrap,
+        "--topic",
+        "orders",
+        "--partitions",
+        "5",
+      ]);
+      assertEquals(few.code, 1);
+      assertEquals(
+        few.json.conditions[0]!.last_error,
+        'topic "orders" has 3 partitions, waiting for at least 5',
+      );
+      const brokers = await runCli([
+        "--timeout",
+        "2s",
+        "--interval",
+        "300ms",
+        "kafka",
+        k.bootstrap,
+        "--min-brokers",
+        "3",
+      ]);
+      assertEquals(brokers.code, 1);
+      assertStringIncludes(brokers.stderr, "the cluster lists 1 broker, waiting for at least 3");
+    });
+
+    await t.step("SASL/PLAIN with the right password; it shows nowhere", async () => {
+      const args = [...FAST, "kafka", sasl, "--sasl-mechanism", "plain", "--user", "app"];
+      const r = await runJson([...args, "--password-env", "KPW"], { env: { KPW: OLD_PW } });
+      assertEquals([r.code, r.stderr], [0, ""]);
+      assertMatch(r.json.conditions[0]!.detail, /, SASL PLAIN as "app"$/);
+      assertNoSecret([r.stdout], OLD_PW);
+    });
+
+    await t.step("a wrong password, fixed by a broker restart during the run", async () => {
+      const file = await Deno.makeTempFile({ prefix: "waitcmd-kafka-pw-" });
+      await Deno.writeTextFile(file, `${NEW_PW}\n`);
+      try {
+        const r = await runLate(
+          [
+            ...FAST,
+            "kafka",
+            sasl,
+            "--sasl-mechanism",
+            "plain",
+            "--user",
+            "app",
+            "--password-file",
+            file,
+          ],
+          () => k.restart({ users: { app: NEW_PW } }),
+        );
+        assertEquals(r.code, 0, r.stderr);
+        assertEquals(
+          r.attempts[0]!.error,
+          'authentication failed for user "app": Authentication failed: Invalid username or password',
+        );
+        assert(
+          r.attempts.some((a) => !a.ok && /connection refused/.test(a.error)),
+          `the restart was seen: ${JSON.stringify(r.attempts.map((a) => a.error))}`,
+        );
+        assertEquals(r.report.status, "satisfied");
+        assertNoSecret([JSON.stringify(r.report), JSON.stringify(r.attempts), r.stderr], NEW_PW);
+      } finally {
+        await Deno.remove(file);
+      }
+    });
+
+    await t.step("a wrong password times out in text mode without showing it", async () => {
+      const r = await runCli(
+        [
+          "--timeout",
+          "2s",
+          "--interval",
+          "300ms",
+          "kafka",
+          sasl,
+          "--sasl-mechanism",
+          "plain",
+          "--user",
+          "app",
+          "--password-env",
+          "KPW",
+        ],
+        { env: { KPW: OLD_PW } },
+      );
+      assertEquals([r.code, r.stdout], [1, ""]);
+      assertStringIncludes(
+        r.stderr,
+        `not satisfied: kafka ${sasl}: authentication failed for user "app"`,
+      );
+      assertNoSecret([r.stderr], OLD_PW);
+    });
+
+    await t.step(
+      "a mechanism the listener does not offer stays pending with the broker's word",
+      async () => {
+        const r = await runJson(
+          [
+            "--timeout",
+            "2s",
+            "--interval",
+            "300ms",
+            "kafka",
+            sasl,
+            "--sasl-mechanism",
+            "scram-sha-256",
+            "--user",
+            "app",
+            "--password-env",
+            "KPW",
+          ],
+          { env: { KPW: NEW_PW } },
+        );
+        assertEquals(r.code, 1);
+        assertEquals(
+          r.json.conditions[0]!.last_error,
+          "SASL authentication failed: the broker does not support the requested SASL mechanism.",
+        );
+      },
+    );
+  } finally {
+    await k.stop();
+  }
+}
+
+Deno.test({
+  name: "kafka kind: usage errors through the CLI, never showing the password",
+  ...opts,
+  fn: async (t) => {
+    const env = { KPW: "S3cr3t-kafka" };
+    const rows: [string[], string][] = [
+      [["kafka", "kafka://h:9092"], "(no scheme)"],
+      [["kafka", "h", "--sasl-mechanism", "gssapi"], "--sasl-mechanism"],
+      [
+        ["kafka", "h", "--sasl-mechanism", "plain", "--password-env", "KPW"],
+        "--sasl-mechanism: needs --user",
+      ],
+      [["kafka", "h", "--partitions", "2"], "--partitions: needs --topic"],
+    ];
+    for (const [args, fragment] of rows) {
+      await t.step(args.join(" "), async () => {
+        const line = usageErrorLine(await runCli(args, { env }));
+        assertStringIncludes(line, fragment);
+        assert(!line.includes(env.KPW), line);
+      });
+    }
+  },
+});
+
+Deno.test({
+  name: "kafka kind: refused bootstrap servers time out with each address",
+  ...opts,
+  fn: async () => {
+    const r = await runJson([
+      "--timeout",
+      "1500ms",
+      "--interval",
+      "300ms",
+      "kafka",
+      "127.0.0.1:1,127.0.0.1:2",
+    ]);
+    assertEquals([r.code, r.stderr], [1, ""]);
+    assertEquals(r.json.conditions[0]!.last_error, "connection refused (127.0.0.1:1, 127.0.0.1:2)");
+  },
+});

@@ -1,0 +1,128 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { sh } from "../services/_util.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--interval", "100ms"];
+
+Deno.test("lockfile waits for a lock held by flock to be released and removed", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
+  const lock = `${dir}/build.lock`;
+  try {
+    const free = await runJson(["--timeout", "5s", "lockfile", lock]);
+    assertEquals([free.code, free.json.conditions[0]!.detail], [0, "no lock file"]);
+
+    // A real holder: flock creates the file and holds it while its command runs, which
+    // removes the lock file when done (as build tools do).
+    const holder = new Deno.Command("flock", {
+      args: [lock, "sh", "-c", `read _ ; rm -f ${lock}`],
+      stdin: "piped",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    for (let i = 0; i < 100; i++) {
+      if (await Deno.stat(lock).then(() => true, () => false)) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const r = await runLate(["--timeout", "20s", ...FAST, "lockfile", lock], async () => {
+      const w = holder.stdin.getWriter();
+      await w.write(new TextEncoder().encode("done\n"));
+      await w.close();
+      await holder.status;
+    });
+    assertEquals(r.code, 0);
+    const c = r.report.conditions[0]!;
+    assertEquals(c.name, `lockfile ${lock}`);
+    assert(/^lock file exists \(modified (under 1s|\d+s) ago\)$/.test(c.last_error), c.last_error);
+    assertEquals(c.detail, "no lock file");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("lockfile --present waits for a lock to appear; --older-than for it to go stale", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
+  const lock = `${dir}/run.lock`;
+  try {
+    const r = await runLate(
+      ["--timeout", "20s", ...FAST, "lockfile", lock, "--present"],
+      () => sh("flock", [lock, "true"]),
+    );
+    assertEquals([r.code, r.report.conditions[0]!.last_error], [0, "does not exist"]);
+
+    // Made just now, it turns stale after 1 s.
+    await Deno.remove(lock);
+    await sh("touch", [lock]);
+    const stale = await runJson([
+      "--timeout",
+      "20s",
+      ...FAST,
+      "lockfile",
+      lock,
+      "--present",
+      "--older-than",
+      "1s",
+    ]);
+    assertEquals(stale.code, 0);
+    assertEquals(
+      stale.json.conditions[0]!.last_error,
+      "lock file modified under 1s ago, not yet 1s",
+    );
+    assertStringIncludes(stale.json.conditions[0]!.detail, ", stale)");
+
+    await sh("touch", ["-d", "2 hours ago", lock]);
+    const old = await runJson([
+      "--timeout",
+      "5s",
+      "lockfile",
+      lock,
+      "--present",
+      "--older-than",
+      "1h",
+    ]);
+    assertEquals(old.json.conditions[0]!.detail, "lock file exists (modified 2h ago, stale)");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("lockfile times out while the lock stays held", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
+  try {
+    await sh("touch", ["-d", "90 seconds ago", `${dir}/held.lock`]);
+    const r = await runCli(["--timeout", "400ms", ...FAST, "lockfile", `${dir}/held.lock`]);
+    assertEquals([r.code, r.stdout], [1, ""]);
+    assertStringIncludes(r.stderr, `[..] lockfile ${dir}/held.lock attempt 1 (`);
+    assertStringIncludes(
+      r.stderr,
+      `not satisfied: lockfile ${dir}/held.lock: lock file exists (modified 1m3`,
+    );
+    const missing = await runJson([
+      "--timeout",
+      "300ms",
+      ...FAST,
+      "lockfile",
+      `${dir}/none`,
+      "--present",
+    ]);
+    assertEquals([missing.code, missing.json.conditions[0]!.last_error], [1, "does not exist"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("lockfile usage errors", async () => {
+  assertEquals(
+    usageErrorLine(await runCli(["lockfile", "a.lock", "--absent", "--present"])),
+    "waitcmd: condition 1 (lockfile): --present: cannot be combined with --absent (see: waitcmd help lockfile)",
+  );
+  assertEquals(
+    usageErrorLine(await runCli(["lockfile", "a.lock", "--older-than", "5m"])),
+    "waitcmd: condition 1 (lockfile): --older-than: needs --present (a stale lock is a present one) (see: waitcmd help lockfile)",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["lockfile", "a.lock", "--present", "--older-than", "soon"])),
+    "--older-than",
+  );
+  assertStringIncludes(usageErrorLine(await runCli(["lockfile"])), "missing target PATH");
+});

@@ -1,0 +1,177 @@
+/**
+ * ntp end to end: the CLI against a real NTP server (Debian's chronyd
+ * serving its local clock on a loopback port, never touching the system
+ * clock; tests/services/chrony.ts) and, for answers chronyd will not give
+ * on demand (an offset, an unsynchronised clock, a high stratum), a small
+ * responder in the test process (tests/services/ntpfake.ts).
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { ignoreWithout } from "../_kit.ts";
+import { CHRONY_STRATUM, chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
+import { startNtpResponder } from "../services/ntpfake.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--timeout", "15s", "--interval", "200ms"];
+const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
+
+const whyMissing = await chronyMissing();
+
+Deno.test({
+  name: "ntp against a real NTP server (chronyd)",
+  ignore: ignoreWithout("chronyd", whyMissing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const c = await startChrony();
+    try {
+      await t.step("satisfied: offset and stratum in detail, JSON and human lines", async () => {
+        const j = await runJson([...FAST, "ntp", `127.0.0.1:${c.port}`]);
+        assertEquals([j.code, j.stderr, j.json.status], [0, "", "satisfied"]);
+        const cond = j.json.conditions[0]!;
+        assertEquals(cond.name, `ntp 127.0.0.1:${c.port}`);
+        assertMatch(
+          cond.detail,
+          new RegExp(`^offset [+-]\\d+\\.\\d{3}ms, stratum ${CHRONY_STRATUM}$`),
+        );
+        const h = await runCli([...FAST, "ntp", `localhost:${c.port}`, "--max-offset", "500ms"]);
+        assertEquals([h.code, h.stdout], [0, ""]);
+        assertMatch(
+          h.stderr,
+          new RegExp(`\\[ok\\] ntp localhost:${c.port} attempt 1 \\(\\d+\\.\\ds\\): offset `),
+        );
+      });
+
+      await t.step("--max-stratum below the server's stratum stays pending", async () => {
+        const j = await runJson([...SHORT, "ntp", `127.0.0.1:${c.port}`, "--max-stratum", "3"]);
+        assertEquals([j.code, j.json.status], [1, "timeout"]);
+        assertMatch(
+          j.json.conditions[0]!.last_error,
+          /^stratum 8 is above --max-stratum 3 \(offset [+-][\d.]+ms\)$/,
+        );
+      });
+    } finally {
+      await c.stop();
+    }
+  },
+});
+
+Deno.test({
+  name: "ntp waits for chronyd to start (pending, then satisfied)",
+  ignore: ignoreWithout("chronyd", whyMissing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const port = await freeUdpPort();
+    let c: Awaited<ReturnType<typeof startChrony>> | undefined;
+    try {
+      const late = await runLate(
+        [...FAST, "ntp", `127.0.0.1:${port}`],
+        async () => (c = await startChrony({ port, wait: false })),
+      );
+      assertEquals([late.code, late.report.status], [0, "satisfied"]);
+      assertEquals(late.attempts[0]!.error, "no reply within 2s");
+      assertMatch(late.report.conditions[0]!.detail, /stratum 8$/);
+    } finally {
+      await c?.stop();
+    }
+  },
+});
+
+Deno.test("ntp: an unsynchronised server is pending with the reason, until it synchronises", async () => {
+  const r = await startNtpResponder({ leap: 3, stratum: 2 });
+  try {
+    const late = await runLate(
+      [...FAST, "ntp", `127.0.0.1:${r.port}`],
+      () => Promise.resolve(r.set({ leap: 0, stratum: 2 })),
+    );
+    assertEquals(late.code, 0);
+    assertEquals(late.attempts[0]!.error, "server clock not synchronised (leap indicator 3)");
+    assertMatch(late.report.conditions[0]!.detail, /^offset [+-][\d.]+ms, stratum 2$/);
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("ntp: stratum 16 and a kiss-o'-death are unsynchronised", async () => {
+  const r = await startNtpResponder({ stratum: 16 });
+  try {
+    let j = await runJson([...SHORT, "ntp", `127.0.0.1:${r.port}`]);
+    assertEquals(j.json.conditions[0]!.last_error, "server clock not synchronised (stratum 16)");
+    r.set({ stratum: 0, refId: "DENY" });
+    j = await runJson([...SHORT, "ntp", `127.0.0.1:${r.port}`]);
+    assertEquals(
+      j.json.conditions[0]!.last_error,
+      "server clock not synchronised (stratum 0, kiss code DENY)",
+    );
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("ntp: an offset beyond --max-offset is pending; within it, satisfied", async () => {
+  const r = await startNtpResponder({ offsetMs: 5000, stratum: 1 });
+  try {
+    const j = await runJson([...SHORT, "ntp", `127.0.0.1:${r.port}`]);
+    assertEquals([j.code, j.json.status], [1, "timeout"]);
+    assertMatch(
+      j.json.conditions[0]!.last_error,
+      /^offset \+(4\.9\d\d|5\.0\d\d)s is beyond --max-offset 1s \(stratum 1\)$/,
+    );
+    const ok = await runJson([...SHORT, "ntp", `127.0.0.1:${r.port}`, "--max-offset", "10s"]);
+    assertEquals(ok.code, 0);
+    assertMatch(ok.json.conditions[0]!.detail, /^offset \+(4\.9\d\d|5\.0\d\d)s, stratum 1$/);
+    r.set({ offsetMs: -3000, stratum: 1 });
+    const neg = await runJson([...SHORT, "ntp", `127.0.0.1:${r.port}`, "--max-offset", "2s"]);
+    assertMatch(
+      neg.json.conditions[0]!.last_error,
+      /^offset -(2\.9\d\d|3\.0\d\d)s is beyond --max-offset 2s/,
+    );
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("ntp times out on a silent server with the human summary", async () => {
+  const r = await startNtpResponder({ silent: true });
+  try {
+    const h = await runCli([
+      "--timeout",
+      "2500ms",
+      "--interval",
+      "100ms",
+      "ntp",
+      `127.0.0.1:${r.port}`,
+    ]);
+    assertEquals(h.code, 1);
+    assertStringIncludes(
+      h.stderr,
+      `waitcmd: timed out after 2.5s; not satisfied: ntp 127.0.0.1:${r.port}: no reply within 2s`,
+    );
+    assert(r.requests >= 1);
+  } finally {
+    await r.stop();
+  }
+});
+
+Deno.test("ntp usage errors exit 2 with one line", async () => {
+  const cases: [string[], string][] = [
+    [["ntp", "host:0"], `condition 1 (ntp): port must be from 1 to 65535, got "0"`],
+    [
+      ["ntp", "host", "--max-offset", "soon"],
+      "condition 1 (ntp): --max-offset: expected a duration",
+    ],
+    [["ntp", "host", "--max-offset", "0"], "condition 1 (ntp): --max-offset: must be above 0"],
+    [
+      ["ntp", "host", "--max-stratum", "16"],
+      "condition 1 (ntp): --max-stratum: expected a whole number from 1 to 15",
+    ],
+    [["ntp"], "condition 1 (ntp): missing target HOST[:PORT]"],
+  ];
+  for (const [args, fragment] of cases) {
+    const line = usageErrorLine(await runCli(args));
+    assertStringIncludes(line, `waitcmd: ${fragment}`);
+    assertStringIncludes(line, "(see: waitcmd help ntp)");
+  }
+});

@@ -1,0 +1,156 @@
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { sh } from "../services/_util.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--interval", "100ms"];
+
+Deno.test("permission waits for chmod and chown on a real file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-perm-" });
+  const f = `${dir}/key.pem`;
+  try {
+    await sh("sh", ["-c", `umask 022 && echo secret > ${f}`]);
+    const r = await runLate(
+      [
+        "--timeout",
+        "20s",
+        ...FAST,
+        "permission",
+        f,
+        "--mode",
+        "0600",
+        "--owner",
+        "nobody",
+        "--group",
+        "4321",
+      ],
+      () => sh("sh", ["-c", `chmod 600 ${f} && chown nobody:4321 ${f}`]),
+    );
+    assertEquals(r.code, 0);
+    const c = r.report.conditions[0]!;
+    assertEquals(c.name, `permission ${f}`);
+    assertEquals(
+      r.attempts[0]!.error,
+      "mode is 0644, not 0600; owner is 0, not nobody (65534); group is 0, not 4321",
+    );
+    assertStringIncludes(c.last_error, "owner is 0, not nobody (65534); group is 0, not 4321");
+    assertEquals(c.detail, "file 0600, owner 65534, group 4321");
+
+    const alias = await runJson([
+      "--timeout",
+      "5s",
+      "perm",
+      f,
+      "--mode-includes",
+      "0400",
+      "--type",
+      "file",
+    ]);
+    assertEquals([alias.code, alias.json.conditions[0]!.name, alias.json.conditions[0]!.kind], [
+      0,
+      `perm ${f}`,
+      "permission",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fifos apart", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-perm-" });
+  const sock = Deno.listen({ transport: "unix", path: `${dir}/app.sock` });
+  try {
+    await sh("sh", [
+      "-c",
+      `cd ${dir} && mkfifo pipe && touch file && mkdir sub && ln -s file link`,
+    ]);
+    const type = async (
+      path: string,
+      t: string,
+    ) => (await runJson([
+      "--timeout",
+      "300ms",
+      ...FAST,
+      "permission",
+      `${dir}/${path}`,
+      "--type",
+      t,
+    ]));
+    for (
+      const [path, t] of [["app.sock", "socket"], ["pipe", "fifo"], ["file", "file"], [
+        "sub",
+        "dir",
+      ], ["link", "symlink"]]
+    ) {
+      const r = await type(path!, t!);
+      assertEquals([path, r.code], [path, 0]);
+    }
+    // Without --type symlink a link is followed.
+    assertEquals((await type("link", "file")).code, 0);
+    const wrong = await type("pipe", "socket");
+    assertEquals([wrong.code, wrong.json.conditions[0]!.last_error], [
+      1,
+      "is a fifo, not a socket",
+    ]);
+  } finally {
+    sock.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("permission is pending for a missing path until it is made, and times out", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-perm-" });
+  try {
+    const r = await runLate(
+      [
+        "--timeout",
+        "20s",
+        ...FAST,
+        "permission",
+        `${dir}/fifo`,
+        "--type",
+        "fifo",
+        "--mode",
+        "0620",
+      ],
+      () => sh("mkfifo", ["-m", "0620", `${dir}/fifo`]),
+    );
+    assertEquals([r.code, r.report.conditions[0]!.last_error], [0, "does not exist"]);
+    const to = await runCli([
+      "--timeout",
+      "400ms",
+      ...FAST,
+      "permission",
+      `${dir}/fifo`,
+      "--mode",
+      "0600",
+    ]);
+    assertEquals([to.code, to.stdout], [1, ""]);
+    assertStringIncludes(to.stderr, `[..] permission ${dir}/fifo attempt 1 (`);
+    assertStringIncludes(
+      to.stderr,
+      `not satisfied: permission ${dir}/fifo: mode is 0620, not 0600`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("permission usage errors", async () => {
+  assertEquals(
+    usageErrorLine(await runCli(["permission", "/x"])),
+    "waitcmd: condition 1 (permission): permission needs at least one of --mode, --mode-includes, --owner, --group, --type (see: waitcmd help permission)",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["perm", "/x", "--mode", "rw-r--r--"])),
+    '--mode: expected an octal mode like 0644, got "rw-r--r--"',
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["perm", "/x", "--type", "pipe"])),
+    "--type",
+  );
+  assertEquals(
+    usageErrorLine(await runCli(["perm", "/x", "--owner", "no-such-user-zq9"])),
+    'waitcmd: condition 1 (perm): --owner: no user named "no-such-user-zq9" on this system (see: waitcmd help permission)',
+  );
+});

@@ -1,0 +1,172 @@
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { sh } from "../services/_util.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runLate } from "./_late.ts";
+
+const FAST = ["--interval", "100ms"];
+
+/** Starts `sleep 60` as a real daemon that writes its pid file (start-stop-daemon). */
+async function startDaemon(pidfile: string): Promise<number> {
+  await sh("start-stop-daemon", [
+    "--start",
+    "--background",
+    "--make-pidfile",
+    "--pidfile",
+    pidfile,
+    "--exec",
+    "/bin/sleep",
+    "--",
+    "60",
+  ]);
+  return Number((await Deno.readTextFile(pidfile)).trim());
+}
+
+function kill(pid: number | undefined): void {
+  if (!pid) return;
+  try {
+    Deno.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+Deno.test("pidfile is satisfied by a daemon's pid file, written late", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-pidfile-" });
+  const pf = `${dir}/sleep.pid`;
+  let pid: number | undefined;
+  try {
+    const r = await runLate(
+      ["--timeout", "20s", ...FAST, "pidfile", pf, "--name", "sleep"],
+      async () => (pid = await startDaemon(pf)),
+    );
+    assertEquals([r.code, r.report.status], [0, "satisfied"]);
+    const c = r.report.conditions[0]!;
+    assertEquals(c.name, `pidfile ${pf}`);
+    assertEquals(c.last_error, "does not exist");
+    assertEquals(c.detail, `process ${pid} running (sleep)`);
+
+    const now = await runCli(["--timeout", "5s", "pidfile", pf]);
+    assertEquals(now.code, 0);
+    assertStringIncludes(now.stderr, `[ok] pidfile ${pf} attempt 1 (`);
+    assertStringIncludes(now.stderr, `: process ${pid} running (sleep)`);
+    assertStringIncludes(now.stderr, "waitcmd: satisfied in");
+  } finally {
+    kill(pid);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pidfile --stopped waits for the daemon to stop, and holds for no file", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-pidfile-" });
+  const pf = `${dir}/sleep.pid`;
+  let pid: number | undefined;
+  try {
+    const none = await runJson(["--timeout", "5s", "pidfile", pf, "--stopped"]);
+    assertEquals([none.code, none.json.conditions[0]!.detail], [0, "pid file does not exist"]);
+    pid = await startDaemon(pf);
+    const r = await runLate(
+      ["--timeout", "20s", ...FAST, "pidfile", pf, "--stopped"],
+      () => sh("start-stop-daemon", ["--stop", "--pidfile", pf, "--retry", "5"]),
+    );
+    assertEquals(r.code, 0);
+    const c = r.report.conditions[0]!;
+    assertEquals(c.last_error, `process ${pid} still running (sleep)`);
+    // The pid file is left behind: the process is gone (or a zombie until reaped).
+    assert(/^process \d+ (not running|is a zombie \(sleep\))$/.test(c.detail), c.detail);
+  } finally {
+    kill(pid);
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pidfile counts a zombie and a reused pid as not running", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-pidfile-" });
+  // The parent execs into a long sleep that never reaps its exited child: a zombie.
+  const parent = new Deno.Command("sh", {
+    args: ["-c", `sleep 0.1 & echo $! > ${dir}/zombie.pid; exec sleep 30`],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  try {
+    let zpid = 0;
+    for (let i = 0; i < 100 && !zpid; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      zpid = Number((await Deno.readTextFile(`${dir}/zombie.pid`).catch(() => "")).trim());
+    }
+    await new Promise((r) => setTimeout(r, 500)); // the child has exited by now
+    const z = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/zombie.pid`]);
+    assertEquals([z.code, z.json.conditions[0]!.last_error], [
+      1,
+      `process ${zpid} is a zombie (sleep)`,
+    ]);
+    const zs = await runJson(["--timeout", "5s", "pidfile", `${dir}/zombie.pid`, "--stopped"]);
+    assertEquals(zs.code, 0);
+
+    // A pid file written an hour ago naming a process that started just now: the pid was reused.
+    await Deno.writeTextFile(`${dir}/old.pid`, `${parent.pid}\n`);
+    await sh("touch", ["-d", "1 hour ago", `${dir}/old.pid`]);
+    const reused = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/old.pid`]);
+    assertEquals(reused.code, 1);
+    assertEquals(
+      reused.json.conditions[0]!.last_error,
+      `pid ${parent.pid} was reused: sleep started after the pid file was written`,
+    );
+    const gone = await runJson(["--timeout", "5s", "pidfile", `${dir}/old.pid`, "--stopped"]);
+    assertEquals(gone.code, 0);
+
+    // Written now, the same pid is the file's process; another --name is not.
+    await Deno.writeTextFile(`${dir}/new.pid`, `${parent.pid}\n`);
+    assertEquals((await runJson(["--timeout", "5s", "pidfile", `${dir}/new.pid`])).code, 0);
+    const other = await runJson([
+      "--timeout",
+      "400ms",
+      ...FAST,
+      "pidfile",
+      `${dir}/new.pid`,
+      "--name",
+      "nginx",
+    ]);
+    assertEquals(other.json.conditions[0]!.last_error, `process ${parent.pid} is sleep, not nginx`);
+  } finally {
+    parent.kill("SIGKILL");
+    await parent.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pidfile keeps an empty or half-written file pending, then times out", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-pidfile-" });
+  try {
+    await Deno.writeTextFile(`${dir}/a.pid`, "");
+    for (const want of ["--running", "--stopped"]) {
+      const r = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/a.pid`, want]);
+      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      assertEquals(r.json.conditions[0]!.last_error, "pid file is empty");
+    }
+    await Deno.writeTextFile(`${dir}/a.pid`, "12a");
+    const half = await runCli(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/a.pid`]);
+    assertEquals([half.code, half.stdout], [1, ""]);
+    assertStringIncludes(half.stderr, `[..] pidfile ${dir}/a.pid attempt 1 (`);
+    assertStringIncludes(
+      half.stderr,
+      `waitcmd: timed out after 400ms; not satisfied: pidfile ${dir}/a.pid: pid file holds no pid: "12a"`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("pidfile usage errors", async () => {
+  assertEquals(
+    usageErrorLine(await runCli(["pidfile"])),
+    "waitcmd: condition 1 (pidfile): missing target PATH (see: waitcmd help pidfile)",
+  );
+  assertEquals(
+    usageErrorLine(await runCli(["pidfile", "a.pid", "--running", "--stopped"])),
+    "waitcmd: condition 1 (pidfile): --stopped: cannot be combined with --running (see: waitcmd help pidfile)",
+  );
+  assertStringIncludes(
+    usageErrorLine(await runCli(["pidfile", "a.pid", "--name", ""])),
+    "--name: expected a name, got an empty string",
+  );
+});

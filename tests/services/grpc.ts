@@ -1,0 +1,104 @@
+/**
+ * The gRPC health server of the grpc kind's tests: the reference Go
+ * implementation (google.golang.org/grpc/health) wrapped in a small program
+ * kept in tests/services/grpc/ and built by scripts/services/build-grpc.sh
+ * (cached). It serves h2c and, given a certificate, TLS; a bare listener
+ * has no health service; an HTTP control endpoint flips statuses.
+ *
+ * ```ts
+ * const s = await startGrpcServer({ tls: { certFile, keyFile } });
+ * await s.setStatus("", "NOT_SERVING");
+ * // ... waitcmd grpc s.h2c
+ * await s.stop();
+ * ```
+ *
+ * @module
+ */
+
+import { reapOnExit, runBuildScript, spawnService, waitUntil } from "./_util.ts";
+
+/** The grpc-go version the server is built with (keep in step with build-grpc.sh). */
+export const GRPC_GO_VERSION = "v1.85.0";
+
+/** Builds (or finds cached) the server; resolves to the binary's path. */
+export function buildGrpcServer(): Promise<string> {
+  return runBuildScript("build-grpc.sh", `gRPC health server, grpc-go ${GRPC_GO_VERSION}`);
+}
+
+/** A running health server. */
+export interface GrpcServer {
+  /** `127.0.0.1:PORT` of the plaintext (h2c) listener. */
+  readonly h2c: string;
+  /** `127.0.0.1:PORT` of the TLS listener, when started with a certificate. */
+  readonly tls: string | undefined;
+  /** `127.0.0.1:PORT` of a gRPC server without the health service. */
+  readonly bare: string;
+  readonly logFile: string;
+  /** Sets a service's status (`""`: the server); SERVICE_UNKNOWN makes Check answer NOT_FOUND. */
+  setStatus(service: string, status: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startGrpcServer}. */
+export interface GrpcServerOptions {
+  /** Serve TLS too, with this certificate and key. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /** The h2c listener's address (default a free port on 127.0.0.1). */
+  readonly h2c?: string;
+  /** Every call must carry this `name: value` metadata, else UNAUTHENTICATED. */
+  readonly requireHeader?: string;
+}
+
+/** Starts the health server; resolves once it listens. */
+export async function startGrpcServer(opts: GrpcServerOptions = {}): Promise<GrpcServer> {
+  const bin = await buildGrpcServer();
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-grpc-" });
+  const reap = reapOnExit(dir);
+  const logFile = `${dir}/grpc.log`;
+  const args = [
+    "-h2c",
+    opts.h2c ?? "127.0.0.1:0",
+    "-bare",
+    "127.0.0.1:0",
+    "-control",
+    "127.0.0.1:0",
+  ];
+  if (opts.tls) {
+    args.push("-tls", "127.0.0.1:0", "-cert", opts.tls.certFile, "-key", opts.tls.keyFile);
+  }
+  if (opts.requireHeader) args.push("-require-header", opts.requireHeader);
+  const svc = spawnService(bin, args, { logFile });
+  reap.setPids([svc.pid]);
+  const addr: Record<string, string> = {};
+  try {
+    await waitUntil("the gRPC health server", async () => {
+      const text = await Deno.readTextFile(logFile);
+      for (const m of text.matchAll(/^(h2c|tls|bare|control) (\S+)$/gm)) addr[m[1]!] = m[2]!;
+      return /^ready$/m.test(text);
+    }, { timeoutMs: 15_000, logFile });
+  } catch (e) {
+    await svc.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    reap.release();
+    throw e;
+  }
+  return {
+    h2c: addr.h2c!,
+    tls: addr.tls,
+    bare: addr.bare!,
+    logFile,
+    async setStatus(service, status) {
+      const q = new URLSearchParams({ service, status });
+      const r = await fetch(`http://${addr.control}/status?${q}`, { method: "POST" });
+      const text = await r.text();
+      if (!r.ok) throw new Error(`setting ${service || "server"} to ${status}: ${text}`);
+    },
+    async stop() {
+      await svc.stop();
+      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+      reap.release();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+/**
+ * The independent WebSocket server of the websocket kind's tests: Python's
+ * `websockets` (PyPI) in a cached virtual environment made by
+ * scripts/services/build-pyws.sh, running tests/services/pyws/server.py.
+ * Paths: /echo echoes, /greet sends `hello from websockets`, /deny refuses
+ * with 403; the subprotocol `chat.v1` is accepted when offered.
+ *
+ * @module
+ */
+
+import { reapOnExit, repoRoot, runBuildScript, spawnService, waitUntil } from "./_util.ts";
+
+/** The `websockets` release installed (keep in step with build-pyws.sh). */
+export const WEBSOCKETS_VERSION = "17.4";
+
+/** Installs (or finds cached) the environment; resolves to its python. */
+export function buildPyWs(): Promise<string> {
+  return runBuildScript("build-pyws.sh", `websockets ${WEBSOCKETS_VERSION} from PyPI`);
+}
+
+/** A running Python WebSocket server. */
+export interface PyWsServer {
+  readonly port: number;
+  readonly logFile: string;
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startPyWs}. */
+export interface PyWsOptions {
+  /** Port to listen on (default: any free one). */
+  readonly port?: number;
+  /** Serve wss:// with this certificate and key. */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /** Refuse upgrades (401) without this `Name: value` header. */
+  readonly requireHeader?: string;
+}
+
+/** Starts the server; resolves once it listens. */
+export async function startPyWs(opts: PyWsOptions = {}): Promise<PyWsServer> {
+  const python = await buildPyWs();
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-pyws-" });
+  const reap = reapOnExit(dir);
+  const logFile = `${dir}/pyws.log`;
+  const args = [`${repoRoot}/tests/services/pyws/server.py`, "--port", String(opts.port ?? 0)];
+  if (opts.tls) args.push("--cert", opts.tls.certFile, "--key", opts.tls.keyFile);
+  if (opts.requireHeader) args.push("--require-header", opts.requireHeader);
+  const svc = spawnService(python, args, { logFile, env: { PYTHONUNBUFFERED: "1" } });
+  reap.setPids([svc.pid]);
+  let port = 0;
+  try {
+    await waitUntil("the Python websockets server", async () => {
+      const m = /^ready (\d+)$/m.exec(await Deno.readTextFile(logFile));
+      if (m) port = Number(m[1]);
+      return m !== null;
+    }, { timeoutMs: 15_000, logFile });
+  } catch (e) {
+    await svc.stop();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+    reap.release();
+    throw e;
+  }
+  return {
+    port,
+    logFile,
+    async stop() {
+      await svc.stop();
+      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+      reap.release();
+    },
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * Throwaway Redis 7 servers (Debian's `redis-server` package) for the redis
+ * kind's tests. Each listens on 127.0.0.1 on a free port with its config,
+ * dump file and log in its own temporary directory. The default user is
+ * off; every client logs in as the ACL user `app`. A server can be stopped
+ * and started again on the same port (keeping its dataset when it was
+ * saved), made a replica, served over TLS, or slowed down while it loads
+ * its dataset (`key-load-delay`, to see LOADING).
+ */
+
+import { freePort, reapOnExit, type Service, sh, spawnService, waitUntil } from "./_util.ts";
+
+/** The server binary. */
+export const REDIS_SERVER = "/usr/bin/redis-server";
+/** The ACL user every client logs in as, and its password. */
+export const REDIS_USER = "app";
+export const REDIS_PASSWORD = "app-pw-9Kd";
+
+/** Why Redis cannot run here, or undefined. */
+export async function redisMissing(): Promise<string | undefined> {
+  for (const bin of [REDIS_SERVER, "/usr/bin/redis-cli"]) {
+    try {
+      await Deno.stat(bin);
+    } catch {
+      return `${bin} not found (run scripts/install-test-deps.sh)`;
+    }
+  }
+  return undefined;
+}
+
+/** Options of {@link makeRedis}. */
+export interface RedisOptions {
+  /** Start it now (default true); otherwise `start()` later. */
+  start?: boolean;
+  /** Serve TLS (only TLS) with this CA, certificate and key. */
+  tls?: { caFile: string; certFile: string; keyFile: string };
+  /** Replicate this server (a replica: ROLE says slave). */
+  replicaOf?: { port: number };
+}
+
+/** A throwaway Redis server. */
+export interface Redis {
+  readonly host: "127.0.0.1";
+  readonly port: number;
+  readonly dir: string;
+  /** `redis://app:PASSWORD@127.0.0.1:PORT[/db]` (or rediss:// with TLS). */
+  url(user?: string, password?: string, db?: number): string;
+  /** Runs a command as `app` (over TLS when the server has it); returns redis-cli's output. */
+  cli(...args: string[]): Promise<string>;
+  /** Starts it (again, on the same port) with extra config lines; resolves once PING answers. */
+  start(extraConfig?: string[]): Promise<void>;
+  /** Starts it without waiting for PING to answer (it may still be loading). */
+  launch(extraConfig?: string[]): Promise<void>;
+  /** Stops it (SIGTERM; no save: `save ""`). */
+  stop(): Promise<void>;
+  /** Stops it and removes its directory. */
+  remove(): Promise<void>;
+}
+
+/** Makes a Redis server, started unless `start: false`. */
+export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-redis-" });
+  const reap = reapOnExit(dir);
+  const port = freePort();
+  const scheme = opts.tls ? "rediss" : "redis";
+  const base = [
+    opts.tls ? "port 0" : `port ${port}`,
+    ...(opts.tls
+      ? [
+        `tls-port ${port}`,
+        `tls-cert-file ${opts.tls.certFile}`,
+        `tls-key-file ${opts.tls.keyFile}`,
+        `tls-ca-cert-file ${opts.tls.caFile}`,
+        "tls-auth-clients no",
+        "tls-replication yes",
+      ]
+      : []),
+    "bind 127.0.0.1",
+    'save ""',
+    "appendonly no",
+    `dir ${dir}`,
+    "dbfilename dump.rdb",
+    `logfile ${dir}/redis.log`,
+    "enable-debug-command local",
+    "user default off",
+    `user ${REDIS_USER} on >${REDIS_PASSWORD} ~* &* +@all`,
+    ...(opts.replicaOf
+      ? [
+        `replicaof 127.0.0.1 ${opts.replicaOf.port}`,
+        `masteruser ${REDIS_USER}`,
+        `masterauth ${REDIS_PASSWORD}`,
+      ]
+      : []),
+  ];
+  let svc: Service | undefined;
+  const cliArgs = (args: string[]) => [
+    "-h",
+    "127.0.0.1",
+    "-p",
+    String(port),
+    "--user",
+    REDIS_USER,
+    "--pass",
+    REDIS_PASSWORD,
+    "--no-auth-warning",
+    ...(opts.tls ? ["--tls", "--cacert", opts.tls.caFile] : []),
+    ...args,
+  ];
+  const launch = async (extra: string[] = []) => {
+    if (svc) return;
+    const conf = `${dir}/redis.conf`;
+    await Deno.writeTextFile(conf, [...base, ...extra, ""].join("\n"));
+    svc = spawnService(REDIS_SERVER, [conf], { logFile: `${dir}/redis.out` });
+    reap.setPids([svc.pid]);
+  };
+  const r: Redis = {
+    host: "127.0.0.1",
+    port,
+    dir,
+    url(user = REDIS_USER, password = REDIS_PASSWORD, db?: number) {
+      const info = `${encodeURIComponent(user)}:${encodeURIComponent(password)}@`;
+      return `${scheme}://${info}127.0.0.1:${port}${db === undefined ? "" : `/${db}`}`;
+    },
+    cli: (...args) => sh("redis-cli", cliArgs(args)),
+    launch,
+    async start(extra = []) {
+      await launch(extra);
+      await waitUntil(
+        `redis on 127.0.0.1:${port}`,
+        async () => (await r.cli("PING")) === "PONG",
+        { timeoutMs: 30_000, everyMs: 50, logFile: `${dir}/redis.log` },
+      );
+    },
+    async stop() {
+      if (!svc) return;
+      const s = svc;
+      svc = undefined;
+      await s.stop();
+      reap.setPids([]);
+    },
+    async remove() {
+      await r.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      reap.release();
+    },
+  };
+  if (opts.start ?? true) {
+    try {
+      await r.start();
+    } catch (e) {
+      await r.remove();
+      throw e;
+    }
+  }
+  return r;
+}

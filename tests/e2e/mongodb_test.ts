@@ -94,7 +94,9 @@ async function mongoTests(t: Deno.TestContext) {
             if (a.ok && restart === undefined) {
               restart = (async () => {
                 await m.halt();
-                await new Promise((res) => setTimeout(res, 1000));
+                // Longer than the driver's server selection (SERVER_SELECTION_TIMEOUT_MS, 2 s),
+                // which would otherwise wait through the outage inside one attempt.
+                await new Promise((res) => setTimeout(res, 3500));
                 await m.start();
               })();
               return restart;

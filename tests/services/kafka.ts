@@ -134,7 +134,15 @@ export async function prepareKafka(opts: { users?: KafkaUsers } = {}): Promise<K
   // A cluster id is 16 bytes in URL-safe base64 without padding.
   const id = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(16))))
     .replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  await sh("java", [...javaArgs, "kafka.tools.StorageTool", "format", "-t", id, "-c", config]);
+  // `--cluster-id=ID` in one word: an id starting with "-" (1 in 64) would read as an option.
+  await sh("java", [
+    ...javaArgs,
+    "kafka.tools.StorageTool",
+    "format",
+    `--cluster-id=${id}`,
+    "--config",
+    config,
+  ]);
 
   let service: Service | undefined;
   const metadataAnswers = async (): Promise<boolean> => {

@@ -242,7 +242,7 @@ class Parser {
    * `localhost:8080`), else the nearest kind word.
    */
   #kindHint(word: string): string {
-    const meant = conditionFor(word, (k) => this.registry.lookup(k) !== undefined);
+    const meant = conditionFor(word, this.registry.kinds);
     return meant ? ` (did you mean ${meant}?)` : didYouMean(word, this.registry.words);
   }
 

@@ -53,29 +53,17 @@ export function didYouMean(
 }
 
 /**
- * The condition a word that names no kind was probably meant to be, when the
- * word looks like a target: `localhost:8080` → `tcp localhost:8080`, a URL →
- * `http <URL>`, a path → `file <path>`, and wait-on's resource forms
- * (`tcp:db:5432`, `http-get://…`, `socket:/run/x.sock`, `file:/tmp/x`) →
- * waitcmd's. `hasKind` says which kind words exist; undefined when nothing fits.
+ * The condition a word that names no kind was probably meant to be, when a
+ * kind claims the word as its target (`localhost:8080` → `tcp
+ * localhost:8080`): the first claim in the registry's order, else undefined.
  */
-export function conditionFor(word: string, hasKind: (kind: string) => boolean): string | undefined {
-  const suggest = (kind: string, target: string) =>
-    hasKind(kind) && target !== "" ? `${kind} ${target}` : undefined;
-  const hostPort = /^(\[[0-9A-Fa-f:.%]+\]|[A-Za-z0-9_][A-Za-z0-9_.-]*):\d{1,5}$/;
-  let m: RegExpExecArray | null;
-  if (/^https?:\/\/./i.test(word)) return suggest("http", word);
-  if ((m = /^(https?)-get:(?:\/\/)?(.+)$/i.exec(word))) {
-    return suggest("http", `${m[1]!.toLowerCase()}://${m[2]}`);
+export function conditionFor(
+  word: string,
+  kinds: readonly { claims?(word: string): string | undefined }[],
+): string | undefined {
+  for (const k of kinds) {
+    const meant = k.claims?.(word);
+    if (meant !== undefined) return meant;
   }
-  if ((m = /^tcp:(?:\/\/)?(.+)$/i.exec(word))) {
-    return suggest("tcp", /^\d{1,5}$/.test(m[1]!) ? `localhost:${m[1]}` : m[1]!);
-  }
-  if ((m = /^(?:socket|unix):(?:\/\/)?(.+)$/i.exec(word))) return suggest("unix", m[1]!);
-  if ((m = /^file:(?:\/\/)?(.+)$/i.exec(word))) return suggest("file", m[1]!);
-  if (/^s3:\/\/./i.test(word)) return suggest("s3", word);
-  if (hostPort.test(word)) return suggest("tcp", word);
-  if (/^\d{1,5}$/.test(word)) return suggest("tcp", `localhost:${word}`);
-  if (/^(\/|\.\.?\/|~\/)./.test(word)) return suggest("file", word);
   return undefined;
 }

@@ -1,4 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
+import { registry } from "../conditions/mod.ts";
 import { closest, conditionFor, didYouMean, editDistance } from "./suggest.ts";
 
 Deno.test("editDistance() counts a transposition as one edit", () => {
@@ -24,9 +25,7 @@ Deno.test("closest() suggests plausible typos only", () => {
   );
 });
 
-Deno.test("conditionFor() turns a target-shaped word into the condition it was meant as", () => {
-  const kinds = new Set(["http", "tcp", "file", "unix", "s3"]);
-  const has = (k: string) => kinds.has(k);
+Deno.test("conditionFor() asks the registered kinds which claims a target-shaped word", () => {
   const cases: [string, string | undefined][] = [
     ["http://localhost:8080/", "http http://localhost:8080/"],
     ["HTTPS://x/", "http HTTPS://x/"],
@@ -46,6 +45,9 @@ Deno.test("conditionFor() turns a target-shaped word into the condition it was m
     ["tpc", undefined],
     ["web", undefined],
   ];
-  assertEquals(cases.map(([w]) => conditionFor(w, has)), cases.map(([, want]) => want));
-  assertEquals(conditionFor("s3://b/k", () => false), undefined);
+  assertEquals(
+    cases.map(([w]) => conditionFor(w, registry.kinds)),
+    cases.map(([, want]) => want),
+  );
+  assertEquals(conditionFor("s3://b/k", []), undefined);
 });

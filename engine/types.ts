@@ -187,6 +187,13 @@ export interface ConditionKind<O = unknown> {
   /** Loads the probe module: a literal `import("./probe.ts")`, so `deno compile` embeds it. */
   load(): Promise<ProbeFactory<O>>;
   /**
+   * For a first word that names no kind: when the word looks like this
+   * kind's target (a URL for http, `host:port` for tcp, wait-on's `tcp:…`
+   * form), the condition it was meant as (`tcp localhost:8080`); the usage
+   * error suggests it. Pure; undefined when the word is not this kind's.
+   */
+  claims?(word: string): string | undefined;
+  /**
    * For `waitcmd doctor`: undefined when the kind can work on this machine,
    * else the reason (no Docker socket, no kubeconfig). Absent: nothing to check.
    */

@@ -64,6 +64,12 @@ export const file = defineKind<FileOptions>({
     if (contains === "") input.fail("contains", "expected a text, got an empty string");
     return { target: path, options: { path, deleted, nonempty, contains } };
   },
+  claims(word) {
+    // wait-on's `file:/tmp/ready`, or a bare path.
+    const m = /^file:(?:\/\/)?(.+)$/i.exec(word);
+    if (m) return `file ${m[1]}`;
+    return /^(\/|\.\.?\/|~\/)./.test(word) ? `file ${word}` : undefined;
+  },
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
 });

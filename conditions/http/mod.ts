@@ -184,6 +184,12 @@ export const http = defineKind<HttpOptions>({
     const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
     await validateJsonPaths(options.jsonpaths, fail);
   },
+  claims(word) {
+    if (/^https?:\/\/./i.test(word)) return `http ${word}`;
+    // wait-on's `http-get://host/path` and `https-get:host/path`.
+    const m = /^(https?)-get:(?:\/\/)?(.+)$/i.exec(word);
+    return m ? `http ${m[1]!.toLowerCase()}://${m[2]}` : undefined;
+  },
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });

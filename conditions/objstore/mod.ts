@@ -349,6 +349,9 @@ export const objstore = defineKind<ObjstoreOptions>({
   parse(input) {
     return { target: input.target ?? "", options: parseOptions(input) };
   },
+  claims(word) {
+    return /^s3:\/\/./i.test(word) ? `s3 ${word}` : undefined;
+  },
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });

@@ -34,5 +34,13 @@ export const tcp = defineKind<TcpOptions>({
     const hp = hostPortTarget(input);
     return { target: formatHostPort(hp), options: hp };
   },
+  claims(word) {
+    // wait-on's `tcp:host:port` and `tcp:port`, a bare `host:port`, a bare port.
+    const m = /^tcp:(?:\/\/)?(.+)$/i.exec(word);
+    const target = m ? m[1]! : word;
+    if (/^\d{1,5}$/.test(target)) return `tcp localhost:${target}`;
+    const hostPort = /^(\[[0-9A-Fa-f:.%]+\]|[A-Za-z0-9_][A-Za-z0-9_.-]*):\d{1,5}$/;
+    return hostPort.test(target) ? `tcp ${target}` : undefined;
+  },
   load: () => import("./probe.ts").then((m) => m.create),
 });

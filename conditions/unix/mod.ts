@@ -38,5 +38,10 @@ export const unix = defineKind<UnixOptions>({
     if (path === "") input.fail(undefined, "expected a socket path, got an empty string");
     return { target: path, options: { path } };
   },
+  claims(word) {
+    // wait-on's `socket:/run/app.sock`.
+    const m = /^(?:socket|unix):(?:\/\/)?(.+)$/i.exec(word);
+    return m ? `unix ${m[1]}` : undefined;
+  },
   load: () => import("./probe.ts").then((m) => m.create),
 });

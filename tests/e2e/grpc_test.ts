@@ -189,7 +189,11 @@ Deno.test({
         assertEquals(insecure.code, 0);
         const plainToTls = await runJson([...SHORT, "grpc", srv.tls!]);
         assertEquals(plainToTls.code, 1);
-        assertEquals(plainToTls.json.conditions[0]!.last_error, "failed to connect");
+        // grpc-js says one or the other, depending on when the TLS server drops the cleartext.
+        assertMatch(
+          plainToTls.json.conditions[0]!.last_error,
+          /^(failed to connect|connection reset by peer)$/,
+        );
       });
     } finally {
       await s?.stop();

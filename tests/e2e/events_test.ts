@@ -4,7 +4,8 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { requireService, sh } from "../services/_util.ts";
+import { sh } from "../services/_util.ts";
+import { ignoreWithout } from "../_kit.ts";
 import { startCli } from "./_live.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -117,53 +118,66 @@ Deno.test("a watched directory deleted and created again is still watched", asyn
 });
 
 /** `unshare` into a user namespace whose inotify limit is 0, or undefined when that is impossible. */
-async function noWatchesWrapper(): Promise<string[] | undefined> {
-  const script = 'echo 0 > /proc/sys/user/max_inotify_watches && exec "$@"';
-  const wrapper = ["unshare", "--user", "--map-root-user", "sh", "-c", script, "sh"];
+/** Runs a command with no inotify watches allowed (a user namespace lowers the limit). */
+const NO_WATCHES = [
+  "unshare",
+  "--user",
+  "--map-root-user",
+  "sh",
+  "-c",
+  'echo 0 > /proc/sys/user/max_inotify_watches && exec "$@"',
+  "sh",
+];
+
+/** Why the wrapper cannot run here, or undefined. */
+async function noWatchesMissing(): Promise<string | undefined> {
   try {
-    await sh(wrapper[0]!, [...wrapper.slice(1), "true"]);
-    return wrapper;
-  } catch (e) {
-    requireService("unshare", `cannot lower the inotify limit in a user namespace: ${e}`);
+    await sh(NO_WATCHES[0]!, [...NO_WATCHES.slice(1), "true"]);
     return undefined;
+  } catch (e) {
+    return `cannot lower the inotify limit in a user namespace: ${e}`;
   }
 }
+const noWatches = await noWatchesMissing();
 
-Deno.test("without inotify watches, waitcmd says so once and polls", async () => {
-  const wrapper = await noWatchesWrapper();
-  if (!wrapper) return;
-  await withDir(async (dir) => {
-    const cli = startCli(
-      ["--timeout", "15s", "--interval", "200ms", "file", `${dir}/ready`],
-      { wrapper },
-    );
-    await cli.waitFor("stderr", /attempt 2 /);
-    await Deno.writeTextFile(`${dir}/ready`, "");
-    const r = await cli.done();
-    assertEquals(r.code, 0, r.stderr);
-    const notice =
-      `waitcmd: file ${dir}/ready: cannot watch ${dir} (too many watches); polling every interval`;
-    assertStringIncludes(r.stderr, notice + "\n");
-    assertEquals(r.stderr.split(notice).length, 2, "the notice is said once");
+Deno.test({
+  name: "without inotify watches, waitcmd says so once and polls",
+  ignore: ignoreWithout("unshare", noWatches),
+  fn: async () => {
+    const wrapper = NO_WATCHES;
+    await withDir(async (dir) => {
+      const cli = startCli(
+        ["--timeout", "15s", "--interval", "200ms", "file", `${dir}/ready`],
+        { wrapper },
+      );
+      await cli.waitFor("stderr", /attempt 2 /);
+      await Deno.writeTextFile(`${dir}/ready`, "");
+      const r = await cli.done();
+      assertEquals(r.code, 0, r.stderr);
+      const notice =
+        `waitcmd: file ${dir}/ready: cannot watch ${dir} (too many watches); polling every interval`;
+      assertStringIncludes(r.stderr, notice + "\n");
+      assertEquals(r.stderr.split(notice).length, 2, "the notice is said once");
 
-    const json = startCli(
-      [
-        "--output",
-        "json",
-        "--timeout",
-        "300ms",
-        "--interval",
-        "100ms",
-        "log",
-        `${dir}/a.log`,
-        "--contains",
-        "x",
-      ],
-      { wrapper },
-    );
-    const j = await json.done();
-    assertEquals(j.code, 1);
-    assertEquals(j.stderr, "", "JSON mode keeps stderr empty");
-    assertEquals(j.json?.conditions[0]?.last_error, "does not exist");
-  });
+      const json = startCli(
+        [
+          "--output",
+          "json",
+          "--timeout",
+          "300ms",
+          "--interval",
+          "100ms",
+          "log",
+          `${dir}/a.log`,
+          "--contains",
+          "x",
+        ],
+        { wrapper },
+      );
+      const j = await json.done();
+      assertEquals(j.code, 1);
+      assertEquals(j.stderr, "", "JSON mode keeps stderr empty");
+      assertEquals(j.json?.conditions[0]?.last_error, "does not exist");
+    });
+  },
 });

@@ -1,29 +1,40 @@
 /**
  * Smoke tests of the real services the suite starts (tests/services/*.ts):
  * each one is started, shown to work the way waitcmd's tests will use it,
- * and torn down. Run `bash scripts/install-test-deps.sh` first; a service
- * that cannot start fails under CI=true (requireService) and is skipped with
- * a message elsewhere.
+ * and torn down. Run `bash scripts/install-test-deps.sh` first; a test whose
+ * service is not installed is ignored with the reason outside CI and fails in
+ * CI (ignoreWithout); a service that is installed but does not start fails.
  */
 
 import assert from "node:assert/strict";
-import { requireService, sh } from "./_util.ts";
+import { sh } from "./_util.ts";
 import { daysFromNow, makePki } from "./tls.ts";
 import { readBanner, sshFingerprint, startSilentTcp, startSshd } from "./sshd.ts";
 import { dnsQuery, startDnsmasq } from "./dnsmasq.ts";
 import { startDnsFake } from "./dnsfake.ts";
+import { ignoreWithout } from "../_kit.ts";
 import { startDocker, writeBusyboxCompose } from "./docker.ts";
 import { startSystemdUser } from "./systemd.ts";
 
-/** Starts a service, or reports it unavailable (throws under CI, else returns undefined). */
-async function tryStart<T>(name: string, start: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await start();
-  } catch (e) {
-    requireService(name, e instanceof Error ? e.message : String(e));
-    return undefined;
-  }
+/** Why `bin` cannot run here (not on PATH nor at its path), or undefined. */
+async function missing(bin: string): Promise<string | undefined> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", `command -v "$0" || test -x "$0"`, bin],
+    stdout: "null",
+    stderr: "null",
+  }).output().catch(() => undefined);
+  return out?.success ? undefined : `${bin} is not installed (scripts/install-test-deps.sh)`;
 }
+
+// Outside CI a test whose service cannot be had is ignored with the reason; in CI it runs and
+// fails on the missing service (tests/_kit.ts).
+const NO = {
+  openssl: await missing("openssl"),
+  sshd: await missing("/usr/sbin/sshd"),
+  dnsmasq: await missing("dnsmasq"),
+  dockerd: await missing("dockerd"),
+  systemd: await missing("/lib/systemd/systemd"),
+};
 
 /** The bits of an ssh2 exec stream the test uses. */
 interface SshStream {
@@ -44,243 +55,250 @@ async function poll<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean,
   throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`);
 }
 
-Deno.test("tls: CA, server, client, short-lived and expired leaves", async () => {
-  const pki = await tryStart("openssl", () => makePki());
-  if (!pki) return;
-  try {
-    const short = await pki.issue("short", { dnsNames: ["localhost"], validDays: 2 });
-    const expired = await pki.issue("expired", {
-      dnsNames: ["localhost"],
-      notBefore: daysFromNow(-10),
-      notAfter: daysFromNow(-1),
-    });
-    const left = (short.notAfter.getTime() - Date.now()) / 86_400_000;
-    assert.ok(left > 1.99 && left <= 2, `short leaf has ${left} days left`);
-    assert.ok(expired.notAfter.getTime() < Date.now(), "expired leaf is expired");
-    assert.ok(pki.client !== undefined);
-
-    const serve = (leaf: { certPem: string; keyPem: string }) => {
-      const l = Deno.listenTls({
-        hostname: "127.0.0.1",
-        port: 0,
-        cert: leaf.certPem,
-        key: leaf.keyPem,
-      });
-      // Serves one connection, then closes the listener.
-      const accepted = (async () => {
-        try {
-          const c = await l.accept();
-          await c.handshake().catch(() => {});
-          await c.write(new TextEncoder().encode("hi")).catch(() => {});
-          c.close();
-        } finally {
-          l.close();
-        }
-      })();
-      return { port: (l.addr as Deno.NetAddr).port, done: () => accepted };
-    };
-    // The server leaf verifies against the CA, by name and by IP.
-    for (const hostname of ["localhost", "127.0.0.1"]) {
-      const s = serve(pki.server);
-      const c = await Deno.connectTls({ hostname, port: s.port, caCerts: [pki.ca.certPem] });
-      const buf = new Uint8Array(2);
-      await c.read(buf);
-      assert.deepEqual(new TextDecoder().decode(buf), "hi");
-      c.close();
-      await s.done();
-    }
-    // The expired leaf is refused.
-    const s = serve(expired);
-    let refused = false;
+Deno.test({
+  name: "tls: CA, server, client, short-lived and expired leaves",
+  ignore: ignoreWithout("openssl", NO.openssl),
+  fn: async () => {
+    const pki = await makePki();
     try {
-      const c = await Deno.connectTls({
-        hostname: "localhost",
-        port: s.port,
-        caCerts: [pki.ca.certPem],
+      const short = await pki.issue("short", { dnsNames: ["localhost"], validDays: 2 });
+      const expired = await pki.issue("expired", {
+        dnsNames: ["localhost"],
+        notBefore: daysFromNow(-10),
+        notAfter: daysFromNow(-1),
       });
-      await c.handshake();
-      c.close();
-    } catch (e) {
-      refused = /expired|NotValidYet|Expired/i.test(String(e));
-      if (!refused) throw e;
-    }
-    await s.done();
-    assert.ok(refused, "expired certificate was accepted");
+      const left = (short.notAfter.getTime() - Date.now()) / 86_400_000;
+      assert.ok(left > 1.99 && left <= 2, `short leaf has ${left} days left`);
+      assert.ok(expired.notAfter.getTime() < Date.now(), "expired leaf is expired");
+      assert.ok(pki.client !== undefined);
 
-    // Mutual TLS with node:tls: the server requires the client leaf.
-    const tls = await import("node:tls");
-    const client = pki.client!;
-    const server = tls.createServer({
-      cert: pki.server.certPem,
-      key: pki.server.keyPem,
-      ca: pki.ca.certPem,
-      requestCert: true,
-      rejectUnauthorized: true,
-    }, (sock) => {
-      const cn = sock.getPeerCertificate().subject?.CN ?? "";
-      sock.end(String(cn));
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
-    try {
-      const port = (server.address() as { port: number }).port;
-      const got = await new Promise<string>((resolve, reject) => {
-        const c = tls.connect({
-          host: "127.0.0.1",
-          port,
-          servername: "localhost",
-          ca: pki.ca.certPem,
-          cert: client.certPem,
-          key: client.keyPem,
+      const serve = (leaf: { certPem: string; keyPem: string }) => {
+        const l = Deno.listenTls({
+          hostname: "127.0.0.1",
+          port: 0,
+          cert: leaf.certPem,
+          key: leaf.keyPem,
         });
-        let out = "";
-        c.on("data", (d) => out += d.toString());
-        c.on("end", () => resolve(out));
-        c.on("error", reject);
+        // Serves one connection, then closes the listener.
+        const accepted = (async () => {
+          try {
+            const c = await l.accept();
+            await c.handshake().catch(() => {});
+            await c.write(new TextEncoder().encode("hi")).catch(() => {});
+            c.close();
+          } finally {
+            l.close();
+          }
+        })();
+        return { port: (l.addr as Deno.NetAddr).port, done: () => accepted };
+      };
+      // The server leaf verifies against the CA, by name and by IP.
+      for (const hostname of ["localhost", "127.0.0.1"]) {
+        const s = serve(pki.server);
+        const c = await Deno.connectTls({ hostname, port: s.port, caCerts: [pki.ca.certPem] });
+        const buf = new Uint8Array(2);
+        await c.read(buf);
+        assert.deepEqual(new TextDecoder().decode(buf), "hi");
+        c.close();
+        await s.done();
+      }
+      // The expired leaf is refused.
+      const s = serve(expired);
+      let refused = false;
+      try {
+        const c = await Deno.connectTls({
+          hostname: "localhost",
+          port: s.port,
+          caCerts: [pki.ca.certPem],
+        });
+        await c.handshake();
+        c.close();
+      } catch (e) {
+        refused = /expired|NotValidYet|Expired/i.test(String(e));
+        if (!refused) throw e;
+      }
+      await s.done();
+      assert.ok(refused, "expired certificate was accepted");
+
+      // Mutual TLS with node:tls: the server requires the client leaf.
+      const tls = await import("node:tls");
+      const client = pki.client!;
+      const server = tls.createServer({
+        cert: pki.server.certPem,
+        key: pki.server.keyPem,
+        ca: pki.ca.certPem,
+        requestCert: true,
+        rejectUnauthorized: true,
+      }, (sock) => {
+        const cn = sock.getPeerCertificate().subject?.CN ?? "";
+        sock.end(String(cn));
       });
-      assert.equal(got, "waitcmd-client");
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+      try {
+        const port = (server.address() as { port: number }).port;
+        const got = await new Promise<string>((resolve, reject) => {
+          const c = tls.connect({
+            host: "127.0.0.1",
+            port,
+            servername: "localhost",
+            ca: pki.ca.certPem,
+            cert: client.certPem,
+            key: client.keyPem,
+          });
+          let out = "";
+          c.on("data", (d) => out += d.toString());
+          c.on("end", () => resolve(out));
+          c.on("error", reject);
+        });
+        assert.equal(got, "waitcmd-client");
+      } finally {
+        await new Promise((r) => server.close(r));
+      }
     } finally {
-      await new Promise((r) => server.close(r));
+      await pki.cleanup();
     }
-  } finally {
-    await pki.cleanup();
-  }
+  },
 });
 
-Deno.test("sshd: banner, fingerprint, password and key login; silent TCP", async () => {
-  const sshd = await tryStart("sshd", startSshd);
-  if (!sshd) return;
-  try {
-    const banner = await readBanner(sshd.host, sshd.port);
-    assert.match(banner, /^SSH-2\.0-OpenSSH/);
-    assert.match(sshd.fingerprint, /^SHA256:[A-Za-z0-9+/]{43}$/);
-    await Deno.writeTextFile(`${sshd.dir}/check.pub`, sshd.hostPublicKey + "\n");
-    assert.deepEqual(await sshFingerprint(`${sshd.dir}/check.pub`), sshd.fingerprint);
+Deno.test({
+  name: "sshd: banner, fingerprint, password and key login; silent TCP",
+  ignore: ignoreWithout("sshd", NO.sshd),
+  fn: async () => {
+    const sshd = await startSshd();
+    try {
+      const banner = await readBanner(sshd.host, sshd.port);
+      assert.match(banner, /^SSH-2\.0-OpenSSH/);
+      assert.match(sshd.fingerprint, /^SHA256:[A-Za-z0-9+/]{43}$/);
+      await Deno.writeTextFile(`${sshd.dir}/check.pub`, sshd.hostPublicKey + "\n");
+      assert.deepEqual(await sshFingerprint(`${sshd.dir}/check.pub`), sshd.fingerprint);
 
-    // Password login with npm:ssh2, pinning the host key by SHA256 fingerprint.
-    const { default: ssh2 } = await import("ssh2");
-    const seen = await new Promise<string>((resolve, reject) => {
-      const conn = new ssh2.Client();
-      let fp = "";
-      conn.on("ready", () => {
-        conn.exec("id -un", (err: Error | undefined, stream: SshStream) => {
-          if (err) return reject(err);
-          let out = "";
-          stream.on("data", (d: Uint8Array) => out += new TextDecoder().decode(d));
-          stream.on("close", () => {
-            conn.end();
-            resolve(`${fp} ${out.trim()}`);
+      // Password login with npm:ssh2, pinning the host key by SHA256 fingerprint.
+      const { default: ssh2 } = await import("ssh2");
+      const seen = await new Promise<string>((resolve, reject) => {
+        const conn = new ssh2.Client();
+        let fp = "";
+        conn.on("ready", () => {
+          conn.exec("id -un", (err: Error | undefined, stream: SshStream) => {
+            if (err) return reject(err);
+            let out = "";
+            stream.on("data", (d: Uint8Array) => out += new TextDecoder().decode(d));
+            stream.on("close", () => {
+              conn.end();
+              resolve(`${fp} ${out.trim()}`);
+            });
           });
         });
+        conn.on("error", reject);
+        conn.connect({
+          host: sshd.host,
+          port: sshd.port,
+          username: sshd.user,
+          password: sshd.password,
+          hostHash: "sha256",
+          hostVerifier: (hex: string) => {
+            const b64 = btoa(String.fromCharCode(...hex.match(/../g)!.map((h) => parseInt(h, 16))));
+            fp = "SHA256:" + b64.replace(/=+$/, "");
+            return fp === sshd.fingerprint;
+          },
+          readyTimeout: 10_000,
+        });
       });
-      conn.on("error", reject);
-      conn.connect({
-        host: sshd.host,
-        port: sshd.port,
-        username: sshd.user,
-        password: sshd.password,
-        hostHash: "sha256",
-        hostVerifier: (hex: string) => {
-          const b64 = btoa(String.fromCharCode(...hex.match(/../g)!.map((h) => parseInt(h, 16))));
-          fp = "SHA256:" + b64.replace(/=+$/, "");
-          return fp === sshd.fingerprint;
-        },
-        readyTimeout: 10_000,
-      });
-    });
-    assert.deepEqual(seen, `${sshd.fingerprint} waittest`);
+      assert.deepEqual(seen, `${sshd.fingerprint} waittest`);
 
-    // Key login with the OpenSSH client, checking the host key against a known_hosts line.
-    await Deno.writeTextFile(`${sshd.dir}/known_hosts`, sshd.knownHostsLine + "\n");
-    const who = await sh("ssh", [
-      "-i",
-      sshd.clientKeyFile,
-      "-p",
-      String(sshd.port),
-      "-o",
-      "BatchMode=yes",
-      "-o",
-      `UserKnownHostsFile=${sshd.dir}/known_hosts`,
-      "-o",
-      "StrictHostKeyChecking=yes",
-      `waittest@${sshd.host}`,
-      "id -un",
-    ]);
-    assert.deepEqual(who, "waittest");
-  } finally {
-    await sshd.stop();
-  }
+      // Key login with the OpenSSH client, checking the host key against a known_hosts line.
+      await Deno.writeTextFile(`${sshd.dir}/known_hosts`, sshd.knownHostsLine + "\n");
+      const who = await sh("ssh", [
+        "-i",
+        sshd.clientKeyFile,
+        "-p",
+        String(sshd.port),
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        `UserKnownHostsFile=${sshd.dir}/known_hosts`,
+        "-o",
+        "StrictHostKeyChecking=yes",
+        `waittest@${sshd.host}`,
+        "id -un",
+      ]);
+      assert.deepEqual(who, "waittest");
+    } finally {
+      await sshd.stop();
+    }
 
-  const silent = await startSilentTcp();
-  try {
-    assert.deepEqual(await readBanner(silent.host, silent.port, { timeoutMs: 300 }), "");
-    assert.deepEqual(silent.accepted, 1);
-  } finally {
-    await silent.stop();
-  }
+    const silent = await startSilentTcp();
+    try {
+      assert.deepEqual(await readBanner(silent.host, silent.port, { timeoutMs: 300 }), "");
+      assert.deepEqual(silent.accepted, 1);
+    } finally {
+      await silent.stop();
+    }
+  },
 });
 
-Deno.test("dnsmasq: A, several A, CNAME, TXT, MX, SRV, NXDOMAIN, late records", async () => {
-  const dns = await tryStart("dnsmasq", () =>
-    startDnsmasq({
+Deno.test({
+  name: "dnsmasq: A, several A, CNAME, TXT, MX, SRV, NXDOMAIN, late records",
+  ignore: ignoreWithout("dnsmasq", NO.dnsmasq),
+  fn: async () => {
+    const dns = await startDnsmasq({
       a: { "app.test": "127.0.0.10", "multi.test": ["127.0.0.11", "127.0.0.12", "127.0.0.13"] },
       cname: { "www.test": "app.test" },
       txt: { "app.test": ["hello, world", "v=2"] },
       mx: { "mail.test": [{ exchange: "mx1.test", preference: 5 }] },
       srv: [{ name: "_http._tcp.app.test", target: "app.test", port: 8080 }],
-    }));
-  if (!dns) return;
-  try {
-    const a = await dnsQuery(dns.server, "app.test", "A");
-    assert.deepEqual([a.rcode, a.authoritative, a.answers.map((r) => r.data)], ["NOERROR", true, [
-      "127.0.0.10",
-    ]]);
-    const multi = await dnsQuery(dns.server, "multi.test", "A");
-    assert.deepEqual(multi.answers.map((r) => r.data).sort(), [
-      "127.0.0.11",
-      "127.0.0.12",
-      "127.0.0.13",
-    ]);
-    const www = await dnsQuery(dns.server, "www.test", "A");
-    assert.deepEqual(www.answers.map((r) => `${r.type} ${r.data}`), [
-      "CNAME app.test",
-      "A 127.0.0.10",
-    ]);
-    const txt = await dnsQuery(dns.server, "app.test", "TXT");
-    assert.deepEqual(
-      txt.answers.map((r) =>
-        (r.data as Uint8Array[]).map((b) => new TextDecoder().decode(b)).join("")
-      ).sort(),
-      ["hello, world", "v=2"],
-    );
-    const mx = await dnsQuery(dns.server, "mail.test", "MX");
-    assert.deepEqual(mx.answers.map((r) => r.data), [{ preference: 5, exchange: "mx1.test" }]);
-    const srv = await dnsQuery(dns.server, "_http._tcp.app.test", "SRV", { tcp: true });
-    assert.deepEqual(srv.answers.map((r) => r.data), [{
-      priority: 0,
-      weight: 0,
-      port: 8080,
-      target: "app.test",
-    }]);
-    assert.deepEqual((await dnsQuery(dns.server, "missing.test", "A")).rcode, "NXDOMAIN");
+    });
+    try {
+      const a = await dnsQuery(dns.server, "app.test", "A");
+      assert.deepEqual([a.rcode, a.authoritative, a.answers.map((r) => r.data)], ["NOERROR", true, [
+        "127.0.0.10",
+      ]]);
+      const multi = await dnsQuery(dns.server, "multi.test", "A");
+      assert.deepEqual(multi.answers.map((r) => r.data).sort(), [
+        "127.0.0.11",
+        "127.0.0.12",
+        "127.0.0.13",
+      ]);
+      const www = await dnsQuery(dns.server, "www.test", "A");
+      assert.deepEqual(www.answers.map((r) => `${r.type} ${r.data}`), [
+        "CNAME app.test",
+        "A 127.0.0.10",
+      ]);
+      const txt = await dnsQuery(dns.server, "app.test", "TXT");
+      assert.deepEqual(
+        txt.answers.map((r) =>
+          (r.data as Uint8Array[]).map((b) => new TextDecoder().decode(b)).join("")
+        ).sort(),
+        ["hello, world", "v=2"],
+      );
+      const mx = await dnsQuery(dns.server, "mail.test", "MX");
+      assert.deepEqual(mx.answers.map((r) => r.data), [{ preference: 5, exchange: "mx1.test" }]);
+      const srv = await dnsQuery(dns.server, "_http._tcp.app.test", "SRV", { tcp: true });
+      assert.deepEqual(srv.answers.map((r) => r.data), [{
+        priority: 0,
+        weight: 0,
+        port: 8080,
+        target: "app.test",
+      }]);
+      assert.deepEqual((await dnsQuery(dns.server, "missing.test", "A")).rcode, "NXDOMAIN");
 
-    // A host written into the hostsdir resolves shortly after, without a restart.
-    assert.deepEqual((await dnsQuery(dns.server, "late.test", "A")).rcode, "NXDOMAIN");
-    await dns.addHost("late.test", "127.0.0.20");
-    const late = await poll(
-      "late.test to resolve",
-      () => dnsQuery(dns.server, "late.test", "A"),
-      (r) => r.rcode === "NOERROR",
-      5000,
-    );
-    assert.deepEqual(late.answers.map((r) => r.data), ["127.0.0.20"]);
-  } finally {
-    await dns.stop();
-  }
+      // A host written into the hostsdir resolves shortly after, without a restart.
+      assert.deepEqual((await dnsQuery(dns.server, "late.test", "A")).rcode, "NXDOMAIN");
+      await dns.addHost("late.test", "127.0.0.20");
+      const late = await poll(
+        "late.test to resolve",
+        () => dnsQuery(dns.server, "late.test", "A"),
+        (r) => r.rcode === "NOERROR",
+        5000,
+      );
+      assert.deepEqual(late.answers.map((r) => r.data), ["127.0.0.20"]);
+    } finally {
+      await dns.stop();
+    }
+  },
 });
 
 Deno.test("dnsfake: truncated over UDP then full over TCP, SERVFAIL, slow", async () => {
-  const fake = await tryStart("dnsfake", () => startDnsFake({ slowMs: 600 }));
-  if (!fake) return;
+  const fake = await startDnsFake({ slowMs: 600 });
   try {
     const udp = await dnsQuery(fake.server, fake.names.truncated, "A");
     assert.deepEqual([udp.truncated, udp.answers.length], [true, 0]);
@@ -301,107 +319,116 @@ Deno.test("dnsfake: truncated over UDP then full over TCP, SERVFAIL, slow", asyn
   }
 });
 
-Deno.test("docker: busybox image, container health, compose with two services", async () => {
-  const d = await tryStart("dockerd", startDocker);
-  if (!d) return;
-  try {
-    const image = await d.buildBusyboxImage();
-    await d.runContainer("smoke");
-    // Without /tmp/healthy the check fails (retries=1): unhealthy; touching it makes it healthy.
-    const health = () => d.docker(["inspect", "-f", "{{.State.Health.Status}}", "smoke"]);
-    await poll("unhealthy", health, (s) => s === "unhealthy");
-    await d.docker(["exec", "smoke", "touch", "/tmp/healthy"]);
-    await poll("healthy", health, (s) => s === "healthy");
-    assert.deepEqual(
-      await d.docker(["inspect", "-f", "{{.HostConfig.NetworkMode}}", "smoke"]),
-      "none",
-    );
-    // The default command stops promptly and cleanly on SIGTERM.
-    await d.docker(["stop", "-t", "5", "smoke"]);
-    assert.deepEqual(
-      await d.docker(["inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", "smoke"]),
-      "exited 0",
-    );
+Deno.test({
+  name: "docker: busybox image, container health, compose with two services",
+  ignore: ignoreWithout("dockerd", NO.dockerd),
+  fn: async () => {
+    const d = await startDocker();
+    try {
+      const image = await d.buildBusyboxImage();
+      await d.runContainer("smoke");
+      // Without /tmp/healthy the check fails (retries=1): unhealthy; touching it makes it healthy.
+      const health = () => d.docker(["inspect", "-f", "{{.State.Health.Status}}", "smoke"]);
+      await poll("unhealthy", health, (s) => s === "unhealthy");
+      await d.docker(["exec", "smoke", "touch", "/tmp/healthy"]);
+      await poll("healthy", health, (s) => s === "healthy");
+      assert.deepEqual(
+        await d.docker(["inspect", "-f", "{{.HostConfig.NetworkMode}}", "smoke"]),
+        "none",
+      );
+      // The default command stops promptly and cleanly on SIGTERM.
+      await d.docker(["stop", "-t", "5", "smoke"]);
+      assert.deepEqual(
+        await d.docker(["inspect", "-f", "{{.State.Status}} {{.State.ExitCode}}", "smoke"]),
+        "exited 0",
+      );
 
-    const proj = `${d.dir}/compose-smoke`;
-    await writeBusyboxCompose(proj, {
-      web: null,
-      worker: ["/bin/sh", "-c", "touch /tmp/healthy; exec sleep 100000"],
-    }, image);
-    await d.composeUp(proj, "smoke");
-    const ps = await d.docker([
-      "ps",
-      "--filter",
-      "label=com.docker.compose.project=smoke",
-      "--format",
-      '{{.Label "com.docker.compose.service"}}',
-    ]);
-    assert.deepEqual(ps.split("\n").sort(), ["web", "worker"]);
-    await poll(
-      "worker healthy",
-      () => d.docker(["inspect", "-f", "{{.State.Health.Status}}", "smoke_worker_1"]),
-      (s) => s === "healthy",
-    );
-    await d.composeDown(proj, "smoke");
-    assert.deepEqual(
-      await d.docker(["ps", "-q", "--filter", "label=com.docker.compose.project=smoke"]),
-      "",
-    );
-  } finally {
-    await d.stop();
-  }
-  // Teardown leaves nothing behind.
-  const gone = await Deno.stat(d.dir).then(() => false, () => true);
-  assert.ok(gone, `${d.dir} still exists`);
+      const proj = `${d.dir}/compose-smoke`;
+      await writeBusyboxCompose(proj, {
+        web: null,
+        worker: ["/bin/sh", "-c", "touch /tmp/healthy; exec sleep 100000"],
+      }, image);
+      await d.composeUp(proj, "smoke");
+      const ps = await d.docker([
+        "ps",
+        "--filter",
+        "label=com.docker.compose.project=smoke",
+        "--format",
+        '{{.Label "com.docker.compose.service"}}',
+      ]);
+      assert.deepEqual(ps.split("\n").sort(), ["web", "worker"]);
+      await poll(
+        "worker healthy",
+        () => d.docker(["inspect", "-f", "{{.State.Health.Status}}", "smoke_worker_1"]),
+        (s) => s === "healthy",
+      );
+      await d.composeDown(proj, "smoke");
+      assert.deepEqual(
+        await d.docker(["ps", "-q", "--filter", "label=com.docker.compose.project=smoke"]),
+        "",
+      );
+    } finally {
+      await d.stop();
+    }
+    // Teardown leaves nothing behind.
+    const gone = await Deno.stat(d.dir).then(() => false, () => true);
+    assert.ok(gone, `${d.dir} still exists`);
+  },
 });
 
-Deno.test("systemd: user manager starts, fails and restarts units; user bus", async () => {
-  const sd = await tryStart("systemd --user", startSystemdUser);
-  if (!sd) return;
-  try {
-    await sd.writeUnit("smoke-ok.service", "[Service]\nExecStart=/bin/sleep 1000\n");
-    await sd.writeUnit("smoke-bad.service", "[Service]\nExecStart=/bin/false\n");
-    await sd.writeUnit(
-      "smoke-flap.service",
-      "[Unit]\nStartLimitIntervalSec=0\n[Service]\nExecStart=/bin/sh -c 'sleep 0.3; exit 1'\nRestart=always\nRestartSec=100ms\n",
-    );
-    await sd.systemctl(["start", "smoke-ok.service", "smoke-bad.service", "smoke-flap.service"]);
-    assert.deepEqual(await sd.show("smoke-ok.service", ["ActiveState", "SubState"]), {
-      ActiveState: "active",
-      SubState: "running",
-    });
-    await poll(
-      "smoke-bad failed",
-      () => sd.show("smoke-bad.service"),
-      (r) => r.ActiveState === "failed",
-    );
-    assert.deepEqual((await sd.show("smoke-bad.service")).Result, "exit-code");
-    assert.deepEqual((await sd.show("nonexistent.service")).ActiveState, "inactive");
-    await poll(
-      "smoke-flap restarting",
-      () => sd.show("smoke-flap.service", ["NRestarts"]),
-      (r) => Number(r.NRestarts) >= 2,
-    );
-
-    // The user bus answers D-Bus clients (what waitcmd's svcmgr kind uses).
-    const { default: dbus } = await import("dbus-next");
-    const bus = dbus.sessionBus({ busAddress: sd.env.DBUS_SESSION_BUS_ADDRESS });
+Deno.test({
+  name: "systemd: user manager starts, fails and restarts units; user bus",
+  ignore: ignoreWithout("systemd", NO.systemd),
+  fn: async () => {
+    const sd = await startSystemdUser();
     try {
-      const obj = await bus.getProxyObject("org.freedesktop.systemd1", "/org/freedesktop/systemd1");
-      const mgr = obj.getInterface("org.freedesktop.systemd1.Manager") as unknown as {
-        LoadUnit(name: string): Promise<string>;
-      };
-      const path: string = await mgr.LoadUnit("smoke-ok.service");
-      const unit = await bus.getProxyObject("org.freedesktop.systemd1", path);
-      const props = unit.getInterface("org.freedesktop.DBus.Properties") as unknown as {
-        Get(iface: string, prop: string): Promise<{ value: unknown }>;
-      };
-      const v = await props.Get("org.freedesktop.systemd1.Unit", "ActiveState");
-      assert.deepEqual(v.value, "active");
+      await sd.writeUnit("smoke-ok.service", "[Service]\nExecStart=/bin/sleep 1000\n");
+      await sd.writeUnit("smoke-bad.service", "[Service]\nExecStart=/bin/false\n");
+      await sd.writeUnit(
+        "smoke-flap.service",
+        "[Unit]\nStartLimitIntervalSec=0\n[Service]\nExecStart=/bin/sh -c 'sleep 0.3; exit 1'\nRestart=always\nRestartSec=100ms\n",
+      );
+      await sd.systemctl(["start", "smoke-ok.service", "smoke-bad.service", "smoke-flap.service"]);
+      assert.deepEqual(await sd.show("smoke-ok.service", ["ActiveState", "SubState"]), {
+        ActiveState: "active",
+        SubState: "running",
+      });
+      await poll(
+        "smoke-bad failed",
+        () => sd.show("smoke-bad.service"),
+        (r) => r.ActiveState === "failed",
+      );
+      assert.deepEqual((await sd.show("smoke-bad.service")).Result, "exit-code");
+      assert.deepEqual((await sd.show("nonexistent.service")).ActiveState, "inactive");
+      await poll(
+        "smoke-flap restarting",
+        () => sd.show("smoke-flap.service", ["NRestarts"]),
+        (r) => Number(r.NRestarts) >= 2,
+      );
+
+      // The user bus answers D-Bus clients (what waitcmd's svcmgr kind uses).
+      const { default: dbus } = await import("dbus-next");
+      const bus = dbus.sessionBus({ busAddress: sd.env.DBUS_SESSION_BUS_ADDRESS });
+      try {
+        const obj = await bus.getProxyObject(
+          "org.freedesktop.systemd1",
+          "/org/freedesktop/systemd1",
+        );
+        const mgr = obj.getInterface("org.freedesktop.systemd1.Manager") as unknown as {
+          LoadUnit(name: string): Promise<string>;
+        };
+        const path: string = await mgr.LoadUnit("smoke-ok.service");
+        const unit = await bus.getProxyObject("org.freedesktop.systemd1", path);
+        const props = unit.getInterface("org.freedesktop.DBus.Properties") as unknown as {
+          Get(iface: string, prop: string): Promise<{ value: unknown }>;
+        };
+        const v = await props.Get("org.freedesktop.systemd1.Unit", "ActiveState");
+        assert.deepEqual(v.value, "active");
+      } finally {
+        bus.disconnect();
+      }
     } finally {
-      bus.disconnect();
+      await sd.stop();
     }
-  } finally {
-    await sd.stop();
-  }
+  },
 });

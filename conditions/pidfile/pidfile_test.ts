@@ -62,6 +62,11 @@ Deno.test("judgeProcess() tells a live process from a zombie, a reused pid and a
   assertEquals(judgeProcess(7, proc({ startedAt: mtime + 1000 }), mtime, undefined).alive, true);
   assertEquals(judgeProcess(7, proc({}), mtime, "nginx").text, "process 7 is sleep, not nginx");
   assertEquals(judgeProcess(7, proc({}), mtime, "sleep").alive, true);
+  // Mid-exec, comm still names the parent while the exe is already the program.
+  assertEquals(
+    judgeProcess(7, proc({ names: ["start-stop-daem", "sleep"] }), mtime, "sleep").text,
+    "process 7 running (sleep)",
+  );
   assertEquals(
     judgeProcess(2, proc({ pid: 2, names: ["kthreadd"], kernelThread: true }), mtime, undefined)
       .text,

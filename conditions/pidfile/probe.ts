@@ -60,7 +60,9 @@ export function judgeProcess(
   if (name !== undefined && !hasName(proc, name)) {
     return { alive: false, text: `process ${pid} is ${comm}, not ${name}` };
   }
-  return { alive: true, text: `process ${pid} running (${comm})` };
+  // With --name, the name that matched: comm lags the exe for a moment around
+  // exec (a daemon's pid file is written before it execs its program).
+  return { alive: true, text: `process ${pid} running (${name ?? comm})` };
 }
 
 /** The pid file's text (its first 4 KiB) and mtime; undefined when it does not exist. */

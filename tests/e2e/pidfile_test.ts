@@ -18,7 +18,14 @@ async function startDaemon(pidfile: string): Promise<number> {
     "--",
     "60",
   ]);
-  return Number((await Deno.readTextFile(pidfile)).trim());
+  const pid = Number((await Deno.readTextFile(pidfile)).trim());
+  // start-stop-daemon may return before its child has exec'd sleep.
+  for (let i = 0; i < 100; i++) {
+    const comm = await Deno.readTextFile(`/proc/${pid}/comm`).catch(() => "");
+    if (comm.trim() === "sleep") break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return pid;
 }
 
 function kill(pid: number | undefined): void {

@@ -24,7 +24,8 @@
  * bundled without `--include`: a dynamic import with a literal specifier is
  * part of the module graph, and `--exclude-unused-npm` embeds exactly the npm
  * packages reachable from that graph (tests/release/compile_test.ts checks the
- * embedded file list).
+ * embedded file list). Worker modules are not in that graph: each in
+ * `WORKERS` is passed with `--include`.
  *
  * Usage: deno task compile [--target TARGET]... [--dist DIR] [--verbose]
  *   WAITCMD_DIST_DIR overrides the output directory as well.
@@ -43,6 +44,9 @@ export const TARGETS = [
   "aarch64-apple-darwin",
   "x86_64-pc-windows-msvc",
 ] as const;
+
+/** Modules started with `new Worker(...)`, which `deno compile` embeds only when told. */
+export const WORKERS: readonly string[] = ["conditions/_common/regex_worker.ts"];
 
 /** One of {@link TARGETS}. */
 export type Target = typeof TARGETS[number];
@@ -268,6 +272,10 @@ export async function compileTarget(target: Target, opts: CompileOptions): Promi
       target,
       "--output",
       output,
+      // Workers are not part of the module graph: name each one (docs/contract.md §9).
+      ...(opts.entry === undefined
+        ? WORKERS.flatMap((w) => ["--include", `${repoRoot}/${w}`])
+        : []),
       opts.entry ?? `${repoRoot}/main.ts`,
     ];
     const out = await new Deno.Command(Deno.execPath(), {

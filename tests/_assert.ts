@@ -43,3 +43,18 @@ export function assertThrows<E extends Error>(
   }
   throw new Error(`expected ${type.name} to be thrown`);
 }
+
+/** `fn`'s promise rejects with an instance of `type` whose message includes `text`; returns it. */
+export async function assertRejects<E extends Error>(
+  fn: () => Promise<unknown>,
+  type: new (...a: never[]) => E,
+  text = "",
+): Promise<E> {
+  try {
+    await fn();
+  } catch (e) {
+    if (e instanceof type && e.message.includes(text)) return e;
+    throw new Error(`expected ${type.name} with ${JSON.stringify(text)}, got ${e}`);
+  }
+  throw new Error(`expected ${type.name} to be rejected with`);
+}

@@ -11,7 +11,7 @@
 import type { Fail } from "../../engine/types.ts";
 import { type JsonPathExpr, type JsonPathLeaf, type JsonPathNode, leavesOf } from "./jsonpath.ts";
 import { memoize } from "./memo.ts";
-import { compileRegex, re2Problem, type UserRegex } from "./regex.ts";
+import { compileRegex, re2Problem, testText } from "./regex.ts";
 
 type JsonPathModule = typeof import("jsonpath-plus");
 type RunPath = (opts: { path: string; json: unknown; wrap: true }) => unknown[];
@@ -185,10 +185,20 @@ export interface JsonPathOutcome {
   readonly detail: string;
 }
 
-/** Evaluates an expression against a parsed JSON document. */
-export async function evaluateJsonPath(expr: JsonPathExpr, doc: unknown): Promise<JsonPathOutcome> {
+/** A signal that never aborts, for callers without one. */
+const NEVER = new AbortController().signal;
+
+/**
+ * Evaluates an expression against a parsed JSON document; `signal` ends a
+ * regular-expression match on a long text (docs/contract.md §9).
+ */
+export async function evaluateJsonPath(
+  expr: JsonPathExpr,
+  doc: unknown,
+  signal: AbortSignal = NEVER,
+): Promise<JsonPathOutcome> {
   const run = (await library.get()).JSONPath as unknown as RunPath;
-  const { ok, detail } = evaluateNode(expr.root, doc, run);
+  const { ok, detail } = await evaluateNode(expr.root, doc, run, signal);
   return { ok, detail };
 }
 
@@ -198,8 +208,13 @@ interface Outcome extends JsonPathOutcome {
 }
 
 /** Evaluates a node; `detail` describes what decided the outcome. */
-function evaluateNode(node: JsonPathNode, doc: unknown, run: RunPath): Outcome {
-  if (node.type === "leaf") return evaluateLeaf(node, doc, run);
+async function evaluateNode(
+  node: JsonPathNode,
+  doc: unknown,
+  run: RunPath,
+  signal: AbortSignal,
+): Promise<Outcome> {
+  if (node.type === "leaf") return await evaluateLeaf(node, doc, run, signal);
   const wrap = (o: Outcome) =>
     o.shape !== "leaf" && o.shape !== node.type ? `(${o.detail})` : o.detail;
   const join = (x: Outcome, y: Outcome, ok: boolean): Outcome => ({
@@ -207,18 +222,23 @@ function evaluateNode(node: JsonPathNode, doc: unknown, run: RunPath): Outcome {
     detail: `${wrap(x)} ${node.type === "and" ? "&&" : "||"} ${wrap(y)}`,
     shape: node.type,
   });
-  const a = evaluateNode(node.left, doc, run);
+  const a = await evaluateNode(node.left, doc, run, signal);
   if (node.type === "and") {
     if (!a.ok) return a;
-    const b = evaluateNode(node.right, doc, run);
+    const b = await evaluateNode(node.right, doc, run, signal);
     return b.ok ? join(a, b, true) : b;
   }
   if (a.ok) return a;
-  const b = evaluateNode(node.right, doc, run);
+  const b = await evaluateNode(node.right, doc, run, signal);
   return b.ok ? b : join(a, b, false);
 }
 
-function evaluateLeaf(leaf: JsonPathLeaf, doc: unknown, run: RunPath): Outcome {
+async function evaluateLeaf(
+  leaf: JsonPathLeaf,
+  doc: unknown,
+  run: RunPath,
+  signal: AbortSignal,
+): Promise<Outcome> {
   const head = leaf.op === undefined
     ? leaf.display
     : `${leaf.display} ${leaf.op} ${leaf.literalText}`;
@@ -234,12 +254,21 @@ function evaluateLeaf(leaf: JsonPathLeaf, doc: unknown, run: RunPath): Outcome {
     };
   }
   if (!Array.isArray(values)) values = [];
-  const regex = leaf.regex ? compileRegex(leaf.regex.source, leaf.regex.flags) : undefined;
-  const ok = values.some((v) => holds(leaf, v, regex));
+  let ok = false;
+  if (leaf.op === "=~") {
+    const regex = compileRegex(leaf.regex!.source, leaf.regex!.flags);
+    for (const v of values) {
+      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") continue;
+      if ((ok = await testText(regex, String(v), signal))) break;
+    }
+  } else {
+    ok = values.some((v) => holds(leaf, v));
+  }
   return { ok, detail: `${head} (got ${describeValues(values)})`, shape: "leaf" };
 }
 
-function holds(leaf: JsonPathLeaf, v: unknown, regex: UserRegex | undefined): boolean {
+/** Whether a value holds for a leaf other than `=~`. */
+function holds(leaf: JsonPathLeaf, v: unknown): boolean {
   switch (leaf.op) {
     case undefined:
       return truthy(v);
@@ -248,8 +277,7 @@ function holds(leaf: JsonPathLeaf, v: unknown, regex: UserRegex | undefined): bo
     case "!=":
       return !looseEqual(v, leaf.value);
     case "=~":
-      return (typeof v === "string" || typeof v === "number" || typeof v === "boolean") &&
-        regex!.test(String(v));
+      return false; // matched by evaluateLeaf, which may need a worker
     default:
       return ordered(v, leaf.value, leaf.op);
   }

@@ -14,9 +14,23 @@ import { RE2JS } from "re2js";
 
 /** A compiled user pattern. */
 export interface UserRegex {
-  /** Whether the pattern matches somewhere in `text`. */
+  /** The pattern as given. */
+  readonly source: string;
+  /** Its JavaScript flags. */
+  readonly flags: string;
+  /**
+   * Whether the pattern matches somewhere in `text`, on this thread: for
+   * texts of at most `INLINE_TEXT` characters (see `testText`).
+   */
   test(text: string): boolean;
 }
+
+/**
+ * Longest text matched on the main thread. RE2 is linear but re2js runs at
+ * 4-7 MB/s on unfavourable patterns, so 64 Ki characters take at most about
+ * 17 ms; a longer text is matched in a worker that an abort terminates.
+ */
+export const INLINE_TEXT = 64 << 10;
 
 /** JavaScript flags RE2 understands; others (`g`, `y`, `u`, `d`) change nothing for a test. */
 function flagBits(flags: string): number {
@@ -30,7 +44,40 @@ function flagBits(flags: string): number {
 /** Compiles a pattern already checked by `re2Problem`; throws on a bad one. */
 export function compileRegex(source: string, flags = ""): UserRegex {
   const re = RE2JS.compile(source, flagBits(flags));
-  return { test: (text) => re.matcher(text).find() };
+  return { source, flags, test: (text) => re.matcher(text).find() };
+}
+
+/**
+ * Whether `re` matches somewhere in `text`: on this thread for a short text,
+ * else in a worker (about 40 ms to start), so that neither the deadline nor a
+ * signal waits for a match (docs/contract.md §9). Rejects with the signal's
+ * reason when it aborts, and the worker is terminated at once.
+ */
+export function testText(re: UserRegex, text: string, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  if (text.length <= INLINE_TEXT) return Promise.resolve(re.test(text));
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL("./regex_worker.ts", import.meta.url), { type: "module" });
+    const end = () => {
+      signal.removeEventListener("abort", onAbort);
+      worker.terminate();
+    };
+    const onAbort = () => {
+      end();
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    worker.onmessage = (e: MessageEvent<boolean>) => {
+      end();
+      resolve(e.data === true);
+    };
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      end();
+      reject(new Error(`regular expression worker failed: ${e.message}`));
+    };
+    worker.postMessage({ source: re.source, flags: re.flags, text });
+  });
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * `--contains TEXT` and `--matches REGEX` on a received message (udp's
- * reply, websocket's message): checked when parsed (JavaScript's syntax,
+ * reply, websocket's message; `--matches` alone for log and http): checked when parsed (JavaScript's syntax,
  * no I/O), again by `validateTextMatch` for the linear-time engine that runs
  * it (docs/contract.md §9), and judged by `textMatcher` in the probe.
  *
@@ -17,24 +17,44 @@ export interface TextMatch {
   readonly matches: string | undefined;
 }
 
+/**
+ * `--matches REGEX` of `input` (its source), checked against JavaScript's
+ * syntax with `flags`; an empty or bad expression is a usage error. RE2's
+ * narrower syntax is checked by `validateRegex`.
+ */
+export function parseRegex(input: KindInput, flags = ""): string | undefined {
+  const matches = input.string("matches");
+  if (matches === undefined) return undefined;
+  if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
+  try {
+    new RegExp(matches, flags);
+  } catch (e) {
+    const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
+    input.fail(
+      "matches",
+      `invalid regular expression /${matches}/: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
+    );
+  }
+  return matches;
+}
+
+/** The RE2 check of `--matches` (validate step: it loads the regex engine). */
+export async function validateRegex(
+  matches: string | undefined,
+  fail: Fail,
+  flags = "",
+): Promise<void> {
+  if (matches === undefined) return;
+  const { re2Problem } = await import("./regex.ts");
+  const why = re2Problem(matches, flags);
+  if (why !== undefined) fail("matches", why);
+}
+
 /** `--contains` and `--matches` of `input`; an empty value or a bad expression is a usage error. */
 export function parseTextMatch(input: KindInput): TextMatch {
   const contains = input.string("contains");
   if (contains === "") input.fail("contains", "expected a text, got an empty string");
-  const matches = input.string("matches");
-  if (matches !== undefined) {
-    if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
-    try {
-      new RegExp(matches);
-    } catch (e) {
-      const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
-      input.fail(
-        "matches",
-        `invalid regular expression /${matches}/: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
-      );
-    }
-  }
-  return { contains, matches };
+  return { contains, matches: parseRegex(input) };
 }
 
 /** Whether anything is asked of the text. */
@@ -43,26 +63,27 @@ export function asksText(m: TextMatch): boolean {
 }
 
 /** The RE2 check of `--matches` (validate step: it loads the regex engine). */
-export async function validateTextMatch(m: TextMatch, fail: Fail): Promise<void> {
-  if (m.matches === undefined) return;
-  const { re2Problem } = await import("./regex.ts");
-  const why = re2Problem(m.matches);
-  if (why !== undefined) fail("matches", why);
+export function validateTextMatch(m: TextMatch, fail: Fail): Promise<void> {
+  return validateRegex(m.matches, fail);
 }
 
 /**
  * A judge of received texts: undefined when it holds, else why not
- * (`does not contain "ready"`). Loaded by probes only.
+ * (`does not contain "ready"`). A long text is matched off the main thread
+ * (`testText`); `signal` ends that. Loaded by probes only.
  */
-export async function textMatcher(m: TextMatch): Promise<(text: string) => string | undefined> {
-  const re = m.matches === undefined
-    ? undefined
-    : (await import("./regex.ts")).compileRegex(m.matches);
-  return (text) => {
+export async function textMatcher(
+  m: TextMatch,
+): Promise<(text: string, signal: AbortSignal) => Promise<string | undefined>> {
+  const regex = m.matches === undefined ? undefined : await import("./regex.ts");
+  const re = regex?.compileRegex(m.matches!);
+  return async (text, signal) => {
     if (m.contains !== undefined && !text.includes(m.contains)) {
       return `does not contain ${JSON.stringify(m.contains)}`;
     }
-    if (re !== undefined && !re.test(text)) return `does not match /${m.matches}/`;
+    if (re !== undefined && !(await regex!.testText(re, text, signal))) {
+      return `does not match /${m.matches}/`;
+    }
     return undefined;
   };
 }

@@ -50,7 +50,7 @@ export interface ExchangeOptions {
   /** The window as users read it (`1s`), for the error. */
   readonly windowText: string;
   /** Undefined to accept a reply, else why it is skipped. */
-  readonly accept: (data: Uint8Array) => string | undefined;
+  readonly accept: (data: Uint8Array) => string | undefined | Promise<string | undefined>;
   /** Makes the payload for one address (ntp stamps it), else `payload` is sent. */
   readonly payloadFor?: (address: HostPort) => Uint8Array;
 }
@@ -79,6 +79,7 @@ export async function udpExchange(
   let last: Uint8Array | undefined;
   let lastWhy: string | undefined;
   let refused = 0;
+  let judging: Promise<void> = Promise.resolve();
   const failures: string[] = [];
   try {
     const reply = await new Promise<UdpReply | undefined>((resolve, reject) => {
@@ -102,14 +103,17 @@ export async function udpExchange(
         s.on("message", (msg: Uint8Array, rinfo: { address: string; port: number }) => {
           if (rinfo.port !== hp.port) return; // not from the server's port: not its reply
           const data = new Uint8Array(msg);
-          const why = o.accept(data);
-          if (why === undefined) {
-            resolve({ data, from: { hostname: rinfo.address, port: rinfo.port }, skipped });
-            return;
-          }
-          skipped++;
-          last = data;
-          lastWhy = why;
+          // Judged in arrival order; a rejection (an abort) is the run's, not a reply's.
+          judging = judging.then(async () => {
+            const why = await o.accept(data);
+            if (why === undefined) {
+              resolve({ data, from: { hostname: rinfo.address, port: rinfo.port }, skipped });
+              return;
+            }
+            skipped++;
+            last = data;
+            lastWhy = why;
+          }).catch(reject);
         });
         s.connect(hp.port, address, () => {
           const bytes = o.payloadFor?.({ hostname: address, port: hp.port }) ?? payload;

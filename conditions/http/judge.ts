@@ -9,6 +9,7 @@ import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import { type HttpReply, statusLine } from "../_common/httpx.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
+import { testText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
 import { statusMatches } from "./options.ts";
@@ -22,7 +23,7 @@ export const BODY_LIMIT = 10 << 20;
  */
 export async function judge(
   o: HttpOptions,
-  matches: RegExp | undefined,
+  matches: UserRegex | undefined,
   reply: HttpReply,
   method: string,
   signal: AbortSignal,
@@ -47,13 +48,13 @@ export async function judge(
     parts.push(`body contains ${JSON.stringify(o.contains)}`);
   }
   if (matches !== undefined) {
-    if (!matches.test(text)) {
+    if (!(await testText(matches, text, signal))) {
       return {
         status: "pending",
-        error: `body does not match /${matches.source}/ (${line}, ${size})`,
+        error: `body does not match /${o.matches}/ (${line}, ${size})`,
       };
     }
-    parts.push(`body matches /${matches.source}/`);
+    parts.push(`body matches /${o.matches}/`);
   }
   if (o.jsonpaths.length > 0) {
     if (truncated) {
@@ -71,7 +72,7 @@ export async function judge(
       return { status: "pending", error: `body is not JSON: ${why} (${line})` };
     }
     for (const expr of o.jsonpaths) {
-      const r = await evaluateJsonPath(expr, doc);
+      const r = await evaluateJsonPath(expr, doc, signal);
       if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
       parts.push(r.detail);
     }

@@ -17,6 +17,7 @@
 
 import { defineKind } from "../../engine/types.ts";
 import type { JsonPathExpr } from "../_common/jsonpath.ts";
+import { validateRegex } from "../_common/textmatch.ts";
 import { redactUrl } from "../../engine/secrets.ts";
 import { type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
 
@@ -180,6 +181,7 @@ export const http = defineKind<HttpOptions>({
     return { target: redactUrl(input.target ?? "").display, options };
   },
   async validate(options, fail) {
+    await validateRegex(options.matches, fail, "m");
     if (options.jsonpaths.length === 0) return;
     const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
     await validateJsonPaths(options.jsonpaths, fail);

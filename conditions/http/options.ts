@@ -9,6 +9,7 @@
 import { redactUrl, safeDecode } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
+import { parseRegex } from "../_common/textmatch.ts";
 import type { HttpOptions } from "./mod.ts";
 
 /** Header names whose values are secrets. */
@@ -119,16 +120,8 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
 
   const contains = input.string("contains");
   if (contains === "") input.fail("contains", "expected a text, got an empty string");
-  const matches = input.string("matches");
-  if (matches !== undefined) {
-    if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
-    try {
-      new RegExp(matches, "m");
-    } catch (e) {
-      const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
-      input.fail("matches", `invalid regular expression /${matches}/: ${lowerFirst(why)}`);
-    }
-  }
+  // `^` and `$` match at lines.
+  const matches = parseRegex(input, "m");
   const jsonpaths: JsonPathExpr[] = input.strings("jsonpath").map((text) =>
     orFail(input, "jsonpath", () => parseJsonPathExpr(text))
   );
@@ -248,8 +241,4 @@ function orFail<T>(input: KindInput, flag: string, parse: () => T): T {
 function basicAuth(user: string, pass: string): string {
   const bytes = new TextEncoder().encode(`${user}:${pass}`);
   return `Basic ${btoa(String.fromCharCode(...bytes))}`;
-}
-
-function lowerFirst(s: string): string {
-  return s.charAt(0).toLowerCase() + s.slice(1);
 }

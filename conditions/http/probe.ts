@@ -12,6 +12,7 @@ import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import type { TlsOptions } from "../_common/httpx.ts";
+import { compileRegex, type UserRegex } from "../_common/regex.ts";
 import { judge } from "./judge.ts";
 import type { HttpOptions } from "./mod.ts";
 import { send } from "./send.ts";
@@ -23,7 +24,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /** Makes the probe of one http condition. */
 export function create(o: HttpOptions, env: ProbeEnv): Probe {
-  const matches = o.matches === undefined ? undefined : new RegExp(o.matches, "m");
+  const matches = o.matches === undefined ? undefined : compileRegex(o.matches, "m");
   return {
     check: ({ signal }) => settle(signal, () => attempt(o, matches, env.env, signal)),
   };
@@ -44,7 +45,7 @@ async function readTls(o: HttpOptions): Promise<TlsOptions> {
 /** One attempt: the request (following redirects), then the status and body checks. */
 async function attempt(
   o: HttpOptions,
-  matches: RegExp | undefined,
+  matches: UserRegex | undefined,
   env: Readonly<Record<string, string>>,
   signal: AbortSignal,
 ): Promise<ProbeResult> {

@@ -260,6 +260,7 @@ export class LogFollower {
         grew = true;
         src.remember(cur.buffer, n);
         feed(src.partial, m, cur.buffer, n, cur.find);
+        await m.drain(signal);
         if (m.done) break;
         [cur, next] = [next, cur];
       }
@@ -407,6 +408,7 @@ export class LogFollower {
       if (got === 0) break;
       pos += got;
       feed(src.partial, m, buffer, got, find);
+      await m.drain(signal);
     }
   }
 

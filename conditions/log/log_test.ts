@@ -25,11 +25,11 @@ Deno.test("log parse() rejects what cannot match", async (t) => {
     ],
     [
       ["log", "a.log", "--matches", ""],
-      "condition 1 (log): --matches: expected a regular expression, got an empty string",
+      "condition 1 (log): --matches: expected a regular expression, got nothing",
     ],
     [
       ["log", "a.log", "--matches", "(a"],
-      "condition 1 (log): --matches: invalid regular expression: unterminated group",
+      "condition 1 (log): --matches: invalid regular expression /(a/: unterminated group",
     ],
     [
       ["log", "a.log", "--contains", "x", "--from-start", "--tail", "5"],

@@ -9,15 +9,24 @@
  * - A literal `--contains` is searched in the raw bytes (the shared byte
  *   searcher, conditions/_common/bytes.ts) and only matching lines are
  *   decoded; `--matches` alone decodes every line.
+ * - Lines that need the regular expression are queued by `feed` and
+ *   matched by `drain`, which yields to the event loop between slices and
+ *   matches a very long line in a worker: the deadline and signals never wait
+ *   for a user's expression (docs/contract.md §9).
  *
  * @module
  */
 
 import { indexOfBytes } from "../_common/bytes.ts";
-import type { UserRegex } from "../_common/regex.ts";
+import { INLINE_TEXT, testText, type UserRegex } from "../_common/regex.ts";
 
 /** Longest line kept whole; the rest of a longer line is skipped up to its newline. */
 export const MAX_LINE = 4 << 20;
+/**
+ * Characters matched against the expression between two turns of the event
+ * loop: at most about 17 ms of matching (see `INLINE_TEXT`).
+ */
+const SLICE_CHARS = INLINE_TEXT;
 const NL = 10;
 const CR = 13;
 
@@ -46,6 +55,8 @@ export class LineMatcher {
   readonly #excludeBytes: Uint8Array[];
   readonly #excludeTexts: readonly string[];
   readonly #re: UserRegex | undefined;
+  /** Lines that passed every other check, in order, waiting for the expression (`drain`). */
+  #queue: string[] = [];
   readonly #decoder = new TextDecoder();
 
   /** A matcher for `spec`, with nothing counted yet. */
@@ -108,17 +119,47 @@ export class LineMatcher {
     this.#accept(b);
   }
 
+  /**
+   * Matches the queued lines against the expression, in order, until enough
+   * matched. Yields to the event loop every `SLICE_CHARS`; a line longer than
+   * `INLINE_TEXT` is matched in a worker. Rejects when `signal` aborts.
+   */
+  async drain(signal: AbortSignal): Promise<void> {
+    const re = this.#re;
+    const queue = this.#queue;
+    this.#queue = [];
+    if (re === undefined || queue.length === 0) return;
+    let slice = 0;
+    for (const line of queue) {
+      if (this.done) return;
+      if (slice + line.length > SLICE_CHARS) {
+        await new Promise((r) => setTimeout(r, 0));
+        slice = 0;
+      }
+      signal.throwIfAborted();
+      slice += line.length;
+      if (line.length > INLINE_TEXT ? await testText(re, line, signal) : re.test(line)) {
+        this.count++;
+        this.last = line;
+      }
+    }
+  }
+
   #accept(bytes: Uint8Array): void {
     for (const x of this.#excludeBytes) if (indexOfBytes(bytes, x) !== -1) return;
-    const line = this.#decoder.decode(bytes);
-    if (this.#re && !this.#re.test(line)) return;
-    this.count++;
-    this.last = line;
+    this.#count(this.#decoder.decode(bytes));
   }
 
   #acceptText(line: string): void {
     for (const x of this.#excludeTexts) if (line.includes(x)) return;
-    if (this.#re && !this.#re.test(line)) return;
+    this.#count(line);
+  }
+
+  #count(line: string): void {
+    if (this.#re) {
+      this.#queue.push(line);
+      return;
+    }
     this.count++;
     this.last = line;
   }
@@ -175,6 +216,7 @@ export class PartialLine {
 /**
  * Feeds `buf[0, n)`, the next bytes of one file, to the matcher: completes
  * the pending partial line, matches the complete lines, keeps the rest.
+ * With an expression, the lines it must match wait for `matcher.drain()`.
  */
 export function feed(
   partial: PartialLine,

@@ -1,8 +1,10 @@
-import { assertEquals } from "../../tests/_assert.ts";
+import { assertEquals, assertRejects } from "../../tests/_assert.ts";
+import { compileRegex, INLINE_TEXT } from "../_common/regex.ts";
 import { createSearcher } from "../_common/bytes.ts";
 import { feed, LineMatcher, type MatchSpec, MAX_LINE, PartialLine } from "./match.ts";
 
 const enc = new TextEncoder();
+const NEVER = new AbortController().signal;
 
 /** A deterministic pseudo-random generator (tests must not be flaky). */
 function rng(seed: number): () => number {
@@ -33,7 +35,7 @@ function expected(text: string, spec: MatchSpec): { count: number; last: string 
  * Feeds `text` in chunks of the given sizes through a searcher-backed buffer
  * (`inPlace`), or through a plain one searched by copy.
  */
-function scan(text: string, spec: MatchSpec, sizes: () => number, inPlace: boolean) {
+async function scan(text: string, spec: MatchSpec, sizes: () => number, inPlace: boolean) {
   const m = new LineMatcher(spec);
   const bytes = enc.encode(text);
   const s = createSearcher(m.needle, 4096);
@@ -43,6 +45,7 @@ function scan(text: string, spec: MatchSpec, sizes: () => number, inPlace: boole
     const n = Math.min(sizes(), bytes.length - at, s.buffer.length);
     s.buffer.set(bytes.subarray(at, at + n));
     feed(partial, m, s.buffer, n, inPlace ? (from, to) => s.find(from, to) : undefined);
+    await m.drain(NEVER);
     at += n;
   }
   return { count: m.count, last: m.last };
@@ -74,19 +77,19 @@ Deno.test("feed() finds the same lines whatever the chunk borders", async (t) =>
     ["needle at line end", { contains: "complete", required: 100 }],
   ];
   for (const [name, spec] of specs) {
-    await t.step(name, () => {
+    await t.step(name, async () => {
       const want = expected(SAMPLE, spec);
       for (const inPlace of [true, false]) {
         for (const size of [1, 2, 3, 7, 16, 4096]) {
           assertEquals(
-            scan(SAMPLE, spec, () => size, inPlace),
+            await scan(SAMPLE, spec, () => size, inPlace),
             want,
             `${name}, chunks of ${size}`,
           );
         }
         const r = rng(seedOf(name));
         for (let i = 0; i < 20; i++) {
-          assertEquals(scan(SAMPLE, spec, () => 1 + Math.floor(r() * 40), inPlace), want);
+          assertEquals(await scan(SAMPLE, spec, () => 1 + Math.floor(r() * 40), inPlace), want);
         }
       }
     });
@@ -130,4 +133,25 @@ Deno.test("feed() caps an over-long line and still matches the lines after it", 
   for (let i = 0; i < MAX_LINE / chunk.length + 2; i++) feed(p2, m2, chunk, chunk.length);
   feed(p2, m2, late, late.length);
   assertEquals(m2.count, 0, "text beyond the line cap is not matched");
+});
+
+Deno.test("drain() matches queued lines in order, a very long one in a worker, and stops on abort", async () => {
+  const long = "x".repeat(INLINE_TEXT + 10) + " ready";
+  const text = ["ready 1", "no", long, "ready 3", ""].join("\n");
+  const m = new LineMatcher({ matches: compileRegex("ready"), required: 3 });
+  const buf = enc.encode(text);
+  feed(new PartialLine(), m, buf, buf.length);
+  assertEquals(m.count, 0); // queued, not matched yet
+  await m.drain(NEVER);
+  assertEquals([m.count, m.last], [3, "ready 3"]);
+
+  // Many short lines: the matching yields, so an abort in the middle is seen.
+  const many = enc.encode("line\n".repeat(200_000));
+  const m2 = new LineMatcher({ matches: compileRegex("^(a+)+$"), required: 1 });
+  feed(new PartialLine(), m2, many, many.length);
+  const stop = new AbortController();
+  const draining = m2.drain(stop.signal);
+  setTimeout(() => stop.abort(new Error("deadline")), 0);
+  await assertRejects(() => draining, Error, "deadline");
+  assertEquals(m2.count, 0);
 });

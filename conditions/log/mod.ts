@@ -5,8 +5,8 @@
  * @module
  */
 
-import { describeError } from "../../engine/errors.ts";
 import { defineKind, type KindInput } from "../../engine/types.ts";
+import { parseRegex, validateRegex } from "../_common/textmatch.ts";
 
 /** Where reading starts in content that exists at the first attempt. */
 export type StartAt =
@@ -118,23 +118,7 @@ export const log = defineKind<LogOptions>({
     const contains = input.has("contains")
       ? lineText(input, "contains", input.string("contains")!)
       : undefined;
-    const matches = input.string("matches");
-    if (matches !== undefined) {
-      if (matches === "") {
-        input.fail("matches", "expected a regular expression, got an empty string");
-      }
-      try {
-        new RegExp(matches);
-      } catch (e) {
-        // V8 says "Invalid regular expression: /(/: Unterminated group"; keep the reason.
-        const text = describeError(e);
-        const why = text.slice(text.lastIndexOf(": ") + 2);
-        input.fail(
-          "matches",
-          `invalid regular expression: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
-        );
-      }
-    }
+    const matches = parseRegex(input);
     if (contains === undefined && matches === undefined) {
       input.fail(undefined, "expected --contains TEXT or --matches REGEX (or both)");
     }
@@ -148,13 +132,8 @@ export const log = defineKind<LogOptions>({
     const required = input.integer("min-matches") ?? 1;
     return { target: path, options: { path, contains, matches, exclude, startAt, required } };
   },
-  async validate(options, fail) {
-    if (options.matches === undefined) return;
-    // JavaScript's syntax was checked by parse; RE2 runs it (docs/contract.md §9).
-    const { re2Problem } = await import("../_common/regex.ts");
-    const why = re2Problem(options.matches);
-    if (why !== undefined) fail("matches", why);
-  },
+  // JavaScript's syntax was checked by parse; RE2 runs it (docs/contract.md §9).
+  validate: (options, fail) => validateRegex(options.matches, fail),
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
 });

@@ -32,7 +32,7 @@ export function create(o: UdpOptions, env: ProbeEnv): Probe {
             signal,
             windowMs: REPLY_WINDOW_MS,
             windowText: "1s",
-            accept: (data) => test(decoder.decode(data)),
+            accept: (data) => test(decoder.decode(data), signal),
           });
           const checks = asksText(o.match) ? `, ${describeTextMatch(o.match)}` : "";
           return {

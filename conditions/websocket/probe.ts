@@ -68,7 +68,7 @@ function connect(
   o: WebsocketOptions,
   address: string,
   ca: string | undefined,
-  test: (text: string) => string | undefined,
+  test: (text: string, signal: AbortSignal) => Promise<string | undefined>,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
   signal.throwIfAborted();
@@ -93,6 +93,7 @@ function connect(
     let done = false;
     let skipped = 0;
     let last: string | undefined;
+    let judging: Promise<void> = Promise.resolve();
     let upgraded = "";
     const finish = (r: ProbeResult | Error) => {
       if (done) return;
@@ -134,24 +135,30 @@ function connect(
       if (!wantsMessage) return; // nothing asked of messages (an echo may beat the send callback)
       const bytes = toBytes(data);
       const text = new TextDecoder().decode(bytes);
-      const why = test(text);
-      if (why === undefined) {
-        finish({
-          status: "satisfied",
-          detail: `${upgraded}; message ${preview(bytes)} ${describeTextMatch(o.match)}`,
-        });
-        return;
-      }
-      skipped++;
-      last = `${preview(bytes)} ${why}`;
+      // Judged in arrival order; a long text is matched off the main thread.
+      judging = judging.then(async () => {
+        const why = await test(text, signal);
+        if (why === undefined) {
+          finish({
+            status: "satisfied",
+            detail: `${upgraded}; message ${preview(bytes)} ${describeTextMatch(o.match)}`,
+          });
+          return;
+        }
+        skipped++;
+        last = `${preview(bytes)} ${why}`;
+      }).catch((e) => finish(e instanceof Error ? e : new Error(String(e))));
     });
     ws.on("close", (code: number, reason: Buffer) => {
       const why = reason.length > 0 ? ` ${JSON.stringify(new TextDecoder().decode(reason))}` : "";
-      const seen = skipped === 0
-        ? "no message"
-        : `${skipped} message${skipped === 1 ? "" : "s"} skipped; last ${last}`;
-      const what = wantsMessage ? ` before a matching message (${seen})` : "";
-      finish({ status: "pending", error: `connection closed (code ${code}${why})${what}` });
+      // After the messages that came before the close are judged.
+      judging = judging.then(() => {
+        const seen = skipped === 0
+          ? "no message"
+          : `${skipped} message${skipped === 1 ? "" : "s"} skipped; last ${last}`;
+        const what = wantsMessage ? ` before a matching message (${seen})` : "";
+        finish({ status: "pending", error: `connection closed (code ${code}${why})${what}` });
+      });
     });
   });
 }

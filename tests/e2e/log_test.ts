@@ -295,7 +295,7 @@ Deno.test("log usage errors exit 2 with one line", async (t) => {
     ],
     [
       ["log", "a.log", "--matches", "[a-"],
-      "--matches: invalid regular expression: unterminated character class",
+      "--matches: invalid regular expression /[a-/: unterminated character class",
     ],
     [
       ["log", "a.log", "--contains", "x", "--min-matches", "none"],

@@ -508,6 +508,71 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: "fault: seconds of linear-time matching on a 10 MiB body cannot hold the deadline",
+  ...opts,
+  fn: async () => {
+    // `^(a+)+$` on 10 MiB of `a` takes RE2 (re2js) about 2.7 s: run on the main thread it
+    // would hold the 500 ms deadline for that long; in its worker it holds nothing.
+    const body = "a".repeat(10 << 20);
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => new Response(body),
+    );
+    try {
+      const url = `http://127.0.0.1:${server.addr.port}/`;
+      const { startCli } = await import("../e2e/_live.ts");
+      const run = startCli(["-o", "json", "-t", "500ms", "http", url, "--matches", "^(a+)+$"]);
+      const started = performance.now();
+      const r = await run.done();
+      const json = JSON.parse(r.stdout);
+      assertEquals([r.code, json.status], [1, "timeout"]);
+      // Start-up included: far less than the 2.7 s a blocking match would take.
+      assert(r.exitedAt - started < 2000, `exited after ${r.exitedAt - started} ms`);
+      // A body that matches is still judged (in the worker).
+      const ok = await runJson(["-t", "20s", "http", url, "--matches", "^a+$"]);
+      assertEquals([ok.code, ok.json.conditions[0]!.detail], [
+        0,
+        "200 OK; body matches /^a+$/",
+      ]);
+    } finally {
+      await server.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "fault: long log lines under a slow expression never hold SIGTERM or the deadline",
+  ...opts,
+  fn: async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const file = `${dir}/big.log`;
+      // Three lines of nearly 4 MiB that `^(a+)+$` does not match: about 0.8 s of matching
+      // each. On the main thread that held the 500 ms deadline past 2 s; in a worker it does not.
+      await Deno.writeTextFile(file, ("a".repeat((4 << 20) - 10) + "!\n").repeat(3));
+      const { startCli } = await import("../e2e/_live.ts");
+      const args = ["log", file, "--from-start", "--matches", "^(a+)+$"];
+      const timed = startCli(["-o", "json", "-t", "500ms", ...args]);
+      const started = performance.now();
+      const t = await timed.done();
+      assertEquals(t.code, 1, t.stderr);
+      assert(t.exitedAt - started < 1500, `exited after ${t.exitedAt - started} ms`);
+
+      const signalled = startCli(["-t", "60s", "-i", "100ms", ...args]);
+      await signalled.waitFor("stderr", /attempt/, 30_000).catch(() => "");
+      await new Promise((r) => setTimeout(r, 300));
+      const sent = performance.now();
+      signalled.child.kill("SIGTERM");
+      const s = await signalled.done();
+      assertEquals(s.code, 143, s.stderr);
+      assert(s.exitedAt - sent < 1000, `exited ${s.exitedAt - sent} ms after SIGTERM`);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
 /**
  * Writes 200,000 lines (1 in 1,000 marked), rotating every 20,000, pausing `pauseMs` after each
  * 500 lines (0: as fast as it can).

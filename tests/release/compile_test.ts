@@ -19,6 +19,7 @@ import {
   readZip,
   type Target,
   TARGETS,
+  WORKERS,
 } from "../../scripts/compile.ts";
 import { zip } from "../../scripts/release.ts";
 import denoJson from "../../deno.json" with { type: "json" };
@@ -319,6 +320,7 @@ Deno.test({
       assertEquals(real.status, "built", real.reason);
       assertEquals(real.output, `${dir}/b/${binaryName(HOST)}`);
       assertStringIncludes(real.log!, "main.ts");
+      for (const w of WORKERS) assertStringIncludes(real.log!, w.slice(w.lastIndexOf("/") + 1));
       for (const pkg of await lazyNpmImports()) {
         assert(
           embeds(real.log!, pkg.name, pkg.version),

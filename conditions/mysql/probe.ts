@@ -11,11 +11,10 @@ import mysql from "mysql2";
 import { connect as netConnect } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { settle } from "../../engine/settle.ts";
+import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { isConnectFailure, type NodeTlsOptions, nodeTlsOptions } from "../_common/datastore.ts";
-import { readPassword } from "../_common/dsurl.ts";
-import { canonicalIp, type HostPort, onEveryAddress } from "../_common/net.ts";
-import { describeNodeError } from "../_common/nodeerr.ts";
+import type { NodeTlsOptions } from "../_common/datastore.ts";
+import { canonicalIp, type HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { MysqlOptions } from "./mod.ts";
@@ -38,25 +37,18 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
   const open = new Set<Connection>();
   return {
     check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const password = options.password === undefined
-          ? undefined
-          : await readPassword(options.password);
-        const ctx = { user: options.user, hostname: options.hp.hostname, secrets: [password] };
-        try {
-          const tls = options.tls.mode === "off"
-            ? undefined
-            : await nodeTlsOptions(options.tls, options.hp.hostname);
-          return await onEveryAddress(
-            options.hp,
-            signal,
-            (address) => session(address, password, tls, signal),
-            isConnectFailure,
-          );
-        } catch (e) {
-          return judgeError(e, ctx);
-        }
-      }),
+      settle(signal, () =>
+        attemptEveryAddress(
+          options,
+          signal,
+          (address, password, tls) => session(address, password, tls, signal),
+          (e, password) =>
+            judgeError(e, {
+              user: options.user,
+              hostname: options.hp.hostname,
+              secrets: [password],
+            }),
+        )),
     close() {
       for (const c of open) c.destroy();
       open.clear();
@@ -103,20 +95,12 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
     // Whether the session is up, so closing it says goodbye (COM_QUIT) instead of waiting.
     let up = false;
     try {
-      try {
-        await new Promise<void>((resolve, reject) =>
-          conn.connect((err) => err ? reject(err) : resolve())
-        );
-        up = true;
-      } catch (e) {
-        // One text for every address that refuses, so they read as one failure.
-        if (isConnectFailure(e)) {
-          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
-            code: (e as { code: string }).code,
-          });
-        }
-        throw e;
-      }
+      await connectOrDescribe(
+        () =>
+          new Promise<void>((resolve, reject) => conn.connect((e) => e ? reject(e) : resolve())),
+        o.hp.hostname,
+      );
+      up = true;
       if (tls !== undefined && o.tls.verify === "full" && hostIsIp) checkIpIdentity(conn, tls);
       const { result, fields } = await new Promise<{ result: unknown; fields: unknown }>(
         (resolve, reject) =>

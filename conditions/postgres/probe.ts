@@ -9,11 +9,10 @@
 
 import pg from "pg";
 import { settle } from "../../engine/settle.ts";
+import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { isConnectFailure, type NodeTlsOptions, nodeTlsOptions } from "../_common/datastore.ts";
-import { readPassword } from "../_common/dsurl.ts";
-import { type HostPort, onEveryAddress } from "../_common/net.ts";
-import { describeNodeError } from "../_common/nodeerr.ts";
+import type { NodeTlsOptions } from "../_common/datastore.ts";
+import type { HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { PostgresOptions } from "./mod.ts";
@@ -32,25 +31,18 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
   const open = new Set<Client>();
   return {
     check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const password = options.password === undefined
-          ? undefined
-          : await readPassword(options.password);
-        const ctx = { user: options.user, hostname: options.hp.hostname, secrets: [password] };
-        try {
-          const tls = options.tls.mode === "off"
-            ? undefined
-            : await nodeTlsOptions(options.tls, options.hp.hostname);
-          return await onEveryAddress(
-            options.hp,
-            signal,
-            (address) => attempt(options, address, password, tls, signal),
-            isConnectFailure,
-          );
-        } catch (e) {
-          return judgeError(e, ctx);
-        }
-      }),
+      settle(signal, () =>
+        attemptEveryAddress(
+          options,
+          signal,
+          (address, password, tls) => attempt(options, address, password, tls, signal),
+          (e, password) =>
+            judgeError(e, {
+              user: options.user,
+              hostname: options.hp.hostname,
+              secrets: [password],
+            }),
+        )),
     close() {
       for (const c of open) destroy(c);
       open.clear();
@@ -106,18 +98,8 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
     // Whether the session is up, so closing it says goodbye (Terminate) instead of waiting.
     let up = false;
     try {
-      try {
-        await client.connect();
-        up = true;
-      } catch (e) {
-        // One text for every address that refuses, so they read as one failure.
-        if (isConnectFailure(e)) {
-          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
-            code: (e as { code: string }).code,
-          });
-        }
-        throw e;
-      }
+      await connectOrDescribe(() => client.connect(), o.hp.hostname);
+      up = true;
       if (o.primary) {
         const r = await client.query({
           text: "SELECT pg_is_in_recovery()",

@@ -10,11 +10,10 @@
 
 import amqp from "amqplib";
 import { settle } from "../../engine/settle.ts";
+import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { isConnectFailure, type NodeTlsOptions, nodeTlsOptions } from "../_common/datastore.ts";
-import { readPassword } from "../_common/dsurl.ts";
-import { type HostPort, onEveryAddress } from "../_common/net.ts";
-import { describeNodeError } from "../_common/nodeerr.ts";
+import type { NodeTlsOptions } from "../_common/datastore.ts";
+import type { HostPort } from "../_common/net.ts";
 import { brokerName, describeAmqpError, judgeQueue, type ServerProperties } from "./errors.ts";
 import type { RabbitmqOptions } from "./mod.ts";
 
@@ -34,29 +33,22 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
   const open = new Set<Connection>();
   return {
     check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const password = options.password === undefined ? "" : await readPassword(options.password);
-        const ctx = {
-          user: options.user,
-          vhost: options.vhost,
-          hostname: options.hp.hostname,
-          handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
-          secrets: [password],
-        };
-        try {
-          const tls = options.tls.mode === "off"
-            ? undefined
-            : await nodeTlsOptions(options.tls, options.hp.hostname);
-          return await onEveryAddress(
-            options.hp,
-            signal,
-            (address) => session(address, password, tls, signal),
-            isConnectFailure,
-          );
-        } catch (e) {
-          return { status: "pending", error: describeAmqpError(e, ctx) };
-        }
-      }),
+      settle(signal, () =>
+        attemptEveryAddress(
+          options,
+          signal,
+          (address, password, tls) => session(address, password ?? "", tls, signal),
+          (e, password) => ({
+            status: "pending",
+            error: describeAmqpError(e, {
+              user: options.user,
+              vhost: options.vhost,
+              hostname: options.hp.hostname,
+              handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
+              secrets: [password],
+            }),
+          }),
+        )),
     close() {
       for (const c of open) destroy(c);
       open.clear();
@@ -93,17 +85,7 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
     };
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      try {
-        conn = await connecting;
-      } catch (e) {
-        // One text for every address that refuses, so they read as one failure.
-        if (isConnectFailure(e)) {
-          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
-            code: (e as { code: string }).code,
-          });
-        }
-        throw e;
-      }
+      conn = await connectOrDescribe(() => connecting, o.hp.hostname);
       open.add(conn);
       // Errors after the verdict (a broker closing, a socket reset) must not escape.
       conn.on("error", () => {});

@@ -9,16 +9,10 @@
 
 import { createClient } from "@redis/client";
 import { settle } from "../../engine/settle.ts";
+import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import {
-  clip,
-  isConnectFailure,
-  type NodeTlsOptions,
-  nodeTlsOptions,
-} from "../_common/datastore.ts";
-import { readPassword } from "../_common/dsurl.ts";
-import { type HostPort, onEveryAddress } from "../_common/net.ts";
-import { describeNodeError } from "../_common/nodeerr.ts";
+import { clip, type NodeTlsOptions } from "../_common/datastore.ts";
+import type { HostPort } from "../_common/net.ts";
 import { judgeError } from "./errors.ts";
 import type { RedisOptions } from "./mod.ts";
 
@@ -39,25 +33,18 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
   const open = new Set<Client>();
   return {
     check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const password = options.password === undefined
-          ? undefined
-          : await readPassword(options.password);
-        const ctx = { user: options.user, hostname: options.hp.hostname, secrets: [password] };
-        try {
-          const tls = options.tls.mode === "off"
-            ? undefined
-            : await nodeTlsOptions(options.tls, options.hp.hostname);
-          return await onEveryAddress(
-            options.hp,
-            signal,
-            (address) => session(address, password, tls, signal),
-            isConnectFailure,
-          );
-        } catch (e) {
-          return judgeError(e, ctx);
-        }
-      }),
+      settle(signal, () =>
+        attemptEveryAddress(
+          options,
+          signal,
+          (address, password, tls) => session(address, password, tls, signal),
+          (e, password) =>
+            judgeError(e, {
+              user: options.user,
+              hostname: options.hp.hostname,
+              secrets: [password],
+            }),
+        )),
     close() {
       for (const c of open) destroy(c);
       open.clear();
@@ -99,18 +86,8 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
     signal.addEventListener("abort", onAbort, { once: true });
     let up = false;
     try {
-      try {
-        await client.connect();
-        up = true;
-      } catch (e) {
-        // One text for every address that refuses, so they read as one failure.
-        if (isConnectFailure(e)) {
-          throw Object.assign(new Error(describeNodeError(e, o.hp.hostname)), {
-            code: (e as { code: string }).code,
-          });
-        }
-        throw e;
-      }
+      await connectOrDescribe(() => client.connect(), o.hp.hostname);
+      up = true;
       const pong = await client.sendCommand(["PING"]);
       if (pong !== "PONG") {
         return { status: "pending", error: `PING answered ${JSON.stringify(String(pong))}` };

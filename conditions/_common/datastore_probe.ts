@@ -1,0 +1,80 @@
+/**
+ * The attempt every data-store probe makes (docs/contract.md §5, data
+ * stores): read the password, build the TLS options, try each address of the
+ * host in turn with one fresh session, and turn what the driver threw into a
+ * result. Loaded by probes only.
+ *
+ * @module
+ */
+
+import type { ProbeResult } from "../../engine/types.ts";
+import {
+  isConnectFailure,
+  type NodeTlsOptions,
+  nodeTlsOptions,
+  type TlsChoice,
+} from "./datastore.ts";
+import { type PasswordSource, readPassword } from "./dsurl.ts";
+import { type HostPort, onEveryAddress } from "./net.ts";
+import { describeNodeError } from "./nodeerr.ts";
+
+/** What a data-store kind's options say about reaching the server. */
+export interface ReachOptions {
+  readonly hp: HostPort;
+  readonly password: PasswordSource | undefined;
+  readonly tls: TlsChoice;
+}
+
+/** One session with one address: connects, checks, closes; throws what the driver throws. */
+export type Session = (
+  address: HostPort,
+  password: string | undefined,
+  tls: NodeTlsOptions | undefined,
+) => Promise<ProbeResult>;
+
+/**
+ * One attempt: `session` on each address of `o.hp` until one answers; an
+ * error (a driver's, a password file's, the TLS files') becomes
+ * `judge(error, password)`.
+ */
+export async function attemptEveryAddress(
+  o: ReachOptions,
+  signal: AbortSignal,
+  session: Session,
+  judge: (e: unknown, password: string | undefined) => ProbeResult,
+): Promise<ProbeResult> {
+  let password: string | undefined;
+  try {
+    password = o.password === undefined ? undefined : await readPassword(o.password);
+    const tls = o.tls.mode === "off" ? undefined : await nodeTlsOptions(o.tls, o.hp.hostname);
+    return await onEveryAddress(
+      o.hp,
+      signal,
+      (address) => session(address, password, tls),
+      isConnectFailure,
+    );
+  } catch (e) {
+    return judge(e, password);
+  }
+}
+
+/**
+ * Runs a driver's `connect()` and returns what it gives; a refused or unreachable connection is thrown
+ * again as one text for every address (`connection refused`), so that the
+ * addresses of a name read as one failure.
+ */
+export async function connectOrDescribe<T>(
+  connect: () => Promise<T>,
+  hostname: string,
+): Promise<T> {
+  try {
+    return await connect();
+  } catch (e) {
+    if (isConnectFailure(e)) {
+      throw Object.assign(new Error(describeNodeError(e, hostname)), {
+        code: (e as { code: string }).code,
+      });
+    }
+    throw e;
+  }
+}

@@ -3,13 +3,14 @@
  * KRaft node from Kafka's own jars, PLAINTEXT and SASL_PLAINTEXT listeners):
  * started late, ready, a topic created late, partitions and brokers too
  * few, SASL/PLAIN with a wrong password fixed by a broker restart during
- * the run, an unsupported mechanism, timeouts and usage errors, and the
- * password in no output whatever the mode.
+ * the run, SASL/SCRAM-SHA-256 and -512 against credentials the broker
+ * stores (right, wrong, and for a user the broker has none for), timeouts
+ * and usage errors, and the password in no output whatever the mode.
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { type Kafka, kafkaMissing, prepareKafka } from "../services/kafka.ts";
+import { type Kafka, kafkaMissing, prepareKafka, type ScramCredential } from "../services/kafka.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 import { runLate } from "./_late.ts";
 import { runWatched } from "./_verdict.ts";
@@ -19,6 +20,21 @@ const opts = { sanitizeResources: false, sanitizeOps: false };
 const EXIT_AFTER_VERDICT_MS = 2000;
 const OLD_PW = "kafka-old-pw-1";
 const NEW_PW = "kafka-new-pw-2";
+// One password per mechanism, so a step can tell which credential the broker checked.
+const SCRAM_256_PW = "kafka-scram256-pw-3";
+const SCRAM_512_PW = "kafka-scram512-pw-4";
+const ONLY_256_PW = "kafka-only256-pw-5";
+const SCRAM: ScramCredential[] = [
+  { mechanism: "SCRAM-SHA-256", user: "app", password: SCRAM_256_PW },
+  { mechanism: "SCRAM-SHA-512", user: "app", password: SCRAM_512_PW },
+  // A user with SCRAM-SHA-256 credentials and none for SCRAM-SHA-512.
+  { mechanism: "SCRAM-SHA-256", user: "only256", password: ONLY_256_PW },
+];
+const SCRAM_CASES = [
+  { flag: "scram-sha-256", name: "SCRAM-SHA-256", pw: SCRAM_256_PW, otherPw: SCRAM_512_PW },
+  { flag: "scram-sha-512", name: "SCRAM-SHA-512", pw: SCRAM_512_PW, otherPw: SCRAM_256_PW },
+] as const;
+const SHORT = ["--timeout", "2s", "--interval", "300ms"];
 
 function assertNoSecret(texts: string[], secret: string) {
   for (const t of texts) assert(!t.includes(secret), `the password leaked:\n${t}`);
@@ -32,7 +48,7 @@ Deno.test({
 });
 
 async function kafkaTests(t: Deno.TestContext) {
-  const k: Kafka = await prepareKafka({ users: { app: OLD_PW } });
+  const k: Kafka = await prepareKafka({ users: { app: OLD_PW }, scram: SCRAM });
   const sasl = `127.0.0.1:${k.saslPort}`;
   try {
     await t.step(
@@ -180,31 +196,102 @@ async function kafkaTests(t: Deno.TestContext) {
       assertNoSecret([r.stderr], OLD_PW);
     });
 
-    await t.step(
-      "a mechanism the listener does not offer stays pending with the broker's word",
-      async () => {
-        const r = await runJson(
-          [
-            "--timeout",
-            "2s",
-            "--interval",
-            "300ms",
+    // These run after the restart above: SCRAM credentials live in the
+    // metadata log, so they outlive it (unlike the PLAIN users of the config).
+    for (const c of SCRAM_CASES) {
+      await t.step(`SASL/${c.name} with the right password; it shows nowhere`, async () => {
+        const args = [...FAST, "kafka", sasl, "--sasl-mechanism", c.flag, "--user", "app"];
+        const env = { KPW: c.pw };
+        const j = await runJson([...args, "--password-env", "KPW"], { env });
+        assertEquals([j.code, j.stderr], [0, ""]);
+        assertEquals(j.json.status, "satisfied");
+        assertEquals(j.json.conditions[0]!.attempts, 1);
+        assertMatch(
+          j.json.conditions[0]!.detail,
+          new RegExp(`^cluster \\S+: 1 broker, SASL ${c.name} as "app"$`),
+        );
+        const txt = await runCli([...args, "--password-env", "KPW"], { env });
+        assertEquals([txt.code, txt.stdout], [0, ""]);
+        assertStringIncludes(txt.stderr, `1 broker, SASL ${c.name} as "app"`);
+        assertNoSecret([j.stdout, j.stderr, txt.stdout, txt.stderr], c.pw);
+      });
+
+      await t.step(
+        `SASL/${c.name} with a wrong password: pending, then exit 1, never showing it`,
+        async () => {
+          // The wrong password is the other mechanism's right one: the broker
+          // keeps a credential per mechanism, and neither may leak.
+          const args = [
+            ...SHORT,
             "kafka",
             sasl,
             "--sasl-mechanism",
-            "scram-sha-256",
+            c.flag,
             "--user",
             "app",
             "--password-env",
             "KPW",
-          ],
-          { env: { KPW: NEW_PW } },
-        );
-        assertEquals(r.code, 1);
-        assertEquals(
-          r.json.conditions[0]!.last_error,
-          "SASL authentication failed: the broker does not support the requested SASL mechanism.",
-        );
+          ];
+          const env = { KPW: c.otherPw };
+          const j = await runJson(args, { env });
+          assertEquals([j.code, j.stderr], [1, ""]);
+          assertEquals(j.json.status, "timeout");
+          const cond = j.json.conditions[0]!;
+          assertEquals([cond.satisfied, cond.detail], [false, ""]);
+          assert(cond.attempts >= 2, `retried while pending: ${cond.attempts} attempts`);
+          assertEquals(
+            cond.last_error,
+            'authentication failed for user "app": Authentication failed during authentication ' +
+              `due to invalid credentials with SASL mechanism ${c.name}`,
+          );
+          const txt = await runCli(args, { env });
+          assertEquals([txt.code, txt.stdout], [1, ""]);
+          assertStringIncludes(
+            txt.stderr,
+            `not satisfied: kafka ${sasl}: authentication failed for user "app"`,
+          );
+          assertNoSecret([j.stdout, j.stderr, txt.stdout, txt.stderr], c.otherPw);
+          assertNoSecret([j.stdout, j.stderr, txt.stdout, txt.stderr], c.pw);
+        },
+      );
+    }
+
+    await t.step(
+      "users without credentials for a mechanism are refused by the broker",
+      async () => {
+        const run = (mechanism: string, user: string, pw: string) =>
+          runJson(
+            [
+              ...SHORT,
+              "kafka",
+              sasl,
+              "--sasl-mechanism",
+              mechanism,
+              "--user",
+              user,
+              "--password-env",
+              "KPW",
+            ],
+            { env: { KPW: pw } },
+          );
+        // The control: only256 and its password pass with the mechanism it has.
+        const ok = await run("scram-sha-256", "only256", ONLY_256_PW);
+        assertEquals([ok.code, ok.stderr, ok.json.status], [0, "", "satisfied"]);
+        assertMatch(ok.json.conditions[0]!.detail, /, SASL SCRAM-SHA-256 as "only256"$/);
+        assertNoSecret([ok.stdout], ONLY_256_PW);
+        // only256 has no SCRAM-SHA-512 credential, and app's PLAIN password is
+        // no SCRAM credential: the broker refuses both, the run stays pending.
+        const refused: [string, string][] = [["only256", ONLY_256_PW], ["app", NEW_PW]];
+        for (const [user, pw] of refused) {
+          const r = await run("scram-sha-512", user, pw);
+          assertEquals([r.code, r.stderr, r.json.status], [1, "", "timeout"]);
+          assertEquals(
+            r.json.conditions[0]!.last_error,
+            `authentication failed for user "${user}": Authentication failed during ` +
+              "authentication due to invalid credentials with SASL mechanism SCRAM-SHA-512",
+          );
+          assertNoSecret([r.stdout], pw);
+        }
       },
     );
   } finally {

@@ -2,11 +2,17 @@
  * A real Apache Kafka broker for the kafka kind's tests: one KRaft node
  * (broker and controller in one JVM) from Kafka's own jars, fetched from
  * Maven Central by scripts/services/build-kafka.sh, on free 127.0.0.1 ports,
- * with a PLAINTEXT listener and a SASL_PLAINTEXT listener (SASL/PLAIN users
- * given by the test), its data in a temporary directory.
+ * with a PLAINTEXT listener and a SASL_PLAINTEXT listener offering PLAIN,
+ * SCRAM-SHA-256 and SCRAM-SHA-512 (PLAIN users in the listener's JAAS config;
+ * SCRAM credentials written into the metadata log when the storage is
+ * formatted, as `kafka-storage format --add-scram` does), its data in a
+ * temporary directory.
  *
  * ```ts
- * const k = await prepareKafka({ users: { app: "pw" } }); // formatted, not started
+ * const k = await prepareKafka({                           // formatted, not started
+ *   users: { app: "pw" },
+ *   scram: [{ mechanism: "SCRAM-SHA-256", user: "app", password: "s-pw" }],
+ * });
  * await k.start();                                          // ~5-10 s
  * await k.createTopic("orders", 3);
  * await k.restart({ users: { app: "new-pw" } });           // same data, new users
@@ -52,11 +58,22 @@ export async function kafkaMissing(): Promise<string | undefined> {
 /** SASL/PLAIN users of the SASL listener: name -> password. */
 export type KafkaUsers = Record<string, string>;
 
+/** One SCRAM credential the broker stores (per user and mechanism). */
+export interface ScramCredential {
+  readonly mechanism: "SCRAM-SHA-256" | "SCRAM-SHA-512";
+  readonly user: string;
+  /**
+   * The password; it goes into `--add-scram NAME=[...]`, whose value syntax
+   * has no escapes, so it must not hold `"`, `,`, `=`, `[` or `]`.
+   */
+  readonly password: string;
+}
+
 /** A formatted broker, started or not. */
 export interface Kafka {
   /** The PLAINTEXT listener's port. */
   readonly port: number;
-  /** The SASL_PLAINTEXT (PLAIN) listener's port. */
+  /** The SASL_PLAINTEXT listener's port (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512). */
   readonly saslPort: number;
   /** `127.0.0.1:PORT` of the PLAINTEXT listener. */
   readonly bootstrap: string;
@@ -66,7 +83,7 @@ export interface Kafka {
   start(): Promise<void>;
   /** Stops the broker process (its data stays). */
   halt(): Promise<void>;
-  /** halt(), then start() again, optionally with other SASL users. */
+  /** halt(), then start() again, optionally with other SASL/PLAIN users (SCRAM ones stay). */
   restart(opts?: { users?: KafkaUsers }): Promise<void>;
   /** Creates a topic through the PLAINTEXT listener. */
   createTopic(name: string, partitions: number): Promise<void>;
@@ -74,8 +91,20 @@ export interface Kafka {
   stop(): Promise<void>;
 }
 
-/** Writes the config, formats the storage; `start()` runs the broker. */
-export async function prepareKafka(opts: { users?: KafkaUsers } = {}): Promise<Kafka> {
+/**
+ * Writes the config, formats the storage (with the SCRAM credentials, if
+ * any); `start()` runs the broker.
+ */
+export async function prepareKafka(
+  opts: { users?: KafkaUsers; scram?: readonly ScramCredential[] } = {},
+): Promise<Kafka> {
+  for (const c of opts.scram ?? []) {
+    if (/[",=[\]]/.test(c.password) || /[",=[\]]/.test(c.user)) {
+      throw new Error(
+        `SCRAM user or password of ${c.user} holds a character --add-scram can't take`,
+      );
+    }
+  }
   const lib = await kafkaLib();
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-kafka-" });
   const reaper = reapOnExit(dir);
@@ -97,9 +126,15 @@ export async function prepareKafka(opts: { users?: KafkaUsers } = {}): Promise<K
         "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
         "controller.listener.names=CONTROLLER",
         "inter.broker.listener.name=PLAINTEXT",
-        "sasl.enabled.mechanisms=PLAIN",
+        "sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config=" +
         `org.apache.kafka.common.security.plain.PlainLoginModule required ${jaas};`,
+        // Each enabled mechanism needs a login module on the listener; SCRAM's
+        // (no options) checks clients against the credentials in the metadata log.
+        "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config=" +
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config=" +
+        "org.apache.kafka.common.security.scram.ScramLoginModule required;",
         "offsets.topic.replication.factor=1",
         "transaction.state.log.replication.factor=1",
         "transaction.state.log.min.isr=1",
@@ -142,6 +177,12 @@ export async function prepareKafka(opts: { users?: KafkaUsers } = {}): Promise<K
     `--cluster-id=${id}`,
     "--config",
     config,
+    // SCRAM users are metadata records: written here, before the first start,
+    // the broker has them from its first moment (no kafka-configs round trip).
+    ...(opts.scram ?? []).flatMap((c) => [
+      "--add-scram",
+      `${c.mechanism}=[name=${c.user},password="${c.password}"]`,
+    ]),
   ]);
 
   let service: Service | undefined;

@@ -282,3 +282,44 @@ Deno.test("conformance: help and completions list every flag of every kind with 
     });
   }
 });
+
+Deno.test({
+  name:
+    "conformance: through the CLI, every kind ends within 100 ms of the deadline on a dead target",
+  ...opts,
+  fn: () =>
+    withDead(async (d) => {
+      const { startCli } = await import("../e2e/_live.ts");
+      const results: string[] = [];
+      const kinds = [...registry.kinds];
+      // Three at a time: each run is start-up plus a 1 s deadline.
+      const worker = async () => {
+        for (let kind = kinds.shift(); kind; kind = kinds.shift()) {
+          const row = DEAD_TARGETS[kind.name]!(d);
+          const run = startCli(["-o", "jsonl", "-t", "1s", "-i", "100ms", ...row.args], {
+            env: row.env,
+          });
+          // The start event is written when the run's clock starts (drivers already loaded).
+          await run.waitFor("stdout", /"event":"start"/, 60_000).catch(() => "");
+          const startSeen = performance.now();
+          const r = await run.done();
+          const end = JSON.parse(
+            run.lines.stdout.findLast((l) => l.includes('"event":"end"')) ?? "{}",
+          );
+          const all = r.stdout + r.stderr;
+          const wall = r.exitedAt - startSeen;
+          if (r.code !== 1 && r.code !== 3) {
+            results.push(`${kind.name}: exit ${r.code}\n${r.stderr}`);
+          } else if (all.includes(MARK)) results.push(`${kind.name}: a secret in the output`);
+          else if (r.code === 1 && !(end.elapsed_seconds <= 1.1)) {
+            results.push(`${kind.name}: the run took ${end.elapsed_seconds} s for a 1 s deadline`);
+          } else if (wall > 1000 + 100 + 250) {
+            // 250 ms for the pipe, the exit itself and a loaded CI machine.
+            results.push(`${kind.name}: exited ${(wall - 1000).toFixed(0)} ms after the deadline`);
+          }
+        }
+      };
+      await Promise.all([worker(), worker(), worker()]);
+      assertEquals(results, []);
+    }),
+});

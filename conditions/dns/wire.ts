@@ -92,7 +92,13 @@ export async function lookupWire(
   };
   let packet = await queryUdp(server, query, accept, signal, clock);
   if ((packet.flags & lib.TRUNCATED_RESPONSE) !== 0) {
-    packet = await queryTcp(server, query, accept, signal, clock);
+    try {
+      packet = await queryTcp(server, query, accept, signal, clock);
+    } catch (e) {
+      // Say why TCP was tried: the UDP answer alone is not the answer.
+      if (signal.aborted || !(e instanceof Error)) throw e;
+      throw new Error(`truncated answer over UDP, retried over TCP: ${e.message}`);
+    }
   }
   const records = (packet.answers ?? [])
     .filter((a) => a.type === q.type && (a.class ?? "IN") === "IN")

@@ -17,6 +17,8 @@ export interface DnsFakeOptions {
   slowMs?: number;
   /** How many queries of flaky.ZONE get SERVFAIL before it answers. Default 3. */
   flakyFailures?: number;
+  /** Whether it listens on TCP too. Default true; false: TCP connections are refused. */
+  tcp?: boolean;
 }
 
 /** A running fake DNS server. */
@@ -33,6 +35,12 @@ export interface DnsFake {
     ok: string;
     /** UDP: TC set, no answers. TCP: 40 A records (127.0.1.1-40), for TXT a >512-byte record. */
     truncated: string;
+    /** UDP: TC set with 5 of the 40 A records (a partial set). TCP: all 40. */
+    partial: string;
+    /** UDP: TC set, no answers. TCP: the query is read and never answered. */
+    tcpSilent: string;
+    /** UDP: TC set, no answers. TCP: a length-framed reply that is not a DNS message. */
+    tcpGarbage: string;
     /** SERVFAIL. */
     servfail: string;
     /** REFUSED. */
@@ -54,7 +62,7 @@ export interface DnsFake {
   stop(): Promise<void>;
 }
 
-/** Starts the fake DNS server; resolves once it answers ok.ZONE over UDP and TCP. */
+/** Starts the fake DNS server; resolves once it answers ok.ZONE over UDP and TCP (if it has TCP). */
 export async function startDnsFake(opts: DnsFakeOptions = {}): Promise<DnsFake> {
   const zone = (opts.zone ?? "fake.test").toLowerCase().replace(/^\.|\.$/g, "");
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-dnsfake-" });
@@ -78,14 +86,16 @@ export async function startDnsFake(opts: DnsFakeOptions = {}): Promise<DnsFake> 
       String(opts.slowMs ?? 1500),
       "--flaky-failures",
       String(opts.flakyFailures ?? 3),
+      ...(opts.tcp === false ? ["--no-tcp"] : []),
     ], { logFile });
     try {
       await waitUntil(
         `dnsfake on ${server}`,
         async () =>
           (await dnsQuery(server, `ok.${zone}`, "A", { timeoutMs: 300 })).rcode === "NOERROR" &&
-          (await dnsQuery(server, `ok.${zone}`, "A", { tcp: true, timeoutMs: 300 })).rcode ===
-            "NOERROR",
+          (opts.tcp === false ||
+            (await dnsQuery(server, `ok.${zone}`, "A", { tcp: true, timeoutMs: 300 })).rcode ===
+              "NOERROR"),
         { timeoutMs: 30_000, everyMs: 100, logFile },
       );
     } catch (e) {
@@ -102,6 +112,9 @@ export async function startDnsFake(opts: DnsFakeOptions = {}): Promise<DnsFake> 
       names: {
         ok: n("ok"),
         truncated: n("truncated"),
+        partial: n("partial"),
+        tcpSilent: n("tcpsilent"),
+        tcpGarbage: n("tcpgarbage"),
         servfail: n("servfail"),
         refused: n("refused"),
         slow: n("slow"),

@@ -3,15 +3,22 @@
  * Run by tests/services/dnsfake.ts as its own process:
  *
  *   scripts/deno run --allow-net tests/services/dnsfake_server.ts \
- *     --port 5353 [--zone fake.test] [--slow-ms 1500] [--flaky-failures 3]
+ *     --port 5353 [--zone fake.test] [--slow-ms 1500] [--flaky-failures 3] [--no-tcp]
  *
- * It serves UDP and TCP on 127.0.0.1:PORT, authoritative (AA) for `zone`:
+ * It serves UDP and TCP on 127.0.0.1:PORT (UDP only with --no-tcp: TCP
+ * connections are then refused), authoritative (AA) for `zone`:
  *
  * | name                | answer                                                         |
  * | ------------------- | -------------------------------------------------------------- |
  * | ok.ZONE             | A 127.0.0.1, TXT "ok"                                          |
  * | truncated.ZONE      | UDP: TC bit, no answers. TCP: 40 A records 127.0.1.1-40 and a  |
  * |                     | long TXT (more than 512 bytes in all)                          |
+ * | partial.ZONE        | UDP: TC bit with the first 5 of truncated.ZONE's 40 A records. |
+ * |                     | TCP: all 40                                                    |
+ * | tcpsilent.ZONE      | UDP: TC bit, no answers. TCP: the query is read and never      |
+ * |                     | answered (the connection stays open)                           |
+ * | tcpgarbage.ZONE     | UDP: TC bit, no answers. TCP: a length-framed reply that is    |
+ * |                     | not a DNS message (the query's id, then 0xff bytes and text)   |
  * | servfail.ZONE       | SERVFAIL                                                       |
  * | refused.ZONE        | REFUSED                                                        |
  * | slow.ZONE           | A 127.0.0.2, sent after --slow-ms (UDP and TCP)                |
@@ -60,6 +67,7 @@ function arg(name: string, dflt: string): string {
 const port = Number(arg("port", "0"));
 const zone = arg("zone", "fake.test").toLowerCase().replace(/\.$/, "");
 const slowMs = Number(arg("slow-ms", "1500"));
+const noTcp = Deno.args.includes("--no-tcp");
 let flakyLeft = Number(arg("flaky-failures", "3"));
 
 const soa = {
@@ -84,6 +92,8 @@ interface Reply {
   truncated?: boolean;
   delayMs?: number;
   drop?: boolean;
+  /** Instead of a DNS answer, send a length-framed reply that is not a DNS message (TCP). */
+  garbage?: boolean;
   /** Set AA (default true; false for names outside the zone). */
   aa?: boolean;
   note: string;
@@ -135,6 +145,27 @@ function resolve(q: Question, transport: "udp" | "tcp"): Reply {
         ? { rcode: 0, answers, note: `${answers.length} records` }
         : { rcode: 0, authorities: [soa], note: "NODATA" };
     }
+    case "partial": {
+      // A resolver that used this UDP answer would see 5 records where there are 40.
+      const n = transport === "udp" ? 5 : 40;
+      const answers = t === "A"
+        ? Array.from({ length: n }, (_, i) => a(name, `127.0.1.${i + 1}`))
+        : [];
+      if (transport === "udp") {
+        return { rcode: 0, answers, truncated: true, note: `TC with ${answers.length} records` };
+      }
+      return answers.length
+        ? { rcode: 0, answers, note: `${answers.length} records` }
+        : { rcode: 0, authorities: [soa], note: "NODATA" };
+    }
+    case "tcpsilent":
+      return transport === "udp"
+        ? { rcode: 0, truncated: true, note: "TC" }
+        : { rcode: 0, drop: true, note: "dropped" };
+    case "tcpgarbage":
+      return transport === "udp"
+        ? { rcode: 0, truncated: true, note: "TC" }
+        : { rcode: 0, garbage: true, note: "garbage" };
     case "servfail":
       return { rcode: RCODE.SERVFAIL, note: "SERVFAIL" };
     case "refused":
@@ -177,6 +208,17 @@ function answer(msg: Uint8Array, transport: "udp" | "tcp", send: (b: Uint8Array)
   const r = resolve(q, transport);
   console.log(`query ${transport} ${q.name} ${q.type} -> ${r.note}`);
   if (r.drop) return;
+  if (r.garbage) {
+    // The query's id (so it is not dropped as an answer to another query), then a header whose
+    // counts claim 65535 questions and records, then text: no DNS decoder can read it.
+    const junk = new TextEncoder().encode("GARBAGE, not DNS\r\n");
+    const out = new Uint8Array(2 + 10 + junk.length).fill(0xff);
+    out[0] = query.id >> 8;
+    out[1] = query.id & 0xff;
+    out.set(junk, 12);
+    send(out);
+    return;
+  }
   const flags = (r.aa === false ? 0 : dnsPacket.AUTHORITATIVE_ANSWER) |
     ((query.flags ?? 0) & dnsPacket.RECURSION_DESIRED) |
     (r.truncated ? dnsPacket.TRUNCATED_RESPONSE : 0) |
@@ -227,5 +269,5 @@ tcp.on("error", (e: Error) => {
 
 await new Promise<void>((res) => udp.bind(port, "127.0.0.1", () => res()));
 const udpPort = udp.address().port;
-await new Promise<void>((res) => tcp.listen(udpPort, "127.0.0.1", () => res()));
-console.log(`listening 127.0.0.1:${udpPort} zone ${zone}`);
+if (!noTcp) await new Promise<void>((res) => tcp.listen(udpPort, "127.0.0.1", () => res()));
+console.log(`listening 127.0.0.1:${udpPort}${noTcp ? " (udp only)" : ""} zone ${zone}`);

@@ -7,10 +7,11 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { registry } from "./conditions/mod.ts";
+import { loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
 import { describeError, errorText, UsageError } from "./engine/errors.ts";
 import { parseArgv, type Plan } from "./engine/grammar.ts";
+import type { Registry } from "./engine/registry.ts";
 import { preparePlan, validatePlan } from "./engine/prepare.ts";
 import { expandRecipe, takeConfig } from "./engine/recipe.ts";
 import { argvSecrets } from "./engine/secrets.ts";
@@ -65,14 +66,18 @@ export async function main(
 ): Promise<{ code: number; then?: readonly string[] }> {
   let command;
   let locate = (e: UsageError) => e;
-  const usage = (e: UsageError) => {
+  let full: Promise<Registry> | undefined;
+  const everyKind = () => (full ??= loadRegistry());
+  const usage = async (e: UsageError) => {
     // The parser may stop before it knows which words are secrets: find them in the raw argv.
-    io.stderr(makeRedactor(argvSecrets(argv, SECRET_FLAGS))(locate(e).format()) + "\n");
+    const secrets = argvSecrets(argv, secretFlags(await everyKind()));
+    io.stderr(makeRedactor(secrets)(locate(e).format()) + "\n");
     return { code: 2 };
   };
+  let registry: Registry;
   try {
     let words: readonly string[] = argv;
-    if (argv[0] === "doctor") return await doctor(argv.slice(1), io);
+    if (argv[0] === "doctor") return await doctor(argv.slice(1), io, await everyKind());
     const { file, rest } = takeConfig(argv);
     if (file !== undefined) {
       let text: string;
@@ -84,14 +89,27 @@ export async function main(
           : describeError(e).replace(/: \w+ '.*'$/, "");
         throw new UsageError("--config", `cannot read ${file}: ${why}`);
       }
+      registry = await everyKind();
       const expanded = await expandRecipe(text, file, rest, registry);
       words = expanded.argv;
       locate = expanded.locate;
+    } else {
+      // The declarations of the kinds the command line names, and no others: a run of one
+      // kind does not load thirty (docs/performance.md).
+      registry = await loadRegistry(words);
     }
-    command = parseArgv(words, registry, io.env);
+    try {
+      command = parseArgv(words, registry, io.env);
+    } catch (e) {
+      // A usage error's hints (did you mean, a kind's flag in the wrong place) know every kind.
+      if (!(e instanceof UsageError)) throw e;
+      registry = await everyKind();
+      command = parseArgv(words, registry, io.env);
+    }
+    if (command.type === "help" || command.type === "completions") registry = await everyKind();
     if (command.type === "run") await validatePlan(command.plan);
   } catch (e) {
-    if (e instanceof UsageError) return usage(e);
+    if (e instanceof UsageError) return await usage(e);
     throw e;
   }
   switch (command.type) {
@@ -112,9 +130,11 @@ export async function main(
 }
 
 /** Names of every flag declared secret, for redacting a raw command line. */
-const SECRET_FLAGS: ReadonlySet<string> = new Set(
-  registry.kinds.flatMap((k) => k.flags.filter((f) => f.secret).map((f) => f.name)),
-);
+function secretFlags(registry: Registry): ReadonlySet<string> {
+  return new Set(
+    registry.kinds.flatMap((k) => k.flags.filter((f) => f.secret).map((f) => f.name)),
+  );
+}
 
 async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: readonly string[] }> {
   const redact = makeRedactor(plan.secrets);
@@ -187,7 +207,11 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
  * `waitcmd doctor [-o text|json] [--require KIND]...`: every kind's verdict;
  * exit 1 when a required kind cannot work here, 2 on a usage error.
  */
-async function doctor(args: readonly string[], io: Io): Promise<{ code: number }> {
+async function doctor(
+  args: readonly string[],
+  io: Io,
+  registry: Registry,
+): Promise<{ code: number }> {
   let output = "text";
   const required: string[] = [];
   for (let i = 0; i < args.length; i++) {

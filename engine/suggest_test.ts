@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { registry } from "../conditions/mod.ts";
+import { registry } from "../conditions/all.ts";
 import { closest, conditionFor, didYouMean, editDistance } from "./suggest.ts";
 
 Deno.test("editDistance() counts a transposition as one edit", () => {

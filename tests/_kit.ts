@@ -6,7 +6,7 @@
  * @module
  */
 
-import { registry } from "../conditions/mod.ts";
+import { registry } from "../conditions/all.ts";
 import { realClock } from "../engine/clock.ts";
 import { UsageError } from "../engine/errors.ts";
 import { type ConditionPlan, parseArgv, type Plan } from "../engine/grammar.ts";

@@ -621,7 +621,7 @@ async function parseAndReport(): Promise<BenchRow[]> {
   const N = 10_000;
   const rounds = 7;
   progress(`parse + JSON report: ${N} conditions, ${rounds} rounds in-process`);
-  const { registry } = await import("../../conditions/mod.ts");
+  const { registry } = await import("../../conditions/all.ts");
   const { parseArgv } = await import("../../engine/grammar.ts");
   const { renderJsonReport } = await import("../../output/json.ts");
   const { makeRedactor } = await import("../../output/redact.ts");

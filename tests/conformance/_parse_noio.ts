@@ -7,7 +7,7 @@
  * @module
  */
 
-import { registry } from "../../conditions/mod.ts";
+import { registry } from "../../conditions/all.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { parseArgv } from "../../engine/grammar.ts";
 import { EXAMPLE_ENV, shellWords } from "../_kit.ts";

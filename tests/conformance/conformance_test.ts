@@ -12,7 +12,7 @@
 
 import { createSocket } from "node:dgram";
 import { assert, assertEquals } from "../_assert.ts";
-import { registry } from "../../conditions/mod.ts";
+import { registry } from "../../conditions/all.ts";
 import { completionScript } from "../../output/completions.ts";
 import { kindHelp } from "../../output/help.ts";
 import { readyPlan, repoRootDir } from "../_kit.ts";

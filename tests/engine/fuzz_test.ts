@@ -4,7 +4,7 @@
  * `deno task fuzz` runs 10,000 (WAITCMD_FUZZ_RUNS).
  */
 import { assert, assertEquals } from "../_assert.ts";
-import { registry } from "../../conditions/mod.ts";
+import { registry } from "../../conditions/all.ts";
 import { realClock } from "../../engine/clock.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { parseArgv } from "../../engine/grammar.ts";

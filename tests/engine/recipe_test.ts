@@ -1,5 +1,5 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { registry } from "../../conditions/mod.ts";
+import { registry } from "../../conditions/all.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { parseArgv } from "../../engine/grammar.ts";
 import { expandRecipe, takeConfig } from "../../engine/recipe.ts";

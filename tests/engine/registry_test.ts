@@ -47,3 +47,14 @@ Deno.test("registry accepts every settled alias that is registered", () => {
     if (kind) assertEquals(registry.lookup(alias)?.name, canonical, `${alias} names ${canonical}`);
   }
 });
+
+Deno.test("loadRegistry() loads the kinds a command line names, by name or alias, and no others", async () => {
+  const { KINDS, loadRegistry } = await import("../../conditions/mod.ts");
+  const some = await loadRegistry(["--timeout", "1s", "pg", "localhost", "--", "tcp", "h:1", "x"]);
+  assertEquals(some.kinds.map((k) => k.name), ["tcp", "postgres"]);
+  assertEquals(some.lookup("postgresql")?.name, "postgres");
+  assertEquals(some.lookup("http"), undefined);
+  assertEquals((await loadRegistry([])).kinds, []);
+  // Every line of the list matches the declaration it loads (loadRegistry throws otherwise).
+  assertEquals((await loadRegistry()).kinds.map((k) => k.name), KINDS.map((e) => e.name));
+});

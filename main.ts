@@ -17,12 +17,8 @@ import { expandRecipe, takeConfig } from "./engine/recipe.ts";
 import { argvSecrets } from "./engine/secrets.ts";
 import { isHarmlessStray } from "./engine/strays.ts";
 import { type Report, run, type RunEvent } from "./engine/runner.ts";
-import { completionScript } from "./output/completions.ts";
-import { kindHelp, mainHelp } from "./output/help.ts";
 import { renderJsonlEvent, renderJsonReport } from "./output/json.ts";
-import { doctorJson, type DoctorRow, doctorText } from "./output/doctor.ts";
-import { explainObject, explainText } from "./output/explain.ts";
-import { LiveRenderer } from "./output/live.ts";
+import type { DoctorRow } from "./output/doctor.ts";
 import { makeRedactor } from "./output/redact.ts";
 import { ansiStyle, LineRenderer, plainStyle } from "./output/text.ts";
 
@@ -115,6 +111,8 @@ export async function main(
   switch (command.type) {
     case "help": {
       const kind = command.topic ? registry.lookup(command.topic) : undefined;
+      // Help, completions, explain, doctor and the live view load when used (start-up cost).
+      const { kindHelp, mainHelp } = await import("./output/help.ts");
       io.stdout(kind ? kindHelp(kind) : mainHelp(registry));
       return { code: 0 };
     }
@@ -122,7 +120,9 @@ export async function main(
       io.stdout(versionLine() + "\n");
       return { code: 0 };
     case "completions":
-      io.stdout(completionScript(command.shell, registry));
+      io.stdout(
+        (await import("./output/completions.ts")).completionScript(command.shell, registry),
+      );
       return { code: 0 };
     case "run":
       return await runPlan(command.plan, io);
@@ -150,6 +150,7 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
     throw e;
   }
   if (o.explain) {
+    const { explainObject, explainText } = await import("./output/explain.ts");
     io.stdout(
       o.output === "text"
         ? explainText(plan, redact)
@@ -181,6 +182,7 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
       !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
     const style = color ? ansiStyle : plainStyle;
     if (io.stderrIsTerminal && !o.quiet) {
+      const { LiveRenderer } = await import("./output/live.ts");
       const live = new LiveRenderer(io.stderr, redact, style, io.columns);
       onEvent = (e) => live.onEvent(e);
     } else {
@@ -252,6 +254,7 @@ async function doctor(
       reason: k.doctor ? await k.doctor(io.env).catch((e) => describeError(e)) : undefined,
     })),
   );
+  const { doctorJson, doctorText } = await import("./output/doctor.ts");
   io.stdout(output === "json" ? doctorJson(rows) : doctorText(rows));
   const failing = rows.filter((r) => required.includes(r.kind) && r.reason !== undefined);
   return { code: failing.length > 0 ? 1 : 0 };

@@ -344,6 +344,10 @@ export function describeRequestError(e: unknown, hostname = ""): string {
   if (peer) return certificateReason(peer[1]!);
   if (/certificate verify failed|UnknownIssuer/i.test(t)) return certificateReason(t);
   if (/dns error|failed to lookup address/i.test(t)) return "cannot resolve host";
+  // rustls's words (and a docs.rs link) for a TLS connection the server dropped.
+  if (/peer closed connection without sending TLS close_notify/i.test(t)) {
+    return "connection closed by the server (TLS)";
+  }
   return describeError(t);
 }
 

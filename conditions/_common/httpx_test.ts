@@ -63,6 +63,14 @@ Deno.test("describeRequestError() reads fetch, rustls and node failures alike", 
     ),
     "cannot resolve host",
   );
+  assertEquals(
+    describeRequestError(
+      fetchErr(
+        "error sending request for url (https://h/): client error (SendRequest): connection error: peer closed connection without sending TLS close_notify: https://docs.rs/rustls/latest/rustls/manual/_03_howto/index.html#unexpected-eof",
+      ),
+    ),
+    "connection closed by the server (TLS)",
+  );
   const code = (c: string) => Object.assign(new Error("x"), { code: c });
   assertEquals(describeRequestError(code("ENOTFOUND")), "cannot resolve host");
   assertEquals(describeRequestError(code("ECONNRESET")), "connection reset by peer");

@@ -16,7 +16,7 @@ import {
   type Verdict,
 } from "./judge.ts";
 import { checkSelector, type OrchOptions, supports } from "./mod.ts";
-import { type KubeApi, OrchProbe } from "./probe.ts";
+import { AUTH_GRACE_MS, type KubeApi, OrchProbe } from "./probe.ts";
 
 const v = (state: Verdict["state"], text: string): Verdict => ({ state, text });
 
@@ -582,4 +582,43 @@ Deno.test("OrchProbe.watch() lists, watches from the list's version and lists ag
   ]);
   // One wake after each list, one per change; none for the bookmark; refused credentials end it.
   assertEquals(wakes, 5);
+});
+
+Deno.test("OrchProbe.check(): refused credentials are fatal, except just after the server was unreachable", async () => {
+  const spec = optionsOf<OrchOptions>(["k8s", "pod/web"]);
+  let now = 0;
+  const clock = { now: () => now, sleep: () => Promise.resolve() };
+  const answers: KubeError[] = [];
+  const fake = {
+    connection: () => {
+      const e = answers.shift();
+      return e ? Promise.reject(e) : Promise.reject(new Error("no answer scripted"));
+    },
+  } as unknown as KubeApi;
+  const refused = () => new KubeError("auth", "access forbidden (403 Forbidden): RBAC", 403);
+  const check = () => new OrchProbe(spec, fake, clock);
+  const signal = new AbortController().signal;
+
+  // First contact: a 403 is fatal.
+  answers.push(refused());
+  let failed = "";
+  await check().check(signal).catch((e) => (failed = (e as Error).name));
+  assertEquals(failed, "FatalError");
+
+  // Unreachable, then a 403 within the grace: pending (a restarted server loading its RBAC data).
+  const probe = check();
+  answers.push(new KubeError("network", "https://k: connection refused"), refused());
+  assertEquals((await probe.check(signal)).status, "pending");
+  now = AUTH_GRACE_MS - 1;
+  const r = await probe.check(signal);
+  assertEquals(r, {
+    status: "pending",
+    error: "access forbidden (403 Forbidden): RBAC (the server was just unreachable)",
+  });
+  // Still refused after the grace: fatal.
+  now = AUTH_GRACE_MS + 1;
+  answers.push(refused());
+  failed = "";
+  await probe.check(signal).catch((e) => (failed = (e as Error).name));
+  assertEquals(failed, "FatalError");
 });

@@ -37,6 +37,12 @@ const MIN_PAUSE_MS = 250;
 const MAX_PAUSE_MS = 5000;
 /** A watch asks the server to end it after this long (then it lists and watches again). */
 const WATCH_SECONDS = 290;
+/**
+ * How long after the API server was unreachable a 401/403 is still pending:
+ * a restarted server refuses every user but the admins until its
+ * authorization data is loaded (docs/contract.md §5 orch).
+ */
+export const AUTH_GRACE_MS = 30_000;
 
 /** The parts of the API client a probe uses (KubeClient; a fake in tests). */
 export type KubeApi = Pick<KubeClient, "connection" | "discover" | "get" | "getJson" | "watch">;
@@ -45,6 +51,8 @@ export type KubeApi = Pick<KubeClient, "connection" | "discover" | "get" | "getJ
 export class OrchProbe {
   /** The uid of the named object when first seen (`--for delete`: a new object is not the old one). */
   #uid: string | undefined;
+  /** When an attempt last found the API server unreachable (engine clock). */
+  #unreachableAt: number | undefined;
 
   constructor(
     readonly options: OrchOptions,
@@ -102,9 +110,22 @@ export class OrchProbe {
         : await this.checkSelected(r, sel.selector, sel.all, signal);
     } catch (e) {
       if (signal.aborted || !(e instanceof KubeError)) throw e;
+      if (this.#restarting(e)) {
+        return { status: "pending", error: `${e.message} (the server was just unreachable)` };
+      }
       if (e.fatal) throw new FatalError(e.message);
       return { status: "pending", error: e.message };
     }
+  }
+
+  /**
+   * Whether `e` is refused credentials from a server that was unreachable
+   * less than AUTH_GRACE_MS ago (a restart); notes when it was unreachable.
+   */
+  #restarting(e: KubeError): boolean {
+    if (e.kind === "network") this.#unreachableAt = this.clock.now();
+    return e.kind === "auth" && this.#unreachableAt !== undefined &&
+      this.clock.now() - this.#unreachableAt < AUTH_GRACE_MS;
   }
 
   /** Judges the object named `name`. */
@@ -215,7 +236,7 @@ export class OrchProbe {
         if (!pause) pauseMs = MIN_PAUSE_MS;
       } catch (e) {
         if (signal.aborted) return;
-        if (e instanceof KubeError && e.fatal) return;
+        if (e instanceof KubeError && !this.#restarting(e) && e.fatal) return;
         pause = !(e instanceof KubeError && e.status === 410);
       }
       if (pause) {

@@ -70,9 +70,9 @@ export class UnitClient {
   async #viaBus(signal: AbortSignal): Promise<UnitState> {
     const bus = await this.bus(signal);
     const path = await this.unitPath(bus, signal);
-    const [load, active, sub] = await Promise.all(
-      ["LoadState", "ActiveState", "SubState"].map((p) => bus.get(path, UNIT, p, signal)),
-    );
+    // One GetAll: the three states of one moment (three Gets could mix two moments).
+    const props = await bus.getAll(path, UNIT, signal);
+    const [load, active, sub] = ["LoadState", "ActiveState", "SubState"].map((p) => props.get(p));
     let result: string | undefined;
     if (active === "failed") {
       const type = this.unit.slice(this.unit.lastIndexOf(".") + 1);

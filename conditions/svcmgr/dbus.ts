@@ -232,6 +232,17 @@ export class SystemdBus {
     return (v as { value?: unknown } | undefined)?.value;
   }
 
+  /** Reads every property of `iface` at one moment (name -> the variant's value). */
+  async getAll(path: string, iface: string, signal: AbortSignal): Promise<Map<string, unknown>> {
+    const [dict] = await this.call(path, PROPS, "GetAll", "s", [iface], signal);
+    const out = new Map<string, unknown>();
+    const entries = dict instanceof Map
+      ? [...dict.entries()]
+      : Object.entries((dict ?? {}) as Record<string, unknown>);
+    for (const [k, v] of entries) out.set(k, (v as { value?: unknown } | undefined)?.value);
+    return out;
+  }
+
   /** Asks the bus to route the signals matching `rule` to this connection. */
   addMatch(rule: string, signal: AbortSignal): Promise<unknown[]> {
     return this.call(

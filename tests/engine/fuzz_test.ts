@@ -1,7 +1,7 @@
 /**
  * Random argvs built from the grammar's alphabet never raise an uncaught
  * exception, and the exit code is always 0, 1, 2 or 3. CI runs a few hundred;
- * `deno task fuzz` runs 10,000 (WAITCMD_FUZZ_RUNS).
+ * `deno task fuzz` runs 100,000 (WAITCMD_FUZZ_RUNS) and 2,000 through the CLI.
  */
 import { assert, assertEquals } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";

@@ -15,7 +15,7 @@
  * ```
  */
 
-import { sh, spawnService, waitUntil } from "./_util.ts";
+import { type Service, sh, spawnService, waitUntil } from "./_util.ts";
 
 /** Debian's docker CLI, same API version as its dockerd (a newer /usr/local/bin/docker may exist). */
 export const DOCKER_CLI = "/usr/bin/docker";
@@ -82,6 +82,22 @@ export interface DockerEngine {
   composeUp(projectDir: string, projectName: string): Promise<void>;
   /** `docker-compose down --timeout 1` of the project. */
   composeDown(projectDir: string, projectName: string): Promise<void>;
+  /**
+   * Stops dockerd the way `systemctl stop docker` does (SIGTERM: it stops the
+   * running containers first, there is no live-restore) and waits until it and
+   * its containerd have exited. Its socket is gone meanwhile. Containers,
+   * images and volumes stay in the data-root. A no-op when it is stopped.
+   */
+  stopDaemon(): Promise<void>;
+  /**
+   * Starts dockerd again with the same socket, data-root and flags; resolves
+   * once `docker version` answers. Containers with a restart policy
+   * (`--restart always`, `unless-stopped`) are started again by dockerd.
+   * A no-op when it runs.
+   */
+  startDaemon(): Promise<void>;
+  /** {@linkcode stopDaemon}, `downMs` of outage, then {@linkcode startDaemon}. */
+  restartDaemon(downMs: number): Promise<void>;
   /** Removes every container of this engine, stops dockerd (and its containerd), deletes `dir`. */
   stop(): Promise<void>;
 }
@@ -206,7 +222,7 @@ export async function startDocker(): Promise<DockerEngine> {
   }
 
   const started = performance.now();
-  const svc = spawnService(DOCKERD_BIN, [
+  const dockerdArgs = [
     "--iptables=false",
     "--ip6tables=false",
     "--bridge=none",
@@ -220,20 +236,15 @@ export async function startDocker(): Promise<DockerEngine> {
     `${dir}/dockerd.pid`,
     "--log-level",
     "warn",
-  ], { logFile });
+  ];
+  // `undefined` while stopped by stopDaemon (the engine's restart helpers).
+  let svc: Service | undefined = spawnService(DOCKERD_BIN, dockerdArgs, { logFile });
 
   const docker = (args: string[], opts: { stdin?: string } = {}) =>
     sh(DOCKER_CLI, args, { env, stdin: opts.stdin });
 
-  const teardown = async () => {
-    try {
-      const ids = (await docker(["ps", "-aq"])).split("\n").filter(Boolean);
-      if (ids.length) await docker(["rm", "-f", "-v", ...ids]);
-    } catch {
-      // dockerd already gone: its containers go with it
-    }
-    await svc.stop();
-    // containerd (own process group) normally exits with dockerd; make sure.
+  /** containerd (own process group) normally exits with dockerd; make sure. */
+  const reapContainerd = async () => {
     for (let i = 0; i < 20; i++) {
       const left = await pidsMentioning(dir);
       if (!left.length) break;
@@ -248,6 +259,24 @@ export async function startDocker(): Promise<DockerEngine> {
       }
       await new Promise((r) => setTimeout(r, 200));
     }
+  };
+
+  const answering = () =>
+    waitUntil("dockerd answering docker version", async () => {
+      await docker(["version", "--format", "{{.Server.Version}}"]);
+      return true;
+    }, { timeoutMs: 60_000, everyMs: 100, logFile });
+
+  const teardown = async () => {
+    try {
+      const ids = (await docker(["ps", "-aq"])).split("\n").filter(Boolean);
+      if (ids.length) await docker(["rm", "-f", "-v", ...ids]);
+    } catch {
+      // dockerd already gone: its containers go with it
+    }
+    await svc?.stop();
+    svc = undefined;
+    await reapContainerd();
     for (const cg of newCgroups) await Deno.remove(cg).catch(() => {});
     await unmountUnder(dir);
     await Deno.remove(dir, { recursive: true }).catch(async () => {
@@ -257,10 +286,7 @@ export async function startDocker(): Promise<DockerEngine> {
   };
 
   try {
-    await waitUntil("dockerd answering docker version", async () => {
-      await docker(["version", "--format", "{{.Server.Version}}"]);
-      return true;
-    }, { timeoutMs: 60_000, everyMs: 100, logFile });
+    await answering();
   } catch (e) {
     await teardown();
     throw e;
@@ -268,6 +294,18 @@ export async function startDocker(): Promise<DockerEngine> {
   const startMs = performance.now() - started;
 
   let stopped = false;
+  const stopDaemon = async () => {
+    const s = svc;
+    if (!s) return;
+    svc = undefined;
+    await s.stop();
+    await reapContainerd();
+  };
+  const startDaemon = async () => {
+    if (svc || stopped) return;
+    svc = spawnService(DOCKERD_BIN, dockerdArgs, { logFile });
+    await answering();
+  };
   return {
     host,
     socketPath,
@@ -344,6 +382,13 @@ export async function startDocker(): Promise<DockerEngine> {
     compose: (projectDir, projectName, args) => compose(host, projectDir, projectName, args),
     composeUp: (projectDir, projectName) => composeUp(host, projectDir, projectName),
     composeDown: (projectDir, projectName) => composeDown(host, projectDir, projectName),
+    stopDaemon,
+    startDaemon,
+    async restartDaemon(downMs: number) {
+      await stopDaemon();
+      await new Promise((r) => setTimeout(r, downMs));
+      await startDaemon();
+    },
     async stop() {
       if (stopped) return;
       stopped = true;

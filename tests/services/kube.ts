@@ -146,6 +146,20 @@ export interface KubeEnv {
   pauseControllers(): void;
   /** Lets a paused kube-controller-manager go on (SIGCONT); a no-op when it runs. */
   resumeControllers(): Promise<void>;
+  /**
+   * Kills kube-apiserver (SIGKILL, as a crash: no GOAWAY, open watches just
+   * break) and waits until it has exited; connections to {@linkcode server}
+   * are refused from then on. etcd, the controllers, the scheduler and KWOK
+   * keep running and retry. A no-op when it is already stopped.
+   */
+  stopApiserver(): Promise<void>;
+  /**
+   * Starts kube-apiserver again on the same port, with the same flags and
+   * certificates, and waits until `/readyz` answers 200. A no-op when it runs.
+   */
+  startApiserver(): Promise<void>;
+  /** {@linkcode stopApiserver}, `downMs` of outage, then {@linkcode startApiserver}. */
+  restartApiserver(downMs: number): Promise<void>;
 
   /**
    * Raw request as admin (client certificate). `path` starts with `/`, e.g.
@@ -720,7 +734,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
     const server = `https://127.0.0.1:${port}`;
     const apiLog = `${dir}/kube-apiserver.log`;
     await Deno.mkdir(`${dir}/apiserver-certs`);
-    services.push(spawnService(`${bin}/kube-apiserver`, [
+    const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       `--cert-dir=${dir}/apiserver-certs`,
       `--tls-cert-file=${dir}/serving.crt`,
@@ -745,7 +759,14 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       `--client-ca-file=${dir}/ca.crt`,
       `--token-auth-file=${dir}/tokens.csv`,
       "--profiling=false",
-    ], { logFile: apiLog, cwd: dir }));
+    ];
+    // Kept (and its index in `services`) so that stopApiserver/startApiserver can restart it.
+    const apiIndex = services.length;
+    let apiserver: Service | undefined = spawnService(`${bin}/kube-apiserver`, apiArgs, {
+      logFile: apiLog,
+      cwd: dir,
+    });
+    services.push(apiserver);
     reap.setPids(services.map((s) => s.pid));
 
     client = Deno.createHttpClient({ caCerts: [caPem], cert: adminCert, key: adminKey });
@@ -978,6 +999,30 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         killGroup(controllerManager.pid, "SIGCONT");
         // Let it take up its watches again before the caller goes on.
         await new Promise((r) => setTimeout(r, 100));
+      },
+      async stopApiserver() {
+        const s = apiserver;
+        if (!s) return;
+        apiserver = undefined;
+        // SIGKILL first: a crash, and no GOAWAY (see cleanup); stop() then reaps it.
+        killGroup(s.pid, "SIGKILL");
+        await s.stop();
+      },
+      async startApiserver() {
+        if (apiserver || stopped) return;
+        apiserver = spawnService(`${bin}/kube-apiserver`, apiArgs, { logFile: apiLog, cwd: dir });
+        services[apiIndex] = apiserver;
+        reap.setPids(services.map((s) => s.pid));
+        await waitUntil("kube-apiserver /readyz after a restart", async () => {
+          const r = await request("GET", "/readyz");
+          await r.body?.cancel();
+          return r.status === 200;
+        }, { timeoutMs: 90_000, everyMs: 100, logFile: apiLog });
+      },
+      async restartApiserver(downMs: number) {
+        await env.stopApiserver();
+        await new Promise((r) => setTimeout(r, downMs));
+        await env.startApiserver();
       },
       request,
       get: <T>(path: string) => call<T>("GET", path),

@@ -16,6 +16,8 @@ const opts = { sanitizeResources: false, sanitizeOps: false };
 interface Targets {
   /** An HTTP server answering 200 to /ok and 503 to anything else. */
   readonly http: number;
+  /** A TCP port that accepts and never answers (drivers time out and build their errors). */
+  readonly silent: number;
   readonly dir: string;
 }
 
@@ -91,6 +93,51 @@ const PLACES: Place[] = [
     name: "kubeconfig token",
     canSucceed: false,
     words: (t) => ["k8s", "pod/x", "--kubeconfig", `${t.dir}/kubeconfig`],
+  },
+  // Data stores: the password in the URL (their drivers build error texts from URLs and
+  // connection options), from the environment, and protocol headers.
+  ...["postgres", "mysql", "redis", "mongodb", "amqp"].map((scheme): Place => ({
+    name: `${scheme} URL password`,
+    canSucceed: false,
+    // A refused port: the driver's own error text is what the outputs show.
+    words:
+      () => [scheme === "amqp" ? "rabbitmq" : scheme, `${scheme}://app:${MARK}@127.0.0.1:1/db`],
+  })),
+  {
+    name: "postgres --password-env",
+    canSucceed: false,
+    env: { PGPW: MARK },
+    words: () => ["postgres", "postgres://app@127.0.0.1:1/db", "--password-env", "PGPW"],
+  },
+  {
+    name: "kafka SASL --password-env",
+    canSucceed: false,
+    env: { KPW: MARK },
+    words: () => [
+      "kafka",
+      "127.0.0.1:1",
+      "--sasl-mechanism",
+      "scram-sha-256",
+      "--user",
+      "app",
+      "--password-env",
+      "KPW",
+    ],
+  },
+  {
+    name: "grpc and websocket Authorization headers",
+    canSucceed: false,
+    words: (t) => [
+      "grpc",
+      `127.0.0.1:${t.silent}`,
+      "--header",
+      `Authorization: Bearer ${MARK}`,
+      "--",
+      "ws",
+      `ws://127.0.0.1:${t.silent}/`,
+      "--header",
+      `Authorization: Bearer ${MARK}`,
+    ],
   },
 ];
 
@@ -168,7 +215,20 @@ Deno.test({
         "",
       ].join("\n"),
     );
-    const targets: Targets = { http: server.addr.port, dir };
+    const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const held: Deno.Conn[] = [];
+    const accepting = (async () => {
+      try {
+        for await (const c of silent) held.push(c);
+      } catch {
+        // closed
+      }
+    })();
+    const targets: Targets = {
+      http: server.addr.port,
+      silent: (silent.addr as Deno.NetAddr).port,
+      dir,
+    };
     let runs = 0;
     try {
       for (const place of PLACES) {
@@ -192,7 +252,11 @@ Deno.test({
                 const where = `${place.name} / ${mode.name} / ${path.name}`;
                 // Positive control: the run said something about the condition (else an empty
                 // output would pass for the wrong reason).
-                assert(/\*\*\*|http|ssh|s3|k8s|waitcmd/.test(out), `${where}: no output:\n${out}`);
+                assert(
+                  /\*\*\*|http|ssh|s3|k8s|waitcmd|grpc|kafka|postgres|mysql|redis|mongodb|rabbitmq/
+                    .test(out),
+                  `${where}: no output:\n${out}`,
+                );
                 assert(!out.includes(MARK), `${where}: the secret is in the output:\n${out}`);
                 assert(!report.includes(MARK), `${where}: the secret is in the report file`);
               })());
@@ -205,6 +269,15 @@ Deno.test({
       }
       assert(runs >= 100, `only ${runs} runs`);
     } finally {
+      silent.close();
+      for (const c of held) {
+        try {
+          c.close();
+        } catch {
+          // closed by the client
+        }
+      }
+      await accepting;
       await server.shutdown();
       await Deno.remove(dir, { recursive: true });
     }

@@ -19,8 +19,9 @@ import { type HostPort, onEveryAddress } from "./net.ts";
 import { describeNodeError } from "./nodeerr.ts";
 
 /** What a data-store kind's options say about reaching the server. */
-export interface ReachOptions {
+export interface ReachOptions<U extends string | undefined = string | undefined> {
   readonly hp: HostPort;
+  readonly user: U;
   readonly password: PasswordSource | undefined;
   readonly tls: TlsChoice;
 }
@@ -32,16 +33,26 @@ export type Session = (
   tls: NodeTlsOptions | undefined,
 ) => Promise<ProbeResult>;
 
+/** What a kind's error judge is told besides the error. */
+export interface ErrorContext<U extends string | undefined = string | undefined> {
+  /** The user that logs in. */
+  readonly user: U;
+  /** The host as typed, for certificate errors. */
+  readonly hostname: string;
+  /** Every secret the text must not show (the password, whatever its source). */
+  readonly secrets: readonly (string | undefined)[];
+}
+
 /**
  * One attempt: `session` on each address of `o.hp` until one answers; an
  * error (a driver's, a password file's, the TLS files') becomes
- * `judge(error, password)`.
+ * `judge(error, context)`.
  */
-export async function attemptEveryAddress(
-  o: ReachOptions,
+export async function attemptEveryAddress<U extends string | undefined>(
+  o: ReachOptions<U>,
   signal: AbortSignal,
   session: Session,
-  judge: (e: unknown, password: string | undefined) => ProbeResult,
+  judge: (e: unknown, ctx: ErrorContext<U>) => ProbeResult,
 ): Promise<ProbeResult> {
   let password: string | undefined;
   try {
@@ -54,7 +65,7 @@ export async function attemptEveryAddress(
       isConnectFailure,
     );
   } catch (e) {
-    return judge(e, password);
+    return judge(e, { user: o.user, hostname: o.hp.hostname, secrets: [password] });
   }
 }
 

@@ -10,6 +10,7 @@
 import type { ProbeResult } from "../../engine/types.ts";
 import { authFailed, scrub } from "../_common/datastore.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
+import type { ErrorContext } from "../_common/datastore_probe.ts";
 
 /** Refused logins: wrong password, unknown user, a password that must be changed first. */
 const AUTH_ERRNOS: ReadonlySet<number> = new Set([
@@ -30,14 +31,6 @@ const FATAL_ERRNOS: ReadonlySet<number> = new Set([
 ]);
 
 /** What the attempt knows for the error text. */
-export interface ErrorContext {
-  /** The user that logs in. */
-  readonly user: string;
-  /** The host as typed, for certificate errors. */
-  readonly hostname: string;
-  /** Every secret the text must not show (the password, whatever its source). */
-  readonly secrets: readonly (string | undefined)[];
-}
 
 /** A server error: mysql2 gives its number as `errno` and its name as `code`. */
 function serverErrno(e: unknown): number | undefined {
@@ -48,7 +41,7 @@ function serverErrno(e: unknown): number | undefined {
 }
 
 /** The result of an attempt that failed with `e`. */
-export function judgeError(e: unknown, ctx: ErrorContext): ProbeResult {
+export function judgeError(e: unknown, ctx: ErrorContext<string>): ProbeResult {
   const message = e instanceof Error ? e.message : String(e);
   const text = (t: string) => scrub(t, ctx.secrets);
   const errno = serverErrno(e);
@@ -80,7 +73,7 @@ export function judgeError(e: unknown, ctx: ErrorContext): ProbeResult {
  * The driver wraps a failed TLS handshake (HANDSHAKE_SSL_ERROR) and keeps
  * only node's message: read it back into the reasons of the other kinds.
  */
-function tlsText(message: string, ctx: ErrorContext): string {
+function tlsText(message: string, ctx: ErrorContext<string>): string {
   if (/altnames|does not match/i.test(message)) {
     return `certificate is not valid for ${ctx.hostname}`;
   }

@@ -42,12 +42,7 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
           options,
           signal,
           (address, password, tls) => session(address, password, tls, signal),
-          (e, password) =>
-            judgeError(e, {
-              user: options.user,
-              hostname: options.hp.hostname,
-              secrets: [password],
-            }),
+          judgeError,
         )),
     close() {
       for (const c of open) c.destroy();

@@ -10,6 +10,7 @@
 import type { ProbeResult } from "../../engine/types.ts";
 import { authFailed, scrub } from "../_common/datastore.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
+import type { ErrorContext } from "../_common/datastore_probe.ts";
 
 /**
  * SQLSTATEs of class 42 (syntax error or access rule violation) that a
@@ -30,14 +31,6 @@ function isAuthState(code: string): boolean {
 }
 
 /** What the attempt knows for the error text. */
-export interface ErrorContext {
-  /** The role that logs in. */
-  readonly user: string;
-  /** The host as typed, for certificate errors. */
-  readonly hostname: string;
-  /** Every secret the text must not show (the password, whatever its source). */
-  readonly secrets: readonly (string | undefined)[];
-}
 
 /** A PostgreSQL server error: `severity` and a five-character SQLSTATE `code`. */
 function sqlState(e: unknown): string | undefined {
@@ -49,7 +42,7 @@ function sqlState(e: unknown): string | undefined {
 }
 
 /** The result of an attempt that failed with `e`. */
-export function judgeError(e: unknown, ctx: ErrorContext): ProbeResult {
+export function judgeError(e: unknown, ctx: ErrorContext<string>): ProbeResult {
   const message = e instanceof Error ? e.message : String(e);
   const text = (t: string) => scrub(t, ctx.secrets);
   const state = sqlState(e);

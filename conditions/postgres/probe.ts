@@ -36,12 +36,7 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
           options,
           signal,
           (address, password, tls) => attempt(options, address, password, tls, signal),
-          (e, password) =>
-            judgeError(e, {
-              user: options.user,
-              hostname: options.hp.hostname,
-              secrets: [password],
-            }),
+          judgeError,
         )),
     close() {
       for (const c of open) destroy(c);

@@ -38,14 +38,12 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
           options,
           signal,
           (address, password, tls) => session(address, password ?? "", tls, signal),
-          (e, password) => ({
+          (e, ctx) => ({
             status: "pending",
             error: describeAmqpError(e, {
-              user: options.user,
+              ...ctx,
               vhost: options.vhost,
-              hostname: options.hp.hostname,
               handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
-              secrets: [password],
             }),
           }),
         )),

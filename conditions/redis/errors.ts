@@ -10,16 +10,9 @@
 import type { ProbeResult } from "../../engine/types.ts";
 import { authFailed, scrub } from "../_common/datastore.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
+import type { ErrorContext } from "../_common/datastore_probe.ts";
 
 /** What the attempt knows for the error text. */
-export interface ErrorContext {
-  /** The ACL user, or undefined for the default user. */
-  readonly user: string | undefined;
-  /** The host as typed, for certificate errors. */
-  readonly hostname: string;
-  /** Every secret the text must not show (the password, whatever its source). */
-  readonly secrets: readonly (string | undefined)[];
-}
 
 /** An error reply of the server starts with an upper-case code (`WRONGPASS`, `LOADING`, `ERR`). */
 const REPLY = /^[A-Z][A-Z_]+ /;

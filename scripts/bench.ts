@@ -5,9 +5,10 @@
  * runs the entries one after another and prints ONE table on stdout:
  * measurement | figure | target | reference | met?. Progress goes to stderr.
  *
- * NAME selects what runs: a module's short name (`core` for core_bench.ts)
- * runs all its entries; any other word runs the entries whose name contains
- * it (case-insensitive). `--json` prints the rows as JSON instead of a table.
+ * NAME selects what runs: a module's short name (`core` for core_bench.ts,
+ * `cost` for cost_bench.ts) runs all its entries; any other word runs the
+ * entries whose name contains it (case-insensitive). `--json` prints the
+ * rows as JSON instead of a table.
  *
  * Exit status: 0 when every entry ran (missed targets are reported, not
  * failed), 1 when an entry could not run at all or reported a violation that

@@ -179,9 +179,9 @@ export interface ResourceResult extends RunResult {
   readonly method: string;
 }
 
-/** `/usr/bin/time` if it is GNU time (it has -f and -o), else undefined. */
 let gnuTimePath: string | null | undefined;
-async function gnuTime(): Promise<string | undefined> {
+/** `/usr/bin/time` if it is GNU time (it has -f and -o), else undefined. */
+export async function gnuTime(): Promise<string | undefined> {
   if (gnuTimePath === undefined) {
     gnuTimePath = null;
     try {
@@ -198,6 +198,21 @@ async function gnuTime(): Promise<string | undefined> {
   return gnuTimePath ?? undefined;
 }
 
+/** `cmd` run under GNU time `gt`, which writes the child's rusage into `file` (see `readGnuTime`). */
+export function underGnuTime(gt: string, file: string, cmd: readonly string[]): string[] {
+  return [gt, "-f", "%M %U %S", "-o", file, ...cmd];
+}
+
+/** Peak RSS (kB) and user + system CPU seconds that `underGnuTime` left in `file`. */
+export async function readGnuTime(
+  file: string,
+): Promise<{ peakRssKb: number; cpuSeconds: number }> {
+  // A failed command's file starts with a "Command exited with ..." line: the figures are last.
+  const text = (await Deno.readTextFile(file)).trim().split("\n").at(-1) ?? "";
+  const [rss, user, sys] = text.split(/\s+/).map(Number);
+  return { peakRssKb: rss ?? NaN, cpuSeconds: (user ?? NaN) + (sys ?? NaN) };
+}
+
 /**
  * Runs `cmd` and reports its wall time, peak RSS and CPU seconds. GNU time
  * (`wait4` rusage: exact) when installed, else `/proc/PID` sampled every 5 ms
@@ -211,15 +226,8 @@ export async function runWithResources(
   if (gt) {
     const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" });
     try {
-      const r = await runTimed([gt, "-f", "%M %U %S", "-o", file, ...cmd], opts);
-      const text = (await Deno.readTextFile(file)).trim().split("\n").at(-1) ?? "";
-      const [rss, user, sys] = text.split(/\s+/).map(Number);
-      return {
-        ...r,
-        peakRssKb: rss ?? NaN,
-        cpuSeconds: (user ?? NaN) + (sys ?? NaN),
-        method: "/usr/bin/time",
-      };
+      const r = await runTimed(underGnuTime(gt, file, cmd), opts);
+      return { ...r, ...await readGnuTime(file), method: "/usr/bin/time" };
     } finally {
       await Deno.remove(file).catch(() => {});
     }
@@ -452,6 +460,51 @@ export async function npmTool(pkg: string, version: string, binName = pkg): Prom
     .then((o) => new TextDecoder().decode(o.stdout).trim())
     .catch(() => "node not found");
   return { bin: `${dir}/node_modules/.bin/${binName}`, version: v, node };
+}
+
+/** The peer tools unpacked for side-by-side runs: executables by name, and why any are missing. */
+export interface PeerTools {
+  /** `waitfor`, `wait4x` and `wait-on` mapped to their executables, for those installed. */
+  readonly bins: Readonly<Record<string, string>>;
+  /** Why install.sh could not provide them all ("" when it did). */
+  readonly error: string;
+}
+
+let peerToolsMemo: Promise<PeerTools> | undefined;
+
+/**
+ * The peers waitcmd is compared with (waitfor and wait4x, Go binaries; wait-on, npm), unpacked
+ * once by the peers directory's install.sh (WAITCMD_PEERS_DIR, default /work/shared/peers) into
+ * the tool cache. install.sh is idempotent and prints `NAME: PATH` for each tool it provides,
+ * so its output is the list.
+ */
+export function peerTools(): Promise<PeerTools> {
+  peerToolsMemo ??= (async () => {
+    const peers = Deno.env.get("WAITCMD_PEERS_DIR") ?? "/work/shared/peers";
+    let stdout = "";
+    let failure = "";
+    try {
+      const out = await new Deno.Command("sh", {
+        args: [`${peers}/install.sh`, `${toolsDir()}/peers/bin`],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      stdout = new TextDecoder().decode(out.stdout);
+      const err = new TextDecoder().decode(out.stderr).trim().slice(-200);
+      if (out.code !== 0) failure = ` (exit ${out.code}: ${err})`;
+    } catch (e) {
+      failure = ` (${e instanceof Error ? e.message : e})`;
+    }
+    const bins: Record<string, string> = {};
+    for (const m of stdout.matchAll(/^([\w-]+): (\/\S+)$/gm)) bins[m[1]!] = m[2]!;
+    const missing = ["waitfor", "wait4x", "wait-on"].filter((t) => !(t in bins));
+    const error = missing.length === 0
+      ? ""
+      : `${peers}/install.sh did not provide ${missing.join(", ")}${failure}`;
+    return { bins, error };
+  })();
+  return peerToolsMemo;
 }
 
 /** Path of the pinned Deno's own binary (what scripts/deno execs). */

@@ -1,12 +1,12 @@
 /**
  * Core performance entries (issue 7): time to verdict against the Deno floor
- * and wait-on, start-up weight, scale (1,000 conditions), idle cost, and the
- * parse + JSON report overhead.
+ * and wait-on, start-up weight, and the parse + JSON report overhead. What
+ * many conditions and pending conditions cost (scale, idle) is in
+ * cost_bench.ts.
  *
  * Run alone: `scripts/deno run -A scripts/bench/core_bench.ts`, or through the
  * suite: `deno task bench core`. Environment:
  * - WAITCMD_BENCH_RUNS: repetitions of the timed runs (default 25),
- * - WAITCMD_BENCH_IDLE_SECONDS: length of the idle run (default 60),
  * - WAITCMD_BENCH_TOOLS: where comparison tools are installed
  *   (default ~/.cache/waitcmd/bench-tools),
  * - WAITCMD_BENCH_BIN: a compiled waitcmd binary to time beside the source run.
@@ -18,10 +18,8 @@ import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   BenchFailure,
   benchRuns,
-  closedPorts,
   denoBinary,
   denoScript,
-  fmtKb,
   fmtMs,
   fmtSample,
   interleave,
@@ -29,17 +27,12 @@ import {
   median,
   type NpmTool,
   npmTool,
-  openFileLimit,
   percentile,
   progress,
-  readProc,
   repoRoot,
   runTimed,
-  runWithResources,
-  sampleProc,
   tempDir,
   waitcmdScript,
-  withOpenFiles,
 } from "./_lib.ts";
 
 /** The wait-on release compared against (npm, installed by the bench itself). */
@@ -47,9 +40,6 @@ export const WAIT_ON_VERSION = "9.5.1";
 
 /** Target: time to verdict at most this many times the Deno floor. */
 const FLOOR_RATIO = 1.3;
-
-const SCALE_N = 1000;
-const SCALE_RUNS = 3;
 
 // --- 1. time to verdict ---------------------------------------------------------
 
@@ -344,278 +334,8 @@ async function startupWeight(): Promise<BenchRow[]> {
   return rows;
 }
 
-// --- 3. scale ----------------------------------------------------------------------
-
-function conditionsArgv(kind: string, targets: readonly string[]): string[] {
-  const argv: string[] = [];
-  targets.forEach((t, i) => {
-    if (i > 0) argv.push("--");
-    argv.push(kind, t);
-  });
-  return argv;
-}
-
-async function scaleTcp(): Promise<BenchRow[]> {
-  const limit = await openFileLimit();
-  progress(`scale: ${SCALE_N} tcp conditions to ${SCALE_N} listening ports, ${SCALE_RUNS} runs`);
-  const server = listenMany(SCALE_N);
-  try {
-    const targets = server.ports.map((p) => `127.0.0.1:${p}`);
-    const cmd = withOpenFiles(4096, [
-      waitcmdScript,
-      "--output",
-      "json",
-      "--timeout",
-      "60s",
-      ...conditionsArgv("tcp", targets),
-    ]);
-    const walls: number[] = [];
-    const inner: number[] = [];
-    const rss: number[] = [];
-    let method = "";
-    for (let i = 0; i < SCALE_RUNS; i++) {
-      const r = await runWithResources(cmd, { capture: true });
-      const report = JSON.parse(r.stdout || "{}");
-      if (r.code !== 0 || report.status !== "satisfied") {
-        throw new Error(`run ${i + 1} ended ${r.code} (${report.status}): ${r.stderr.slice(-300)}`);
-      }
-      walls.push(r.wallMs);
-      inner.push(report.elapsed_seconds * 1000);
-      rss.push(r.peakRssKb);
-      method = r.method;
-    }
-    return [{
-      name: `scale: ${SCALE_N} tcp conditions, open ports, spawn to exit`,
-      figure: `median ${fmtMs(median(walls))}, max ${fmtMs(Math.max(...walls))} (n=${SCALE_RUNS})`,
-      target: "<= 2 s",
-      reference: `run itself (report elapsed_seconds) median ${fmtMs(median(inner))}; ulimit -n ${
-        limit ?? "?"
-      }${limit !== undefined && limit < 4096 ? ", raised to 4096 for the run" : ""}`,
-      ok: median(walls) <= 2000,
-    }, {
-      name: `scale: ${SCALE_N} tcp conditions, peak RSS`,
-      figure: `max ${fmtKb(Math.max(...rss))}, median ${fmtKb(median(rss))} (n=${SCALE_RUNS})`,
-      target: "<= 250 MB",
-      reference: `peak resident set size via ${method}`,
-      ok: Math.max(...rss) <= 250 * 1024,
-    }];
-  } finally {
-    await server.close();
-  }
-}
-
-/** Reads a stream line by line, calling `onLine` for each. */
-async function eachLine(stream: ReadableStream<Uint8Array>, onLine: (l: string) => void) {
-  let buf = "";
-  for await (const chunk of stream.pipeThrough(new TextDecoderStream())) {
-    buf += chunk;
-    let nl;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      onLine(buf.slice(0, nl));
-      buf = buf.slice(nl + 1);
-    }
-  }
-  if (buf) onLine(buf);
-}
-
-async function scaleFile(): Promise<BenchRow[]> {
-  progress(
-    `scale: ${SCALE_N} file conditions, files created by a background writer, ${SCALE_RUNS} runs`,
-  );
-  const lags: number[] = [];
-  const inner: number[] = [];
-  const fallbacks: number[] = [];
-  const cpu: number[] = [];
-  for (let run = 0; run < SCALE_RUNS; run++) {
-    const dir = await tempDir("waitcmd-bench-files-");
-    try {
-      const files = Array.from({ length: SCALE_N }, (_, i) => `${dir.path}/f${i}.ready`);
-      const cmd = withOpenFiles(4096, [
-        waitcmdScript,
-        "--timeout",
-        "60s",
-        ...conditionsArgv("file", files),
-      ]);
-      const child = new Deno.Command(cmd[0]!, {
-        args: cmd.slice(1),
-        stdin: "null",
-        stdout: "null",
-        stderr: "piped",
-      }).spawn();
-      const proc = sampleProc(child.pid, 50);
-      let firstAttempts = 0;
-      let notices = 0;
-      let summary = "";
-      let allStarted!: () => void;
-      const started = new Promise<void>((r) => (allStarted = r));
-      const reading = eachLine(child.stderr, (l) => {
-        if (/ attempt 1 \(/.test(l) && ++firstAttempts === SCALE_N) allStarted();
-        else if (/: cannot watch .*; polling/.test(l)) notices++;
-        else if (l.startsWith("waitcmd: satisfied") || l.startsWith("waitcmd: timed out")) {
-          summary = l;
-        }
-      });
-      const timeout = setTimeout(() => allStarted(), 30_000);
-      await started;
-      clearTimeout(timeout);
-      // Let the watchers settle, then write the files in 100 bursts of 10, 10 ms apart.
-      await new Promise((r) => setTimeout(r, 200));
-      const lastWrite = await writeFiles(files);
-      const status = await child.status;
-      const exitAt = performance.now();
-      const used = proc.stop();
-      if (Number.isFinite(used.cpuSeconds)) cpu.push(used.cpuSeconds);
-      await reading;
-      if (status.code !== 0) throw new Error(`run ${run + 1} exited ${status.code}: ${summary}`);
-      lags.push(exitAt - lastWrite);
-      const m = /satisfied in ([\d.]+)(m?s)/.exec(summary);
-      if (m) inner.push(Number(m[1]) * (m[2] === "ms" ? 1 : 1000));
-      fallbacks.push(notices);
-    } finally {
-      await dir.remove();
-    }
-  }
-  const covered: number[] = [];
-  for (let run = 0; run < SCALE_RUNS; run++) covered.push(await eventCoverage());
-  return [{
-    name: `scale: ${SCALE_N} file conditions, last write to exit`,
-    figure: `median ${fmtMs(median(lags))}, max ${fmtMs(Math.max(...lags))} (n=${SCALE_RUNS})`,
-    target: "",
-    reference: `writer: 1,000 files in 100 bursts over ~1 s; default interval 2s; ` +
-      `run used median ${median(cpu).toFixed(2)} CPU-s; ` +
-      `watch fallbacks to polling (notices): median ${median(fallbacks)} of ${SCALE_N}`,
-  }, {
-    name: `scale: ${SCALE_N} file conditions, woken by a change event`,
-    figure:
-      `median ${median(covered)} of ${SCALE_N} satisfied within ${COVERAGE_GRACE_MS / 1000} s ` +
-      `of the last write (min ${Math.min(...covered)}, n=${SCALE_RUNS})`,
-    target: "",
-    reference: "same writer, --interval 60s so that only change events (Deno.watchFs) can wake a " +
-      "condition before the next poll",
-  }];
-}
-
-/** Writes `files` in bursts of 10, 10 ms apart (about 1 s for 1,000); returns when the last was written. */
-async function writeFiles(files: readonly string[]): Promise<number> {
-  let lastWrite = 0;
-  for (let b = 0; b < files.length; b += 10) {
-    for (const f of files.slice(b, b + 10)) await Deno.writeTextFile(f, "ready\n");
-    lastWrite = performance.now();
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  return lastWrite;
-}
-
-const COVERAGE_GRACE_MS = 5000;
-
-/**
- * How many of 1,000 file conditions a change event satisfies: the interval is
- * 60 s, so a condition whose event is lost stays pending past the grace time.
- */
-async function eventCoverage(): Promise<number> {
-  const dir = await tempDir("waitcmd-bench-events-");
-  try {
-    const files = Array.from({ length: SCALE_N }, (_, i) => `${dir.path}/f${i}.ready`);
-    const cmd = withOpenFiles(4096, [
-      waitcmdScript,
-      "--output",
-      "jsonl",
-      "--interval",
-      "60s",
-      "--timeout",
-      "120s",
-      ...conditionsArgv("file", files),
-    ]);
-    const child = new Deno.Command(cmd[0]!, {
-      args: cmd.slice(1),
-      stdin: "null",
-      stdout: "piped",
-      stderr: "null",
-    }).spawn();
-    let first = 0;
-    let satisfied = 0;
-    let allStarted!: () => void;
-    const started = new Promise<void>((r) => (allStarted = r));
-    const reading = eachLine(child.stdout, (l) => {
-      if (l.includes('"event":"attempt"') && l.includes('"attempt":1,')) {
-        if (++first === SCALE_N) allStarted();
-      } else if (l.includes('"event":"satisfied"')) satisfied++;
-    });
-    const guard = setTimeout(() => allStarted(), 30_000);
-    await started;
-    clearTimeout(guard);
-    await new Promise((r) => setTimeout(r, 200));
-    await writeFiles(files);
-    const grace = setTimeout(() => child.kill("SIGTERM"), COVERAGE_GRACE_MS);
-    await child.status;
-    clearTimeout(grace);
-    await reading;
-    return satisfied;
-  } finally {
-    await dir.remove();
-  }
-}
-
-// --- 4. idle cost ------------------------------------------------------------------
-
-async function idleCost(): Promise<BenchRow[]> {
-  const seconds = Number(Deno.env.get("WAITCMD_BENCH_IDLE_SECONDS") ?? "60");
-  if (!(seconds >= 3)) throw new Error("WAITCMD_BENCH_IDLE_SECONDS must be at least 3");
-  progress(`idle cost: 10 pending conditions for ${seconds} s at the default interval`);
-  const dir = await tempDir("waitcmd-bench-idle-");
-  try {
-    const ports = closedPorts(5);
-    const argv = [
-      ...conditionsArgv("tcp", ports.map((p) => `127.0.0.1:${p}`)),
-      "--",
-      ...conditionsArgv("file", [0, 1, 2, 3, 4].map((i) => `${dir.path}/missing-${i}`)),
-    ];
-    const child = new Deno.Command(waitcmdScript, {
-      args: ["--timeout", `${seconds}s`, ...argv],
-      stdin: "null",
-      stdout: "null",
-      stderr: "null",
-    }).spawn();
-    const t0 = performance.now();
-    let start: ReturnType<typeof readProc>;
-    let last: ReturnType<typeof readProc>;
-    let peak = 0;
-    let done = false;
-    const statusP = child.status.then((s) => {
-      done = true;
-      return s;
-    });
-    while (!done) {
-      await Promise.race([statusP, new Promise((r) => setTimeout(r, 250))]);
-      if (done) break;
-      const s = readProc(child.pid);
-      if (!s) continue;
-      last = s;
-      peak = Math.max(peak, s.peakRssKb);
-      if (!start && performance.now() - t0 >= 1000) start = s;
-    }
-    const status = await statusP;
-    const wall = performance.now() - t0;
-    if (status.code !== 1) throw new Error(`expected a timeout (exit 1), got exit ${status.code}`);
-    if (!start || !last) throw new Error("the process could not be sampled");
-    const total = last.cpuSeconds;
-    return [{
-      name: `idle cost: 10 pending conditions (5 tcp, 5 file), ${seconds} s`,
-      figure: `${total.toFixed(2)} CPU-s in total (start-up ${start.cpuSeconds.toFixed(2)}, then ${
-        (total - start.cpuSeconds).toFixed(2)
-      } over ${((wall - 1000) / 1000).toFixed(0)} s)`,
-      target: seconds === 60 ? "<= 0.3 CPU-s" : "<= 0.3 CPU-s (at 60 s)",
-      reference: `RSS ${fmtKb(start.rssKb)} at 1 s, ${fmtKb(last.rssKb)} at the end, peak ${
-        fmtKb(peak)
-      }; /proc/PID sampled every 250 ms`,
-      ok: seconds === 60 ? total <= 0.3 : undefined,
-    }];
-  } finally {
-    await dir.remove();
-  }
-}
-
-// --- 5. parse + report overhead ---------------------------------------------------------
+// --- 3. parse + report overhead ---------------------------------------------------------
+// (Scale and idle cost moved to cost_bench.ts, beside the peers: `deno task bench cost`.)
 
 async function parseAndReport(): Promise<BenchRow[]> {
   const N = 10_000;
@@ -685,9 +405,6 @@ async function parseAndReport(): Promise<BenchRow[]> {
 export const entries: BenchEntry[] = [
   { name: "time to verdict (tcp, file) vs Deno floor and wait-on", run: timeToVerdict },
   { name: "start-up weight and time to --help", run: startupWeight },
-  { name: "scale: 1,000 tcp conditions", run: scaleTcp },
-  { name: "scale: 1,000 file conditions", run: scaleFile },
-  { name: "idle cost: 10 pending conditions", run: idleCost },
   { name: "parse and JSON report of 10,000 conditions", run: parseAndReport },
 ];
 

@@ -533,7 +533,7 @@ Deno.test({
             c.last_error,
             /^container once exited \(exit code \d+\); want running, healthy$/,
           );
-          assert(r.attempts.some((a) => gone.test(a.error)), "it saw the outage too");
+          // (Attempts during the outage are the polling run's to show, in the step above.)
           // The deadline is 20 s after the start event: not before, and at most 2 s after.
           assert(r.report.elapsed_seconds >= 20, `elapsed ${r.report.elapsed_seconds}`);
           assert(r.tookMs < 22_000, `exited ${r.tookMs.toFixed(0)} ms after its start`);

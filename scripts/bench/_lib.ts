@@ -507,6 +507,20 @@ export function peerTools(): Promise<PeerTools> {
   return peerToolsMemo;
 }
 
+/**
+ * One peer's executable: the one `envVar` names, else the one the peers'
+ * install.sh provides (`peerTools`); or why there is none.
+ */
+export async function peerBin(
+  name: "waitfor" | "wait4x" | "wait-on",
+  envVar: string,
+): Promise<{ bin: string } | { error: string }> {
+  const given = Deno.env.get(envVar);
+  if (given) return { bin: given };
+  const { bins, error } = await peerTools();
+  return bins[name] ? { bin: bins[name]! } : { error: `${error || `no ${name}`} (set ${envVar})` };
+}
+
 /** Path of the pinned Deno's own binary (what scripts/deno execs). */
 export async function denoBinary(): Promise<string> {
   const out = await new Deno.Command(denoScript, {

@@ -26,10 +26,10 @@ import {
   fmtSample,
   interleave,
   median,
+  peerBin,
   progress,
   repoRoot,
   tempDir,
-  toolsDir,
   waitcmdScript,
 } from "./_lib.ts";
 import { makePostgres, PG_PASSWORD, PG_USER } from "../../tests/services/postgres.ts";
@@ -41,40 +41,9 @@ const PEER_RATIO = 2;
 /** Runs of the import-cost measurement per driver. */
 const IMPORT_RUNS = 11;
 
-/** The wait4x binary, or why there is none. */
-async function wait4x(): Promise<{ bin: string } | { error: string }> {
-  const fromEnv = Deno.env.get("WAITCMD_BENCH_WAIT4X");
-  if (fromEnv) return { bin: fromEnv };
-  const peers = Deno.env.get("WAITCMD_PEERS_DIR") ?? "/work/shared/peers";
-  const dir = `${toolsDir()}/peers/bin`;
-  try {
-    await Deno.stat(`${dir}/wait4x`);
-    return { bin: `${dir}/wait4x` };
-  } catch {
-    // not unpacked yet
-  }
-  try {
-    await Deno.stat(`${peers}/install.sh`);
-  } catch {
-    return { error: `no ${peers}/install.sh (set WAITCMD_BENCH_WAIT4X)` };
-  }
-  progress(`unpacking wait4x from ${peers} into ${dir}`);
-  const out = await new Deno.Command("sh", {
-    args: [`${peers}/install.sh`, dir],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  try {
-    await Deno.stat(`${dir}/wait4x`);
-    return { bin: `${dir}/wait4x` };
-  } catch {
-    return { error: `${peers}/install.sh failed: ${new TextDecoder().decode(out.stderr).trim()}` };
-  }
-}
-
 async function timeToVerdict(): Promise<BenchRow[]> {
   const runs = benchRuns();
-  const peer = await wait4x();
+  const peer = await peerBin("wait4x", "WAITCMD_BENCH_WAIT4X");
   progress("starting PostgreSQL, MariaDB and Redis");
   const [pg, my, rd] = await Promise.all([makePostgres(), makeMariadb(), makeRedis()]);
   try {

@@ -26,10 +26,10 @@ import {
   fmtSample,
   interleave,
   median,
+  peerBin,
   progress,
   repoRoot,
   tempDir,
-  toolsDir,
   waitcmdScript,
 } from "./_lib.ts";
 import { startGrpcServer } from "../../tests/services/grpc.ts";
@@ -39,30 +39,9 @@ const PEER_RATIO = 2;
 /** Runs of the import-cost measurement per library. */
 const IMPORT_RUNS = 11;
 
-/** The waitfor binary, or why there is none. */
-async function waitfor(): Promise<{ bin: string } | { error: string }> {
-  const fromEnv = Deno.env.get("WAITCMD_BENCH_WAITFOR");
-  if (fromEnv) return { bin: fromEnv };
-  const peers = Deno.env.get("WAITCMD_PEERS_DIR") ?? "/work/shared/peers";
-  const dir = `${toolsDir()}/peers/bin`;
-  const bin = `${dir}/waitfor`;
-  if (await Deno.stat(bin).then(() => true, () => false)) return { bin };
-  if (!(await Deno.stat(`${peers}/install.sh`).then(() => true, () => false))) {
-    return { error: `no ${peers}/install.sh (set WAITCMD_BENCH_WAITFOR)` };
-  }
-  progress(`unpacking waitfor from ${peers} into ${dir}`);
-  const out = await new Deno.Command("sh", {
-    args: [`${peers}/install.sh`, dir],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (await Deno.stat(bin).then(() => true, () => false)) return { bin };
-  return { error: `${peers}/install.sh failed: ${new TextDecoder().decode(out.stderr).trim()}` };
-}
-
 async function timeToVerdict(): Promise<BenchRow[]> {
   const runs = benchRuns();
-  const peer = await waitfor();
+  const peer = await peerBin("waitfor", "WAITCMD_BENCH_WAITFOR");
   progress("starting the gRPC health server and a Deno.serve WebSocket server");
   const grpc = await startGrpcServer();
   const ws = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (req) => {

@@ -9,8 +9,8 @@
  * Servers: the ones the tests use (tests/services): a RabbitMQ 3.10 broker,
  * a Kafka 3.9 KRaft broker, and the MongoDB protocol stand-in
  * (mongo-java-server; no real MongoDB can be installed here). wait4x is
- * found at WAIT4X_BIN, else on PATH, else unpacked by
- * /work/shared/peers/install.sh when that exists; without it the rows say
+ * found at WAIT4X_BIN, else unpacked by the peers' install.sh
+ * (WAITCMD_PEERS_DIR, default /work/shared/peers); without it the rows say
  * so. `deno run -A scripts/bench/queue_bench.ts` runs this module alone.
  *
  * @module
@@ -24,6 +24,7 @@ import {
   fmtSample,
   interleave,
   median,
+  peerBin,
   progress,
   repoRoot,
   waitcmdScript,
@@ -32,45 +33,18 @@ import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
 import { prepareKafka } from "../../tests/services/kafka.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
 
-/** The peers' installer (outside the project, on the development machines). */
-const PEERS_INSTALL = "/work/shared/peers/install.sh";
-
 /** wait4x's path and version, or why there is none. */
 async function findWait4x(): Promise<{ bin: string; version: string } | { missing: string }> {
-  const candidates: string[] = [];
-  const env = Deno.env.get("WAIT4X_BIN");
-  if (env) candidates.push(env);
-  for (const dir of (Deno.env.get("PATH") ?? "").split(":")) {
-    if (dir) candidates.push(`${dir}/wait4x`);
-  }
-  const peersBin = `${Deno.env.get("HOME") ?? "/tmp"}/.cache/waitcmd/bench-tools/peers`;
-  candidates.push(`${peersBin}/wait4x`);
-  if (!(await exists(`${peersBin}/wait4x`)) && (await exists(PEERS_INSTALL))) {
-    await new Deno.Command("sh", {
-      args: [PEERS_INSTALL, peersBin],
-      stdout: "null",
-      stderr: "null",
-    })
-      .output().catch(() => undefined);
-  }
-  for (const bin of candidates) {
-    if (!(await exists(bin))) continue;
-    const out = await new Deno.Command(bin, { args: ["version"], stdout: "piped", stderr: "piped" })
-      .output().catch(() => undefined);
-    if (!out) continue;
-    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-    const version = /v?\d+\.\d+\.\d+\S*/.exec(text)?.[0] ?? "?";
-    return { bin, version };
-  }
-  return { missing: `wait4x not found (set WAIT4X_BIN, or put it on PATH)` };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isFile;
-  } catch {
-    return false;
-  }
+  const peer = await peerBin("wait4x", "WAIT4X_BIN");
+  if ("error" in peer) return { missing: `wait4x not found: ${peer.error}` };
+  const out = await new Deno.Command(peer.bin, {
+    args: ["version"],
+    stdout: "piped",
+    stderr: "piped",
+  }).output().catch(() => undefined);
+  if (!out) return { missing: `wait4x at ${peer.bin} does not run` };
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  return { bin: peer.bin, version: /v?\d+\.\d+\.\d+\S*/.exec(text)?.[0] ?? "?" };
 }
 
 /**

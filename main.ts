@@ -13,14 +13,10 @@ import { describeError, errorText, UsageError } from "./engine/errors.ts";
 import { parseArgv, type Plan } from "./engine/grammar.ts";
 import type { Registry } from "./engine/registry.ts";
 import { preparePlan, validatePlan } from "./engine/prepare.ts";
-import { expandRecipe, takeConfig } from "./engine/recipe.ts";
-import { argvSecrets } from "./engine/secrets.ts";
 import { isHarmlessStray } from "./engine/strays.ts";
 import { type Report, run, type RunEvent } from "./engine/runner.ts";
-import { renderJsonlEvent, renderJsonReport } from "./output/json.ts";
 import type { DoctorRow } from "./output/doctor.ts";
 import { makeRedactor } from "./output/redact.ts";
-import { ansiStyle, LineRenderer, plainStyle } from "./output/text.ts";
 
 /** The program's connection to the outside world. */
 export interface Io {
@@ -66,6 +62,7 @@ export async function main(
   const everyKind = () => (full ??= loadRegistry());
   const usage = async (e: UsageError) => {
     // The parser may stop before it knows which words are secrets: find them in the raw argv.
+    const { argvSecrets } = await import("./engine/secrets.ts");
     const secrets = argvSecrets(argv, secretFlags(await everyKind()));
     io.stderr(makeRedactor(secrets)(locate(e).format()) + "\n");
     return { code: 2 };
@@ -74,7 +71,11 @@ export async function main(
   try {
     let words: readonly string[] = argv;
     if (argv[0] === "doctor") return await doctor(argv.slice(1), io, await everyKind());
-    const { file, rest } = takeConfig(argv);
+    // Recipes (and their parser) load only for a command line that may name one.
+    const recipe = argv.some((a) => /^(?:--config|-f)(?:=|$)/.test(a))
+      ? await import("./engine/recipe.ts")
+      : undefined;
+    const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };
     if (file !== undefined) {
       let text: string;
       try {
@@ -86,7 +87,7 @@ export async function main(
         throw new UsageError("--config", `cannot read ${file}: ${why}`);
       }
       registry = await everyKind();
-      const expanded = await expandRecipe(text, file, rest, registry);
+      const expanded = await recipe!.expandRecipe(text, file, rest, registry);
       words = expanded.argv;
       locate = expanded.locate;
     } else {
@@ -167,34 +168,42 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
       if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
     });
   }
-  const ready = await preparePlan(plan, { clock: io.clock, env: io.env });
+  // Only the renderers this run writes with (start-up cost, docs/performance.md).
+  const [ready, json, text] = await Promise.all([
+    preparePlan(plan, { clock: io.clock, env: io.env }),
+    o.output !== "text" || o.reportFile !== undefined ? import("./output/json.ts") : undefined,
+    o.output === "text" ? import("./output/text.ts") : undefined,
+  ]);
   loaded = true;
   let onEvent: (e: RunEvent) => void;
   if (o.output === "json") {
     onEvent = () => {};
   } else if (o.output === "jsonl") {
     onEvent = (e) => {
-      const line = renderJsonlEvent(e, redact);
+      const line = json!.renderJsonlEvent(e, redact);
       if (line !== undefined) io.stdout(line);
     };
   } else {
     const color = io.stderrIsTerminal && !o.noColor &&
       !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
-    const style = color ? ansiStyle : plainStyle;
+    const style = color ? text!.ansiStyle : text!.plainStyle;
     if (io.stderrIsTerminal && !o.quiet) {
       const { LiveRenderer } = await import("./output/live.ts");
       const live = new LiveRenderer(io.stderr, redact, style, io.columns);
       onEvent = (e) => live.onEvent(e);
     } else {
-      const lines = new LineRenderer((l) => io.stderr(l + "\n"), redact, { quiet: o.quiet, style });
+      const lines = new text!.LineRenderer((l) => io.stderr(l + "\n"), redact, {
+        quiet: o.quiet,
+        style,
+      });
       onEvent = (e) => lines.onEvent(e);
     }
   }
   const report = await run(ready, { clock: io.clock, signal: io.signal, onEvent });
-  if (o.output === "json") io.stdout(renderJsonReport(report, redact));
+  if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
   if (o.reportFile !== undefined) {
     try {
-      await writeReportFile(o.reportFile, renderJsonReport(report, redact));
+      await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
       io.stderr(`waitcmd: --report ${o.reportFile}: ${describeError(e)}\n`);

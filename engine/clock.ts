@@ -5,6 +5,9 @@
  * @module
  */
 
+import { onAbort } from "./abort.ts";
+import { SleepScheduler } from "./timers.ts";
+
 /** A source of time and of waiting. */
 export interface Clock {
   /** Milliseconds on a monotonic scale. */
@@ -27,64 +30,43 @@ export const realClock: Clock = {
       if (signal?.aborted) return resolve();
       let left = Math.max(0, ms);
       let timer: ReturnType<typeof setTimeout>;
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve();
-      };
+      // A `Set` entry, not an event listener, per sleep (engine/abort.ts).
+      const off = signal
+        ? onAbort(signal, () => {
+          clearTimeout(timer);
+          resolve();
+        })
+        : undefined;
       // A longer delay would overflow to 1 ms (`--timeout 30d` ending at once).
       const arm = () => {
         const step = Math.min(left, MAX_TIMER_MS);
         left -= step;
         timer = setTimeout(() => {
           if (left > 0) return arm();
-          signal?.removeEventListener("abort", onAbort);
+          off?.();
           resolve();
         }, step);
       };
       arm();
-      signal?.addEventListener("abort", onAbort, { once: true });
     });
   },
 };
-
-/** How long `cliClock` bridges a sleep before it arms a cancellable timer. */
-const BRIDGE_MS = 50;
-let timersLoaded = false;
 
 /**
- * The CLI's clock: `realClock` without a start-up cost. In Deno 2.9 the
- * first `setTimeout` of a process loads the node:timers machinery (about
- * 5 ms, most of a decided-at-once run); `AbortSignal.timeout` runs on
- * Deno's own timers for about 0.3 ms but cannot be cancelled. Until a real
- * timer has been needed, a sleep therefore waits its first 50 ms on
- * `AbortSignal.timeout` and only then arms a cancellable `setTimeout` for the
- * rest (from then on every sleep is a plain `realClock.sleep`), so a run
- * decided within 50 ms never loads the timers. The time slept is the same
- * either way; an abandoned bridge keeps the event loop alive for at most
- * 50 ms, which the CLI never waits for (it ends with `Deno.exit`). Library
+ * The CLI's clock: `realClock` without the cost of Deno's `setTimeout`. In
+ * Deno 2.9 the global `setTimeout` is node:timers', and its first use loads
+ * that machinery (about 7 ms of CPU, a tenth of a short run's;
+ * docs/performance.md). `AbortSignal.timeout` runs on Deno's own timers for
+ * a fraction of that but cannot be cancelled, so the CLI's sleeps share one
+ * scheduler (engine/timers.ts): one such timer armed for the earliest
+ * deadline, sleeps due together woken together. A cancelled sleep leaves at
+ * once; a timer left armed for it may keep the event loop alive until it
+ * fires, which the CLI never waits for (it ends with `Deno.exit`). Library
  * code and tests use `realClock`.
  */
-export const cliClock: Clock = {
-  now: realClock.now,
-  sleep(ms, signal) {
-    if (timersLoaded) return realClock.sleep(ms, signal);
-    return new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      const start = performance.now();
-      const bridge = AbortSignal.timeout(Math.min(Math.max(0, ms), BRIDGE_MS));
-      const onAbort = () => {
-        bridge.removeEventListener("abort", onBridge);
-        resolve();
-      };
-      const onBridge = () => {
-        signal?.removeEventListener("abort", onAbort);
-        const rest = ms - (performance.now() - start);
-        if (rest <= 0) return resolve();
-        timersLoaded = true;
-        realClock.sleep(rest, signal).then(resolve);
-      };
-      bridge.addEventListener("abort", onBridge, { once: true });
-      signal?.addEventListener("abort", onAbort, { once: true });
-    });
-  },
-};
+export const cliClock: Clock = (() => {
+  const scheduler = new SleepScheduler(realClock.now, (ms, fire) => {
+    AbortSignal.timeout(ms).addEventListener("abort", fire, { once: true });
+  });
+  return { now: realClock.now, sleep: (ms, signal) => scheduler.sleep(ms, signal) };
+})();

@@ -49,10 +49,22 @@ export class FatalError extends Error {
  * vocabulary of every kind (docs/contract.md §8).
  */
 export function describeError(e: unknown): string {
-  let text = errorText(e);
+  const raw = errorText(e);
+  // The same few short texts come back attempt after attempt: remembered.
+  const known = described.get(raw);
+  if (known !== undefined) return known;
+  let text = raw;
   text = text.replace(/\s*\(os error \d+\)/g, "").trim();
   if (/^failed to lookup address information/i.test(text)) {
     text = "cannot resolve host: " + text.replace(/^failed to lookup address information:\s*/i, "");
   }
-  return text.charAt(0).toLowerCase() + text.slice(1);
+  text = text.charAt(0).toLowerCase() + text.slice(1);
+  if (raw.length <= 256) {
+    if (described.size >= DESCRIBED_MAX) described.clear();
+    described.set(raw, text);
+  }
+  return text;
 }
+
+const described = new Map<string, string>();
+const DESCRIBED_MAX = 1024;

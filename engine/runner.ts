@@ -7,6 +7,7 @@
  */
 
 import type { Clock } from "./clock.ts";
+import { onAbort } from "./abort.ts";
 import { formatDuration } from "./duration.ts";
 import { errorText } from "./errors.ts";
 import { resultOf } from "./settle.ts";
@@ -120,6 +121,8 @@ export function pauseMs(
  */
 const RUN_ENDED = new Error("run ended");
 
+function noop(): void {}
+
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
 export const STABLE_SAMPLES = 5;
 
@@ -137,32 +140,50 @@ class ConditionState {
   notices = new Set<string>();
 }
 
-/** Wakes a sleeping poll loop early when a watcher reports a change. */
+/**
+ * The pause between a condition's attempts, which a watcher's change (or the
+ * condition's end) cuts short. A pause that ran its full length leaves its
+ * controller unaborted, and the next pause reuses it: a condition that is
+ * never woken early sleeps on one controller for the whole run
+ * (docs/performance.md, "Cost per condition").
+ */
 class Waker {
   #pending = false;
-  #wake: (() => void) | undefined;
+  #sleeping: AbortController | undefined;
+  #spare: AbortController | undefined;
+
+  readonly #ended: AbortSignal;
+  #listening = false;
+
+  /** `ended` (the condition's signal) cuts the current pause short, like a change. */
+  constructor(ended: AbortSignal) {
+    this.#ended = ended;
+  }
 
   trigger(): void {
     this.#pending = true;
-    this.#wake?.();
+    this.#sleeping?.abort(RUN_ENDED);
   }
 
   clear(): void {
     this.#pending = false;
   }
 
-  async sleep(clock: Clock, ms: number, signal: AbortSignal): Promise<void> {
-    if (this.#pending || signal.aborted) return;
-    const ctl = new AbortController();
-    const onAbort = () => ctl.abort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    const woken = new Promise<void>((resolve) => (this.#wake = resolve));
+  async sleep(clock: Clock, ms: number): Promise<void> {
+    // Listened to from the first pause on: a condition satisfied at once never pays for it.
+    if (!this.#listening) {
+      this.#listening = true;
+      onAbort(this.#ended, () => this.trigger());
+    }
+    if (this.#pending) return;
+    const ctl = this.#spare ?? new AbortController();
+    this.#spare = undefined;
+    this.#sleeping = ctl;
     try {
-      await Promise.race([clock.sleep(ms, ctl.signal), woken]);
+      await clock.sleep(ms, ctl.signal);
     } finally {
-      this.#wake = undefined;
-      ctl.abort(RUN_ENDED);
-      signal.removeEventListener("abort", onAbort);
+      this.#sleeping = undefined;
+      if (!ctl.signal.aborted) this.#spare = ctl;
     }
   }
 }
@@ -241,23 +262,27 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     attempt: number,
   ): Promise<ProbeResult | undefined> => {
     const ctl = child();
-    const timerCtl = new AbortController();
     let timedOut = false;
+    let timerCtl: AbortController | undefined;
     if (opts.attemptTimeoutMs !== undefined) {
-      clock.sleep(opts.attemptTimeoutMs, timerCtl.signal).then(() => {
-        if (timerCtl.signal.aborted) return;
+      const timer = timerCtl = new AbortController();
+      clock.sleep(opts.attemptTimeoutMs, timer.signal).then(() => {
+        if (timer.signal.aborted) return;
         timedOut = true;
         ctl.abort(new Error(`attempt timed out after ${formatDuration(opts.attemptTimeoutMs!)}`));
       });
     }
+    let off = noop;
     const aborted = new Promise<"aborted">((resolve) => {
-      if (ctl.signal.aborted) resolve("aborted");
-      ctl.signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+      off = onAbort(ctl.signal, () => resolve("aborted"));
     });
     // Probes settle their own errors (docs/contract.md §8); this is the backstop for a bug.
-    const probing: Promise<ProbeResult> = Promise.resolve()
-      .then(() => c.probe.check({ signal: ctl.signal, attempt }))
-      .catch((e: unknown) => resultOf(e));
+    let probing: Promise<ProbeResult>;
+    try {
+      probing = Promise.resolve(c.probe.check({ signal: ctl.signal, attempt })).catch(resultOf);
+    } catch (e) {
+      probing = Promise.resolve(resultOf(e));
+    }
     inflight.add(probing);
     probing.finally(() => inflight.delete(probing));
     try {
@@ -271,15 +296,16 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
       }
       return undefined;
     } finally {
-      if (opts.attemptTimeoutMs !== undefined) timerCtl.abort(RUN_ENDED);
+      off();
+      timerCtl?.abort(RUN_ENDED);
       live.delete(ctl);
     }
   };
 
   const poll = async (c: ReadyCondition, s: ConditionState) => {
-    const waker = new Waker();
     // The condition's own signal: its watcher and its sleeps listen there, not on the run's.
     const condCtl = child();
+    const waker = new Waker(condCtl.signal);
     if (c.probe.watch) {
       const iterable = c.probe.watch({
         signal: condCtl.signal,
@@ -377,10 +403,12 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
             );
           }
         }
-        await waker.sleep(clock, waitMs, condCtl.signal);
+        await waker.sleep(clock, waitMs);
       }
     } finally {
-      condCtl.abort(RUN_ENDED);
+      // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
+      // event (measurable with a thousand conditions).
+      if (c.probe.watch) condCtl.abort(RUN_ENDED);
       live.delete(condCtl);
     }
   };

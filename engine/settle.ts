@@ -7,6 +7,7 @@
  * @module
  */
 
+import { onAbort } from "./abort.ts";
 import { describeError, FatalError } from "./errors.ts";
 import type { ProbeResult } from "./types.ts";
 
@@ -33,11 +34,19 @@ export function settle(
   });
   if (signal.aborted) return Promise.resolve(aborted());
   return new Promise((resolve) => {
-    const onAbort = () => resolve(aborted());
-    signal.addEventListener("abort", onAbort, { once: true });
-    Promise.resolve()
-      .then(body)
-      .then(resolve, (e: unknown) => resolve(resultOf(e)))
-      .finally(() => signal.removeEventListener("abort", onAbort));
+    const off = onAbort(signal, () => resolve(aborted()));
+    let running: Promise<ProbeResult>;
+    try {
+      running = body();
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    running.then((r) => {
+      off();
+      resolve(r);
+    }, (e: unknown) => {
+      off();
+      resolve(resultOf(e));
+    });
   });
 }

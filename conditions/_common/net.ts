@@ -55,6 +55,18 @@ export function formatHostPort(hp: HostPort): string {
  * brackets removed), or undefined for anything that is not an IP literal.
  */
 export function canonicalIp(text: string): string | undefined {
+  // Asked again on every attempt for the same few targets: remembered (a target is its key).
+  if (ipMemo.has(text)) return ipMemo.get(text);
+  const ip = canonicalIpOf(text);
+  if (ipMemo.size >= IP_MEMO_MAX) ipMemo.clear();
+  ipMemo.set(text, ip);
+  return ip;
+}
+
+const ipMemo = new Map<string, string | undefined>();
+const IP_MEMO_MAX = 4096;
+
+function canonicalIpOf(text: string): string | undefined {
   const t = text.replace(/^\[|\]$/g, "");
   if (/^\d{1,3}(\.\d{1,3}){3}$/.test(t)) {
     const parts = t.split(".").map(Number);
@@ -109,13 +121,17 @@ export async function onEveryAddress<T>(
   tryNext: (e: unknown) => boolean = () => true,
 ): Promise<T> {
   const addresses = await resolveAll(hp.hostname, signal);
+  if (addresses.length === 1) {
+    signal.throwIfAborted();
+    return await attempt({ hostname: addresses[0]!, port: hp.port });
+  }
   const failures: { address: string; text: string }[] = [];
   for (const [i, address] of addresses.entries()) {
     signal.throwIfAborted();
     try {
       return await attempt({ hostname: address, port: hp.port });
     } catch (e) {
-      if (signal.aborted || addresses.length === 1) throw e;
+      if (signal.aborted) throw e;
       failures.push({ address, text: describeError(e) });
       if (!tryNext(e)) {
         if (failures.length === 1) throw e;

@@ -143,10 +143,11 @@ export class SleepScheduler {
     let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!before(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
+      if (!before(e, h[p]!)) break;
+      h[i] = h[p]!;
       i = p;
     }
+    h[i] = e;
   }
 
   #pop(): Entry {
@@ -154,18 +155,18 @@ export class SleepScheduler {
     const top = h[0]!;
     const last = h.pop()!;
     if (h.length > 0) {
-      h[0] = last;
+      // Sift `last` down from the root, moving smaller children up (no swaps).
       let i = 0;
       for (;;) {
         const l = 2 * i + 1;
+        if (l >= h.length) break;
         const r = l + 1;
-        let m = i;
-        if (l < h.length && before(h[l]!, h[m]!)) m = l;
-        if (r < h.length && before(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
+        const c = r < h.length && before(h[r]!, h[l]!) ? r : l;
+        if (!before(h[c]!, last)) break;
+        h[i] = h[c]!;
+        i = c;
       }
+      h[i] = last;
     }
     return top;
   }

@@ -133,3 +133,19 @@ Deno.test("SleepScheduler on real timers: order and timing", async () => {
   assertEquals(order, [10, 20, 30]);
   assert(performance.now() - start >= 30);
 });
+
+Deno.test("SleepScheduler: a thousand sleeps of random lengths wake in deadline order", async () => {
+  const t = new FakeTimers();
+  const s = new SleepScheduler(() => t.now, t.arm);
+  const woke: number[] = [];
+  let seed = 7;
+  const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+  for (let i = 0; i < 1000; i++) {
+    const ms = Math.floor(rand() * 90); // under the slack threshold: each wakes on its deadline
+    s.sleep(ms, undefined).then(() => woke.push(ms));
+  }
+  while (t.fireNext()) await tick();
+  await tick();
+  assertEquals(woke.length, 1000);
+  assertEquals(woke, [...woke].sort((a, b) => a - b));
+});

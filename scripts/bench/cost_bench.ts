@@ -6,6 +6,9 @@
  * (`peerTools`). Rows:
  *
  * - the Deno floor: `scripts/waitcmd --version`, measured the same way;
+ *   and beside waitcmd in every tcp job, "Deno alone": a bare Deno program
+ *   doing the same job (_bare_tcp.ts), so that what is waitcmd's own code
+ *   and what is the runtime's can be told apart;
  * - P4: 1,000 `tcp` conditions on 1,000 listening loopback ports, one run
  *   (target <= 0.2 s and <= 50 MB);
  * - scale: 10,000 `tcp` conditions, and 1,000 `file` conditions on one
@@ -38,6 +41,7 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   closedPorts,
+  denoBinary,
   fmtKb,
   fmtMs,
   gnuTime,
@@ -47,6 +51,7 @@ import {
   peerTools,
   progress,
   readGnuTime,
+  repoRoot,
   runWithResources,
   sampleProc,
   tempDir,
@@ -73,7 +78,7 @@ const P5_CPU_S = 0.06;
 /** What a log condition waits for, never written. */
 const NEEDLE = "READY-NEVER-WRITTEN";
 /** The peers, in the order of their cells. */
-const PEERS = ["waitfor", "wait4x", "wait-on"] as const;
+const PEERS = ["waitfor", "wait4x", "wait-on", "Deno alone"] as const;
 
 // --- conditions, and how each tool states them ------------------------------------------
 
@@ -188,6 +193,34 @@ async function peers(): Promise<{ tools: Tool[]; missing: string }> {
     });
   }
   return { tools, missing: error };
+}
+
+/**
+ * "Deno alone": the job done by a bare Deno program (_bare_tcp.ts), run with
+ * scripts/waitcmd's Deno flags, for tcp jobs only. What waitcmd costs above
+ * it is waitcmd's own code; what it costs above the Go peers is the runtime.
+ */
+async function bareDeno(): Promise<Tool> {
+  const deno = await denoBinary();
+  return {
+    name: "Deno alone",
+    commands(job) {
+      if (job.conds.some((c) => c.kind !== "tcp")) return "tcp only";
+      return [[
+        deno,
+        "run",
+        "--allow-all",
+        "--quiet",
+        "--no-prompt",
+        "--config",
+        `${repoRoot}/deno.json`,
+        `${repoRoot}/scripts/bench/_bare_tcp.ts`,
+        `${job.timeoutS * 1000}`,
+        `${job.intervalMs ?? 2000}`,
+        ...job.conds.map((c) => c.target),
+      ]];
+    },
+  };
 }
 
 /** `50 of 100 conditions (tcp, http)`, or "" when `kinds` cover the whole job. */
@@ -499,23 +532,28 @@ const tcpMemo = new Map<number, Promise<CountResult>>();
 function tcpCount(n: number, runs: number): Promise<CountResult> {
   let p = tcpMemo.get(n);
   if (!p) {
-    p = measureCount(n, runs, async () => {
-      let server: ReturnType<typeof listenMany>;
-      try {
-        server = listenMany(n);
-      } catch (e) {
-        // The bench's own limit: Deno cannot raise it for the running process.
-        throw new Error(
-          `cannot listen on ${n} ports (ulimit -n ${await openFileLimit()}): ${
-            e instanceof Error ? e.message : e
-          }`,
-        );
-      }
-      return {
-        conds: server.ports.map((port) => ({ kind: "tcp" as const, target: `127.0.0.1:${port}` })),
-        close: () => server.close(),
-      };
-    });
+    p = bareDeno().then((bare) =>
+      measureCount(n, runs, async () => {
+        let server: ReturnType<typeof listenMany>;
+        try {
+          server = listenMany(n);
+        } catch (e) {
+          // The bench's own limit: Deno cannot raise it for the running process.
+          throw new Error(
+            `cannot listen on ${n} ports (ulimit -n ${await openFileLimit()}): ${
+              e instanceof Error ? e.message : e
+            }`,
+          );
+        }
+        return {
+          conds: server.ports.map((port) => ({
+            kind: "tcp" as const,
+            target: `127.0.0.1:${port}`,
+          })),
+          close: () => server.close(),
+        };
+      }, [bare])
+    );
     tcpMemo.set(n, p);
   }
   return p;
@@ -530,8 +568,10 @@ async function measureCount(
   n: number,
   runs: number,
   setUp: () => Promise<{ conds: Cond[]; close(): Promise<void> }>,
+  extra: readonly Tool[] = [],
 ): Promise<CountResult> {
-  const { tools, missing } = await peers();
+  const { tools: installed, missing } = await peers();
+  const tools = [...installed, ...extra];
   const all = [waitcmd, ...tools];
   const { conds, close } = await setUp();
   // Each condition holds a socket or a descriptor; the rest is the runtime's.
@@ -800,8 +840,13 @@ interface PendingResult {
 }
 
 /** Runs waitcmd, then each peer, on the same pending job, one after another (each alone). */
-async function pendingAll(what: string, job: Job): Promise<PendingResult> {
-  const { tools, missing } = await peers();
+async function pendingAll(
+  what: string,
+  job: Job,
+  extra: readonly Tool[] = [],
+): Promise<PendingResult> {
+  const { tools: installed, missing } = await peers();
+  const tools = [...installed, ...extra];
   progress(`${what}: waitcmd, ${job.timeoutS} s`);
   const ours = await pendingRun(waitcmd, job);
   if (typeof ours === "string") throw new Error(`waitcmd: ${ours}`);
@@ -842,7 +887,7 @@ async function p5(): Promise<BenchRow[]> {
     timeoutS: seconds,
     intervalMs: 2000,
   };
-  const r = await pendingAll("P5: 10 tcp conditions pending", job);
+  const r = await pendingAll("P5: 10 tcp conditions pending", job, [await bareDeno()]);
   const name = `P5: 10 tcp conditions pending on closed ports, --interval 2s, ${seconds} s`;
   return [{
     name: `${name}: CPU`,

@@ -37,7 +37,8 @@ export function settle(
     const off = onAbort(signal, () => resolve(aborted()));
     let running: Promise<ProbeResult>;
     try {
-      running = body();
+      // Promise.resolve: a body that breaks its type and returns a plain value still settles.
+      running = Promise.resolve(body());
     } catch (e) {
       running = Promise.reject(e);
     }

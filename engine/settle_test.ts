@@ -49,3 +49,11 @@ Deno.test("settle() resolves at once on abort while the body still waits", async
     },
   );
 });
+
+Deno.test("settle() takes a body that returns a plain value instead of a promise", async () => {
+  const signal = new AbortController().signal;
+  const body = (() => ({ status: "satisfied", detail: "sync" })) as unknown as () => Promise<
+    { status: "satisfied"; detail: string }
+  >;
+  assertEquals(await settle(signal, body), { status: "satisfied", detail: "sync" });
+});

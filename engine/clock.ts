@@ -6,7 +6,7 @@
  */
 
 import { onAbort } from "./abort.ts";
-import { SleepScheduler } from "./timers.ts";
+import { MAX_TIMER_MS, SleepScheduler } from "./timers.ts";
 
 /** A source of time and of waiting. */
 export interface Clock {
@@ -18,9 +18,6 @@ export interface Clock {
    */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
-
-/** The longest delay one timer takes (2^31-1 ms, about 24.8 days); longer sleeps chain timers. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The real clock. */
 export const realClock: Clock = {

@@ -121,8 +121,6 @@ export function pauseMs(
  */
 const RUN_ENDED = new Error("run ended");
 
-function noop(): void {}
-
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
 export const STABLE_SAMPLES = 5;
 
@@ -272,7 +270,8 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
         ctl.abort(new Error(`attempt timed out after ${formatDuration(opts.attemptTimeoutMs!)}`));
       });
     }
-    let off = noop;
+    // Assigned at once: a promise's executor runs synchronously.
+    let off!: () => void;
     const aborted = new Promise<"aborted">((resolve) => {
       off = onAbort(ctl.signal, () => resolve("aborted"));
     });

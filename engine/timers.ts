@@ -24,7 +24,7 @@ interface Entry {
 }
 
 /** The longest delay one timer takes (2^31-1 ms, about 24.8 days); longer sleeps re-arm. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
  * How late a sleep of at least SLACK_FROM_MS may end (never early): the timer

@@ -416,6 +416,12 @@ async function* watchRoots(
         if (e instanceof Deno.errors.NotFound) continue;
         return fallBack(at, watchFailure(e));
       }
+      // A directory on the way that appeared after the look but before the
+      // watch was in place sends no event: look once more, now that it is.
+      if (!exact && nearestDir(a.root.dir) !== at) {
+        leave(a);
+        continue;
+      }
       a.at = at;
       a.exact = exact;
       return;

@@ -125,6 +125,30 @@ Deno.test("watchPath() follows directories created later, deleted and created ag
   }
 });
 
+Deno.test("watchPath() notices a directory created between looking for it and watching", async () => {
+  const dir = await tempDir();
+  const target = `${dir}/a/b/ready`;
+  let raced = false;
+  // The race made certain: the directories appear just before the watch of their parent starts.
+  const racing: WatchFactory = (path, recursive) => {
+    if (path === dir && !raced) {
+      raced = true;
+      Deno.mkdirSync(`${dir}/a/b`, { recursive: true });
+    }
+    return Deno.watchFs(path, { recursive });
+  };
+  const w = start((ctx) => watchPath(target, ctx, { watchFs: racing }));
+  try {
+    assert(raced, "the factory was asked to watch the parent first");
+    await w.quiet();
+    await Deno.writeTextFile(target, "");
+    assert(await w.yielded(), "the file appeared in the directory created during the race");
+  } finally {
+    await w.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("watchGlob() watches deep patterns recursively and flat ones by name", async () => {
   const dir = await tempDir();
   const deep = start((ctx) => watchGlob(`${dir}/out/**/*.csv`, ctx));

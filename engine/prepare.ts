@@ -33,16 +33,24 @@ export async function validatePlan(plan: Plan): Promise<void> {
   }
 }
 
-/** Loads each kind's probe module once (concurrently) and makes one probe per condition. */
+/**
+ * Loads each kind's probe module once (concurrently) and makes one probe per
+ * condition, awaiting the factories that import a library for their options.
+ */
 export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan> {
   const kinds = [...new Set(plan.conditions.map((c) => c.kind))];
   const factories = new Map<ConditionKind, ProbeFactory<unknown>>(
     await Promise.all(kinds.map(async (k) => [k, await k.load()] as const)),
   );
+  const made = plan.conditions.map((c) => factories.get(c.kind)!(c.options, env));
+  // Most factories are synchronous: a thousand tcp conditions need no thousand awaits.
+  const probes = made.some((p) => p instanceof Promise)
+    ? await Promise.all(made)
+    : made as readonly Probe[];
   return {
     ...plan,
-    conditions: plan.conditions.map((c) => {
-      const probe = factories.get(c.kind)!(c.options, env);
+    conditions: plan.conditions.map((c, i) => {
+      const probe = probes[i]!;
       return { ...c, probe: c.negate ? negated(probe) : probe };
     }),
   };

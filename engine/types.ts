@@ -70,8 +70,13 @@ export interface ProbeEnv {
   readonly env: Readonly<Record<string, string>>;
 }
 
-/** A kind's probe module: `conditions/<kind>/probe.ts` exports one as `create`. */
-export type ProbeFactory<O> = (options: O, env: ProbeEnv) => Probe;
+/**
+ * A kind's probe module: `conditions/<kind>/probe.ts` exports one as `create`.
+ * It returns a promise when the options need an npm library that the module
+ * imports lazily: the library is imported there, before the run's clock
+ * starts (docs/contract.md §2).
+ */
+export type ProbeFactory<O> = (options: O, env: ProbeEnv) => Probe | Promise<Probe>;
 
 /** How a flag's value is typed; the engine validates it before `parse` sees it. */
 export type FlagType = "boolean" | "string" | "integer" | "duration" | "enum";

@@ -247,3 +247,12 @@ Deno.test("a failed wire query is an error of the attempt, naming the server", a
   );
   assertMatch(error, /^255\.255\.255\.255:53: /);
 });
+
+Deno.test("dns imports dns-packet when a wire resolver's probe is made, before the run's clock starts", async () => {
+  const { dnsPacketLibrary } = await import("./wire.ts");
+  dnsPacketLibrary.reset(); // as if never imported: other tests of this file may have
+  await probeOf(["dns", "app.test", "--resolver", "wire", "--server", "127.0.0.1:53"]);
+  const loaded = dnsPacketLibrary.peek();
+  assertEquals(loaded === undefined, false, "dns-packet is not being imported");
+  assertEquals(typeof (await loaded!).lib.encode, "function");
+});

@@ -10,10 +10,11 @@ import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { judgeLookup } from "./judge.ts";
 import type { DnsOptions } from "./mod.ts";
 import { lookupSystem } from "./system.ts";
-import { lookupWire } from "./wire.ts";
+import { dnsPacketLibrary, lookupWire } from "./wire.ts";
 
-/** Makes the probe of one dns condition. */
-export function create(options: DnsOptions, env: ProbeEnv): Probe {
+/** Makes the probe of one dns condition; the wire resolver's library is imported here. */
+export async function create(options: DnsOptions, env: ProbeEnv): Promise<Probe> {
+  if (options.wire) await dnsPacketLibrary.get();
   return {
     check: ({ signal }) =>
       settle(signal, async (): Promise<ProbeResult> => {

@@ -1,6 +1,6 @@
 /**
  * The dns kind's wire resolver: one query encoded with `npm:dns-packet`
- * (imported on first use), sent over UDP with retransmissions to --server
+ * (imported by the probe's `create`, docs/contract.md §2), sent over UDP with retransmissions to --server
  * or the first nameserver of /etc/resolv.conf, and again over TCP when the
  * answer is truncated. Waits run on the engine's clock.
  *
@@ -10,6 +10,7 @@
 import type { Clock } from "../../engine/clock.ts";
 import { describeError } from "../../engine/errors.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
+import { type Memo, memoize } from "../_common/memo.ts";
 import { formatHostPort, type HostPort } from "../_common/net.ts";
 import type { Lookup } from "./judge.ts";
 import { parseServer } from "./mod.ts";
@@ -37,6 +38,14 @@ interface DnsPacketLib {
 
 /** Picks the packet that answers our query out of what arrives, or undefined. */
 type Accept = (b: Uint8Array) => Packet | undefined;
+
+/** dns-packet and node:buffer's Buffer, imported once. */
+export const dnsPacketLibrary: Memo<
+  { lib: DnsPacketLib; Buffer: typeof import("node:buffer").Buffer }
+> = memoize(async () => {
+  const [mod, buffer] = await Promise.all([import("dns-packet"), import("node:buffer")]);
+  return { lib: mod.default as unknown as DnsPacketLib, Buffer: buffer.Buffer };
+});
 
 /** The first nameserver of /etc/resolv.conf; throws when there is none. */
 async function defaultServer(): Promise<HostPort> {
@@ -68,8 +77,7 @@ export async function lookupWire(
   clock: Clock,
 ): Promise<Lookup> {
   const server = q.server ?? await defaultServer();
-  const lib = (await import("dns-packet")).default as unknown as DnsPacketLib;
-  const { Buffer } = await import("node:buffer");
+  const { lib, Buffer } = await dnsPacketLibrary.get();
   const id = Math.floor(Math.random() * 65536);
   const query = lib.encode({
     type: "query",

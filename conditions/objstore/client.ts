@@ -6,6 +6,7 @@
  * @module
  */
 
+import { type Memo, memoize } from "../_common/memo.ts";
 import { firstLine } from "./judge.ts";
 import type { ObjstoreOptions } from "./mod.ts";
 
@@ -31,6 +32,12 @@ export interface Session {
 }
 
 /**
+ * The SDK, imported once. The probe's `create` awaits it, so that its
+ * evaluation happens before the run's clock starts (docs/contract.md §2).
+ */
+export const s3Library: Memo<S3Module> = memoize(() => import("@aws-sdk/client-s3"));
+
+/**
  * Imports the SDK and builds the client; every client made is passed to
  * `keep` (so that the probe's `close` destroys it). Throws when a named
  * profile yields no credentials.
@@ -39,7 +46,7 @@ export async function connect(
   o: ObjstoreOptions,
   keep: (client: S3Client) => void,
 ): Promise<Session> {
-  const sdk: S3Module = await import("@aws-sdk/client-s3");
+  const sdk = await s3Library.get();
   const base: Record<string, unknown> = {
     logger: SILENT,
     maxAttempts: 1,

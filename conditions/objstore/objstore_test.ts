@@ -392,3 +392,14 @@ Deno.test("describeS3Error() names the refusal without the secret", async (t) =>
     await t.step(name, () => assertEquals(describeS3Error(e, c), want));
   }
 });
+
+Deno.test("objstore imports the S3 SDK when its probe is made, before the run's clock starts", async () => {
+  const { probeOf } = await import("../../tests/_kit.ts");
+  const { s3Library } = await import("./client.ts");
+  s3Library.reset(); // as if never imported: other tests of this file may have
+  const probe = await probeOf(["objstore", "s3://bucket/key"]);
+  const loaded = s3Library.peek();
+  assert(loaded !== undefined, "the SDK is not being imported");
+  assertEquals(typeof (await loaded).S3Client, "function");
+  await probe.close?.();
+});

@@ -11,7 +11,7 @@ import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { formatSize, indexOfBytes } from "../_common/bytes.ts";
 import { memoize } from "../_common/memo.ts";
-import { connect, type S3Client, type Session } from "./client.ts";
+import { connect, type S3Client, s3Library, type Session } from "./client.ts";
 import {
   describeObject,
   describeS3Error,
@@ -33,7 +33,8 @@ interface Found {
 }
 
 /** Makes the probe of one objstore condition. */
-export function create(o: ObjstoreOptions): Probe {
+export async function create(o: ObjstoreOptions): Promise<Probe> {
+  await s3Library.get();
   let clients: S3Client[] = [];
   const session = memoize(() => connect(o, (c) => clients.push(c)));
   return {

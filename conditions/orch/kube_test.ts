@@ -211,3 +211,14 @@ Deno.test("describeRequestError() and httpProblem() give short reasons", () => {
   );
   assertEquals(httpProblem({ status: 500, text: "" }), "500 Internal Server Error");
 });
+
+Deno.test("orch imports client-node when its probe is made, before the run's clock starts", async () => {
+  const { probeOf } = await import("../../tests/_kit.ts");
+  const { kubeClientLibrary } = await import("./kubeconfig.ts");
+  kubeClientLibrary.reset(); // as if never imported: other tests of this file may have
+  const probe = await probeOf(["orch", "pod/x", "--kubeconfig", "/nonexistent/kubeconfig"]);
+  const loaded = kubeClientLibrary.peek();
+  assertEquals(loaded === undefined, false, "client-node is not being imported");
+  assertEquals(typeof (await loaded!).KubeConfig, "function");
+  await probe.close?.();
+});

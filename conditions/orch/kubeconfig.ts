@@ -8,6 +8,7 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
+import { type Memo, memoize } from "../_common/memo.ts";
 import { KubeError } from "./errors.ts";
 
 /** Where to find a kubeconfig, from the flags and the environment. */
@@ -134,12 +135,16 @@ export interface Credentials {
 
 type KubeModule = { KubeConfig: new () => KubeConfigLike };
 
-/** Imports client-node without letting its Node deprecation warnings reach stderr. */
-async function importClient(): Promise<KubeModule> {
+/**
+ * Imports client-node (once) without letting its Node deprecation warnings
+ * reach stderr. The probe's `create` calls it, so that its evaluation (over
+ * half a second) happens before the run's clock starts (docs/contract.md §2).
+ */
+export const kubeClientLibrary: Memo<KubeModule> = memoize(async () => {
   const { default: process } = await import("node:process");
   process.noDeprecation = true;
   return await import("@kubernetes/client-node") as unknown as KubeModule;
-}
+});
 
 /**
  * Loads the kubeconfig of `source` (the merged files, else the in-cluster
@@ -148,7 +153,7 @@ async function importClient(): Promise<KubeModule> {
  * or its cluster is missing.
  */
 export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> {
-  const k8s = await importClient();
+  const k8s = await kubeClientLibrary.get();
   const kc = new k8s.KubeConfig();
   const { files, from } = kubeconfigFiles(source);
   const existing: string[] = [];

@@ -22,6 +22,7 @@ import {
   wantPhrase,
 } from "./judge.ts";
 import { KubeClient } from "./kube.ts";
+import { kubeClientLibrary } from "./kubeconfig.ts";
 import { type OrchOptions, supports } from "./mod.ts";
 
 /** What an attempt needs resolved before it can look at objects. */
@@ -248,7 +249,8 @@ export class OrchProbe {
 }
 
 /** Makes the probe of one orch condition: its own API client, closed with it. */
-export function create(o: OrchOptions, env: ProbeEnv): Probe {
+export async function create(o: OrchOptions, env: ProbeEnv): Promise<Probe> {
+  await kubeClientLibrary.get();
   const client = new KubeClient(
     { kubeconfig: o.kubeconfig, context: o.context, env: env.env },
     env.clock,

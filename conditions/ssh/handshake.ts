@@ -1,16 +1,30 @@
 /**
  * The ssh kind's key exchange (and, with --user, password authentication)
- * through `npm:ssh2`, imported on first use.
+ * through `npm:ssh2`, imported by the probe's `create` only when a condition
+ * needs it (docs/contract.md §2).
  *
  * @module
  */
 
 import { describeError } from "../../engine/errors.ts";
 import type { ProbeResult } from "../../engine/types.ts";
+import { type Memo, memoize } from "../_common/memo.ts";
 import type { HostPort } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import type { SshOptions } from "./mod.ts";
 import { bannerCheck, keyType } from "./protocol.ts";
+
+/** ssh2's client and node:crypto's hash, imported once. */
+export const sshLibrary: Memo<{
+  Client: new () => SshClient;
+  createHash: typeof import("node:crypto").createHash;
+}> = memoize(async () => {
+  const [mod, crypto] = await Promise.all([import("ssh2"), import("node:crypto")]);
+  return {
+    Client: (mod as unknown as { Client: new () => SshClient }).Client,
+    createHash: crypto.createHash,
+  };
+});
 
 interface SshClient {
   on(event: string, fn: (...args: never[]) => void): SshClient;
@@ -31,9 +45,7 @@ export async function checkHandshake(
   password: string | undefined,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
-  const mod = await import("ssh2");
-  const Client = (mod as unknown as { Client: new () => SshClient }).Client;
-  const { createHash } = await import("node:crypto");
+  const { Client, createHash } = await sshLibrary.get();
   signal.throwIfAborted();
   const client = new Client();
   const { pin, user } = options;

@@ -12,16 +12,18 @@ import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { describeError } from "../../engine/errors.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { type HostPort, onEveryAddress } from "../_common/net.ts";
-import { checkHandshake } from "./handshake.ts";
+import { checkHandshake, sshLibrary } from "./handshake.ts";
 import type { SshOptions } from "./mod.ts";
 import { bannerCheck, judgeBanner } from "./protocol.ts";
 
-/** Makes the probe of one ssh condition. */
-export function create(options: SshOptions): Probe {
+/** Makes the probe of one ssh condition; ssh2 is imported only for a handshake. */
+export async function create(options: SshOptions): Promise<Probe> {
+  const bannerOnly = options.user === undefined && options.pin === undefined;
+  if (!bannerOnly) await sshLibrary.get();
   return {
     check: ({ signal }) =>
       settle(signal, async (): Promise<ProbeResult> => {
-        if (options.user === undefined && options.pin === undefined) {
+        if (bannerOnly) {
           return await onEveryAddress(
             options.hp,
             signal,

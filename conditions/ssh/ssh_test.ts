@@ -160,3 +160,12 @@ Deno.test("a missing --password-file fails the attempt, which is retried", async
   assertEquals(error, `cannot read --password-file ${missing}: no such file or directory`);
   await Deno.remove(missing.replace(/\/nope\.txt$/, ""));
 });
+
+Deno.test("ssh imports ssh2 when a handshake condition's probe is made, before the run's clock starts", async () => {
+  const { sshLibrary } = await import("./handshake.ts");
+  sshLibrary.reset(); // as if never imported: other tests of this file may have
+  await probeOf(["ssh", "127.0.0.1:22", "--user", "u", "--password-file", "/dev/null"]);
+  const loaded = sshLibrary.peek();
+  assert(loaded !== undefined, "ssh2 is not being imported");
+  assertEquals(typeof (await loaded).Client, "function");
+});

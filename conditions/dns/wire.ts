@@ -1,8 +1,9 @@
 /**
  * The dns kind's wire resolver: one query encoded with `npm:dns-packet`
- * (imported by the probe's `create`, docs/contract.md §2), sent over UDP with retransmissions to --server
- * or the first nameserver of /etc/resolv.conf, and again over TCP when the
- * answer is truncated. Waits run on the engine's clock.
+ * (imported by the probe's `create`, docs/contract.md §2), sent over UDP
+ * with retransmissions to --server or the first nameserver of
+ * /etc/resolv.conf, and again over TCP when the answer is truncated. Waits
+ * run on the engine's clock.
  *
  * @module
  */

@@ -3,24 +3,8 @@ import { realClock } from "./clock.ts";
 import type { ConditionPlan, Plan } from "./grammar.ts";
 import { DEFAULT_OPTIONS } from "./options.ts";
 import { preparePlan } from "./prepare.ts";
-import type { ConditionKind, Probe, ProbeFactory } from "./types.ts";
-
-/** A kind whose factory is `factory`; everything else is unused here. */
-function kindOf(name: string, factory: ProbeFactory<unknown>): ConditionKind {
-  return {
-    name,
-    aliases: [],
-    summary: "",
-    description: "",
-    target: { shape: "required", placeholder: "X", description: "" },
-    flags: [],
-    examples: [],
-    parse: () => {
-      throw new Error("not used");
-    },
-    load: () => Promise.resolve(factory),
-  };
-}
+import type { ConditionKind, Probe } from "./types.ts";
+import { fakeKind } from "../tests/engine/_fake_kind.ts";
 
 function planOf(rows: { kind: ConditionKind; negate?: boolean }[]): Plan {
   const conditions: ConditionPlan[] = rows.map((r, i) => ({
@@ -45,11 +29,11 @@ Deno.test("preparePlan() waits for factories that import a library, and keeps th
   let release!: () => void;
   const imported = new Promise<void>((r) => (release = r));
   let ready = false;
-  const slow = kindOf("slow", async (o) => {
+  const slow = fakeKind("slow", async (o) => {
     await imported; // the library's import
     return answering(o);
   });
-  const sync = kindOf("sync", (o) => answering(o));
+  const sync = fakeKind("sync", (o) => answering(o));
   const preparing = preparePlan(
     planOf([{ kind: sync }, { kind: slow }, { kind: sync, negate: true }, { kind: slow }]),
     { clock: realClock, env: {} },

@@ -2,25 +2,12 @@ import { assert, assertEquals } from "../_assert.ts";
 import type { ReadyCondition, ReadyPlan } from "../../engine/prepare.ts";
 import { DEFAULT_OPTIONS, type RunOptions } from "../../engine/options.ts";
 import { pauseMs, run, type RunEvent } from "../../engine/runner.ts";
-import type { AttemptContext, ConditionKind, Probe, ProbeResult } from "../../engine/types.ts";
+import type { AttemptContext, Probe, ProbeResult } from "../../engine/types.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
+import { fakeKind } from "./_fake_kind.ts";
 import { FatalError } from "../../engine/errors.ts";
 
-const fakeKind: ConditionKind = {
-  name: "fake",
-  aliases: [],
-  summary: "",
-  description: "",
-  target: { shape: "required", placeholder: "X", description: "" },
-  flags: [],
-  examples: [],
-  parse: () => {
-    throw new Error("not used");
-  },
-  load: () => {
-    throw new Error("not used");
-  },
-};
+const fake = fakeKind();
 
 const OK: ProbeResult = { status: "satisfied", detail: "fine" };
 const NO: ProbeResult = { status: "pending", error: "connection refused" };
@@ -63,7 +50,7 @@ function plan(
 ): ReadyPlan {
   const conditions: ReadyCondition[] = probes.map((p, i) => ({
     index: i + 1,
-    kind: fakeKind,
+    kind: fake,
     kindWord: "fake",
     guard: p.guard ?? false,
     negate: false,

@@ -8,13 +8,46 @@
  * cold, and it was a large share of an attempt's cost (docs/performance.md,
  * "Cost per condition"). Here each signal gets ONE real listener, the first
  * time it is listened to; callbacks are kept in a `Set`, added and removed
- * at the cost of a `Set` operation.
+ * at the cost of a `Set` operation. The signal of an `Aborter` gets no
+ * listener at all: its own `abort()` calls the callbacks.
  *
  * @module
  */
 
 /** The callbacks of each signal that has been listened to and has not aborted yet. */
 const hubs = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Signals of `Aborter`s: their callbacks are called by `Aborter.abort`, not by an event. */
+const direct = new WeakSet<AbortSignal>();
+
+/** Calls and forgets the callbacks of `signal`, which has just aborted. */
+function fire(signal: AbortSignal): void {
+  const callbacks = hubs.get(signal);
+  if (callbacks === undefined) return;
+  hubs.delete(signal);
+  for (const f of callbacks) f();
+  callbacks.clear();
+}
+
+/**
+ * An AbortController whose `onAbort` callbacks are called by its own
+ * `abort()`, so its signal carries no event listener of ours: a signal's
+ * first listener costs an EventTarget's bookkeeping, about 0.7 KB held while
+ * it waits (docs/performance.md, "Cost per condition"). Listeners that
+ * others add to the signal work as usual.
+ */
+export class Aborter extends AbortController {
+  constructor() {
+    super();
+    direct.add(this.signal);
+  }
+
+  override abort(reason?: unknown): void {
+    if (this.signal.aborted) return;
+    super.abort(reason);
+    fire(this.signal);
+  }
+}
 
 /**
  * Calls `fn` once when `signal` aborts (at once, synchronously, when it
@@ -28,14 +61,9 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
   }
   let hub = hubs.get(signal);
   if (hub === undefined) {
-    const callbacks = new Set<() => void>();
-    hubs.set(signal, callbacks);
-    signal.addEventListener("abort", () => {
-      hubs.delete(signal);
-      for (const f of callbacks) f();
-      callbacks.clear();
-    }, { once: true });
-    hub = callbacks;
+    hub = new Set<() => void>();
+    hubs.set(signal, hub);
+    if (!direct.has(signal)) signal.addEventListener("abort", () => fire(signal), { once: true });
   }
   // A wrapper of its own, so that the same `fn` registered twice is removed once per remover.
   const entry = () => fn();

@@ -7,7 +7,7 @@
  */
 
 import type { Clock } from "./clock.ts";
-import { onAbort } from "./abort.ts";
+import { Aborter, onAbort } from "./abort.ts";
 import { formatDuration } from "./duration.ts";
 import { errorText } from "./errors.ts";
 import { resultOf } from "./settle.ts";
@@ -135,7 +135,8 @@ class ConditionState {
   /** Consecutive failed attempts, for exponential backoff. */
   failures = 0;
   satisfiedAt: number | null = null;
-  notices = new Set<string>();
+  /** Notices already emitted; made at the first (most conditions have none). */
+  notices: Set<string> | undefined;
 }
 
 /**
@@ -147,8 +148,8 @@ class ConditionState {
  */
 class Waker {
   #pending = false;
-  #sleeping: AbortController | undefined;
-  #spare: AbortController | undefined;
+  #sleeping: Aborter | undefined;
+  #spare: Aborter | undefined;
 
   readonly #ended: AbortSignal;
   #listening = false;
@@ -174,7 +175,7 @@ class Waker {
       onAbort(this.#ended, () => this.trigger());
     }
     if (this.#pending) return;
-    const ctl = this.#spare ?? new AbortController();
+    const ctl = this.#spare ?? new Aborter();
     this.#spare = undefined;
     this.#sleeping = ctl;
     try {
@@ -195,14 +196,14 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const runCtl = new AbortController();
   // Controllers of attempts and conditions under way, aborted by one listener when the run ends:
   // a listener each on the run's signal would make a run of n conditions cost O(n²).
-  const live = new Set<AbortController>();
+  const live = new Set<Aborter>();
   runCtl.signal.addEventListener("abort", () => {
     for (const c of live) c.abort(RUN_ENDED);
     live.clear();
   }, { once: true });
   /** A controller aborted when the run ends; `live.delete` it when done with it. */
-  const child = (): AbortController => {
-    const c = new AbortController();
+  const child = (): Aborter => {
+    const c = new Aborter();
     if (runCtl.signal.aborted) c.abort(RUN_ENDED);
     else live.add(c);
     return c;
@@ -254,61 +255,82 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     if (unsatisfied === 0) finish("satisfied");
   };
 
-  /** One attempt; undefined when the run ended while it was under way. */
-  const attemptOnce = async (
+  /**
+   * One attempt; undefined when the run ended while it was under way. Not an
+   * async function, and no race of promises: with a thousand attempts in
+   * flight, each suspended frame and promise is held a thousand times
+   * (docs/performance.md, "Cost per condition").
+   */
+  const attemptOnce = (
     c: ReadyCondition,
     attempt: number,
   ): Promise<ProbeResult | undefined> => {
     const ctl = child();
+    if (ctl.signal.aborted) return Promise.resolve(undefined);
     let timedOut = false;
-    let timerCtl: AbortController | undefined;
+    let timerCtl: Aborter | undefined;
     if (opts.attemptTimeoutMs !== undefined) {
-      const timer = timerCtl = new AbortController();
+      const timer = timerCtl = new Aborter();
       clock.sleep(opts.attemptTimeoutMs, timer.signal).then(() => {
         if (timer.signal.aborted) return;
         timedOut = true;
         ctl.abort(new Error(`attempt timed out after ${formatDuration(opts.attemptTimeoutMs!)}`));
       });
     }
-    // Assigned at once: a promise's executor runs synchronously.
-    let off!: () => void;
-    const aborted = new Promise<"aborted">((resolve) => {
-      off = onAbort(ctl.signal, () => resolve("aborted"));
-    });
-    // Probes settle their own errors (docs/contract.md §8); this is the backstop for a bug.
-    let probing: Promise<ProbeResult>;
+    let started: Promise<ProbeResult>;
     try {
-      probing = Promise.resolve(c.probe.check({ signal: ctl.signal, attempt })).catch(resultOf);
+      started = Promise.resolve(c.probe.check({ signal: ctl.signal, attempt }));
     } catch (e) {
-      probing = Promise.resolve(resultOf(e));
+      started = Promise.reject(e);
     }
-    inflight.add(probing);
-    probing.finally(() => inflight.delete(probing));
-    try {
-      const r = await Promise.race([probing, aborted]);
-      if (r !== "aborted") return r;
-      if (timedOut) {
-        return {
-          status: "pending",
-          error: `attempt timed out after ${formatDuration(opts.attemptTimeoutMs!)}`,
-        };
-      }
-      return undefined;
-    } finally {
-      off();
-      timerCtl?.abort(RUN_ENDED);
-      live.delete(ctl);
-    }
+    return new Promise((resolve) => {
+      let settled = false;
+      const end = (r: ProbeResult | undefined) => {
+        if (settled) return;
+        settled = true;
+        timerCtl?.abort(RUN_ENDED);
+        live.delete(ctl);
+        resolve(r);
+      };
+      // An abort (the run's end, the attempt's timeout) ends the attempt whatever the probe does.
+      const off = onAbort(ctl.signal, () => {
+        end(
+          timedOut
+            ? {
+              status: "pending",
+              error: `attempt timed out after ${formatDuration(opts.attemptTimeoutMs!)}`,
+            }
+            : undefined,
+        );
+      });
+      // Probes settle their own errors (docs/contract.md §8); this is the backstop for a bug.
+      const probing: Promise<void> = started.then((r) => {
+        inflight.delete(probing);
+        off();
+        end(r);
+      }, (e: unknown) => {
+        inflight.delete(probing);
+        off();
+        end(resultOf(e));
+      });
+      inflight.add(probing);
+    });
   };
 
   const poll = async (c: ReadyCondition, s: ConditionState) => {
     // The condition's own signal: its watcher and its sleeps listen there, not on the run's.
-    const condCtl = child();
-    const waker = new Waker(condCtl.signal);
+    // Made when first needed: a condition satisfied at its first attempt never pays for it.
+    let condCtl: Aborter | undefined;
+    let waker: Waker | undefined;
+    const condSignal = () => (condCtl ??= child()).signal;
+    const wake = () => (waker ??= new Waker(condSignal()));
     if (c.probe.watch) {
+      const signal = condSignal();
+      const w = wake();
       const iterable = c.probe.watch({
-        signal: condCtl.signal,
+        signal,
         notice: (message) => {
+          s.notices ??= new Set();
           if (s.notices.has(message)) return;
           s.notices.add(message);
           emit({ type: "notice", condition: c, message });
@@ -317,11 +339,11 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
       watchers.push((async () => {
         try {
           for await (const _ of iterable) {
-            if (condCtl.signal.aborted) break;
-            waker.trigger();
+            if (signal.aborted) break;
+            w.trigger();
           }
         } catch (e) {
-          if (!condCtl.signal.aborted) {
+          if (!signal.aborted) {
             emit({
               type: "notice",
               condition: c,
@@ -333,9 +355,9 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     }
     try {
       // `--delay`: no attempt starts before it ends, watcher-triggered or not.
-      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, condCtl.signal);
+      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, condSignal());
       while (!runCtl.signal.aborted) {
-        waker.clear();
+        waker?.clear();
         const attempt = ++s.attempts;
         const result = await attemptOnce(c, attempt);
         if (result === undefined || outcome) {
@@ -402,13 +424,15 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
             );
           }
         }
-        await waker.sleep(clock, waitMs);
+        await wake().sleep(clock, waitMs);
       }
     } finally {
       // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
       // event (measurable with a thousand conditions).
-      if (c.probe.watch) condCtl.abort(RUN_ENDED);
-      live.delete(condCtl);
+      if (condCtl !== undefined) {
+        if (c.probe.watch) condCtl.abort(RUN_ENDED);
+        live.delete(condCtl);
+      }
     }
   };
 

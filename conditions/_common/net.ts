@@ -113,12 +113,33 @@ export async function resolveAll(hostname: string, signal?: AbortSignal): Promis
  * once (a TLS failure says nothing about the next address). When every
  * address failed, the error is their common text (`connection refused`), or
  * one `address: text` per address when they differ.
+ *
+ * An IP literal is attempted at once, without an async frame of its own:
+ * with a thousand attempts in flight, each suspended frame is held a
+ * thousand times (docs/performance.md, "Cost per condition").
  */
-export async function onEveryAddress<T>(
+export function onEveryAddress<T>(
   hp: HostPort,
   signal: AbortSignal,
   attempt: (address: HostPort) => Promise<T>,
   tryNext: (e: unknown) => boolean = () => true,
+): Promise<T> {
+  const ip = canonicalIp(hp.hostname);
+  if (ip === undefined) return onResolvedAddresses(hp, signal, attempt, tryNext);
+  try {
+    signal.throwIfAborted();
+    return attempt({ hostname: ip, port: hp.port });
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+/** `onEveryAddress` for a name, resolved first. */
+async function onResolvedAddresses<T>(
+  hp: HostPort,
+  signal: AbortSignal,
+  attempt: (address: HostPort) => Promise<T>,
+  tryNext: (e: unknown) => boolean,
 ): Promise<T> {
   const addresses = await resolveAll(hp.hostname, signal);
   if (addresses.length === 1) {
@@ -147,9 +168,13 @@ export async function onEveryAddress<T>(
 }
 
 /** Opens a TCP connection to any address of `hp` and closes it at once; throws on failure. */
-export async function tryConnect(hp: HostPort, signal: AbortSignal): Promise<void> {
-  await onEveryAddress(hp, signal, async (address) => {
-    const conn = await Deno.connect({ hostname: address.hostname, port: address.port, signal });
-    conn.close();
-  });
+export function tryConnect(hp: HostPort, signal: AbortSignal): Promise<void> {
+  return onEveryAddress(
+    hp,
+    signal,
+    (address) =>
+      Deno.connect({ hostname: address.hostname, port: address.port, signal }).then((conn) =>
+        conn.close()
+      ),
+  );
 }

@@ -14,9 +14,13 @@ export function create(hp: TcpOptions): Probe {
   const target = formatHostPort(hp);
   return {
     check: ({ signal }) =>
-      settle(signal, async () => {
-        await tryConnect(hp, signal);
-        return { status: "satisfied", detail: `connected to ${target}` };
-      }),
+      settle(
+        signal,
+        () =>
+          tryConnect(hp, signal).then(() => ({
+            status: "satisfied",
+            detail: `connected to ${target}`,
+          })),
+      ),
   };
 }

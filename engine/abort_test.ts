@@ -1,0 +1,52 @@
+import { assertEquals } from "../tests/_assert.ts";
+import { Aborter, onAbort } from "./abort.ts";
+
+/** Counts the event listeners added to `signal` from now on. */
+function countListeners(signal: AbortSignal): { added: number } {
+  const count = { added: 0 };
+  const add = signal.addEventListener.bind(signal);
+  signal.addEventListener = (...args: Parameters<typeof add>) => {
+    count.added++;
+    add(...args);
+  };
+  return count;
+}
+
+for (
+  const [name, make] of [["AbortController", () => new AbortController()], [
+    "Aborter",
+    () => new Aborter(),
+  ]] as const
+) {
+  Deno.test(`onAbort() on an ${name}: each callback once, removable, at once after the abort`, () => {
+    const ctl = make();
+    const calls: string[] = [];
+    onAbort(ctl.signal, () => calls.push("a"));
+    const offB = onAbort(ctl.signal, () => calls.push("b"));
+    const fn = () => calls.push("c");
+    onAbort(ctl.signal, fn);
+    const offC2 = onAbort(ctl.signal, fn); // the same function twice: removed once per remover
+    offB();
+    offC2();
+    let seen: unknown;
+    ctl.signal.addEventListener("abort", () => (seen = ctl.signal.reason)); // others' listeners work
+    ctl.abort("why");
+    ctl.abort("again");
+    assertEquals(calls, ["a", "c"]);
+    assertEquals(seen, "why");
+    onAbort(ctl.signal, () => calls.push("late"));
+    assertEquals(calls, ["a", "c", "late"]);
+  });
+}
+
+Deno.test("onAbort() adds one event listener to a plain signal, and none to an Aborter's", () => {
+  const plain = new AbortController();
+  const aborter = new Aborter();
+  const p = countListeners(plain.signal);
+  const a = countListeners(aborter.signal);
+  for (let i = 0; i < 3; i++) {
+    onAbort(plain.signal, () => {});
+    onAbort(aborter.signal, () => {});
+  }
+  assertEquals([p.added, a.added], [1, 0]);
+});

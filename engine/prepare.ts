@@ -43,7 +43,7 @@ export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan>
     await Promise.all(kinds.map(async (k) => [k, await k.load()] as const)),
   );
   const made = plan.conditions.map((c) => factories.get(c.kind)!(c.options, env));
-  // Most factories are synchronous: a thousand tcp conditions need no thousand awaits.
+  // Most factories are synchronous: a thousand such conditions need no thousand awaits.
   const probes = made.some((p) => p instanceof Promise)
     ? await Promise.all(made)
     : made as readonly Probe[];

@@ -37,6 +37,9 @@ export function versionLine(): string {
   return `waitcmd ${denoJson.version} (${Deno.build.target}, deno ${Deno.version.deno})`;
 }
 
+/** A word that may name a recipe file (`--config FILE`, `-f=FILE`). */
+const CONFIG_FLAG = /^(?:--config|-f)(?:=|$)/;
+
 /** Exit code of a finished run (DECISIONS §4). */
 export function exitCode(report: Report): number {
   switch (report.status) {
@@ -72,7 +75,7 @@ export async function main(
     let words: readonly string[] = argv;
     if (argv[0] === "doctor") return await doctor(argv.slice(1), io, await everyKind());
     // Recipes (and their parser) load only for a command line that may name one.
-    const recipe = argv.some((a) => /^(?:--config|-f)(?:=|$)/.test(a))
+    const recipe = argv.some((a) => CONFIG_FLAG.test(a))
       ? await import("./engine/recipe.ts")
       : undefined;
     const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };

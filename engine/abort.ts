@@ -37,6 +37,13 @@ function fire(signal: AbortSignal): void {
  * others add to the signal work as usual.
  */
 export class Aborter extends AbortController {
+  /**
+   * Its owner's own callback, called first by `abort()`: one slot, without
+   * `onAbort`'s bookkeeping, for the code that made the controller (the
+   * runner's attempt, which every attempt of every condition pays for).
+   */
+  whenAborted: (() => void) | undefined = undefined;
+
   constructor() {
     super();
     direct.add(this.signal);
@@ -45,6 +52,7 @@ export class Aborter extends AbortController {
   override abort(reason?: unknown): void {
     if (this.signal.aborted) return;
     super.abort(reason);
+    this.whenAborted?.();
     fire(this.signal);
   }
 }

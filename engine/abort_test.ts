@@ -50,3 +50,16 @@ Deno.test("onAbort() adds one event listener to a plain signal, and none to an A
   }
   assertEquals([p.added, a.added], [1, 0]);
 });
+
+Deno.test("Aborter.whenAborted: its owner's callback, called once by abort(), before onAbort's", () => {
+  const ctl = new Aborter();
+  const calls: string[] = [];
+  onAbort(ctl.signal, () => calls.push("onAbort"));
+  ctl.whenAborted = () => calls.push("owner");
+  ctl.abort("why");
+  ctl.abort("again");
+  assertEquals(calls, ["owner", "onAbort"]);
+  const unset = new Aborter();
+  unset.abort(); // no callback set: nothing to call
+  assertEquals(unset.signal.aborted, true);
+});

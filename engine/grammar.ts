@@ -442,36 +442,7 @@ class Parser {
     negate: boolean,
     seg: { target: string | undefined; command: string[]; flags: Map<string, FlagValue[]> },
   ): ConditionPlan {
-    const where = `condition ${index} (${word})`;
-    const declared = (flag: string): FlagSpec => {
-      const spec = kind.flags.find((f) => f.name === flag);
-      if (!spec) throw new Error(`Cannot read flag --${flag} of kind '${kind.name}': not declared`);
-      return spec;
-    };
-    const last = (flag: string): FlagValue | undefined => {
-      declared(flag);
-      return seg.flags.get(flag)?.at(-1);
-    };
-    const secrets = this.#secrets;
-    const input: KindInput = {
-      kindWord: word,
-      target: seg.target,
-      command: seg.command,
-      env: this.env,
-      has: (flag) => (declared(flag), seg.flags.has(flag)),
-      string: (flag) => last(flag) as string | undefined,
-      strings: (flag) => (declared(flag), (seg.flags.get(flag) ?? []) as string[]),
-      bool: (flag) => last(flag) === true,
-      integer: (flag) => last(flag) as number | undefined,
-      duration: (flag) => last(flag) as number | undefined,
-      fail(flag, message) {
-        throw new UsageError(flag ? `${where}: --${flag}` : where, message, kind.name);
-      },
-      secret(value) {
-        if (value) secrets.push(value);
-      },
-    };
-    const parsed = kind.parse(input);
+    const parsed = kind.parse(new SegmentInput(kind, word, index, seg, this.env, this.#secrets));
     const label = seg.flags.get("label")?.at(-1) as string | undefined;
     return {
       index,
@@ -483,6 +454,86 @@ class Parser {
       target: parsed.target,
       options: parsed.options,
     };
+  }
+}
+
+/**
+ * What a kind's `parse` reads one condition's segment through. One object
+ * per condition, its methods on the prototype: a thousand conditions make a
+ * thousand of these, not ten thousand closures (docs/performance.md, "Cost
+ * per condition").
+ */
+class SegmentInput implements KindInput {
+  readonly kindWord: string;
+  readonly target: string | undefined;
+  readonly command: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly #kind: ConditionKind;
+  readonly #index: number;
+  readonly #flags: Map<string, FlagValue[]>;
+  readonly #secrets: string[];
+
+  constructor(
+    kind: ConditionKind,
+    word: string,
+    index: number,
+    seg: { target: string | undefined; command: string[]; flags: Map<string, FlagValue[]> },
+    env: Readonly<Record<string, string>>,
+    secrets: string[],
+  ) {
+    this.kindWord = word;
+    this.target = seg.target;
+    this.command = seg.command;
+    this.env = env;
+    this.#kind = kind;
+    this.#index = index;
+    this.#flags = seg.flags;
+    this.#secrets = secrets;
+  }
+
+  /** The flag's values; throws (a bug in the kind) for a flag it did not declare. */
+  #values(flag: string): FlagValue[] | undefined {
+    if (!this.#kind.flags.some((f) => f.name === flag)) {
+      throw new Error(`Cannot read flag --${flag} of kind '${this.#kind.name}': not declared`);
+    }
+    return this.#flags.get(flag);
+  }
+
+  #last(flag: string): FlagValue | undefined {
+    return this.#values(flag)?.at(-1);
+  }
+
+  has(flag: string): boolean {
+    return this.#values(flag) !== undefined;
+  }
+
+  string(flag: string): string | undefined {
+    return this.#last(flag) as string | undefined;
+  }
+
+  strings(flag: string): string[] {
+    return (this.#values(flag) ?? []) as string[];
+  }
+
+  bool(flag: string): boolean {
+    return this.#last(flag) === true;
+  }
+
+  integer(flag: string): number | undefined {
+    return this.#last(flag) as number | undefined;
+  }
+
+  duration(flag: string): number | undefined {
+    return this.#last(flag) as number | undefined;
+  }
+
+  fail(flag: string | undefined, message: string): never {
+    const where = `condition ${this.#index} (${this.kindWord})`;
+    throw new UsageError(flag ? `${where}: --${flag}` : where, message, this.#kind.name);
+  }
+
+  secret(value: string): void {
+    if (value) this.#secrets.push(value);
   }
 }
 

@@ -10,11 +10,11 @@ import type { Clock } from "./clock.ts";
 import { Aborter, onAbort } from "./abort.ts";
 import { formatDuration } from "./duration.ts";
 import { errorText } from "./errors.ts";
-import { resultOf } from "./settle.ts";
+import { guardAttempt, resultOf } from "./settle.ts";
 import type { ConditionPlan, Plan } from "./grammar.ts";
 import type { RunOptions } from "./options.ts";
 import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
-import type { ProbeResult } from "./types.ts";
+import type { Probe, ProbeResult } from "./types.ts";
 
 /** How a run ended. */
 export type RunStatus = "satisfied" | "timeout" | "fatal" | "cancelled";
@@ -137,6 +137,12 @@ class ConditionState {
   satisfiedAt: number | null = null;
   /** Notices already emitted; made at the first (most conditions have none). */
   notices: Set<string> | undefined;
+  /** The condition's controller (its watcher's and its pauses' signal), made when first needed. */
+  ctl: Aborter | undefined;
+  /** The controller of the attempt under way. */
+  attemptCtl: Aborter | undefined;
+  /** What ends the condition's pauses early, made at its first pause. */
+  waker: Waker | undefined;
 }
 
 /**
@@ -187,6 +193,11 @@ class Waker {
   }
 }
 
+/** `probe.close()`, awaited; what it throws is settled by `Promise.allSettled` in `run`. */
+async function closeProbe(probe: Probe): Promise<void> {
+  await probe.close?.();
+}
+
 /** Runs the plan to its end and returns the report. Never throws for a target's failure. */
 export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const { clock, onEvent = () => {} } = ctx;
@@ -194,23 +205,16 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const start = clock.now();
   const elapsed = () => clock.now() - start;
   const runCtl = new AbortController();
-  // Controllers of attempts and conditions under way, aborted by one listener when the run ends:
-  // a listener each on the run's signal would make a run of n conditions cost O(n²).
-  const live = new Set<Aborter>();
-  runCtl.signal.addEventListener("abort", () => {
-    for (const c of live) c.abort(RUN_ENDED);
-    live.clear();
-  }, { once: true });
-  /** A controller aborted when the run ends; `live.delete` it when done with it. */
-  const child = (): Aborter => {
-    const c = new Aborter();
-    if (runCtl.signal.aborted) c.abort(RUN_ENDED);
-    else live.add(c);
-    return c;
-  };
   const states = plan.conditions.map(() => new ConditionState());
+  // The controllers of attempts and conditions under way are aborted by one listener when the
+  // run ends: a listener each on the run's signal would make a run of n conditions cost O(n²).
+  runCtl.signal.addEventListener("abort", () => {
+    for (const s of states) {
+      s.attemptCtl?.abort(RUN_ENDED);
+      s.ctl?.abort(RUN_ENDED);
+    }
+  }, { once: true });
   let unsatisfied = plan.conditions.filter((c) => !c.guard).length;
-  const inflight = new Set<Promise<unknown>>();
   const watchers: Promise<void>[] = [];
 
   let outcome: { status: RunStatus; decidedBy?: number; at: number } | undefined;
@@ -263,10 +267,14 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
    */
   const attemptOnce = (
     c: ReadyCondition,
+    s: ConditionState,
     attempt: number,
   ): Promise<ProbeResult | undefined> => {
-    const ctl = child();
-    if (ctl.signal.aborted) return Promise.resolve(undefined);
+    if (runCtl.signal.aborted) return Promise.resolve(undefined);
+    const ctl = s.attemptCtl = new Aborter();
+    // This function ends the attempt on abort and applies the error rule: the probe's
+    // `settle` need not do either again.
+    guardAttempt(ctl.signal);
     let timedOut = false;
     let timerCtl: Aborter | undefined;
     if (opts.attemptTimeoutMs !== undefined) {
@@ -289,11 +297,11 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
         if (settled) return;
         settled = true;
         timerCtl?.abort(RUN_ENDED);
-        live.delete(ctl);
+        s.attemptCtl = undefined;
         resolve(r);
       };
       // An abort (the run's end, the attempt's timeout) ends the attempt whatever the probe does.
-      const off = onAbort(ctl.signal, () => {
+      ctl.whenAborted = () => {
         end(
           timedOut
             ? {
@@ -302,137 +310,159 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
             }
             : undefined,
         );
-      });
-      // Probes settle their own errors (docs/contract.md §8); this is the backstop for a bug.
-      const probing: Promise<void> = started.then((r) => {
-        inflight.delete(probing);
-        off();
-        end(r);
-      }, (e: unknown) => {
-        inflight.delete(probing);
-        off();
-        end(resultOf(e));
-      });
-      inflight.add(probing);
+      };
+      // The attempt's boundary (docs/contract.md §8): a thrown value gets its result here.
+      started.then(end, (e: unknown) => end(resultOf(e)));
     });
   };
 
-  const poll = async (c: ReadyCondition, s: ConditionState) => {
-    // The condition's own signal: its watcher and its sleeps listen there, not on the run's.
-    // Made when first needed: a condition satisfied at its first attempt never pays for it.
-    let condCtl: Aborter | undefined;
-    let waker: Waker | undefined;
-    const condSignal = () => (condCtl ??= child()).signal;
-    const wake = () => (waker ??= new Waker(condSignal()));
-    if (c.probe.watch) {
-      const signal = condSignal();
-      const w = wake();
-      const iterable = c.probe.watch({
-        signal,
-        notice: (message) => {
-          s.notices ??= new Set();
-          if (s.notices.has(message)) return;
-          s.notices.add(message);
-          emit({ type: "notice", condition: c, message });
-        },
-      });
-      watchers.push((async () => {
-        try {
-          for await (const _ of iterable) {
-            if (signal.aborted) break;
-            w.trigger();
-          }
-        } catch (e) {
-          if (!signal.aborted) {
-            emit({
-              type: "notice",
-              condition: c,
-              message: `watching failed, polling: ${errorText(e)}`,
-            });
-          }
-        }
-      })());
+  /**
+   * The condition's own signal: its watcher and its sleeps listen there, not on the run's.
+   * Made when first needed: a condition satisfied at its first attempt never pays for it.
+   */
+  const condSignal = (s: ConditionState) => {
+    if (s.ctl === undefined) {
+      s.ctl = new Aborter();
+      if (runCtl.signal.aborted) s.ctl.abort(RUN_ENDED);
     }
+    return s.ctl.signal;
+  };
+  const wakerOf = (s: ConditionState) => (s.waker ??= new Waker(condSignal(s)));
+
+  /** Starts the probe's watcher: each change it yields cuts the current pause short. */
+  const startWatching = (
+    c: ReadyCondition,
+    s: ConditionState,
+    watch: NonNullable<Probe["watch"]>,
+  ) => {
+    const signal = condSignal(s);
+    const w = wakerOf(s);
+    const iterable = watch({
+      signal,
+      notice: (message) => {
+        s.notices ??= new Set();
+        if (s.notices.has(message)) return;
+        s.notices.add(message);
+        emit({ type: "notice", condition: c, message });
+      },
+    });
+    watchers.push((async () => {
+      try {
+        for await (const _ of iterable) {
+          if (signal.aborted) break;
+          w.trigger();
+        }
+      } catch (e) {
+        if (!signal.aborted) {
+          emit({
+            type: "notice",
+            condition: c,
+            message: `watching failed, polling: ${errorText(e)}`,
+          });
+        }
+      }
+    })());
+  };
+
+  /**
+   * Records an attempt's result and emits its events. Returns the pause before the next
+   * attempt, or undefined when the condition is done (satisfied, fatal, a guard that matched).
+   */
+  const record = (
+    c: ReadyCondition,
+    s: ConditionState,
+    attempt: number,
+    result: ProbeResult,
+  ): number | undefined => {
+    const now = elapsed();
+    s.failures = result.status === "pending" ? s.failures + 1 : 0;
+    let waitMs = pauseMs(opts, s.failures, random);
+    if (result.status === "fatal") {
+      s.lastError = result.error;
+      s.fatal = true;
+      emitAttempt(c, attempt, result, now, false, undefined);
+      finish("fatal", c.index);
+      return undefined;
+    }
+    if (c.guard) {
+      if (result.status === "satisfied") {
+        s.satisfied = true;
+        s.fatal = true;
+        s.detail = result.detail;
+        s.satisfiedAt = now;
+        emitAttempt(c, attempt, result, now, true, undefined);
+        emit({ type: "guard", condition: c, detail: result.detail, elapsedMs: now });
+        finish("fatal", c.index);
+        return undefined;
+      }
+      s.lastError = result.error;
+      emitAttempt(c, attempt, result, now, false, undefined);
+    } else if (result.status === "pending") {
+      s.streak = 0;
+      s.lastError = result.error;
+      emitAttempt(c, attempt, result, now, false, undefined);
+    } else {
+      if (s.streak === 0) s.streakStart = now;
+      s.streak++;
+      s.detail = result.detail;
+      const stableMs = now - s.streakStart;
+      if (s.streak >= opts.successes && stableMs >= opts.stableForMs) {
+        s.satisfied = true;
+        s.satisfiedAt = now;
+        emitAttempt(c, attempt, result, now, true, undefined);
+        emit({ type: "satisfied", condition: c, elapsedMs: now });
+        checkDone(c.index);
+        return undefined;
+      }
+      const streak: Streak = {
+        successes: s.streak,
+        required: opts.successes,
+        stableMs,
+        requiredMs: opts.stableForMs,
+      };
+      emitAttempt(c, attempt, result, now, false, streak);
+      // Sample densely inside the stability window (at least STABLE_SAMPLES attempts
+      // across it), so a target that flaps between two samples cannot pass unseen,
+      // and do not oversleep the moment the streak becomes old enough (docs §4).
+      if (opts.stableForMs > stableMs) {
+        waitMs = Math.min(
+          waitMs,
+          Math.max(1, opts.stableForMs / STABLE_SAMPLES),
+          opts.stableForMs - stableMs,
+        );
+      }
+    }
+    return waitMs;
+  };
+
+  /**
+   * One condition's attempts until it is done or the run ends. Small on purpose: with a
+   * thousand conditions, this frame is held a thousand times (docs/performance.md).
+   */
+  const poll = async (c: ReadyCondition, s: ConditionState) => {
+    if (c.probe.watch) startWatching(c, s, c.probe.watch);
     try {
       // `--delay`: no attempt starts before it ends, watcher-triggered or not.
-      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, condSignal());
+      if (opts.delayMs > 0) await clock.sleep(opts.delayMs, condSignal(s));
       while (!runCtl.signal.aborted) {
-        waker?.clear();
+        s.waker?.clear();
         const attempt = ++s.attempts;
-        const result = await attemptOnce(c, attempt);
+        const result = await attemptOnce(c, s, attempt);
         if (result === undefined || outcome) {
           if (outcome?.status === "timeout" && s.lastError === "" && !s.satisfied) {
             s.lastError = `no answer before the deadline (attempt ${attempt} still running)`;
           }
           break;
         }
-        const now = elapsed();
-        s.failures = result.status === "pending" ? s.failures + 1 : 0;
-        let waitMs = pauseMs(opts, s.failures, random);
-        if (result.status === "fatal") {
-          s.lastError = result.error;
-          s.fatal = true;
-          emitAttempt(c, attempt, result, now, false, undefined);
-          finish("fatal", c.index);
-          break;
-        }
-        if (c.guard) {
-          if (result.status === "satisfied") {
-            s.satisfied = true;
-            s.fatal = true;
-            s.detail = result.detail;
-            s.satisfiedAt = now;
-            emitAttempt(c, attempt, result, now, true, undefined);
-            emit({ type: "guard", condition: c, detail: result.detail, elapsedMs: now });
-            finish("fatal", c.index);
-            break;
-          }
-          s.lastError = result.error;
-          emitAttempt(c, attempt, result, now, false, undefined);
-        } else if (result.status === "pending") {
-          s.streak = 0;
-          s.lastError = result.error;
-          emitAttempt(c, attempt, result, now, false, undefined);
-        } else {
-          if (s.streak === 0) s.streakStart = now;
-          s.streak++;
-          s.detail = result.detail;
-          const stableMs = now - s.streakStart;
-          if (s.streak >= opts.successes && stableMs >= opts.stableForMs) {
-            s.satisfied = true;
-            s.satisfiedAt = now;
-            emitAttempt(c, attempt, result, now, true, undefined);
-            emit({ type: "satisfied", condition: c, elapsedMs: now });
-            checkDone(c.index);
-            break;
-          }
-          const streak: Streak = {
-            successes: s.streak,
-            required: opts.successes,
-            stableMs,
-            requiredMs: opts.stableForMs,
-          };
-          emitAttempt(c, attempt, result, now, false, streak);
-          // Sample densely inside the stability window (at least STABLE_SAMPLES attempts
-          // across it), so a target that flaps between two samples cannot pass unseen,
-          // and do not oversleep the moment the streak becomes old enough (docs §4).
-          if (opts.stableForMs > stableMs) {
-            waitMs = Math.min(
-              waitMs,
-              Math.max(1, opts.stableForMs / STABLE_SAMPLES),
-              opts.stableForMs - stableMs,
-            );
-          }
-        }
-        await wake().sleep(clock, waitMs);
+        const waitMs = record(c, s, attempt, result);
+        if (waitMs === undefined) break;
+        await wakerOf(s).sleep(clock, waitMs);
       }
     } finally {
       // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
       // event (measurable with a thousand conditions).
-      if (condCtl !== undefined) {
-        if (c.probe.watch) condCtl.abort(RUN_ENDED);
-        live.delete(condCtl);
-      }
+      if (c.probe.watch) s.ctl?.abort(RUN_ENDED);
+      s.ctl = undefined;
     }
   };
 
@@ -445,9 +475,10 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const graceCtl = new AbortController();
   await Promise.race([
     Promise.allSettled([
-      ...inflight,
       ...watchers,
-      ...plan.conditions.map(async (c) => await c.probe.close?.()),
+      // Only the probes that hold something: an async closer each would cost a frame and a
+      // promise per condition (docs/performance.md, "Cost per condition").
+      ...plan.conditions.flatMap((c) => c.probe.close ? [closeProbe(c.probe)] : []),
     ]),
     clock.sleep(ctx.graceMs ?? 3000, graceCtl.signal),
   ]);

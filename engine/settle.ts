@@ -18,16 +18,40 @@ export function resultOf(e: unknown): ProbeResult {
     : { status: "pending", error: describeError(e) };
 }
 
+/** Signals of attempts whose caller applies the error rule itself (`guardAttempt`). */
+const guarded = new WeakSet<AbortSignal>();
+
+/**
+ * Marks `signal` as an attempt's whose caller (the runner) ends the attempt
+ * itself when the signal aborts, whatever the probe is doing. A probe's
+ * `settle` on that signal then only applies the error rule to its body and
+ * does not listen for the abort, so an attempt registers for its abort once,
+ * not twice (docs/performance.md, "Cost per condition"). Called directly, as
+ * in tests, a probe is settled in full.
+ */
+export function guardAttempt(signal: AbortSignal): void {
+  guarded.add(signal);
+}
+
 /**
  * Runs one attempt's `body` and never throws: a thrown value becomes its
  * result (`resultOf`), and when `signal` aborts the attempt resolves at once
  * as pending with the abort's reason, leaving the body to finish (or fail)
- * in the background without an unhandled rejection.
+ * in the background without an unhandled rejection. On a signal that
+ * `guardAttempt` marked, the caller ends the attempt on abort, and this
+ * resolves when the body does.
  */
 export function settle(
   signal: AbortSignal,
   body: () => Promise<ProbeResult>,
 ): Promise<ProbeResult> {
+  if (guarded.has(signal)) {
+    try {
+      return Promise.resolve(body()).catch(resultOf);
+    } catch (e) {
+      return Promise.resolve(resultOf(e));
+    }
+  }
   const aborted = (): ProbeResult => ({
     status: "pending",
     error: signal.reason instanceof Error ? describeError(signal.reason) : "aborted",

@@ -6,18 +6,19 @@
 
 import { settle } from "../../engine/settle.ts";
 import type { Probe } from "../../engine/types.ts";
-import { formatHostPort, tryConnect } from "../_common/net.ts";
+import { Connector, formatHostPort } from "../_common/net.ts";
 import type { TcpOptions } from "./mod.ts";
 
 /** Makes the probe of one tcp condition. */
 export function create(hp: TcpOptions): Probe {
   const target = formatHostPort(hp);
+  const connector = new Connector();
   return {
     check: ({ signal }) =>
       settle(
         signal,
         () =>
-          tryConnect(hp, signal).then(() => ({
+          connector.connect(hp, signal).then(() => ({
             status: "satisfied",
             detail: `connected to ${target}`,
           })),

@@ -6,6 +6,7 @@ import type { AttemptContext, Probe, ProbeResult } from "../../engine/types.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
 import { fakeKind } from "./_fake_kind.ts";
 import { FatalError } from "../../engine/errors.ts";
+import { settle } from "../../engine/settle.ts";
 
 const fake = fakeKind();
 
@@ -348,8 +349,37 @@ Deno.test("run() closes every probe at the end", async () => {
     check: () => Promise.resolve(OK),
     close: () => void closed++,
   };
-  await runFake(plan([{ probe }, { probe }]), clock);
+  const holdsNothing: Probe = { check: () => Promise.resolve(OK) };
+  await runFake(plan([{ probe }, { probe: holdsNothing }, { probe }]), clock);
   assertEquals(closed, 2);
+});
+
+Deno.test("run() ends each attempt of a probe that never answers: its settle leaves that to the runner", async () => {
+  const clock = new FakeClock();
+  let calls = 0;
+  const probe: Probe = {
+    // Under the runner, settle hands the body over as it is (engine/settle.ts, guardAttempt):
+    // only the runner's own abort handling can end these attempts.
+    check: ({ signal }) =>
+      settle(signal, () => {
+        calls++;
+        return new Promise<ProbeResult>(() => {});
+      }),
+  };
+  const { report, events } = await runFake(
+    plan([{ probe }], { attemptTimeoutMs: 1000, intervalMs: 2000, timeoutMs: 10_000 }),
+    clock,
+  );
+  const attempts = events.filter((e) => e.type === "attempt");
+  assertEquals(attempts.map((e) => e.type === "attempt" && e.elapsedMs), [1000, 4000, 7000]);
+  for (const e of attempts) {
+    assert(e.type === "attempt");
+    assertEquals(e.result, { status: "pending", error: "attempt timed out after 1s" });
+  }
+  assertEquals(calls, 4); // the fourth, started at 9 s, is under way at the deadline
+  assertEquals(report.status, "timeout");
+  assertEquals(report.elapsedMs, 10_000);
+  assertEquals(report.conditions[0]!.lastError, "attempt timed out after 1s");
 });
 
 Deno.test("run() ends the run with exit-3 status when a probe throws a FatalError", async () => {

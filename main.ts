@@ -178,9 +178,10 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
     o.output === "text" ? import("./output/text.ts") : undefined,
   ]);
   loaded = true;
-  let onEvent: (e: RunEvent) => void;
+  // JSON output listens to no event: the runner then makes none (docs/performance.md).
+  let onEvent: ((e: RunEvent) => void) | undefined;
   if (o.output === "json") {
-    onEvent = () => {};
+    onEvent = undefined;
   } else if (o.output === "jsonl") {
     onEvent = (e) => {
       const line = json!.renderJsonlEvent(e, redact);

@@ -496,3 +496,17 @@ Deno.test("run() with no deadline (--timeout 0/none) waits until the verdict", a
   assertEquals(report.status, "satisfied");
   assertEquals(report.elapsedMs, 100 * 3_600_000);
 });
+
+Deno.test("run() without an event listener reports the same as with one", async () => {
+  const clock = new FakeClock();
+  const p = plan([{ probe: scripted(clock, [NO, OK]) }, { probe: scripted(clock, [OK]) }], {
+    intervalMs: 1000,
+  });
+  const report = await drive(clock, run(p, { clock }));
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.conditions.map((c) => [c.attempts, c.satisfied, c.lastError]), [
+    [2, true, "connection refused"],
+    [1, true, ""],
+  ]);
+  assertEquals(report.elapsedMs, 1000);
+});

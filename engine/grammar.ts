@@ -60,6 +60,13 @@ export type Command =
 
 type FlagValue = string | boolean | number;
 
+/** One condition's words, sorted: its target, its command (a command-shaped kind's) and its flags. */
+interface Segment {
+  readonly target: string | undefined;
+  readonly command: string[];
+  readonly flags: Map<string, FlagValue[]>;
+}
+
 const SHELLS = ["bash", "zsh", "fish"];
 
 /** Parses argv against the registry. `env` feeds kinds' documented environment fallbacks. */
@@ -315,12 +322,7 @@ class Parser {
 
   #segment(kind: ConditionKind, word: string, index: number):
     | { type: "help" }
-    | {
-      type: "segment";
-      target: string | undefined;
-      command: string[];
-      flags: Map<string, FlagValue[]>;
-    } {
+    | ({ type: "segment" } & Segment) {
     const where = `condition ${index} (${word})`;
     const fail = (msg: string): never => {
       throw new UsageError(where, msg, kind.name);
@@ -440,7 +442,7 @@ class Parser {
     index: number,
     guard: boolean,
     negate: boolean,
-    seg: { target: string | undefined; command: string[]; flags: Map<string, FlagValue[]> },
+    seg: Segment,
   ): ConditionPlan {
     const parsed = kind.parse(new SegmentInput(kind, word, index, seg, this.env, this.#secrets));
     const label = seg.flags.get("label")?.at(-1) as string | undefined;
@@ -477,7 +479,7 @@ class SegmentInput implements KindInput {
     kind: ConditionKind,
     word: string,
     index: number,
-    seg: { target: string | undefined; command: string[]; flags: Map<string, FlagValue[]> },
+    seg: Segment,
     env: Readonly<Record<string, string>>,
     secrets: string[],
   ) {

@@ -167,15 +167,18 @@ async function onResolvedAddresses<T>(
   throw new Error(failures.map((f) => `${f.address}: ${f.text}`).join("; "));
 }
 
+/** Closes a connection that was only opened to see that it could be. */
+function closeConn(conn: { close(): void }): void {
+  conn.close();
+}
+
 /** Opens a TCP connection to any address of `hp` and closes it at once; throws on failure. */
 export function tryConnect(hp: HostPort, signal: AbortSignal): Promise<void> {
   return onEveryAddress(
     hp,
     signal,
     (address) =>
-      Deno.connect({ hostname: address.hostname, port: address.port, signal }).then((conn) =>
-        conn.close()
-      ),
+      Deno.connect({ hostname: address.hostname, port: address.port, signal }).then(closeConn),
   );
 }
 
@@ -201,7 +204,7 @@ export class Connector {
   // Made once per probe: a thousand conditions connect without a closure per attempt here.
   readonly #connected = (conn: { close(): void }) => {
     this.#underWay--;
-    conn.close();
+    closeConn(conn);
   };
   readonly #failed = (e: unknown): never => {
     this.#underWay--;
@@ -219,7 +222,7 @@ export class Connector {
       if (this.#underWay > 0) this.#cancel = true;
       const { hostname, port } = address;
       if (this.#cancel) {
-        return this.#dial({ hostname, port, signal }).then((conn) => conn.close());
+        return this.#dial({ hostname, port, signal }).then(closeConn);
       }
       this.#underWay++;
       return this.#dial({ hostname, port }).then(this.#connected, this.#failed);

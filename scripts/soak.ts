@@ -163,8 +163,8 @@ if (!failed) {
     `soak: ${conditions.length} conditions, ${minutes} min: RSS up to ${
       baseRss.toFixed(1)
     } MB in the ` +
-      `warm-up, at least ${minLateRss.toFixed(1)} MB late (+${
-        ((minLateRss / baseRss - 1) * 100).toFixed(1)
+      `warm-up, at least ${minLateRss.toFixed(1)} MB late (${
+        ((minLateRss / baseRss - 1) * 100).toFixed(1).replace(/^(?!-)/, "+")
       }%), max ${maxRss.toFixed(1)} MB; ` +
       `fds up to ${baseFds} in the warm-up, at least ${minLateFds} late (max ${maxFds}); sockets up to ${baseSockets} in the warm-up, at least ` +
       `${minLateSockets} late; CPU ${last.cpuS.toFixed(1)} s (${

@@ -277,9 +277,23 @@ export interface ProcSample {
 /** Kernel clock ticks per second of /proc/PID/stat (USER_HZ, 100 on Linux). */
 const USER_HZ = 100;
 
-/** Reads /proc/PID/status and /proc/PID/stat; undefined once the process is gone. */
+/**
+ * This process's command line. A child read between its fork and its exec
+ * still shows it, and this process's memory: such a reading is skipped, or a
+ * run's peak RSS would be the bench's own.
+ */
+const ownCmdline = (() => {
+  try {
+    return Deno.readTextFileSync("/proc/self/cmdline");
+  } catch {
+    return undefined;
+  }
+})();
+
+/** Reads /proc/PID/status and /proc/PID/stat; undefined once the process is gone, or before its exec. */
 export function readProc(pid: number): ProcSample | undefined {
   try {
+    if (Deno.readTextFileSync(`/proc/${pid}/cmdline`) === ownCmdline) return undefined;
     const status = Deno.readTextFileSync(`/proc/${pid}/status`);
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
     const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+)`, "m").exec(status)?.[1]);

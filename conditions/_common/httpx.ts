@@ -16,6 +16,7 @@
  * @module
  */
 
+import { onAbort } from "../../engine/abort.ts";
 import { describeError } from "../../engine/errors.ts";
 import { canonicalIp } from "./net.ts";
 import { describeNodeError, TLS_REASONS } from "./nodeerr.ts";
@@ -215,17 +216,19 @@ export function nodeTransport(opts: NodeOptions = {}): HttpTransport {
       }
       return await new Promise<HttpReply>((resolve, reject) => {
         const r = mod.request(options);
-        const abort = () => r.destroy(signal.reason instanceof Error ? signal.reason : undefined);
-        signal.addEventListener("abort", abort, { once: true });
+        const off = onAbort(
+          signal,
+          () => r.destroy(signal.reason instanceof Error ? signal.reason : undefined),
+        );
         // `on`, not `once`: a later error event without a listener would crash the process.
         r.on("error", (e) => {
-          signal.removeEventListener("abort", abort);
+          off();
           if (signal.aborted) return reject(signal.reason ?? e);
           const code = (e as { code?: string }).code;
           reject(new RequestError(describeNodeError(e, servername ?? hostname), code));
         });
         r.once("response", (res) => {
-          signal.removeEventListener("abort", abort);
+          off();
           resolve(nodeReply(r, res, signal));
         });
         if (req.body !== undefined) r.write(req.body);
@@ -251,7 +254,12 @@ function tlsOf(o: import("node:https").RequestOptions): import("node:https").Age
 
 /**
  * Wraps a node response: its body as a stream (read with back-pressure),
- * ended by an abort at once rather than by the socket's events.
+ * ended by an abort at once rather than by the socket's events. The stream
+ * is made when the body is first read: most attempts judge the status alone,
+ * and a stream with its listeners is about a tenth of a request's CPU
+ * (docs/performance.md, "Cost per condition"). The body is read, when it is,
+ * right after the answer arrives (no I/O in between), so no event of the
+ * response is missed.
  */
 function nodeReply(
   r: import("node:http").ClientRequest,
@@ -259,46 +267,55 @@ function nodeReply(
   signal: AbortSignal,
 ): HttpReply {
   let ended = false;
+  let endError: Error | undefined;
   let complete = false;
-  let ctl!: ReadableStreamDefaultController<Uint8Array>;
+  let ctl: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let body: ReadableStream<Uint8Array> | undefined;
+  // Replaced below; a signal that has already aborted calls `end` from within `onAbort`.
+  let off = () => {};
   const end = (e?: Error) => {
-    signal.removeEventListener("abort", stop);
+    off();
     if (ended) return;
     ended = true;
-    if (e) ctl.error(e);
-    else ctl.close();
+    endError = e;
+    if (e) ctl?.error(e);
+    else ctl?.close();
   };
-  const stop = () => {
+  off = onAbort(signal, () => {
     r.destroy();
     end(new Error("aborted"));
-  };
-  const body = new ReadableStream<Uint8Array>({
-    start(c) {
-      ctl = c;
-      res.on("data", (chunk: Uint8Array) => {
-        if (ended) return;
-        ctl.enqueue(new Uint8Array(chunk));
-        if ((ctl.desiredSize ?? 1) <= 0) res.pause();
-      });
-      res.on("end", () => {
-        complete = true;
-        end();
-      });
-      res.on("error", (e) => end(e));
-      // Closed before its end: the connection broke.
-      res.on("close", () => end(new Error("connection closed")));
-    },
-    pull() {
-      res.resume();
-    },
-    cancel() {
-      ended = true;
-      signal.removeEventListener("abort", stop);
-      r.destroy();
-    },
   });
-  if (signal.aborted) stop();
-  else signal.addEventListener("abort", stop, { once: true });
+  const makeBody = () =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        ctl = c;
+        if (ended) {
+          if (endError) c.error(endError);
+          else c.close();
+          return;
+        }
+        res.on("data", (chunk: Uint8Array) => {
+          if (ended) return;
+          c.enqueue(new Uint8Array(chunk));
+          if ((c.desiredSize ?? 1) <= 0) res.pause();
+        });
+        res.on("end", () => {
+          complete = true;
+          end();
+        });
+        res.on("error", (e) => end(e));
+        // Closed before its end: the connection broke.
+        res.on("close", () => end(new Error("connection closed")));
+      },
+      pull() {
+        res.resume();
+      },
+      cancel() {
+        ended = true;
+        off();
+        r.destroy();
+      },
+    });
   const headers = res.headers;
   return {
     status: res.statusCode ?? 0,
@@ -307,14 +324,16 @@ function nodeReply(
       const v = headers[name.toLowerCase()];
       return Array.isArray(v) ? v.join(", ") : v;
     },
-    body,
+    get body() {
+      return body ??= makeBody();
+    },
     close() {
-      signal.removeEventListener("abort", stop);
+      off();
       if (complete) return;
       if (!ended) {
         ended = true;
         try {
-          ctl.close();
+          ctl?.close();
         } catch {
           // already errored
         }

@@ -152,3 +152,44 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "a node reply's body made after the answer: empty after close(), an error after an abort",
+  opts,
+  async () => {
+    const srv = serve();
+    const t = nodeTransport();
+    try {
+      // Judged by its status alone, then released: the body read afterwards ends at once.
+      const closed = await t.request({
+        url: `http://127.0.0.1:${srv.port}/`,
+        signal: AbortSignal.timeout(5000),
+      });
+      assertEquals(closed.status, 201);
+      closed.close();
+      assertEquals(await new Response(closed.body).text(), "");
+
+      // The attempt aborted before the body was read: reading it fails instead of waiting.
+      const ctl = new AbortController();
+      const aborted = await t.request({
+        url: `http://127.0.0.1:${srv.port}/slow`,
+        signal: ctl.signal,
+      });
+      ctl.abort(new Error("stop"));
+      const outcome = await new Response(aborted.body).text().then(() => "ended", (e) => String(e));
+      assertEquals(outcome, "Error: aborted");
+      aborted.close();
+
+      // Read right after the answer, as the probes do: the whole body.
+      const read = await t.request({
+        url: `http://127.0.0.1:${srv.port}/`,
+        signal: AbortSignal.timeout(5000),
+      });
+      assertEquals(await new Response(read.body).text(), `host=127.0.0.1:${srv.port}`);
+      read.close();
+    } finally {
+      t.close();
+      await srv.stop();
+    }
+  },
+);

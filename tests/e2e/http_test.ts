@@ -379,6 +379,18 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
         });
         assertEquals(direct.code, 0, direct.stdout);
         assertEquals(proxy.requests.length, 1);
+
+        // A port the Fetch standard blocks cannot be reached through a proxy (docs/contract.md
+        // §5): the condition stays pending with fetch's reason, and the proxy is never asked.
+        const blocked = await runJson([...SHORT, "http", "http://service.invalid:6000/health"], {
+          env: { HTTP_PROXY: proxy.url },
+        });
+        assertEquals(blocked.code, 1, blocked.stdout);
+        assertEquals(
+          blocked.json.conditions[0]!.last_error,
+          "fetch failed: Requests to port 6000 are blocked",
+        );
+        assertEquals(proxy.requests.length, 1);
       } finally {
         await proxy.stop();
       }

@@ -498,11 +498,17 @@ Deno.test("run() with no deadline (--timeout 0/none) waits until the verdict", a
 });
 
 Deno.test("run() without an event listener reports the same as with one", async () => {
-  const clock = new FakeClock();
-  const p = plan([{ probe: scripted(clock, [NO, OK]) }, { probe: scripted(clock, [OK]) }], {
-    intervalMs: 1000,
-  });
-  const report = await drive(clock, run(p, { clock }));
+  const once = (onEvent?: (e: RunEvent) => void) => {
+    const clock = new FakeClock();
+    const p = plan([{ probe: scripted(clock, [NO, OK]) }, { probe: scripted(clock, [OK]) }], {
+      intervalMs: 1000,
+    });
+    return drive(clock, run(p, { clock, onEvent }));
+  };
+  const events: RunEvent[] = [];
+  const report = await once();
+  assertEquals(report, await once((e) => events.push(e)));
+  assertEquals(events.at(-1), { type: "end", report });
   assertEquals(report.status, "satisfied");
   assertEquals(report.conditions.map((c) => [c.attempts, c.satisfied, c.lastError]), [
     [2, true, "connection refused"],

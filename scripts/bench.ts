@@ -123,6 +123,15 @@ async function mainBench(args: string[]): Promise<number> {
     return 2;
   }
 
+  // The npm packages where the set-up commands put them, so waitcmd starts as it does after set-up.
+  const packages = await new Deno.Command(new URL("./packages", import.meta.url).pathname, {
+    stdout: "null",
+    stderr: "inherit",
+  }).output();
+  if (!packages.success) {
+    console.error("bench: scripts/packages failed (see above)");
+    return 1;
+  }
   const started = new Date();
   const { rows, failures } = await runEntries(selected);
   const load1 = (() => {

@@ -8,14 +8,13 @@
 
 const root = new URL("../", import.meta.url).pathname;
 
-// Set-up: every kind's npm packages into Deno's cache, so no wait ever downloads.
-const cached = await new Deno.Command(Deno.execPath(), {
-  args: ["cache", "--quiet", "--config", `${root}deno.json`, `${root}main.ts`],
+// Set-up: every kind's npm packages (scripts/packages), so no wait ever downloads.
+const installed = await new Deno.Command(`${root}scripts/packages`, {
   stdout: "inherit",
   stderr: "inherit",
 }).output();
-if (!cached.success) {
-  console.error("demo: caching the npm packages failed (see above)");
+if (!installed.success) {
+  console.error("demo: installing the npm packages failed (see above)");
   Deno.exit(1);
 }
 

@@ -19,6 +19,24 @@ export const denoScript = `${repoRoot}/scripts/deno`;
 /** waitcmd from source. */
 export const waitcmdScript = `${repoRoot}/scripts/waitcmd`;
 
+/**
+ * The Deno flags scripts/waitcmd adds for the npm packages, by the same test:
+ * `--no-lock --node-modules-dir=manual` while scripts/packages' stamp in
+ * node_modules is newer than deno.lock, else none. Runs that stand for
+ * waitcmd's own start-up or imports (Deno alone, import costs) take them too.
+ */
+export async function launcherNpmFlags(): Promise<string[]> {
+  const mtime = async (path: string) =>
+    (await Deno.stat(path).catch(() => undefined))?.mtime?.getTime();
+  const stamp = await mtime(`${repoRoot}/node_modules/.waitcmd-installed`);
+  const lock = await mtime(`${repoRoot}/deno.lock`);
+  if (stamp === undefined) return [];
+  // Whole seconds, as scripts/waitcmd's shell may compare them (scripts/packages).
+  return lock === undefined || Math.floor(stamp / 1000) > Math.floor(lock / 1000)
+    ? ["--no-lock", "--node-modules-dir=manual"]
+    : [];
+}
+
 /** Thrown by an entry whose result must fail the whole bench (exit 1) after its rows are shown. */
 export class BenchFailure extends Error {
   constructor(message: string, readonly rows: readonly BenchRow[]) {

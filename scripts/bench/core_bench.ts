@@ -23,6 +23,7 @@ import {
   fmtMs,
   fmtSample,
   interleave,
+  launcherNpmFlags,
   listenMany,
   median,
   type NpmTool,
@@ -271,11 +272,16 @@ async function startupWeight(): Promise<BenchRow[]> {
     // Positive control: the same trace must see a package that is loaded.
     const control = `${dir.path}/control.ts`;
     await Deno.writeTextFile(control, 'await import("jsonpath-plus");\n');
-    const ctl = await runTimed([denoScript, "run", "-A", "--config", "deno.json", control], {
-      env,
-      capture: true,
-      cwd: repoRoot,
-    });
+    // Resolved as the launcher resolves npm packages, so the trace has the same form.
+    const npm = await launcherNpmFlags();
+    const ctl = await runTimed(
+      [denoScript, "run", "-A", ...npm, "--config", "deno.json", control],
+      {
+        env,
+        capture: true,
+        cwd: repoRoot,
+      },
+    );
     const seen = npmPackagesInLog(run.stderr);
     const controlSeen = npmPackagesInLog(ctl.stderr).has("jsonpath-plus");
     const heavyRun = heavyIn(seen);

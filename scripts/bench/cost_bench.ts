@@ -45,6 +45,7 @@ import {
   fmtKb,
   fmtMs,
   gnuTime,
+  launcherNpmFlags,
   listenMany,
   median,
   openFileLimit,
@@ -202,6 +203,7 @@ async function peers(): Promise<{ tools: Tool[]; missing: string }> {
  */
 async function bareDeno(): Promise<Tool> {
   const deno = await denoBinary();
+  const npm = await launcherNpmFlags();
   return {
     name: "Deno alone",
     commands(job) {
@@ -212,6 +214,7 @@ async function bareDeno(): Promise<Tool> {
         "--allow-all",
         "--quiet",
         "--no-prompt",
+        ...npm,
         "--config",
         `${repoRoot}/deno.json`,
         `${repoRoot}/scripts/bench/_bare_tcp.ts`,

@@ -25,6 +25,7 @@ import {
   fmtMs,
   fmtSample,
   interleave,
+  launcherNpmFlags,
   median,
   peerBin,
   progress,
@@ -130,6 +131,7 @@ async function importCost(): Promise<BenchRow[]> {
   const dir = await tempDir("waitcmd-bench-import-");
   try {
     const rows: BenchRow[] = [];
+    const npm = await launcherNpmFlags();
     for (const imp of IMPORTS) {
       const file = `${dir.path}/import.ts`;
       await Deno.writeTextFile(
@@ -145,6 +147,7 @@ async function importCost(): Promise<BenchRow[]> {
             "-A",
             "--quiet",
             ...(imp.lazy ? ["--unstable-lazy-dynamic-imports"] : []),
+            ...npm,
             "--config",
             `${repoRoot}/deno.json`,
             file,

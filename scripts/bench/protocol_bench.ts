@@ -25,6 +25,7 @@ import {
   fmtMs,
   fmtSample,
   interleave,
+  launcherNpmFlags,
   median,
   peerBin,
   progress,
@@ -112,6 +113,7 @@ async function importCost(): Promise<BenchRow[]> {
   const dir = await tempDir("waitcmd-bench-import-");
   try {
     const rows: BenchRow[] = [];
+    const npm = await launcherNpmFlags();
     for (const imp of IMPORTS) {
       const file = `${dir.path}/import.ts`;
       await Deno.writeTextFile(
@@ -123,7 +125,7 @@ async function importCost(): Promise<BenchRow[]> {
       // One unmeasured run warms Deno's caches.
       for (let i = 0; i <= IMPORT_RUNS; i++) {
         const out = await new Deno.Command(denoScript, {
-          args: ["run", "-A", "--quiet", "--config", `${repoRoot}/deno.json`, file],
+          args: ["run", "-A", "--quiet", ...npm, "--config", `${repoRoot}/deno.json`, file],
           stdout: "piped",
           stderr: "piped",
         }).output();

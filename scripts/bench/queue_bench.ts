@@ -23,6 +23,7 @@ import {
   fmtMs,
   fmtSample,
   interleave,
+  launcherNpmFlags,
   median,
   peerBin,
   progress,
@@ -146,7 +147,7 @@ async function importMs(name: string): Promise<number> {
     JSON.stringify(name)
   }); console.log(performance.now() - t);`;
   const out = await new Deno.Command(denoScript, {
-    args: ["eval", "--config", `${repoRoot}/deno.json`, code],
+    args: ["eval", ...await launcherNpmFlags(), "--config", `${repoRoot}/deno.json`, code],
     cwd: repoRoot,
     stdout: "piped",
     stderr: "piped",

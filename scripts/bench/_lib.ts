@@ -216,13 +216,74 @@ export async function gnuTime(): Promise<string | undefined> {
   return gnuTimePath ?? undefined;
 }
 
-/** `cmd` run under GNU time `gt`, which writes the child's rusage into `file` (see `readGnuTime`). */
+/** `cmd` run under GNU time `gt`, which writes the child's rusage into `file` (see `readRusage`). */
 export function underGnuTime(gt: string, file: string, cmd: readonly string[]): string[] {
   return [gt, "-f", "%M %U %S", "-o", file, ...cmd];
 }
 
-/** Peak RSS (kB) and user + system CPU seconds that `underGnuTime` left in `file`. */
-export async function readGnuTime(
+/**
+ * Runs argv[2:] as its child and writes the child's rusage from `wait4` into
+ * argv[1] as GNU time's `%M %U %S` would, but in microseconds: GNU time
+ * prints hundredths, each cut down, so a run of 48 ms of CPU reads 0.03 +
+ * 0.01. The child's maxrss starts at what the wrapper held when it forked
+ * (Linux carries it across exec): one that is not above the wrapper's own is
+ * written as 0, unknown, and the caller takes /proc's samples instead. The
+ * wrapper dies of the signal that killed the child, or exits with its code.
+ */
+const WAIT4_PY = `
+import os, resource, signal, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    except OSError as e:
+        os.write(2, ("cannot run %s: %s\\n" % (sys.argv[2], e)).encode())
+        os._exit(127)
+_, status, ru = os.wait4(pid, 0)
+rss = ru.ru_maxrss if ru.ru_maxrss > resource.getrusage(resource.RUSAGE_SELF).ru_maxrss else 0
+with open(sys.argv[1], "w") as f:
+    f.write("%d %.6f %.6f\\n" % (rss, ru.ru_utime, ru.ru_stime))
+if os.WIFSIGNALED(status):
+    signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+os._exit(os.WEXITSTATUS(status))
+`;
+
+let python3Path: string | null | undefined;
+/**
+ * The python3 interpreter's own path if it runs, for `underWait4`; else
+ * undefined. Not `python3` itself: on PATH it can be a shim (pyenv's is a
+ * bash script that forks), and the tool must be the wrapper's first child.
+ */
+export async function python3(): Promise<string | undefined> {
+  if (python3Path === undefined) {
+    python3Path = null;
+    try {
+      const out = await new Deno.Command("python3", {
+        args: ["-c", "import os, sys; os.wait4; print(sys.executable)"],
+        stdout: "piped",
+        stderr: "null",
+      }).output();
+      const exe = new TextDecoder().decode(out.stdout).trim();
+      if (out.code === 0 && exe.startsWith("/")) python3Path = exe;
+    } catch {
+      // Not installed: GNU time instead.
+    }
+  }
+  return python3Path ?? undefined;
+}
+
+/**
+ * `cmd` run as the child of a python3 wrapper that writes the child's exact
+ * rusage into `file` (see `readRusage`). Python's own start-up comes before
+ * the child's, so the wrapper is for long runs, not for timing a spawn.
+ */
+export function underWait4(py: string, file: string, cmd: readonly string[]): string[] {
+  return [py, "-c", WAIT4_PY, file, ...cmd];
+}
+
+/** Peak RSS (kB) and user + system CPU seconds that `underGnuTime` or `underWait4` left in `file`. */
+export async function readRusage(
   file: string,
 ): Promise<{ peakRssKb: number; cpuSeconds: number }> {
   // A failed command's file starts with a "Command exited with ..." line: the figures are last.
@@ -245,7 +306,7 @@ export async function runWithResources(
     const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" });
     try {
       const r = await runTimed(underGnuTime(gt, file, cmd), opts);
-      return { ...r, ...await readGnuTime(file), method: "/usr/bin/time" };
+      return { ...r, ...await readRusage(file), method: "/usr/bin/time" };
     } finally {
       await Deno.remove(file).catch(() => {});
     }

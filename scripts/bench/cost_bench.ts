@@ -22,9 +22,10 @@
  * - event-driven idle: 10 pending file, log and glob conditions, 30 s.
  *
  * waitcmd runs from source (scripts/waitcmd) like the core entries. Short
- * runs are measured by `runWithResources`, long ones by `observe`, which
- * also samples /proc/PID for the CPU and RSS after start-up; the totals come
- * from GNU time when installed.
+ * runs are measured by `runWithResources` (GNU time when installed: CPU in
+ * hundredths, each cut down), long ones by `observe`, which also samples
+ * /proc/PID for the CPU and RSS after start-up; its totals come from `wait4`
+ * through python3 (exact), else from GNU time.
  *
  * Run alone: `scripts/deno run -A scripts/bench/cost_bench.ts`, or through
  * the suite: `deno task bench cost`. Environment:
@@ -51,12 +52,14 @@ import {
   openFileLimit,
   peerTools,
   progress,
-  readGnuTime,
+  python3,
+  readRusage,
   repoRoot,
   runWithResources,
   sampleProc,
   tempDir,
   underGnuTime,
+  underWait4,
   waitcmdScript,
   withOpenFiles,
 } from "./_lib.ts";
@@ -311,17 +314,26 @@ interface ObserveOptions {
 /**
  * Spawns `cmd` and samples /proc/PID every 100 ms until it exits, for the
  * CPU and RSS after start-up and the RSS at the end. The totals (CPU, peak
- * RSS) come from GNU time when installed: sampling would miss the CPU of the
- * last 100 ms, the exit included, which matters beside a 0.06 CPU-s target.
+ * RSS) come from `wait4` through python3, else from GNU time, else from the
+ * samples: sampling would miss the CPU of the last 100 ms, the exit
+ * included, and GNU time cuts user and system CPU down to hundredths each
+ * (a 48 ms run reads 0.04), which matters beside a 0.06 CPU-s target.
  * Resolves once the process runs.
  */
 async function observe(
   cmd: readonly string[],
   opts: ObserveOptions = {},
 ): Promise<{ kill(sig: Deno.Signal): void; done: Promise<Observed> }> {
-  const gt = await gnuTime();
-  const timeFile = gt ? await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" }) : undefined;
-  const argv = gt && timeFile ? underGnuTime(gt, timeFile, cmd) : [...cmd];
+  const py = await python3();
+  const gt = py ? undefined : await gnuTime();
+  const timeFile = py || gt
+    ? await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" })
+    : undefined;
+  const argv = !timeFile
+    ? [...cmd]
+    : py
+    ? underWait4(py, timeFile, cmd)
+    : underGnuTime(gt!, timeFile, cmd);
   const t0 = performance.now();
   const child = new Deno.Command(argv[0]!, {
     args: argv.slice(1),
@@ -329,8 +341,8 @@ async function observe(
     stdout: "piped",
     stderr: "piped",
   }).spawn();
-  // Under GNU time the tool is time's child: sample and signal that one.
-  const pid = gt ? await childOf(child.pid) : child.pid;
+  // Under a wrapper the tool is its child: sample and signal that one.
+  const pid = timeFile ? await childOf(child.pid) : child.pid;
   const kill = (sig: Deno.Signal) => {
     try {
       Deno.kill(pid, sig);
@@ -364,8 +376,8 @@ async function observe(
     await reading;
     let totals: { peakRssKb: number; cpuSeconds: number } = sampled;
     if (timeFile) {
-      const exact = await readGnuTime(timeFile);
-      // GNU time's maxrss and /proc's VmHWM count slightly differently: keep the larger.
+      const exact = await readRusage(timeFile);
+      // wait4's maxrss and /proc's VmHWM count slightly differently: keep the larger.
       totals = { ...exact, peakRssKb: Math.max(exact.peakRssKb, sampled.peakRssKb || 0) };
       await Deno.remove(timeFile).catch(() => {});
     }
@@ -459,7 +471,7 @@ async function pendingRun(tool: Tool, job: Job): Promise<PendingRun | string> {
 
 /** `0.14 CPU-s (0.06 in the first 1 s, then 0.08)`. */
 function fmtCpu(o: Observed): string {
-  return `${o.cpuSeconds.toFixed(2)} CPU-s (start-up ${o.startCpuSeconds.toFixed(2)} in the ` +
+  return `${fmtCpuS(o.cpuSeconds)} CPU-s (start-up ${o.startCpuSeconds.toFixed(2)} in the ` +
     `first 1 s, then ${(o.cpuSeconds - o.startCpuSeconds).toFixed(2)})`;
 }
 
@@ -861,14 +873,20 @@ async function pendingAll(
   return { ours, peers: got, missing };
 }
 
-/** `seconds` in whole hundredths, as GNU time measures CPU. */
-function hundredths(seconds: number): number {
-  return Math.round(seconds * 100);
+/** A pending run's CPU-s: thousandths below one second (exact with python3, see `observe`). */
+function fmtCpuS(seconds: number): string {
+  return seconds < 1 ? seconds.toFixed(3) : seconds.toFixed(2);
+}
+
+/** Where `observe` takes its totals from, for the rows' references. */
+async function totalsMethod(): Promise<string> {
+  if (await python3()) return "wait4 (exact)";
+  return (await gnuTime()) ? "GNU time (hundredths, cut down)" : "/proc/PID samples";
 }
 
 /** `0.14 CPU-s` of a pending run, or the cell's reason. */
 function cpuCell(c: Cost): string {
-  return `${c.cpuSeconds.toFixed(2)} CPU-s`;
+  return `${fmtCpuS(c.cpuSeconds)} CPU-s`;
 }
 
 /** `attempts 1,500 (93 µs CPU each)`, when known. */
@@ -904,8 +922,7 @@ async function p5(): Promise<BenchRow[]> {
     reference: `${peerCells(r.peers, r.missing, cpuCell)}; ${fmtFloor(f)}; ${
       fmtAttempts(r.ours)
     }; every tool at a 2 s interval (waitfor --interval, wait4x -i, wait-on -i 2000)`,
-    // GNU time gives hundredths: 0.04 + 0.02 is 0.060000000000000005 in floating point.
-    ok: seconds === 30 ? hundredths(r.ours.cpuSeconds) <= hundredths(P5_CPU_S) : undefined,
+    ok: seconds === 30 ? r.ours.cpuSeconds <= P5_CPU_S : undefined,
   }, {
     name: `${name}: RSS`,
     figure: fmtRss(r.ours),
@@ -967,7 +984,8 @@ async function sustained(): Promise<BenchRow[]> {
         name: `${name}: waitcmd`,
         figure: pendingFigure(r.ours),
         target: "",
-        reference: "totals from GNU time; the split at 1 s and the RSS from /proc/PID every " +
+        reference: `totals from ${await totalsMethod()}; the split at 1 s and the RSS from ` +
+          "/proc/PID every " +
           "100 ms; attempts from the JSON report",
       },
       ...peerRows(

@@ -100,9 +100,17 @@ let helloFilter = false;
 function ignoreHelloRejections(): void {
   if (helloFilter) return;
   helloFilter = true;
-  ignoreStrays((r) =>
-    r instanceof Error && /[\\/]dbus-next[\\/].*[\\/]lib[\\/]bus\.js/.test(r.stack ?? "")
-  );
+  ignoreStrays((r) => r instanceof Error && raisedInDbusNextBus(r.stack ?? ""));
+}
+
+/**
+ * Whether a stack trace has a frame in dbus-next's bus module, wherever the
+ * package lies: `.../dbus-next/0.10.2/lib/bus.js` in Deno's cache,
+ * `.../node_modules/dbus-next/lib/bus.js` in node_modules (the launcher's,
+ * docs/development.md).
+ */
+export function raisedInDbusNextBus(stack: string): boolean {
+  return /[\\/]dbus-next[\\/](?:[^\\/\s]+[\\/])?lib[\\/]bus\.js\b/.test(stack);
 }
 
 /** Whether `e` is an error reply of the bus or a peer (not a broken connection). */

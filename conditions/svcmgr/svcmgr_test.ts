@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
 import { describeUnitState, judgeUnit, parseShow, type UnitState } from "./judge.ts";
+import { raisedInDbusNextBus } from "./dbus.ts";
 import { busAddress, type SvcmgrOptions } from "./mod.ts";
 import { normalizeUnitName } from "./unitname.ts";
 
@@ -259,4 +260,19 @@ Deno.test("svcmgr parse() reports usage errors at the condition and flag", async
   // The engine's own checks apply too: a missing target, an unknown flag.
   assert((await usageError(["svcmgr"])).includes("missing target UNIT"));
   assert((await usageError(["svcmgr", "x", "--actve"])).includes("--active"));
+});
+
+Deno.test("a stray from dbus-next's bus module is recognised in Deno's cache and in node_modules", () => {
+  const frame = (path: string) => `Error: hello refused\n    at Bus.hello (file://${path}:120:15)`;
+  assertEquals(
+    [
+      frame("/root/.cache/deno/npm/registry.npmjs.org/dbus-next/0.10.2/lib/bus.js"),
+      frame("/w/node_modules/.deno/dbus-next@0.10.2/node_modules/dbus-next/lib/bus.js"),
+      frame("/w/node_modules/dbus-next/lib/connection.js"),
+      frame("/w/node_modules/other/lib/bus.js"),
+      frame("/w/conditions/svcmgr/dbus-next/a/b/lib/bus.js"),
+      "",
+    ].map(raisedInDbusNextBus),
+    [true, true, false, false, false, false],
+  );
 });

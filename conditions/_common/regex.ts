@@ -11,6 +11,7 @@
  */
 
 import { RE2JS } from "re2js";
+import { workerUrl } from "../../engine/workers.ts";
 
 /** A compiled user pattern. */
 export interface UserRegex {
@@ -57,7 +58,7 @@ export function testText(re: UserRegex, text: string, signal: AbortSignal): Prom
   if (signal.aborted) return Promise.reject(signal.reason);
   if (text.length <= INLINE_TEXT) return Promise.resolve(re.test(text));
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./regex_worker.ts", import.meta.url), { type: "module" });
+    const worker = new Worker(workerUrl("regex"), { type: "module" });
     const end = () => {
       signal.removeEventListener("abort", onAbort);
       worker.terminate();

@@ -143,7 +143,7 @@ type KubeModule = { KubeConfig: new () => KubeConfigLike };
 export const kubeClientLibrary: Memo<KubeModule> = memoize(async () => {
   const { default: process } = await import("node:process");
   process.noDeprecation = true;
-  return await import("@kubernetes/client-node") as unknown as KubeModule;
+  return await import("./k8s_lib.ts") as unknown as KubeModule;
 });
 
 /**

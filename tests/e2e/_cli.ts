@@ -1,15 +1,44 @@
 /**
- * Runs the waitcmd CLI (`scripts/waitcmd`) as a subprocess, the way users
- * and CI do, and collects its exit code and outputs.
+ * Runs the waitcmd CLI as a subprocess, the way users and CI do, and
+ * collects its exit code and outputs.
+ *
+ * `WAITCMD_UNDER_TEST` chooses what runs, for every test that spawns waitcmd
+ * (they all take {@link WAITCMD} from here):
+ * - `source` (the default): `scripts/waitcmd`, the CLI from the sources;
+ * - `bundle`: the release artefact, `dist/bundle/waitcmd` (scripts/bundle.ts),
+ *   which runs the bundle with the flags and permissions of the compiled
+ *   binary. It must have been built from the sources of this tree
+ *   (`scripts/deno task bundle`); a missing or stale one fails at once.
  *
  * @module
  */
 
 import { assertReportSchema } from "../_schema.ts";
 import { repoRoot } from "../services/_util.ts";
+import { BUNDLE_DIR, bundleState, LAUNCHER } from "../../scripts/bundle.ts";
 
-/** Path of the from-source launcher. */
-export const WAITCMD: string = `${repoRoot}/scripts/waitcmd`;
+/** What the tests run: `source` or `bundle` (WAITCMD_UNDER_TEST). */
+export const UNDER_TEST: "source" | "bundle" = await (async () => {
+  const v = Deno.env.get("WAITCMD_UNDER_TEST") || "source";
+  if (v === "source") return v;
+  if (v !== "bundle") {
+    throw new Error(`WAITCMD_UNDER_TEST must be "source" or "bundle", not ${JSON.stringify(v)}`);
+  }
+  const state = await bundleState();
+  if (state !== "fresh") {
+    throw new Error(
+      `WAITCMD_UNDER_TEST=bundle, but ${BUNDLE_DIR} is ${
+        state === "missing" ? "missing" : "built from other sources than this tree's"
+      }: run scripts/deno task bundle`,
+    );
+  }
+  return v;
+})();
+
+/** Path of the waitcmd under test: the from-source launcher, or the bundle's. */
+export const WAITCMD: string = UNDER_TEST === "bundle"
+  ? `${BUNDLE_DIR}/${LAUNCHER}`
+  : `${repoRoot}/scripts/waitcmd`;
 
 /** What one CLI run produced. */
 export interface CliResult {

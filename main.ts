@@ -9,7 +9,7 @@
 import denoJson from "./deno.json" with { type: "json" };
 import { loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
-import { describeError, errorText, UsageError } from "./engine/errors.ts";
+import { describeError, errorText, missingPackage, UsageError } from "./engine/errors.ts";
 import { parseArgv, type Plan } from "./engine/grammar.ts";
 import type { Registry } from "./engine/registry.ts";
 import { preparePlan, validatePlan } from "./engine/prepare.ts";
@@ -495,8 +495,17 @@ if (import.meta.main) {
           : await Deno.readTextFile(path),
     });
   } catch (e) {
-    // A bug of ours: one line, never a stack trace (WAITCMD_DEBUG shows it).
-    safeWrite(Deno.stderr, `waitcmd: internal error: ${errorText(e)}\n`);
+    // A bug of ours: one line, never a stack trace (WAITCMD_DEBUG shows it). Or a set-up that
+    // left a library out: a wait never downloads it (docs/development.md).
+    const missing = missingPackage(e);
+    safeWrite(
+      Deno.stderr,
+      missing
+        ? `waitcmd: the kinds' npm packages are not installed (${missing} is missing), and a wait never downloads: run ${
+          new URL("./scripts/packages", import.meta.url).pathname
+        }\n`
+        : `waitcmd: internal error: ${errorText(e)}\n`,
+    );
     if (Deno.env.get("WAITCMD_DEBUG") && e instanceof Error) safeWrite(Deno.stderr, `${e.stack}\n`);
     result = { code: 3 };
   }

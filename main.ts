@@ -501,9 +501,7 @@ if (import.meta.main) {
     safeWrite(
       Deno.stderr,
       missing
-        ? `waitcmd: the kinds' npm packages are not installed (${missing} is missing), and a wait never downloads: run ${
-          new URL("./scripts/packages", import.meta.url).pathname
-        }\n`
+        ? `waitcmd: the kinds' npm packages are not installed (${missing} is missing), and a wait never downloads: run ${import.meta.dirname}/scripts/packages\n`
         : `waitcmd: internal error: ${errorText(e)}\n`,
     );
     if (Deno.env.get("WAITCMD_DEBUG") && e instanceof Error) safeWrite(Deno.stderr, `${e.stack}\n`);

@@ -136,3 +136,19 @@ export const EXAMPLE_ENV: Readonly<Record<string, string>> = {
 
 /** Directory of the repository. */
 export const repoRootDir: string = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+
+/** The npm packages a Deno cache holds (`registry.npmjs.org/<name>/<version>/`). */
+export async function cachedPackages(denoDir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number) => {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isDirectory) continue;
+      if (depth === 0) found.push(`${dir}/${e.name}`);
+      else await walk(`${dir}/${e.name}`, e.name.startsWith("@") ? depth : depth - 1);
+    }
+  };
+  await walk(`${denoDir}/npm/registry.npmjs.org`, 1).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  return found;
+}

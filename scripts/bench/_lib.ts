@@ -11,6 +11,7 @@
  */
 
 import type { BenchRow } from "./_types.ts";
+import { bundle, BUNDLE_DIR, bundleState, LAUNCHER } from "../bundle.ts";
 
 /** Directory of the repository (scripts/bench/_lib.ts -> repo root). */
 export const repoRoot: string = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -18,6 +19,129 @@ export const repoRoot: string = new URL("../../", import.meta.url).pathname.repl
 export const denoScript = `${repoRoot}/scripts/deno`;
 /** waitcmd from source. */
 export const waitcmdScript = `${repoRoot}/scripts/waitcmd`;
+/**
+ * waitcmd from the release bundle (scripts/bundle.ts): `dist/bundle/waitcmd`
+ * runs it with the compiled binary's flags. {@link ensureBundle} builds it.
+ */
+export const bundleLauncher = `${BUNDLE_DIR}/${LAUNCHER}`;
+
+let bundleMemo: Promise<void> | undefined;
+/** Builds the release bundle unless dist/bundle holds one of these sources (once per run). */
+export function ensureBundle(): Promise<void> {
+  bundleMemo ??= (async () => {
+    if (await bundleState() === "fresh") return;
+    progress("building the release bundle (scripts/deno task bundle)");
+    await bundle({ log: progress });
+  })();
+  return bundleMemo;
+}
+
+/**
+ * The two forms of waitcmd the start-up rows compare, for `args`: `name`
+ * from the sources (scripts/waitcmd) and `name (bundle)` from the release
+ * bundle, which is what ships.
+ */
+export function bothForms(name: string, args: readonly string[]): Record<string, string[]> {
+  return {
+    [name]: [waitcmdScript, ...args],
+    [`${name} (bundle)`]: [bundleLauncher, ...args],
+  };
+}
+
+/**
+ * Peak RSS (kB) of `runs` runs of `cmd`, exact from `wait4` through the
+ * python3 wrapper (GNU time, else /proc polling, when python3 is missing).
+ * A run that exits otherwise than `expectCode` makes it throw.
+ */
+export async function peakRss(
+  cmd: readonly string[],
+  runs: number,
+  expectCode = 0,
+): Promise<number[]> {
+  const py = await python3();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    if (py) {
+      const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-rss-" });
+      try {
+        const r = await runTimed(underWait4(py, file, cmd));
+        if (r.code !== expectCode) throw new Error(`${cmd.join(" ")} exited ${r.code}`);
+        const { peakRssKb } = await readRusage(file);
+        if (peakRssKb > 0) out.push(peakRssKb);
+        continue;
+      } finally {
+        await Deno.remove(file).catch(() => {});
+      }
+    }
+    const r = await runWithResources(cmd);
+    if (r.code !== expectCode) throw new Error(`${cmd.join(" ")} exited ${r.code}`);
+    out.push(r.peakRssKb);
+  }
+  return out;
+}
+
+/** How many runs the peak RSS figures take (WAITCMD_BENCH_RSS_RUNS, default 5). */
+export function rssRuns(): number {
+  const n = Number(Deno.env.get("WAITCMD_BENCH_RSS_RUNS") ?? "5");
+  return Number.isInteger(n) && n >= 1 ? n : 5;
+}
+
+/**
+ * One start-up row: the time to verdict of `name` from the bundle and from
+ * the sources (medians of interleaved runs), their peak RSS, and the peer's
+ * time when there is one. The target is the peer ratio when given (judged on
+ * the bundle, which ships) and, always, that the bundle is no slower and no
+ * larger than the sources.
+ */
+export function sideBySideRow(opts: {
+  readonly name: string;
+  readonly source: readonly number[];
+  readonly bundle: readonly number[];
+  readonly sourceRss: readonly number[];
+  readonly bundleRss: readonly number[];
+  readonly peer?: {
+    readonly name: string;
+    readonly times: readonly number[];
+    readonly ratio: number;
+  };
+  readonly peerMissing?: string;
+  readonly extra?: string;
+}): BenchRow {
+  const src = median(opts.source);
+  const bun = median(opts.bundle);
+  const srcRss = median(opts.sourceRss);
+  const bunRss = median(opts.bundleRss);
+  const faster = bun <= src;
+  const smaller = bunRss <= srcRss;
+  const targets = ["bundle <= source"];
+  const refs = [
+    `bundle ${fmtSample(opts.bundle)}, peak RSS ${fmtKb(bunRss)}`,
+    `source ${fmtSample(opts.source)}, peak RSS ${fmtKb(srcRss)}`,
+  ];
+  let peerOk = true;
+  let peerText = "";
+  if (opts.peer) {
+    const theirs = median(opts.peer.times);
+    peerOk = bun / theirs <= opts.peer.ratio;
+    targets.unshift(`<= ${opts.peer.ratio}x ${opts.peer.name}`);
+    peerText = `; ${(bun / theirs).toFixed(1)}x ${opts.peer.name}`;
+    refs.push(`${opts.peer.name} ${fmtMs(theirs)}`);
+  } else if (opts.peerMissing) {
+    refs.push(opts.peerMissing);
+  }
+  if (opts.extra) refs.push(opts.extra);
+  return {
+    name: opts.name,
+    figure: `bundle ${fmtMs(bun)} / ${fmtKb(bunRss)}, source ${fmtMs(src)} / ${
+      fmtKb(srcRss)
+    } (bundle ${(bun / src).toFixed(2)}x the time, ${
+      (bunRss / srcRss).toFixed(2)
+    }x the RSS${peerText})`,
+    target: targets.join("; "),
+    reference: refs.join("; "),
+    ok: faster && smaller && peerOk,
+  };
+}
 
 /**
  * The Deno flags scripts/waitcmd adds for the npm packages, by the same test:

@@ -87,7 +87,11 @@ export async function expandRecipe(
   cliRest: readonly string[],
   registry: Registry,
 ): Promise<Expanded> {
-  const { parseDocument, LineCounter } = await import("yaml");
+  // yaml is CommonJS: its named exports exist when Deno runs it from the sources, but an
+  // import() of it from the release bundle gives module.exports as `default` alone.
+  const mod = await import("yaml");
+  const { parseDocument, LineCounter } = (mod as unknown as { default?: typeof mod }).default ??
+    mod;
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const fail = (line: number | undefined, message: string): never => {

@@ -20,8 +20,12 @@ export const sshLibrary: Memo<{
   createHash: typeof import("node:crypto").createHash;
 }> = memoize(async () => {
   const [mod, crypto] = await Promise.all([import("ssh2"), import("node:crypto")]);
+  // ssh2 is CommonJS: `Client` is a named export when Deno runs it from the sources, but an
+  // import() of it from the release bundle gives module.exports as `default` alone.
+  type Ssh2 = { Client: new () => SshClient };
+  const ssh2 = (mod as unknown as { default?: Ssh2 }).default ?? (mod as unknown as Ssh2);
   return {
-    Client: (mod as unknown as { Client: new () => SshClient }).Client,
+    Client: ssh2.Client,
     createHash: crypto.createHash,
   };
 });

@@ -349,13 +349,22 @@ export function underGnuTime(gt: string, file: string, cmd: readonly string[]): 
  * Runs argv[2:] as its child and writes the child's rusage from `wait4` into
  * argv[1] as GNU time's `%M %U %S` would, but in microseconds: GNU time
  * prints hundredths, each cut down, so a run of 48 ms of CPU reads 0.03 +
- * 0.01. The child's maxrss starts at what the wrapper held when it forked
- * (Linux carries it across exec): one that is not above the wrapper's own is
- * written as 0, unknown, and the caller takes /proc's samples instead. The
- * wrapper dies of the signal that killed the child, or exits with its code.
+ * 0.01. A child's maxrss may start from what the wrapper held when it
+ * forked: one that is not above the wrapper's resident set at the fork is
+ * written as 0, unknown, and the caller takes /proc's samples instead. (Not
+ * the wrapper's own maxrss: that one starts from the bench process's, which
+ * spawned the wrapper, and is far above a short run's.) The wrapper dies of
+ * the signal that killed the child, or exits with its code.
  */
 const WAIT4_PY = `
-import os, resource, signal, sys
+import os, signal, sys
+def resident():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+floor = resident()
 pid = os.fork()
 if pid == 0:
     try:
@@ -364,7 +373,7 @@ if pid == 0:
         os.write(2, ("cannot run %s: %s\\n" % (sys.argv[2], e)).encode())
         os._exit(127)
 _, status, ru = os.wait4(pid, 0)
-rss = ru.ru_maxrss if ru.ru_maxrss > resource.getrusage(resource.RUSAGE_SELF).ru_maxrss else 0
+rss = ru.ru_maxrss if ru.ru_maxrss > floor else 0
 with open(sys.argv[1], "w") as f:
     f.write("%d %.6f %.6f\\n" % (rss, ru.ru_utime, ru.ru_stime))
 if os.WIFSIGNALED(status):

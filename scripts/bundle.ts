@@ -289,13 +289,8 @@ async function listFiles(dir: string, prefix = ""): Promise<string[]> {
   return out.sort();
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await Deno.stat(path);
-    return true;
-  } catch {
-    return false;
-  }
+function exists(path: string): Promise<boolean> {
+  return Deno.stat(path).then(() => true, () => false);
 }
 
 /** Options of {@link bundle}. */

@@ -157,12 +157,12 @@ export interface Manifest {
 }
 
 /**
- * The files the program is built from: main.ts, deno.json, deno.lock and
- * the non-test modules of engine/, conditions/ and output/, as paths from the
- * repository root, sorted.
+ * The files the program is built from: main.ts, deno.json, deno.lock, the
+ * non-test modules of engine/, conditions/ and output/, and this script, as
+ * paths from the repository root, sorted.
  */
 export async function sourceFiles(root = repoRoot): Promise<string[]> {
-  const out = ["deno.json", "deno.lock", "main.ts"];
+  const out = ["deno.json", "deno.lock", "main.ts", "scripts/bundle.ts"];
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(`${root}/${dir}`)) {
       const path = `${dir}/${e.name}`;
@@ -203,12 +203,12 @@ export async function readManifest(dir = BUNDLE_DIR): Promise<Manifest | undefin
 
 /**
  * Whether `dir` holds a bundle of the current sources: `fresh`, `stale` (built
- * from other sources) or `missing`.
+ * from other sources, or by another Deno) or `missing`.
  */
 export async function bundleState(dir = BUNDLE_DIR): Promise<"fresh" | "stale" | "missing"> {
   const m = await readManifest(dir);
   if (!m) return "missing";
-  return m.source === await sourceDigest() ? "fresh" : "stale";
+  return m.source === await sourceDigest() && m.deno === Deno.version.deno ? "fresh" : "stale";
 }
 
 // ---------------------------------------------------------------------------

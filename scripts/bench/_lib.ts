@@ -48,57 +48,72 @@ export function bothForms(name: string, args: readonly string[]): Record<string,
   };
 }
 
+/** Peak RSS (kB) and CPU (ms, user + system) of runs of one command. */
+export interface Usage {
+  readonly rssKb: readonly number[];
+  readonly cpuMs: readonly number[];
+}
+
 /**
- * Peak RSS (kB) of `runs` runs of `cmd`, exact from `wait4` through the
- * python3 wrapper (GNU time, else /proc polling, when python3 is missing).
- * A run that exits otherwise than `expectCode` makes it throw.
+ * Peak RSS and CPU of `runs` runs of each form of waitcmd (bundle, then
+ * sources, alternating, so that load hits both alike), exact from `wait4`
+ * through the python3 wrapper (GNU time, else /proc polling, when python3 is
+ * missing). A run that exits otherwise than `expectCode` makes it throw.
  */
-export async function peakRss(
-  cmd: readonly string[],
+export async function usageBothForms(
+  args: readonly string[],
   runs: number,
   expectCode = 0,
-): Promise<number[]> {
+): Promise<{ bundle: Usage; source: Usage }> {
   const py = await python3();
-  const out: number[] = [];
-  for (let i = 0; i < runs; i++) {
+  const one = async (cmd: readonly string[]): Promise<{ rssKb: number; cpuMs: number }> => {
     if (py) {
-      const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-rss-" });
+      const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-usage-" });
       try {
         const r = await runTimed(underWait4(py, file, cmd));
         if (r.code !== expectCode) throw new Error(`${cmd.join(" ")} exited ${r.code}`);
-        const { peakRssKb } = await readRusage(file);
-        if (peakRssKb > 0) out.push(peakRssKb);
-        continue;
+        const u = await readRusage(file);
+        return { rssKb: u.peakRssKb > 0 ? u.peakRssKb : NaN, cpuMs: u.cpuSeconds * 1000 };
       } finally {
         await Deno.remove(file).catch(() => {});
       }
     }
     const r = await runWithResources(cmd);
     if (r.code !== expectCode) throw new Error(`${cmd.join(" ")} exited ${r.code}`);
-    out.push(r.peakRssKb);
+    return { rssKb: r.peakRssKb, cpuMs: r.cpuSeconds * 1000 };
+  };
+  const b = { rssKb: [] as number[], cpuMs: [] as number[] };
+  const s = { rssKb: [] as number[], cpuMs: [] as number[] };
+  for (let i = 0; i < runs; i++) {
+    for (const [form, cmd] of [[b, bundleLauncher], [s, waitcmdScript]] as const) {
+      const u = await one([cmd, ...args]);
+      if (Number.isFinite(u.rssKb)) form.rssKb.push(u.rssKb);
+      form.cpuMs.push(u.cpuMs);
+    }
   }
-  return out;
+  return { bundle: b, source: s };
 }
 
-/** How many runs the peak RSS figures take (WAITCMD_BENCH_RSS_RUNS, default 5). */
+/** How many runs the peak RSS and CPU figures take (WAITCMD_BENCH_RSS_RUNS, default 7). */
 export function rssRuns(): number {
-  const n = Number(Deno.env.get("WAITCMD_BENCH_RSS_RUNS") ?? "5");
-  return Number.isInteger(n) && n >= 1 ? n : 5;
+  const n = Number(Deno.env.get("WAITCMD_BENCH_RSS_RUNS") ?? "7");
+  return Number.isInteger(n) && n >= 1 ? n : 7;
 }
 
 /**
  * One start-up row: the time to verdict of `name` from the bundle and from
- * the sources (medians of interleaved runs), their peak RSS, and the peer's
- * time when there is one. The target is the peer ratio when given (judged on
- * the bundle, which ships) and, always, that the bundle is no slower and no
- * larger than the sources.
+ * the sources (interleaved runs; the bundle's time against the sources' is
+ * the median of the rounds' ratios, which load drifting over the run moves
+ * least), their CPU and peak RSS, and the peer's time when there is one. The
+ * target is the peer ratio when given (judged on the bundle, which ships)
+ * and, always, that the bundle takes no more time, CPU or memory than the
+ * sources.
  */
 export function sideBySideRow(opts: {
   readonly name: string;
   readonly source: readonly number[];
   readonly bundle: readonly number[];
-  readonly sourceRss: readonly number[];
-  readonly bundleRss: readonly number[];
+  readonly usage: { readonly bundle: Usage; readonly source: Usage };
   readonly peer?: {
     readonly name: string;
     readonly times: readonly number[];
@@ -109,14 +124,17 @@ export function sideBySideRow(opts: {
 }): BenchRow {
   const src = median(opts.source);
   const bun = median(opts.bundle);
-  const srcRss = median(opts.sourceRss);
-  const bunRss = median(opts.bundleRss);
-  const faster = bun <= src;
-  const smaller = bunRss <= srcRss;
-  const targets = ["bundle <= source"];
+  const rounds = Math.min(opts.source.length, opts.bundle.length);
+  const time = median(Array.from({ length: rounds }, (_, i) => opts.bundle[i]! / opts.source[i]!));
+  const cpuB = median(opts.usage.bundle.cpuMs);
+  const cpuS = median(opts.usage.source.cpuMs);
+  const rssB = median(opts.usage.bundle.rssKb);
+  const rssS = median(opts.usage.source.rssKb);
+  const targets = ["bundle <= source in time, CPU and RSS"];
   const refs = [
-    `bundle ${fmtSample(opts.bundle)}, peak RSS ${fmtKb(bunRss)}`,
-    `source ${fmtSample(opts.source)}, peak RSS ${fmtKb(srcRss)}`,
+    `bundle ${fmtSample(opts.bundle)}, CPU ${fmtMs(cpuB)}, peak RSS ${fmtKb(rssB)}`,
+    `source ${fmtSample(opts.source)}, CPU ${fmtMs(cpuS)}, peak RSS ${fmtKb(rssS)}`,
+    `CPU and RSS: median of ${opts.usage.bundle.cpuMs.length} runs each`,
   ];
   let peerOk = true;
   let peerText = "";
@@ -132,14 +150,14 @@ export function sideBySideRow(opts: {
   if (opts.extra) refs.push(opts.extra);
   return {
     name: opts.name,
-    figure: `bundle ${fmtMs(bun)} / ${fmtKb(bunRss)}, source ${fmtMs(src)} / ${
-      fmtKb(srcRss)
-    } (bundle ${(bun / src).toFixed(2)}x the time, ${
-      (bunRss / srcRss).toFixed(2)
-    }x the RSS${peerText})`,
+    figure: `bundle ${fmtMs(bun)}, ${fmtMs(cpuB)} CPU, ${fmtKb(rssB)}; source ${fmtMs(src)}, ${
+      fmtMs(cpuS)
+    } CPU, ${fmtKb(rssS)} (bundle ${time.toFixed(2)}x the time, ${
+      (cpuB / cpuS).toFixed(2)
+    }x the CPU, ${(rssB / rssS).toFixed(2)}x the RSS${peerText})`,
     target: targets.join("; "),
     reference: refs.join("; "),
-    ok: faster && smaller && peerOk,
+    ok: time <= 1 && cpuB <= cpuS && rssB <= rssS && peerOk,
   };
 }
 

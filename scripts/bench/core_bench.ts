@@ -19,7 +19,6 @@ import {
   BenchFailure,
   benchRuns,
   bothForms,
-  bundleLauncher,
   denoBinary,
   denoScript,
   ensureBundle,
@@ -31,7 +30,6 @@ import {
   median,
   type NpmTool,
   npmTool,
-  peakRss,
   percentile,
   progress,
   repoRoot,
@@ -39,6 +37,7 @@ import {
   runTimed,
   sideBySideRow,
   tempDir,
+  usageBothForms,
   waitcmdScript,
 } from "./_lib.ts";
 
@@ -130,8 +129,7 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         }: bundle vs sources`,
         bundle: t[`${kind} (bundle)`]!,
         source: t[kind]!,
-        bundleRss: await peakRss([bundleLauncher, ...args], rssRuns()),
-        sourceRss: await peakRss([waitcmdScript, ...args], rssRuns()),
+        usage: await usageBothForms(args, rssRuns()),
         extra: `Deno floor ${fmtMs(floor)}`,
       }));
     }

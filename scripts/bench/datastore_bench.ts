@@ -22,20 +22,18 @@ import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   benchRuns,
   bothForms,
-  bundleLauncher,
   denoScript,
   ensureBundle,
   fmtSample,
   interleave,
   launcherNpmFlags,
-  peakRss,
   peerBin,
   progress,
   repoRoot,
   rssRuns,
   sideBySideRow,
   tempDir,
-  waitcmdScript,
+  usageBothForms,
 } from "./_lib.ts";
 import { makePostgres, PG_PASSWORD, PG_USER } from "../../tests/services/postgres.ts";
 import { makeMariadb, MY_PASSWORD, MY_USER } from "../../tests/services/mariadb.ts";
@@ -86,8 +84,7 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         name: `time to verdict, ${k.kind} (ready server)`,
         bundle: t["waitcmd (bundle)"]!,
         source: t.waitcmd!,
-        bundleRss: await peakRss([bundleLauncher, ...args], rssRuns()),
-        sourceRss: await peakRss([waitcmdScript, ...args], rssRuns()),
+        usage: await usageBothForms(args, rssRuns()),
         ...("bin" in peer
           ? { peer: { name: "wait4x", times: t.wait4x!, ratio: PEER_RATIO } }
           : { peerMissing: `wait4x not available: ${peer.error}` }),

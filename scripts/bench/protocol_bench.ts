@@ -30,14 +30,13 @@ import {
   interleave,
   launcherNpmFlags,
   median,
-  peakRss,
   peerBin,
   progress,
   repoRoot,
   rssRuns,
   sideBySideRow,
   tempDir,
-  waitcmdScript,
+  usageBothForms,
 } from "./_lib.ts";
 import { startGrpcServer } from "../../tests/services/grpc.ts";
 
@@ -88,8 +87,7 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         name: `time to verdict, ${k.kind} (ready server)`,
         bundle: t["waitcmd (bundle)"]!,
         source: t.waitcmd!,
-        bundleRss: await peakRss([bundleLauncher, ...args], rssRuns()),
-        sourceRss: await peakRss([waitcmdScript, ...args], rssRuns()),
+        usage: await usageBothForms(args, rssRuns()),
         ...("bin" in peer
           ? { peer: { name: "waitfor", times: t.waitfor!, ratio: PEER_RATIO } }
           : { peerMissing: `waitfor not available: ${peer.error}` }),

@@ -28,13 +28,12 @@ import {
   interleave,
   launcherNpmFlags,
   median,
-  peakRss,
   peerBin,
   progress,
   repoRoot,
   rssRuns,
   sideBySideRow,
-  waitcmdScript,
+  usageBothForms,
 } from "./_lib.ts";
 import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
 import { prepareKafka } from "../../tests/services/kafka.ts";
@@ -84,8 +83,7 @@ async function verdictRow(
     name: `time to verdict, ${kind} on a ready server`,
     bundle: times["waitcmd (bundle)"]!,
     source: times.waitcmd!,
-    bundleRss: await peakRss([bundleLauncher, ...args], rssRuns()),
-    sourceRss: await peakRss([waitcmdScript, ...args], rssRuns()),
+    usage: await usageBothForms(args, rssRuns()),
     ...("bin" in w4x
       ? { peer: { name: `wait4x ${w4x.version}`, times: times.wait4x!, ratio: PEER_RATIO } }
       : { peerMissing: w4x.missing }),

@@ -12,7 +12,7 @@ import { cliClock, type Clock } from "./engine/clock.ts";
 import { describeError, errorText, UsageError } from "./engine/errors.ts";
 import { parseArgv, type Plan } from "./engine/grammar.ts";
 import type { Registry } from "./engine/registry.ts";
-import { preparePlan, validatePlan } from "./engine/prepare.ts";
+import { type ExpandIo, expandPlan, preparePlan, validatePlan } from "./engine/prepare.ts";
 import { isHarmlessStray } from "./engine/strays.ts";
 import { type Report, run, type RunEvent } from "./engine/runner.ts";
 import type { DoctorRow } from "./output/doctor.ts";
@@ -107,7 +107,10 @@ export async function main(
       command = parseArgv(words, registry, io.env);
     }
     if (command.type === "help" || command.type === "completions") registry = await everyKind();
-    if (command.type === "run") await validatePlan(command.plan);
+    if (command.type === "run") {
+      await validatePlan(command.plan);
+      command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
+    }
   } catch (e) {
     if (e instanceof UsageError) return await usage(e);
     throw e;
@@ -131,6 +134,27 @@ export async function main(
     case "run":
       return await runPlan(command.plan, io);
   }
+}
+
+/** What kinds that expand (`orch -f`) read their files with. */
+function expandIo(io: Io): ExpandIo {
+  return {
+    readText: (path) => io.readText(path),
+    readDir: async (path) => {
+      const entries = [];
+      for await (const e of Deno.readDir(path)) {
+        entries.push({ name: e.name, isFile: e.isFile, isDirectory: e.isDirectory });
+      }
+      return entries.sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    },
+    isDirectory: async (path) => {
+      try {
+        return (await Deno.stat(path)).isDirectory;
+      } catch {
+        return false;
+      }
+    },
+  };
 }
 
 /** Names of every flag declared secret, for redacting a raw command line. */

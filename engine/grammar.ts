@@ -39,6 +39,8 @@ export interface ConditionPlan {
   readonly target: string;
   /** What the kind's `parse` returned, for its probe module. */
   readonly options: unknown;
+  /** Named groups it can capture for `then` (docs/contract.md §7, captures). */
+  readonly captures: readonly string[];
 }
 
 /** Everything a run needs. */
@@ -314,6 +316,7 @@ class Parser {
     if (conditions.every((c) => c.guard)) {
       throw new UsageError("", "nothing to wait for: every condition is a guard");
     }
+    checkCaptureNames(conditions);
     return {
       type: "run",
       plan: { options, conditions, then, secrets: [...new Set(this.#secrets)] },
@@ -359,17 +362,12 @@ class Parser {
       if (tok === "--help" || tok === "-h") return { type: "help" };
       if (tok.startsWith("-") && tok.length > 1 && !/^-\d/.test(tok)) {
         const { name, inline } = splitFlag(tok);
-        const spec = kind.flags.find((f) => f.name === name) ??
-          COMMON_CONDITION_FLAGS.find((f) => f.name === name);
-        if (!spec) {
-          const all = [...kind.flags, ...COMMON_CONDITION_FLAGS].map((f) => f.name);
-          let hint = didYouMean(name, all, (s) => `--${s}`);
-          if (!hint && GLOBAL_FLAGS.some((f) => f.name === name)) {
-            hint = `; global options such as --${name} go before the first condition`;
-          }
-          if (!tok.startsWith("--")) hint ||= `; flags are written --name`;
-          fail(`unknown flag ${tok.startsWith("--") ? "--" + name : tok}${hint}`);
-        }
+        const long = tok.startsWith("--");
+        const spec = long
+          ? kind.flags.find((f) => f.name === name) ??
+            COMMON_CONDITION_FLAGS.find((f) => f.name === name)
+          : kind.flags.find((f) => f.short === name);
+        if (!spec) fail(unknownFlag(tok, name, long, kind));
         const list = flags.get(spec!.name) ?? [];
         if (list.length > 0 && !spec!.repeatable) fail(`--${spec!.name}: given more than once`);
         list.push(
@@ -378,7 +376,7 @@ class Parser {
         flags.set(spec!.name, list);
         continue;
       }
-      if (kind.target.shape === "required" && target === undefined) {
+      if (kind.target.shape !== "none" && kind.target.shape !== "command" && target === undefined) {
         target = tok;
         continue;
       }
@@ -455,6 +453,7 @@ class Parser {
       name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
       target: parsed.target,
       options: parsed.options,
+      captures: parsed.captures ?? [],
     };
   }
 }
@@ -537,6 +536,46 @@ class SegmentInput implements KindInput {
   secret(value: string): void {
     if (value) this.#secrets.push(value);
   }
+}
+
+/**
+ * Two conditions that can capture one name would give `then` one variable for two values
+ * (docs/contract.md §7, captures): a usage error naming both.
+ */
+export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
+  const owner = new Map<string, ConditionPlan>();
+  for (const c of conditions) {
+    for (const name of new Set(c.captures)) {
+      const first = owner.get(name);
+      if (first) {
+        throw new UsageError(
+          `condition ${c.index} (${c.kindWord})`,
+          `capture group ${
+            q(name)
+          } is also captured by condition ${first.index} (${first.kindWord}); ` +
+            "give each named group its own name",
+          c.kind.name,
+        );
+      }
+      owner.set(name, c);
+    }
+  }
+}
+
+/**
+ * The message for a flag a condition does not take: the nearest flag of the kind, or where a
+ * global option belongs (`-t`, `--timeout` after a condition), or how flags are written.
+ */
+function unknownFlag(tok: string, name: string, long: boolean, kind: ConditionKind): string {
+  const all = [...kind.flags, ...COMMON_CONDITION_FLAGS].map((f) => f.name);
+  const global = GLOBAL_FLAGS.find((f) => long ? f.name === name : f.short === name);
+  let hint = long ? didYouMean(name, all, (s) => `--${s}`) : "";
+  if (!hint && global) {
+    hint = `; global options such as ${long ? "--" + name : `-${name} (--${global.name})`} go ` +
+      "before the first condition";
+  }
+  if (!long) hint ||= `; flags are written --name`;
+  return `unknown flag ${long ? "--" + name : tok}${hint}`;
 }
 
 /**

@@ -9,8 +9,8 @@
  */
 
 import { UsageError } from "./errors.ts";
-import type { ConditionPlan, Plan } from "./grammar.ts";
-import type { ConditionKind, Probe, ProbeEnv, ProbeFactory } from "./types.ts";
+import { checkCaptureNames, type ConditionPlan, type Plan } from "./grammar.ts";
+import type { ConditionKind, ExpandContext, Probe, ProbeEnv, ProbeFactory } from "./types.ts";
 
 /** A condition with its probe, ready to be polled. */
 export interface ReadyCondition extends ConditionPlan {
@@ -31,6 +31,44 @@ export async function validatePlan(plan: Plan): Promise<void> {
       throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
     });
   }
+}
+
+/** What expanding a plan reads files with (`ExpandContext` without the per-condition `fail`). */
+export type ExpandIo = Omit<ExpandContext, "fail">;
+
+/**
+ * Replaces each condition whose kind expands it (`orch -f manifests/`) by the leaf conditions
+ * it stands for, in its place, and numbers the conditions anew (docs/contract.md §1). A file
+ * that cannot be read or parsed is a usage error naming the condition and flag.
+ */
+export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
+  if (!plan.conditions.some((c) => c.kind.expand)) return plan;
+  const out: ConditionPlan[] = [];
+  for (const c of plan.conditions) {
+    const where = `condition ${c.index} (${c.kindWord})`;
+    const parts = await c.kind.expand?.(c.options, {
+      ...io,
+      fail: (flag, message) => {
+        throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
+      },
+    });
+    if (parts === undefined) {
+      out.push({ ...c, index: out.length + 1 });
+      continue;
+    }
+    for (const p of parts) {
+      out.push({
+        ...c,
+        index: out.length + 1,
+        name: `${c.negate ? "not " : ""}${c.kindWord} ${p.target}`,
+        target: p.target,
+        options: p.options,
+        captures: p.captures ?? [],
+      });
+    }
+  }
+  checkCaptureNames(out);
+  return { ...plan, conditions: out };
 }
 
 /**

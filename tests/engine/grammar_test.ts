@@ -21,6 +21,7 @@ const secretKind: ConditionKind = defineKind<undefined>({
   flags: [
     { name: "password", type: "string", secret: true, description: "" },
     { name: "level", type: "enum", values: ["low", "high"], description: "" },
+    { name: "file", short: "f", type: "string", description: "" },
   ],
   examples: [],
   parse: (input) => ({ target: input.target!, options: undefined }),
@@ -262,6 +263,12 @@ const rejected: [string[], string][] = [
     "global options such as --timeout go before the first condition",
   ],
   [["tcp", "a:1", "-x"], "unknown flag -x; flags are written --name"],
+  [
+    ["tcp", "a:1", "-t", "5s"],
+    "unknown flag -t; global options such as -t (--timeout) go before the first condition",
+  ],
+  [["tcp", "a:1", "-q"], "global options such as -q (--quiet) go before the first condition"],
+  [["vault", "x", "-l", "low"], "unknown flag -l; flags are written --name"],
   [["tcp", "a:1", "--"], `nothing after "--"; expected a condition kind`],
   [
     ["tcp", "a:1", "--", "bogus"],
@@ -459,4 +466,13 @@ Deno.test("parseArgv() names the variable of a bad WAITCMD_* value", async (t) =
 
 Deno.test("parseArgv() takes enum values case-insensitively and gives them canonically", () => {
   assertEquals(planOf(["--mode", "ANY", "tcp", "a:1"]).options.mode, "any");
+});
+
+Deno.test("parseArgv() takes a kind's one-letter flag after its kind", () => {
+  const p = planOf(["vault", "x", "-f", "a.yaml", "--", "vault", "y", "-f=b.yaml"]);
+  assertEquals(p.conditions.length, 2);
+  assertEquals(
+    usageError(["vault", "x", "-f"]),
+    "waitcmd: condition 1 (vault): --file: missing value (see: waitcmd help vault)",
+  );
 });

@@ -58,6 +58,7 @@ function plan(
     name: p.name ?? `fake c${i + 1}`,
     target: `c${i + 1}`,
     options: undefined,
+    captures: [],
     probe: p.probe,
   }));
   return { options: { ...DEFAULT_OPTIONS, ...options }, conditions, then: undefined, secrets: [] };

@@ -10,7 +10,8 @@ import denoJson from "./deno.json" with { type: "json" };
 import { loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
 import { describeError, errorText, UsageError } from "./engine/errors.ts";
-import { parseArgv, type Plan } from "./engine/grammar.ts";
+import { parseArgv } from "./engine/grammar.ts";
+import type { Plan } from "./engine/plan.ts";
 import type { Registry } from "./engine/registry.ts";
 import { type ExpandIo, expandPlan, preparePlan, validatePlan } from "./engine/prepare.ts";
 import { isHarmlessStray } from "./engine/strays.ts";
@@ -40,13 +41,14 @@ export function versionLine(): string {
 /** A word that may name a recipe file (`--config FILE`, `-f=FILE`). */
 const CONFIG_FLAG = /^(?:--config|-f)(?:=|$)/;
 
-/** Exit code of a finished run (DECISIONS §4). */
-export function exitCode(report: Report): number {
+/** Exit code of a finished run (DECISIONS §4); `timeoutCode`: `--timeout-exit-code`. */
+export function exitCode(report: Report, timeoutCode = 1): number {
   switch (report.status) {
     case "satisfied":
       return 0;
     case "timeout":
-      return 1;
+    case "exhausted":
+      return timeoutCode;
     case "fatal":
       return 3;
     case "cancelled":
@@ -237,7 +239,7 @@ async function runPlan(plan: Plan, io: Io): Promise<{ code: number; then?: reado
       io.stderr(`waitcmd: --report ${o.reportFile}: ${describeError(e)}\n`);
     }
   }
-  const code = exitCode(report);
+  const code = exitCode(report, o.timeoutExitCode);
   if (code === 0 && plan.then) return { code, then: plan.then };
   return { code };
 }

@@ -20,38 +20,10 @@ import {
   GLOBAL_FLAGS,
   type RunOptions,
 } from "./options.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "./plan.ts";
 import type { Registry } from "./registry.ts";
 import { conditionFor, didYouMean } from "./suggest.ts";
 import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
-
-/** One condition of a run, parsed and validated; engine/prepare.ts gives it its probe. */
-export interface ConditionPlan {
-  /** 1-based position on the command line. */
-  readonly index: number;
-  readonly kind: ConditionKind;
-  /** The kind word as typed (an alias stays an alias in the display name). */
-  readonly kindWord: string;
-  readonly guard: boolean;
-  /** `not`: the condition holds while its probe is pending (docs/contract.md §4). */
-  readonly negate: boolean;
-  /** Display name: `[not ]<kind word> <target>`, or `--label`. */
-  readonly name: string;
-  readonly target: string;
-  /** What the kind's `parse` returned, for its probe module. */
-  readonly options: unknown;
-  /** Named groups it can capture for `then` (docs/contract.md §7, captures). */
-  readonly captures: readonly string[];
-}
-
-/** Everything a run needs. */
-export interface Plan {
-  readonly options: RunOptions;
-  readonly conditions: readonly ConditionPlan[];
-  /** The `-- then <command...>` segment, if given. */
-  readonly then: readonly string[] | undefined;
-  /** Values that must never appear in any output. */
-  readonly secrets: readonly string[];
-}
 
 /** What the command line asks for. */
 export type Command =
@@ -208,6 +180,10 @@ class Parser {
       mode: (values.get("mode") as "all" | "any" | undefined) ?? DEFAULT_OPTIONS.mode,
       successes: num("successes") ?? DEFAULT_OPTIONS.successes,
       stableForMs: num("stable-for") ?? DEFAULT_OPTIONS.stableForMs,
+      maxAttempts: num("max-attempts") ?? DEFAULT_OPTIONS.maxAttempts,
+      timeoutExitCode: num("timeout-exit-code") ?? DEFAULT_OPTIONS.timeoutExitCode,
+      progress: (values.get("progress") as RunOptions["progress"] | undefined) ??
+        DEFAULT_OPTIONS.progress,
       output: (values.get("output") as RunOptions["output"] | undefined) ?? DEFAULT_OPTIONS.output,
       quiet: values.get("quiet") === true,
       noColor: values.get("no-color") === true,
@@ -319,7 +295,13 @@ class Parser {
     checkCaptureNames(conditions);
     return {
       type: "run",
-      plan: { options, conditions, then, secrets: [...new Set(this.#secrets)] },
+      plan: {
+        options,
+        conditions,
+        root: flatRoot(options.mode, conditions),
+        then,
+        secrets: [...new Set(this.#secrets)],
+      },
     };
   }
 

@@ -9,8 +9,17 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { checkCaptureNames, type ConditionPlan, type Plan } from "./grammar.ts";
-import type { ConditionKind, ExpandContext, Probe, ProbeEnv, ProbeFactory } from "./types.ts";
+import { checkCaptureNames } from "./grammar.ts";
+import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
+import { resultOf } from "./attempt.ts";
+import type {
+  ConditionKind,
+  ExpandContext,
+  Probe,
+  ProbeEnv,
+  ProbeFactory,
+  ProbeResult,
+} from "./types.ts";
 
 /** A condition with its probe, ready to be polled. */
 export interface ReadyCondition extends ConditionPlan {
@@ -43,32 +52,30 @@ export type ExpandIo = Omit<ExpandContext, "fail">;
  */
 export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
   if (!plan.conditions.some((c) => c.kind.expand)) return plan;
-  const out: ConditionPlan[] = [];
+  const parts = new Map<ConditionPlan, readonly ConditionPlan[]>();
   for (const c of plan.conditions) {
     const where = `condition ${c.index} (${c.kindWord})`;
-    const parts = await c.kind.expand?.(c.options, {
+    const leaves = await c.kind.expand?.(c.options, {
       ...io,
       fail: (flag, message) => {
         throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
       },
     });
-    if (parts === undefined) {
-      out.push({ ...c, index: out.length + 1 });
-      continue;
-    }
-    for (const p of parts) {
-      out.push({
+    if (leaves === undefined) continue;
+    parts.set(
+      c,
+      leaves.map((p) => ({
         ...c,
-        index: out.length + 1,
         name: `${c.negate ? "not " : ""}${c.kindWord} ${p.target}`,
         target: p.target,
         options: p.options,
         captures: p.captures ?? [],
-      });
-    }
+      })),
+    );
   }
-  checkCaptureNames(out);
-  return { ...plan, conditions: out };
+  const expanded = mapLeaves(plan, (c) => parts.get(c) ?? [c]);
+  checkCaptureNames(expanded.conditions);
+  return { ...plan, ...expanded };
 }
 
 /**
@@ -102,7 +109,13 @@ export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan>
 export function negated(probe: Probe): Probe {
   return {
     async check(ctx) {
-      const r = await probe.check(ctx);
+      // The probe's thrown errors are pending results here too: `not` holds on them.
+      let r: ProbeResult;
+      try {
+        r = await probe.check(ctx);
+      } catch (e) {
+        r = resultOf(e);
+      }
       switch (r.status) {
         case "pending":
           return { status: "satisfied", detail: r.error };

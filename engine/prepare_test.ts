@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../tests/_assert.ts";
 import { realClock } from "./clock.ts";
-import type { ConditionPlan, Plan } from "./grammar.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "./plan.ts";
 import { DEFAULT_OPTIONS } from "./options.ts";
 import { expandPlan, preparePlan } from "./prepare.ts";
 import { UsageError } from "./errors.ts";
@@ -19,7 +19,13 @@ function planOf(rows: { kind: ConditionKind; negate?: boolean }[]): Plan {
     options: `c${i + 1}`,
     captures: [],
   }));
-  return { options: DEFAULT_OPTIONS, conditions, then: undefined, secrets: [] };
+  return {
+    options: DEFAULT_OPTIONS,
+    conditions,
+    root: flatRoot("all", conditions),
+    then: undefined,
+    secrets: [],
+  };
 }
 
 /** A probe that answers with its condition's options as the detail. */

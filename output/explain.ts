@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { Plan } from "../engine/grammar.ts";
+import type { Plan } from "../engine/plan.ts";
 import { type Redact, redactDeep } from "./redact.ts";
 import { headerLine } from "./text.ts";
 

@@ -9,7 +9,7 @@
  */
 
 import { formatDuration, formatElapsed } from "../engine/duration.ts";
-import type { ConditionPlan } from "../engine/grammar.ts";
+import type { ConditionPlan } from "../engine/plan.ts";
 import type { RunEvent } from "../engine/runner.ts";
 import type { Redact } from "./redact.ts";
 import { attemptText, headerLine, type Style, summaryLines } from "./text.ts";

@@ -7,8 +7,8 @@
  */
 
 import { formatDuration, formatElapsed } from "../engine/duration.ts";
-import type { Plan } from "../engine/grammar.ts";
-import type { Report, RunEvent, Streak } from "../engine/runner.ts";
+import type { Plan } from "../engine/plan.ts";
+import type { ConditionReport, Report, RunEvent, Streak } from "../engine/report.ts";
 import type { ProbeResult } from "../engine/types.ts";
 import type { Redact } from "./redact.ts";
 
@@ -82,12 +82,25 @@ export function attemptLine(
   return `${style.wait("[..]")} ${head}: ${attemptText(e.result, e.streak)}`;
 }
 
+/** `any[…]: tcp a:1` for a condition inside a group, its name alone outside. */
+function placed(c: ConditionReport): string {
+  return c.groupName === undefined ? c.name : `${c.groupName}: ${c.name}`;
+}
+
+/**
+ * The conditions a run that ended undecided still waited for: the non-guard ones not
+ * satisfied, and not stopped because their group held.
+ */
+function waitedFor(report: Report): ConditionReport[] {
+  return report.conditions.filter((c) => !c.guard && !c.satisfied && !c.stopped);
+}
+
 /** The final summary, one or more lines. */
 export function summaryLines(report: Report, style: Style = plainStyle): string[] {
   const wanted = report.conditions.filter((c) => !c.guard);
   const elapsed = formatElapsed(report.elapsedMs);
   const decider = report.conditions.find((c) => c.index === report.decidedBy);
-  const why = (c: Report["conditions"][number]) => c.lastError || "no attempt finished";
+  const why = (c: ConditionReport) => c.lastError || "no attempt finished";
   switch (report.status) {
     case "satisfied":
       if (report.mode === "any" && decider) {
@@ -101,11 +114,19 @@ export function summaryLines(report: Report, style: Style = plainStyle): string[
         ),
       ];
     case "timeout": {
-      const pending = wanted.filter((c) => !c.satisfied);
+      const pending = waitedFor(report);
       const head = `waitcmd: timed out after ${formatDuration(report.timeoutMs)}`;
       if (pending.length === 0) return [style.bad(head)];
-      return pending.map((c) => style.bad(`${head}; not satisfied: ${c.name}: ${why(c)}`));
+      return pending.map((c) => style.bad(`${head}; not satisfied: ${placed(c)}: ${why(c)}`));
     }
+    case "exhausted":
+      return report.conditions.filter((c) => c.exhausted).map((c) =>
+        style.bad(
+          `waitcmd: gave up on ${placed(c)} after ${c.attempts} attempt${
+            c.attempts === 1 ? "" : "s"
+          }: ${why(c)}`,
+        )
+      );
     case "fatal": {
       if (decider?.guard) {
         return [style.bad(`waitcmd: guard ${decider.name} matched: ${decider.detail}`)];
@@ -115,11 +136,16 @@ export function summaryLines(report: Report, style: Style = plainStyle): string[
     }
     case "cancelled": {
       const by = report.signal ? ` by ${report.signal}` : "";
-      const pending = wanted.filter((c) => !c.satisfied).map((c) => c.name);
+      const pending = waitedFor(report).map(placed);
       const rest = pending.length ? `; not satisfied: ${pending.join(", ")}` : "";
       return [style.bad(`waitcmd: cancelled${by} after ${elapsed}${rest}`)];
     }
   }
+}
+
+/** `[ok] any[tcp a:1, tcp b:2] (1.2s)`: a group that holds. */
+export function groupLine(e: Extract<RunEvent, { type: "group" }>, style: Style = plainStyle) {
+  return e.held ? `${style.ok("[ok]")} ${e.group.name} (${formatElapsed(e.elapsedMs)})` : undefined;
 }
 
 /**
@@ -161,6 +187,8 @@ export class LineRenderer {
         }
         return out(attemptLine(e, this.opts.style));
       }
+      case "group":
+        return out(groupLine(e, this.opts.style));
       case "notice":
         return out(`waitcmd: ${e.condition.name}: ${e.message}`);
     }

@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { optionsOf, plan, probeOf, usageError } from "../../tests/_kit.ts";
 import type { LogOptions } from "./mod.ts";
 
@@ -117,12 +118,12 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
     ]);
     const signal = new AbortController().signal;
     try {
-      assertEquals(await probe.check({ signal, attempt: 1 }), {
+      assertEquals(await checkOnce(probe, signal, 1), {
         status: "pending",
         error: "1/2 matches",
       });
       await Deno.writeTextFile(path, "job 2 done\r\n", { append: true });
-      assertEquals(await probe.check({ signal, attempt: 2 }), {
+      assertEquals(await checkOnce(probe, signal, 2), {
         status: "satisfied",
         detail: "job 2 done",
         summary: "2/2 matches; last: job 2 done",
@@ -132,7 +133,7 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
     }
     const missing = await probeOf(["log", `${dir}/none.log`, "--contains", "x"]);
     try {
-      assertEquals(await missing.check({ signal, attempt: 1 }), {
+      assertEquals(await checkOnce(missing, signal, 1), {
         status: "pending",
         error: "does not exist",
       });

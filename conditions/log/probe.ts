@@ -5,7 +5,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { compileRegex } from "../_common/regex.ts";
 import { watchPath } from "../_common/watch.ts";
@@ -46,7 +45,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
     check({ signal }) {
       const run = busy.then(() => attempt(signal));
       busy = run.catch(() => {});
-      return settle(signal, () => run);
+      return run;
     },
     watch: (ctx) =>
       watchPath(path, ctx, { anyInDirectory: () => follower.lingering, clock: env.clock }),

@@ -10,7 +10,6 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
 import WebSocket from "ws";
 import { describeError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { statusLine } from "../_common/httpx.ts";
@@ -47,17 +46,16 @@ export function create(o: WebsocketOptions): Probe {
     port: url.port === "" ? (url.protocol === "wss:" ? 443 : 80) : Number(url.port),
   };
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const test = await judge;
-        const ca = o.caFile === undefined ? undefined : await readFlagFile("ca-file", o.caFile);
-        return await onEveryAddress(
-          host,
-          signal,
-          (address) => connect(o, address.hostname, ca, test, signal),
-          (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
-        );
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const test = await judge;
+      const ca = o.caFile === undefined ? undefined : await readFlagFile("ca-file", o.caFile);
+      return await onEveryAddress(
+        host,
+        signal,
+        (address) => connect(o, address.hostname, ca, test, signal),
+        (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
+      );
+    },
   };
 }
 

@@ -161,8 +161,10 @@ Deno.test("waitcmd --output json writes one report and nothing on stderr, for ev
     for (const c of r.json.conditions) {
       assertEquals(Object.keys(c).sort(), [
         "attempts",
+        "captures",
         "detail",
         "elapsed_seconds",
+        "exhausted",
         "fatal",
         "guard",
         "kind",

@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { UsageError } from "../../engine/errors.ts";
-import { type Command, parseArgv, type Plan } from "../../engine/grammar.ts";
+import { type Command, parseArgv } from "../../engine/grammar.ts";
+import type { Plan } from "../../engine/plan.ts";
 import { createRegistry } from "../../engine/registry.ts";
 import { type ConditionKind, defineKind } from "../../engine/types.ts";
 import { exec } from "../../conditions/exec/mod.ts";

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import type { ConditionPlan, Plan } from "../../engine/grammar.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "../../engine/plan.ts";
 import { DEFAULT_OPTIONS } from "../../engine/options.ts";
 import { createRegistry } from "../../engine/registry.ts";
 import type { ConditionReport, Report, RunEvent } from "../../engine/runner.ts";
@@ -31,13 +31,17 @@ function cond(index: number, name: string, guard = false): ConditionPlan {
     name,
     target: name.split(" ")[1] ?? "",
     options: undefined,
+    captures: [],
   };
 }
 
 function plan(n: number, options = {}): Plan {
+  const conditions = Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`));
+  const opts = { ...DEFAULT_OPTIONS, ...options };
   return {
-    options: { ...DEFAULT_OPTIONS, ...options },
-    conditions: Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`)),
+    options: opts,
+    conditions,
+    root: flatRoot(opts.mode, conditions),
     then: undefined,
     secrets: [],
   };
@@ -55,7 +59,12 @@ function cr(over: Partial<ConditionReport>): ConditionReport {
     detail: "connected to db:5432",
     lastError: "",
     fatal: false,
+    exhausted: false,
+    stopped: false,
     elapsedMs: 6100,
+    captures: {},
+    group: undefined,
+    groupName: undefined,
     ...over,
   };
 }
@@ -233,7 +242,9 @@ Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
       detail: "connected to db:5432",
       last_error: "connection refused",
       fatal: false,
+      exhausted: false,
       elapsed_seconds: 6.1,
+      captures: {},
     }],
   });
   const text = renderJsonReport(report({}), noop);

@@ -92,6 +92,8 @@ export class ConditionRun {
   #ctl: Aborter | undefined;
   /** The controller of the attempt under way. */
   #attemptCtl: Aborter | undefined;
+  /** The `--attempt-timeout` timer of the attempt under way. */
+  #timer: Aborter | undefined;
   /** What ends its pauses early, made at its first pause. */
   #waker: Waker | undefined;
   /** Its watcher's loop, when it has one. */
@@ -111,6 +113,7 @@ export class ConditionRun {
         this.#waker?.clear();
         const n = ++this.attempts;
         const result = await this.#attempt(n);
+        this.#released();
         if (result === undefined || this.host.ended.aborted || this.stopped) {
           if (this.host.timedOut() && this.lastError === "" && !this.satisfied) {
             this.lastError = `no answer before the deadline (attempt ${n} still running)`;
@@ -184,35 +187,33 @@ export class ConditionRun {
     return this.#waker ??= new Waker(this.#signal());
   }
 
-  /** One attempt; undefined when the run ended (or the condition stopped) while it was under way. */
+  /**
+   * One attempt; undefined when the run ended (or the condition stopped) while it was under
+   * way. Its controller and `--attempt-timeout` timer are released by `poll` when it ends.
+   */
   #attempt(n: number): Promise<ProbeResult | undefined> {
     if (this.host.ended.aborted) return Promise.resolve(undefined);
     const ctl = this.#attemptCtl = new Aborter();
     const limitMs = this.host.options.attemptTimeoutMs;
+    if (limitMs === undefined) return attempt(this.c.probe, ctl, n, noResult);
+    const timer = this.#timer = new Aborter();
     let timedOut = false;
-    let timer: Aborter | undefined;
-    if (limitMs !== undefined) {
-      timer = new Aborter();
-      const t = timer;
-      this.host.clock.sleep(limitMs, t.signal).then(() => {
-        if (t.signal.aborted) return;
-        timedOut = true;
-        ctl.abort(new Error(`attempt timed out after ${formatDuration(limitMs)}`));
-      });
-    }
-    return attempt(
-      this.c.probe,
-      ctl,
-      n,
-      (): ProbeResult | undefined =>
-        timedOut
-          ? { status: "pending", error: `attempt timed out after ${formatDuration(limitMs!)}` }
-          : undefined,
-    ).then((r) => {
-      timer?.abort(RUN_ENDED);
-      this.#attemptCtl = undefined;
-      return r;
+    this.host.clock.sleep(limitMs, timer.signal).then(() => {
+      if (timer.signal.aborted) return;
+      timedOut = true;
+      ctl.abort(new Error(`attempt timed out after ${formatDuration(limitMs)}`));
     });
+    return attempt(this.c.probe, ctl, n, (): ProbeResult | undefined =>
+      timedOut
+        ? { status: "pending", error: `attempt timed out after ${formatDuration(limitMs)}` }
+        : undefined);
+  }
+
+  /** The attempt under way ended: its controller and timer are done with. */
+  #released(): void {
+    this.#attemptCtl = undefined;
+    this.#timer?.abort(RUN_ENDED);
+    this.#timer = undefined;
   }
 
   #emitAttempt(n: number, result: ProbeResult, now: number, decisive: boolean, streak?: Streak) {
@@ -340,6 +341,9 @@ export class ConditionRun {
 }
 
 const NO_CAPTURES: Readonly<Record<string, string>> = Object.freeze({});
+
+/** An attempt ended by the run's end (or the condition's) has no result. */
+const noResult = (): undefined => undefined;
 
 /**
  * The pause between a condition's attempts, which a watcher's change (or the

@@ -20,7 +20,14 @@ import {
   GLOBAL_FLAGS,
   type RunOptions,
 } from "./options.ts";
-import { type ConditionPlan, flatRoot, type Plan } from "./plan.ts";
+import {
+  type ConditionPlan,
+  type GroupNode,
+  groupName,
+  type GroupOp,
+  type Plan,
+  type PlanNode,
+} from "./plan.ts";
 import type { Registry } from "./registry.ts";
 import { conditionFor, didYouMean } from "./suggest.ts";
 import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
@@ -42,6 +49,12 @@ interface Segment {
 }
 
 const SHELLS = ["bash", "zsh", "fish"];
+
+/** Words that open a group (followed by `[`). */
+const GROUP_WORDS: ReadonlySet<string> = new Set(["any", "all"]);
+
+/** Words other than kinds that may start a segment after a `--`. */
+const STARTERS: ReadonlySet<string> = new Set(["guard", "not", "then", "any", "all"]);
 
 /** Parses argv against the registry. `env` feeds kinds' documented environment fallbacks. */
 export function parseArgv(
@@ -235,74 +248,215 @@ class Parser {
   #startsSegment(at: number): boolean {
     const w = this.argv[at];
     return w !== undefined &&
-      (w === "guard" || w === "not" || w === "then" || this.registry.lookup(w) !== undefined);
+      (STARTERS.has(w) || (w === "]" && this.#depth > 0) || this.registry.lookup(w) !== undefined);
   }
 
+  /** How many groups the parser is inside. */
+  #depth = 0;
+  /** The leaves parsed so far, in order. */
+  readonly #leaves: ConditionPlan[] = [];
+  #then: string[] | undefined;
+  /** Set when a condition asked for its kind's help instead (`tcp --help`). */
+  #helpTopic: string | undefined;
+
   #conditions(options: RunOptions): Command {
-    const conditions: ConditionPlan[] = [];
-    let then: string[] | undefined;
-    while (this.#i < this.argv.length) {
-      const index = conditions.length + 1;
-      let word = this.argv[this.#i]!;
-      if (word === "then") {
-        if (index === 1) throw new UsageError("then", "needs a condition to wait for before it");
-        then = this.argv.slice(this.#i + 1);
-        if (then.length === 0) {
-          throw new UsageError("then", "expected a command: -- then <command> [args...]");
-        }
-        break;
-      }
-      let guard = false;
-      let negate = false;
-      if (word === "guard") {
-        guard = true;
-        this.#i++;
-        const next = this.argv[this.#i];
-        if (next === undefined) {
-          throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
-        }
-        word = next;
-      }
-      if (word === "not") {
-        negate = true;
-        this.#i++;
-        const next = this.argv[this.#i];
-        if (next === undefined || next === "not" || next === "guard" || next === "then") {
-          throw new UsageError(
-            `condition ${index}`,
-            next === "guard"
-              ? "write guard before not: -- guard not <kind> ..."
-              : "not must be followed by a condition kind: -- not <kind> <target>",
-          );
-        }
-        word = next;
-      }
-      const kind = this.registry.lookup(word);
-      if (!kind) {
-        throw new UsageError(
-          `condition ${index}`,
-          `unknown kind ${q(word)}${this.#kindHint(word)}`,
-        );
-      }
-      this.#i++;
-      const seg = this.#segment(kind, word, index);
-      if (seg.type === "help") return { type: "help", topic: kind.name };
-      conditions.push(this.#build(kind, word, index, guard, negate, seg));
-    }
+    const children = this.#members("");
+    if (this.#helpTopic !== undefined) return { type: "help", topic: this.#helpTopic };
+    const conditions = this.#leaves;
     if (conditions.every((c) => c.guard)) {
       throw new UsageError("", "nothing to wait for: every condition is a guard");
     }
     checkCaptureNames(conditions);
+    const root: GroupNode = { type: "group", op: options.mode, path: "", name: "", children };
     return {
       type: "run",
       plan: {
         options,
         conditions,
-        root: flatRoot(options.mode, conditions),
-        then,
+        root,
+        then: this.#then,
         secrets: [...new Set(this.#secrets)],
       },
     };
+  }
+
+  /**
+   * The members of the run (`path` "") or of a group, up to its `]`: conditions and groups
+   * (docs/contract.md §1, groups). The run's members end at the end of the line or `then`.
+   */
+  #members(path: string): PlanNode[] {
+    const children: PlanNode[] = [];
+    while (this.#i < this.argv.length && this.#helpTopic === undefined) {
+      const word = this.argv[this.#i]!;
+      if (word === "]") {
+        if (this.#depth === 0) {
+          throw new UsageError("", `unexpected "]": no group is open (groups are any [ … ] or all [ … ])`);
+        }
+        return this.#closed(path, children);
+      }
+      if (word === "then") {
+        this.#thenSegment(path);
+        break;
+      }
+      const position = `${path ? path + "." : ""}${children.length + 1}`;
+      if (GROUP_WORDS.has(word) || GROUP_WORDS.has(this.#afterPrefixes())) {
+        children.push(this.#group(position));
+      } else {
+        const leaf = this.#leaf(path);
+        if (leaf) children.push({ type: "leaf", condition: leaf });
+      }
+    }
+    if (this.#depth > 0 && this.#helpTopic === undefined) {
+      throw new UsageError(
+        `group ${path}`,
+        `missing "]": every any [ or all [ needs its ] (as a word of its own)`,
+      );
+    }
+    return children;
+  }
+
+  /** The word after `guard`/`not` at the current position (for a group's error). */
+  #afterPrefixes(): string {
+    let at = this.#i;
+    while (this.argv[at] === "guard" || this.argv[at] === "not") at++;
+    return at === this.#i ? "" : this.argv[at] ?? "";
+  }
+
+  /** The members of a group end at its `]`: checked, and the `]` taken. */
+  #closed(path: string, children: PlanNode[]): PlanNode[] {
+    if (children.length === 0) {
+      throw new UsageError(`group ${path}`, "empty group: put at least one condition between [ and ]");
+    }
+    if (!children.some((c) => c.type === "group" || !c.condition.guard)) {
+      throw new UsageError(`group ${path}`, "nothing to wait for in this group: every member is a guard");
+    }
+    this.#i++;
+    return children;
+  }
+
+  /** `any [ … ]` / `all [ … ]` [`--label TEXT`], and the separator after it. */
+  #group(position: string): GroupNode {
+    const first = this.argv[this.#i]!;
+    if (first === "not" || first === "guard") {
+      const op = this.#afterPrefixes();
+      throw new UsageError(
+        `group ${position}`,
+        first === "guard"
+          ? `guard applies to one condition, not to a group: write guard inside the group`
+          : `not applies to one condition, not to a group: ${
+            op === "any"
+              ? "not any [ A -- B ] is all [ not A -- not B ]"
+              : "not all [ A -- B ] is any [ not A -- not B ]"
+          }`,
+      );
+    }
+    const op = first as GroupOp;
+    const path = `${position}.${op}`;
+    const bracket = this.argv[this.#i + 1];
+    if (bracket !== "[") {
+      throw new UsageError(
+        `group ${path}`,
+        bracket?.startsWith("[")
+          ? `write [ and ] as words of their own: ${op} [ ${bracket.slice(1)} … ]`
+          : `${op} must be followed by [: ${op} [ <condition> -- <condition> ... ]`,
+      );
+    }
+    this.#i += 2;
+    const at = this.argv[this.#i];
+    if (at === "--mode" || at?.startsWith("--mode=")) {
+      throw new UsageError(
+        `group ${path}`,
+        `--mode applies to the whole run, before the first condition; a group's mode is its word: any [ … ] or all [ … ]`,
+      );
+    }
+    this.#depth++;
+    const children = this.#members(path);
+    this.#depth--;
+    let label: string | undefined;
+    if (this.argv[this.#i] === "--label" || this.argv[this.#i]?.startsWith("--label=")) {
+      const tok = this.argv[this.#i++]!;
+      label = tok.includes("=") ? tok.slice(tok.indexOf("=") + 1) : this.argv[this.#i++];
+      if (label === undefined) throw new UsageError(`group ${path}: --label`, "missing value TEXT");
+    }
+    this.#separator(`group ${path}`);
+    return { type: "group", op, path, name: label ?? groupName(op, children), label, children };
+  }
+
+  /** After a group's `]`: the end, the enclosing `]`, or `--` before the next member. */
+  #separator(where: string): void {
+    const next = this.argv[this.#i];
+    if (next === undefined || (next === "]" && this.#depth > 0)) return;
+    if (next === "--" && this.#startsSegment(this.#i + 1)) {
+      this.#i++;
+      return;
+    }
+    throw new UsageError(
+      where,
+      `unexpected ${q(next)} after the group's "]"; separate members with "--" (only --label may follow "]")`,
+    );
+  }
+
+  /** `then`'s segment: the rest of the line, outside every group. */
+  #thenSegment(path: string): void {
+    if (this.#depth > 0) {
+      throw new UsageError(`group ${path}`, `then goes after the last condition, outside every group`);
+    }
+    if (this.#leaves.length === 0) {
+      throw new UsageError("then", "needs a condition to wait for before it");
+    }
+    this.#then = this.argv.slice(this.#i + 1);
+    if (this.#then.length === 0) {
+      throw new UsageError("then", "expected a command: -- then <command> [args...]");
+    }
+    this.#i = this.argv.length;
+  }
+
+  /** `[guard] [not] <kind> [target] [flags]`: one condition; undefined when it asked for help. */
+  #leaf(path: string): ConditionPlan | undefined {
+    const index = this.#leaves.length + 1;
+    let word = this.argv[this.#i]!;
+    let guard = false;
+    let negate = false;
+    if (word === "guard") {
+      guard = true;
+      this.#i++;
+      const next = this.argv[this.#i];
+      if (next === undefined) {
+        throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
+      }
+      word = next;
+    }
+    if (word === "not") {
+      negate = true;
+      this.#i++;
+      const next = this.argv[this.#i];
+      if (next === undefined || next === "not" || next === "guard" || next === "then") {
+        throw new UsageError(
+          `condition ${index}`,
+          next === "guard"
+            ? "write guard before not: -- guard not <kind> ..."
+            : "not must be followed by a condition kind: -- not <kind> <target>",
+        );
+      }
+      word = next;
+    }
+    const kind = this.registry.lookup(word);
+    if (!kind) {
+      throw new UsageError(
+        `condition ${index}`,
+        `unknown kind ${q(word)}${this.#kindHint(word)}`,
+      );
+    }
+    this.#i++;
+    const seg = this.#segment(kind, word, index);
+    if (seg.type === "help") {
+      this.#helpTopic = kind.name;
+      return undefined;
+    }
+    const leaf = this.#build(kind, word, index, guard, negate, seg);
+    const placed = path ? { ...leaf, group: path } : leaf;
+    this.#leaves.push(placed);
+    return placed;
   }
 
   #segment(kind: ConditionKind, word: string, index: number):
@@ -323,6 +477,11 @@ class Parser {
       if (tok === "--" && !opensCommand && this.#startsSegment(this.#i + 1)) {
         this.#i++;
         break;
+      }
+      // A group's `]` ends its last member (an exec command's words too).
+      if (tok === "]" && this.#depth > 0) break;
+      if (tok === "]" && !inCommand) {
+        fail(`unexpected "]": no group is open (groups are any [ … ] or all [ … ])`);
       }
       this.#i++;
       if (inCommand) {

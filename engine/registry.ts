@@ -20,6 +20,8 @@ export interface Registry {
 export const RESERVED_WORDS: readonly string[] = [
   "guard",
   "not",
+  "any",
+  "all",
   "then",
   "help",
   "completions",

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { UsageError } from "../../engine/errors.ts";
 import { type Command, parseArgv } from "../../engine/grammar.ts";
-import type { Plan } from "../../engine/plan.ts";
+import type { Plan, PlanNode } from "../../engine/plan.ts";
 import { createRegistry } from "../../engine/registry.ts";
 import { type ConditionKind, defineKind } from "../../engine/types.ts";
 import { exec } from "../../conditions/exec/mod.ts";
@@ -476,4 +476,117 @@ Deno.test("parseArgv() takes a kind's one-letter flag after its kind", () => {
     usageError(["vault", "x", "-f"]),
     "waitcmd: condition 1 (vault): --file: missing value (see: waitcmd help vault)",
   );
+});
+
+/** The plan's tree as nested arrays: a leaf is its name, a group `[name, path, ...members]`. */
+function shape(p: Plan): unknown[] {
+  const walk = (n: PlanNode): unknown =>
+    n.type === "leaf" ? n.condition.name : [n.name, n.path, ...n.children.map(walk)];
+  return p.root.children.map(walk);
+}
+
+Deno.test("parseArgv() nests any [ … ] and all [ … ] groups, with paths and names", () => {
+  const p = planOf([
+    "tcp",
+    "db:5432",
+    "--",
+    "any",
+    "[",
+    "tcp",
+    "a:1",
+    "--",
+    "all",
+    "[",
+    "file",
+    "/x",
+    "--",
+    "not",
+    "tcp",
+    "b:2",
+    "]",
+    "--label",
+    "pair",
+    "]",
+    "--",
+    "file",
+    "/y",
+  ]);
+  assertEquals(shape(p), [
+    "tcp db:5432",
+    ["any[tcp a:1, pair]", "2.any", "tcp a:1", ["pair", "2.any.2.all", "file /x", "not tcp b:2"]],
+    "file /y",
+  ]);
+  assertEquals(p.conditions.map((c) => [c.index, c.group]), [
+    [1, undefined],
+    [2, "2.any"],
+    [3, "2.any.2.all"],
+    [4, "2.any.2.all"],
+    [5, undefined],
+  ]);
+  assertEquals(p.root.op, "all");
+});
+
+Deno.test("parseArgv() ends a group's last member at its ], an exec command's words too", () => {
+  const p = planOf(["all", "[", "exec", "--", "echo", "]", "--", "tcp", "a:1"]);
+  assertEquals(shape(p), [["all[exec echo]", "1.all", "exec echo"], "tcp a:1"]);
+  const g = planOf([
+    "any",
+    "[",
+    "guard",
+    "file",
+    "/x",
+    "--",
+    "tcp",
+    "a:1",
+    "--",
+    "]",
+    "--label",
+    "g",
+  ]);
+  assertEquals(shape(g), [["g", "1.any", "file /x", "tcp a:1"]]);
+  assertEquals(g.conditions[0]!.guard, true);
+});
+
+Deno.test("parseArgv() rejects malformed groups with one located line", () => {
+  const rows: [string[], string][] = [
+    [
+      ["any", "[", "]"],
+      "waitcmd: group 1.any: empty group: put at least one condition between [ and ]",
+    ],
+    [["any", "[", "tcp", "a:1"], `group 1.any: missing "]"`],
+    [["tcp", "a:1", "]"], `condition 1 (tcp): unexpected "]": no group is open`],
+    [["]"], `unexpected "]": no group is open`],
+    [
+      ["any", "tcp", "a:1"],
+      "group 1.any: any must be followed by [: any [ <condition> -- <condition> ... ]",
+    ],
+    [["any", "[tcp", "a:1", "]"], "write [ and ] as words of their own: any [ tcp … ]"],
+    [
+      ["not", "any", "[", "tcp", "a:1", "--", "tcp", "b:1", "]"],
+      "group 1: not applies to one condition, not to a group: not any [ A -- B ] is all [ not A -- not B ]",
+    ],
+    [
+      ["tcp", "a:1", "--", "not", "all", "[", "tcp", "b:1", "]"],
+      "not all [ A -- B ] is any [ not A -- not B ]",
+    ],
+    [["guard", "any", "[", "tcp", "a:1", "]"], "guard applies to one condition, not to a group"],
+    [
+      ["any", "[", "--mode", "all", "tcp", "a:1", "]"],
+      "group 1.any: --mode applies to the whole run, before the first condition",
+    ],
+    [["any", "[", "tcp", "a:1", "--mode", "all", "]"], "global options such as --mode go before"],
+    [["tcp", "b:1", "--", "any", "[", "guard", "tcp", "a:1", "]"], "every member is a guard"],
+    [["any", "[", "tcp", "a:1", "]", "tcp", "b:1"], `unexpected "tcp" after the group's "]"`],
+    [
+      ["any", "[", "tcp", "a:1", "--", "then", "echo", "]"],
+      "then goes after the last condition, outside every group",
+    ],
+  ];
+  for (const [argv, want] of rows) assertStringIncludes(usageError(argv), want);
+});
+
+Deno.test("parseArgv() takes then after a group, and --mode any as the run's op", () => {
+  const p = planOf(["--mode", "any", "any", "[", "tcp", "a:1", "]", "--", "then", "echo", "hi"]);
+  assertEquals(p.root.op, "any");
+  assertEquals(p.then, ["echo", "hi"]);
 });

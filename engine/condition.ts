@@ -203,10 +203,15 @@ export class ConditionRun {
       timedOut = true;
       ctl.abort(new Error(`attempt timed out after ${formatDuration(limitMs)}`));
     });
-    return attempt(this.c.probe, ctl, n, (): ProbeResult | undefined =>
-      timedOut
-        ? { status: "pending", error: `attempt timed out after ${formatDuration(limitMs)}` }
-        : undefined);
+    return attempt(
+      this.c.probe,
+      ctl,
+      n,
+      (): ProbeResult | undefined =>
+        timedOut
+          ? { status: "pending", error: `attempt timed out after ${formatDuration(limitMs)}` }
+          : undefined,
+    );
   }
 
   /** The attempt under way ended: its controller and timer are done with. */

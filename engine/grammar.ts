@@ -22,13 +22,14 @@ import {
 } from "./options.ts";
 import {
   type ConditionPlan,
-  type GroupNode,
   groupName,
+  type GroupNode,
   type GroupOp,
   type Plan,
   type PlanNode,
 } from "./plan.ts";
 import type { Registry } from "./registry.ts";
+import { commandSecrets } from "./secrets.ts";
 import { conditionFor, didYouMean } from "./suggest.ts";
 import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
 
@@ -46,6 +47,8 @@ interface Segment {
   readonly target: string | undefined;
   readonly command: string[];
   readonly flags: Map<string, FlagValue[]>;
+  /** The flags' words as typed, `--label` left out (for --explain). */
+  readonly words: string[];
 }
 
 const SHELLS = ["bash", "zsh", "fish"];
@@ -290,7 +293,10 @@ class Parser {
       const word = this.argv[this.#i]!;
       if (word === "]") {
         if (this.#depth === 0) {
-          throw new UsageError("", `unexpected "]": no group is open (groups are any [ … ] or all [ … ])`);
+          throw new UsageError(
+            "",
+            `unexpected "]": no group is open (groups are any [ … ] or all [ … ])`,
+          );
         }
         return this.#closed(path, children);
       }
@@ -325,10 +331,16 @@ class Parser {
   /** The members of a group end at its `]`: checked, and the `]` taken. */
   #closed(path: string, children: PlanNode[]): PlanNode[] {
     if (children.length === 0) {
-      throw new UsageError(`group ${path}`, "empty group: put at least one condition between [ and ]");
+      throw new UsageError(
+        `group ${path}`,
+        "empty group: put at least one condition between [ and ]",
+      );
     }
     if (!children.some((c) => c.type === "group" || !c.condition.guard)) {
-      throw new UsageError(`group ${path}`, "nothing to wait for in this group: every member is a guard");
+      throw new UsageError(
+        `group ${path}`,
+        "nothing to wait for in this group: every member is a guard",
+      );
     }
     this.#i++;
     return children;
@@ -392,14 +404,19 @@ class Parser {
     }
     throw new UsageError(
       where,
-      `unexpected ${q(next)} after the group's "]"; separate members with "--" (only --label may follow "]")`,
+      `unexpected ${
+        q(next)
+      } after the group's "]"; separate members with "--" (only --label may follow "]")`,
     );
   }
 
   /** `then`'s segment: the rest of the line, outside every group. */
   #thenSegment(path: string): void {
     if (this.#depth > 0) {
-      throw new UsageError(`group ${path}`, `then goes after the last condition, outside every group`);
+      throw new UsageError(
+        `group ${path}`,
+        `then goes after the last condition, outside every group`,
+      );
     }
     if (this.#leaves.length === 0) {
       throw new UsageError("then", "needs a condition to wait for before it");
@@ -408,6 +425,9 @@ class Parser {
     if (this.#then.length === 0) {
       throw new UsageError("then", "expected a command: -- then <command> [args...]");
     }
+    // Its arguments may carry credentials (a URL's password, a header's token): every output,
+    // --explain included, masks them (docs/contract.md §9).
+    this.#secrets.push(...commandSecrets(this.#then));
     this.#i = this.argv.length;
   }
 
@@ -467,6 +487,7 @@ class Parser {
       throw new UsageError(where, msg, kind.name);
     };
     const flags = new Map<string, FlagValue[]>();
+    const words: string[] = [];
     const command: string[] = [];
     let target: string | undefined;
     let inCommand = false;
@@ -511,10 +532,12 @@ class Parser {
         if (!spec) fail(unknownFlag(tok, name, long, kind));
         const list = flags.get(spec!.name) ?? [];
         if (list.length > 0 && !spec!.repeatable) fail(`--${spec!.name}: given more than once`);
+        const from = this.#i;
         list.push(
           this.#flagValue(spec!, inline, `${where}: --${spec!.name}`, kind.name, kind.flags),
         );
         flags.set(spec!.name, list);
+        if (spec!.name !== "label") words.push(tok, ...this.argv.slice(from, this.#i));
         continue;
       }
       if (kind.target.shape !== "none" && kind.target.shape !== "command" && target === undefined) {
@@ -547,7 +570,7 @@ class Parser {
     if (kind.target.shape === "command" && command.length === 0) {
       fail(`missing command: ${word} [flags] -- <command> [args...]`);
     }
-    return { type: "segment", target, command, flags };
+    return { type: "segment", target, command, flags, words };
   }
 
   /** `siblings`: the other flags of the kind, for a value that belongs to one of them. */
@@ -595,6 +618,8 @@ class Parser {
       target: parsed.target,
       options: parsed.options,
       captures: parsed.captures ?? [],
+      words: seg.words,
+      command: seg.command,
     };
   }
 }

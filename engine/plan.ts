@@ -27,6 +27,10 @@ export interface ConditionPlan {
   readonly options: unknown;
   /** Named groups it can capture for `then` (docs/contract.md §7, captures). */
   readonly captures: readonly string[];
+  /** Its flags' words as typed, `--label` left out (for --explain). */
+  readonly words?: readonly string[];
+  /** The command of a command-shaped kind (exec), as typed. */
+  readonly command?: readonly string[];
   /** The path of its groups (`2.any`, `2.any.1.all`); undefined outside every group. */
   readonly group?: string;
 }

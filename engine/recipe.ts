@@ -136,9 +136,15 @@ export async function expandRecipe(
   /** One entry's words: a condition, or `any [ … ]` / `all [ … ]` of entries. */
   const entryWords = (entry: unknown, path: (string | number)[], guard: boolean): string[] => {
     const at = lineOf(path);
-    const where = path.map((p, i) => i === 0 ? p : `[${p}]`).join("").replace(/\]\[(any|all)\]/g, "].$1");
+    const where = path.map((p, i) => i === 0 ? p : `[${p}]`).join("").replace(
+      /\]\[(any|all)\]/g,
+      "].$1",
+    );
     if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
-      fail(at, `${where}: expected a mapping with kind, target and flags (or any:/all: and a list)`);
+      fail(
+        at,
+        `${where}: expected a mapping with kind, target and flags (or any:/all: and a list)`,
+      );
     }
     const e = entry as Record<string, unknown>;
     const op = "any" in e ? "any" : "all" in e ? "all" : undefined;

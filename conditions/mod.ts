@@ -124,5 +124,5 @@ export async function loadRegistry(words?: readonly string[]): Promise<Registry>
     }
     return kind;
   }));
-  return createRegistry(kinds);
+  return createRegistry(kinds, wanted !== undefined);
 }

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { Registry } from "./registry.ts";
+
 /** A bad flag, value, target or combination. `main` prints it and exits 2. */
 export class UsageError extends Error {
   override name = "UsageError";
@@ -13,10 +15,22 @@ export class UsageError extends Error {
   /** The help topic to point at: a kind name, or undefined for `waitcmd --help`. */
   readonly helpTopic: string | undefined;
 
-  constructor(where: string, message: string, helpTopic?: string) {
+  /**
+   * For an error found with only some kinds' declarations loaded: the same error with the
+   * hints that need every kind (did you mean …?). The CLI calls it instead of parsing again.
+   */
+  readonly complete: ((every: Registry) => UsageError) | undefined;
+
+  constructor(
+    where: string,
+    message: string,
+    helpTopic?: string,
+    complete?: (every: Registry) => UsageError,
+  ) {
     super(message);
     this.where = where;
     this.helpTopic = helpTopic;
+    this.complete = complete;
   }
 
   /** The single line printed to stderr. */

@@ -38,7 +38,14 @@ export type Command =
   | { readonly type: "run"; readonly plan: Plan }
   | { readonly type: "help"; readonly topic: string | undefined }
   | { readonly type: "version" }
-  | { readonly type: "completions"; readonly shell: string };
+  | { readonly type: "completions"; readonly shell: string }
+  /** `doctor [-o text|json] [--require KIND]...`: which kinds can work here. */
+  | {
+    readonly type: "doctor";
+    readonly output: "text" | "json";
+    /** Canonical names of the kinds whose failure makes the exit code 1. */
+    readonly required: readonly string[];
+  };
 
 type FlagValue = string | boolean | number;
 
@@ -52,6 +59,17 @@ interface Segment {
 }
 
 const SHELLS = ["bash", "zsh", "fish"];
+
+/** The topics of `waitcmd help <topic>` besides the kinds (their text is output/help.ts's). */
+export const HELP_TOPIC_NAMES = [
+  "then",
+  "recipe",
+  "exit-codes",
+  "environment",
+  "output",
+  "groups",
+  "captures",
+] as const;
 
 /** Words that open a group (followed by `[`). */
 const GROUP_WORDS: ReadonlySet<string> = new Set(["any", "all"]);
@@ -89,6 +107,7 @@ class Parser {
     }
     if (first === "help") return this.#help(this.argv[1]);
     if (first === "version") return { type: "version" };
+    if (first === "doctor") return this.#doctor(this.argv.slice(1));
     if (first === "completions") {
       const shell = this.argv[1];
       if (shell === undefined || !SHELLS.includes(shell)) {
@@ -107,13 +126,43 @@ class Parser {
     return this.#conditions(globals.options);
   }
 
+  #doctor(args: readonly string[]): Command {
+    let output: "text" | "json" = "text";
+    const required: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const m = /^(--output|-o|--require)(?:=(.*))?$/s.exec(args[i]!);
+      if (!m) throw new UsageError("doctor", `unexpected argument ${q(args[i]!)}`);
+      const value = m[2] ?? args[++i];
+      if (value === undefined) throw new UsageError(`doctor: ${m[1]}`, "missing value");
+      if (m[1] === "--require") {
+        const kind = this.registry.lookup(value);
+        if (!kind) {
+          throw new UsageError(
+            "doctor: --require",
+            `unknown kind ${q(value)}${didYouMean(value, this.registry.words)}`,
+          );
+        }
+        required.push(kind.name);
+      } else if (value === "text" || value === "json") {
+        output = value;
+      } else {
+        throw new UsageError(`doctor: ${m[1]}`, `expected text or json, got ${q(value)}`);
+      }
+    }
+    return { type: "doctor", output, required };
+  }
+
   #help(topic: string | undefined): Command {
     if (topic === undefined) return { type: "help", topic: undefined };
+    if ((HELP_TOPIC_NAMES as readonly string[]).includes(topic)) return { type: "help", topic };
+    if (topic === "exit" || topic === "codes") return { type: "help", topic: "exit-codes" };
     const kind = this.registry.lookup(topic);
     if (!kind) {
       throw new UsageError(
         "help",
-        `unknown kind ${q(topic)}${didYouMean(topic, this.registry.words)}`,
+        `unknown kind or topic ${q(topic)}${
+          didYouMean(topic, [...this.registry.words, ...HELP_TOPIC_NAMES])
+        }; topics: ${HELP_TOPIC_NAMES.join(", ")}`,
       );
     }
     return { type: "help", topic: kind.name };
@@ -141,15 +190,16 @@ class Parser {
         ? GLOBAL_FLAGS.find((f) => f.name === (GLOBAL_ALIASES[name] ?? name))
         : GLOBAL_FLAGS.find((f) => f.short === name);
       if (!spec) {
-        const kindFlag = this.registry.kinds.some((k) => k.flags.some((f) => f.name === name));
-        const hint = kindFlag
-          ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
-          : long
-          ? didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`)
-          : `; short options are ${
-            GLOBAL_FLAGS.filter((f) => f.short).map((f) => `-${f.short}`).join(" ")
-          }`;
-        throw new UsageError("", `unknown global option ${long ? "--" : "-"}${name}${hint}`);
+        throw this.#hinted("", `unknown global option ${long ? "--" : "-"}${name}`, (r) => {
+          const kindFlag = r.kinds.some((k) => k.flags.some((f) => f.name === name));
+          return kindFlag
+            ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
+            : long
+            ? didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`)
+            : `; short options are ${
+              GLOBAL_FLAGS.filter((f) => f.short).map((f) => `-${f.short}`).join(" ")
+            }`;
+        });
       }
       if (values.has(spec.name)) {
         throw new UsageError(`--${spec.name}`, "given more than once");
@@ -238,13 +288,22 @@ class Parser {
   }
 
   /**
-   * ` (did you mean …?)` for a word where a kind belongs: the condition a
-   * target-shaped word was meant as (`tcp localhost:8080` for
-   * `localhost:8080`), else the nearest kind word.
+   * A usage error whose hint may need every kind's declaration: with only some kinds loaded
+   * (the CLI's registry of the kinds a line names), the hint is left to `complete`.
    */
-  #kindHint(word: string): string {
-    const meant = conditionFor(word, this.registry.kinds);
-    return meant ? ` (did you mean ${meant}?)` : didYouMean(word, this.registry.words);
+  #hinted(
+    where: string,
+    message: string,
+    hint: (registry: Registry) => string,
+    topic?: string,
+  ): UsageError {
+    if (!this.registry.partial) return new UsageError(where, message + hint(this.registry), topic);
+    return new UsageError(
+      where,
+      message,
+      topic,
+      (every) => new UsageError(where, message + hint(every), topic),
+    );
   }
 
   /** True when argv[at] may start a new segment after a `--`. */
@@ -462,10 +521,7 @@ class Parser {
     }
     const kind = this.registry.lookup(word);
     if (!kind) {
-      throw new UsageError(
-        `condition ${index}`,
-        `unknown kind ${q(word)}${this.#kindHint(word)}`,
-      );
+      throw this.#hinted(`condition ${index}`, `unknown kind ${q(word)}`, (r) => kindHint(word, r));
     }
     this.#i++;
     const seg = this.#segment(kind, word, index);
@@ -516,9 +572,11 @@ class Parser {
       if (tok === "--") {
         const next = this.argv[this.#i];
         if (next === undefined) fail(`nothing after "--"; expected a condition kind`);
-        fail(
-          `unexpected "--" before ${q(next!)}: a new condition starts with a kind` +
-            this.#kindHint(next!),
+        throw this.#hinted(
+          where,
+          `unexpected "--" before ${q(next!)}: a new condition starts with a kind`,
+          (r) => kindHint(next!, r),
+          kind.name,
         );
       }
       if (tok === "--help" || tok === "-h") return { type: "help" };
@@ -726,6 +784,16 @@ export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
       owner.set(name, c);
     }
   }
+}
+
+/**
+ * ` (did you mean …?)` for a word where a kind belongs: the condition a
+ * target-shaped word was meant as (`tcp localhost:8080` for
+ * `localhost:8080`), else the nearest kind word.
+ */
+function kindHint(word: string, registry: Registry): string {
+  const meant = conditionFor(word, registry.kinds);
+  return meant ? ` (did you mean ${meant}?)` : didYouMean(word, registry.words);
 }
 
 /**

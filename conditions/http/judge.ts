@@ -8,8 +8,9 @@
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import { type HttpReply, statusLine } from "../_common/httpx.ts";
+import { captureText } from "../_common/captures.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
-import { testText, type UserRegex } from "../_common/regex.ts";
+import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
 import { statusMatches } from "./options.ts";
@@ -47,13 +48,16 @@ export async function judge(
     }
     parts.push(`body contains ${JSON.stringify(o.contains)}`);
   }
+  let captures: Record<string, string> = {};
   if (matches !== undefined) {
-    if (!(await testText(matches, text, signal))) {
+    const groups = await execText(matches, text, signal);
+    if (groups === undefined) {
       return {
         status: "pending",
         error: `body does not match /${o.matches}/ (${line}, ${size})`,
       };
     }
+    captures = { ...groups };
     parts.push(`body matches /${o.matches}/`);
   }
   if (o.jsonpaths.length > 0) {
@@ -75,7 +79,8 @@ export async function judge(
       const r = await evaluateJsonPath(expr, doc, signal);
       if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
       parts.push(r.detail);
+      captures.value = captureText(r.value);
     }
   }
-  return { status: "satisfied", detail: parts.join("; ") };
+  return { status: "satisfied", detail: parts.join("; "), captures };
 }

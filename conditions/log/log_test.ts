@@ -127,6 +127,7 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
         status: "satisfied",
         detail: "job 2 done",
         summary: "2/2 matches; last: job 2 done",
+        captures: {},
       });
     } finally {
       await probe.close?.();
@@ -139,6 +140,36 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
       });
     } finally {
       await missing.close?.();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("log check() captures the groups of --matches in the last matching line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
+  const path = `${dir}/app.log`;
+  try {
+    await Deno.writeTextFile(path, "listening on port 4000\nlistening on port 43567 at 10.0.0.7\n");
+    const probe = await probeOf([
+      "log",
+      path,
+      "--from-start",
+      "--matches",
+      String.raw`port (?P<port>\d+)(?: at (?<host>[\d.]+))?`,
+      "--min-matches",
+      "2",
+    ]);
+    try {
+      const r = await checkOnce(probe, new AbortController().signal, 1);
+      assertEquals(r.status === "satisfied" && r.captures, {
+        "1": "43567",
+        "2": "10.0.0.7",
+        port: "43567",
+        host: "10.0.0.7",
+      });
+    } finally {
+      await probe.close?.();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -26,6 +26,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
     status: "satisfied",
     detail: matcher.last,
     summary: required > 1 ? `${required}/${required} matches; last: ${matcher.last}` : undefined,
+    captures: matcher.captures,
   });
   // A read error escapes `check`: the engine reports it as a pending attempt (docs/contract.md §8).
   const attempt = async (signal: AbortSignal): Promise<ProbeResult> => {

@@ -15,7 +15,13 @@ import { readFlagFile } from "../_common/flagfile.ts";
 import { statusLine } from "../_common/httpx.ts";
 import { type HostPort, onEveryAddress } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
-import { asksText, describeTextMatch, preview, textMatcher } from "../_common/textmatch.ts";
+import {
+  asksText,
+  describeTextMatch,
+  preview,
+  textMatcher,
+  type TextVerdict,
+} from "../_common/textmatch.ts";
 import type { WebsocketOptions } from "./mod.ts";
 
 /** Connection errors after which the next address of the name is tried. */
@@ -66,7 +72,7 @@ function connect(
   o: WebsocketOptions,
   address: string,
   ca: string | undefined,
-  test: (text: string, signal: AbortSignal) => Promise<string | undefined>,
+  test: (text: string, signal: AbortSignal) => Promise<TextVerdict>,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
   signal.throwIfAborted();
@@ -135,16 +141,17 @@ function connect(
       const text = new TextDecoder().decode(bytes);
       // Judged in arrival order; a long text is matched off the main thread.
       judging = judging.then(async () => {
-        const why = await test(text, signal);
-        if (why === undefined) {
+        const verdict = await test(text, signal);
+        if ("captures" in verdict) {
           finish({
             status: "satisfied",
             detail: `${upgraded}; message ${preview(bytes)} ${describeTextMatch(o.match)}`,
+            captures: verdict.captures,
           });
           return;
         }
         skipped++;
-        last = `${preview(bytes)} ${why}`;
+        last = `${preview(bytes)} ${verdict.why}`;
       }).catch((e) => finish(e instanceof Error ? e : new Error(String(e))));
     });
     ws.on("close", (code: number, reason: Buffer) => {

@@ -346,7 +346,7 @@ const rejected: [string[], string][] = [
   ],
   [["then", "echo"], "then: needs a condition to wait for before it"],
   [["tcp", "a:1", "--", "then"], "then: expected a command: -- then <command> [args...]"],
-  [["help", "tpc"], `help: unknown kind "tpc" (did you mean tcp?)`],
+  [["help", "tpc"], `help: unknown kind or topic "tpc" (did you mean tcp?)`],
   [
     ["completions", "powershell"],
     `completions: expected a shell: bash, zsh, fish, got "powershell"`,

@@ -1,0 +1,204 @@
+/**
+ * One run of a plan, from the CLI's side (docs/contract.md §3, §6, §7):
+ * the checks before the wait (`then`, `--report`), `--explain`, the loading
+ * of the kinds' probes, the renderers `--output` and the terminal ask for,
+ * the run itself, the report file, and what `then` is handed. A signal
+ * before the wait started ends it at once too.
+ *
+ * @module
+ */
+
+import type { Clock } from "../engine/clock.ts";
+import { UsageError } from "../engine/errors.ts";
+import { checkThen, type Handover, thenEnvironment } from "../engine/handover.ts";
+import type { Plan } from "../engine/plan.ts";
+import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
+import type { Report, RunEvent } from "../engine/report.ts";
+import { run } from "../engine/runner.ts";
+import { makeRedactor, type Redact } from "./redact.ts";
+
+/** What a session needs from the process. */
+export interface SessionIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readonly env: Readonly<Record<string, string>>;
+  readonly stderrIsTerminal: boolean;
+  columns(): number;
+  readonly clock: Clock;
+  /** Aborted with "SIGINT", "SIGTERM", "SIGHUP" or "SIGQUIT" to cancel the run. */
+  readonly signal: AbortSignal;
+}
+
+/** How the session ended: its report (none for --explain), and `then` when it is due. */
+export interface SessionEnd {
+  readonly report?: Report;
+  /** The exit code of a session that ended before a report (usage error, --explain). */
+  readonly code?: number;
+  readonly handover?: Handover;
+}
+
+/** Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2. */
+export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd> {
+  const redact = makeRedactor(plan.secrets);
+  const o = plan.options;
+  try {
+    if (plan.then) checkThen(plan.then[0]!, io.env);
+    if (o.reportFile !== undefined) {
+      await (await import("./report_file.ts")).checkReportFile(o.reportFile);
+    }
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(redact(e.format()) + "\n");
+    return { code: 2 };
+  }
+  if (o.explain) {
+    const { explainObject, explainText } = await import("./explain.ts");
+    io.stdout(
+      o.output === "text"
+        ? explainText(plan, redact)
+        : JSON.stringify(explainObject(plan, redact), null, 2) + "\n",
+    );
+    return { code: 0 };
+  }
+  for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(redact(w) + "\n");
+  const ready = await loadProbes(plan, io);
+  // Only the renderers this run writes with (start-up cost, docs/performance.md).
+  const [json, onEvent] = await Promise.all([
+    o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
+    listener(plan, io, redact),
+  ]);
+  const report = ready === undefined
+    ? cancelledBeforeStart(plan, io.signal.reason)
+    : await run(ready, { clock: io.clock, signal: io.signal, onEvent });
+  if (ready === undefined) onEvent?.({ type: "end", report });
+  if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
+  if (o.reportFile !== undefined) {
+    try {
+      const { writeReportFile } = await import("./report_file.ts");
+      await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
+    } catch (e) {
+      // The verdict stands (docs/contract.md §3); the failure is said once.
+      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+    }
+  }
+  if (report.status !== "satisfied" || !plan.then) return { report };
+  const named = new Map(plan.conditions.map((c) => [c.index, c.captures]));
+  return {
+    report,
+    handover: {
+      command: plan.then,
+      env: thenEnvironment(report, named, o.reportFile),
+    },
+  };
+}
+
+/**
+ * Makes every probe (a kind's library is imported here, before the run's clock starts:
+ * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
+ */
+async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefined> {
+  if (io.signal.aborted) return undefined;
+  let loaded = false;
+  // (AbortSignal.timeout, not setTimeout: the first setTimeout costs start-up time; clock.ts.)
+  if (plan.options.output === "text" && !plan.options.quiet) {
+    AbortSignal.timeout(1000).addEventListener("abort", () => {
+      if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
+    });
+  }
+  const preparing = preparePlan(plan, { clock: io.clock, env: io.env });
+  const cancelled = new Promise<undefined>((resolve) => {
+    io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
+  });
+  preparing.catch(() => {}); // a failure after a signal is of no interest
+  const ready = await Promise.race([preparing, cancelled]);
+  loaded = true;
+  if (ready === undefined) {
+    // The probes made so far may hold something: closed in the background.
+    preparing.then((p) => p.conditions.forEach((c) => c.probe.close?.()), () => {});
+  }
+  return ready;
+}
+
+/** The report of a run cancelled while its probes were being made: nothing was attempted. */
+function cancelledBeforeStart(plan: Plan, reason: unknown): Report {
+  return {
+    status: "cancelled",
+    elapsedMs: 0,
+    mode: plan.options.mode,
+    timeoutMs: plan.options.timeoutMs,
+    decidedBy: undefined,
+    signal: typeof reason === "string" ? reason : undefined,
+    conditions: plan.conditions.map((c) => ({
+      index: c.index,
+      name: c.name,
+      kind: c.kind.name,
+      target: c.target,
+      guard: c.guard,
+      satisfied: false,
+      attempts: 0,
+      detail: "",
+      lastError: "",
+      fatal: false,
+      exhausted: false,
+      stopped: false,
+      elapsedMs: null,
+      captures: {},
+      group: c.group,
+      groupName: undefined,
+    })),
+  };
+}
+
+/**
+ * `-- then echo hi -- file x` runs `echo hi -- file x`: a kind after a `--` in `then`'s words
+ * is most likely a condition written after it (docs/contract.md §1). Said once.
+ */
+function thenWarnings(plan: Plan): string[] {
+  const words = plan.then ?? [];
+  const kinds = new Set(plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]));
+  const at = words.findIndex((w, i) =>
+    w === "--" && i + 1 < words.length &&
+    (kinds.has(words[i + 1]!) || KIND_LIKE.test(words[i + 1]!))
+  );
+  if (at < 0) return [];
+  return [
+    `waitcmd: warning: then's words include "-- ${words[at + 1]}": conditions go before then; ` +
+    `everything after "-- then" is the command's (${words.slice(0, 3).join(" ")} …)`,
+  ];
+}
+
+/** Words that name a kind without the registry at hand (the plan knows only its own kinds). */
+const KIND_LIKE =
+  /^(http|tcp|file|log|dns|tls|ssh|objstore|s3|glob|ports|orch|k8s|kubernetes|container|docker|process|svcmgr|systemd|exec|unix|postgres|pg|mysql|redis|mongodb|rabbitmq|kafka|grpc|websocket|ws|udp|ntp|icmp|ping|pidfile|lockfile|permission|checksum|archive|cosign|nats|guard|not)$/;
+
+/** The listener of the run's events for `--output` and the terminal; undefined for json. */
+async function listener(
+  plan: Plan,
+  io: SessionIo,
+  redact: Redact,
+): Promise<((e: RunEvent) => void) | undefined> {
+  const o = plan.options;
+  // JSON output listens to no event: the runner then makes none (docs/performance.md).
+  if (o.output === "json") return undefined;
+  if (o.output === "jsonl") {
+    const { renderJsonlEvent } = await import("./json.ts");
+    return (e) => {
+      const line = renderJsonlEvent(e, redact);
+      if (line !== undefined) io.stdout(line);
+    };
+  }
+  const text = await import("./text.ts");
+  const color = io.stderrIsTerminal && !o.noColor &&
+    !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
+  const style = color ? text.ansiStyle : text.plainStyle;
+  if (io.stderrIsTerminal && !o.quiet) {
+    const { LiveRenderer } = await import("./live.ts");
+    const live = new LiveRenderer(io.stderr, redact, style, io.columns);
+    return (e) => live.onEvent(e);
+  }
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
+    quiet: o.quiet,
+    style,
+  });
+  return (e) => lines.onEvent(e);
+}

@@ -101,6 +101,9 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
       ],
       env: { CONF_KAFKA_PW: MARK },
     }),
+    nats: (d) => ({
+      args: ["nats", `nats://app:${MARK}@127.0.0.1:${d.silentTcp}`, "--stream", "ORDERS"],
+    }),
     pidfile: (d) => ({ args: ["pidfile", `${d.dir}/none.pid`] }),
     lockfile: (d) => ({ args: ["lockfile", `${d.dir}/none.lock`, "--present"] }),
     permission: (d) => ({ args: ["permission", `${d.dir}/none`, "--mode", "0644"] }),

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv } from "../../engine/types.ts";
 import { ContainerClient } from "./docker.ts";
 import { judgeContainers, stateHolds } from "./judge.ts";
@@ -18,19 +17,20 @@ export function create(options: ContainerOptions, env: ProbeEnv): Probe {
   const client = new ContainerClient(options.target, options.project, options.engine, env.clock);
   const ports = options.want.listening ?? [];
   return {
-    check: ({ signal }) =>
-      settle(signal, async () => {
-        let { found, sel } = await client.find(signal);
-        if (ports.length > 0) {
-          // Only a container in the wanted state runs, so has its ports read.
-          found = await Promise.all(found.map(async (c) =>
+    check: async ({ signal }) => {
+      let { found, sel } = await client.find(signal);
+      if (ports.length > 0) {
+        // Only a container in the wanted state runs, so has its ports read.
+        found = await Promise.all(
+          found.map(async (c) =>
             stateHolds(c, options.want) && c.pid > 0
               ? { ...c, closed: await portsOf(c, ports, options.engine.display, signal) }
               : c
-          ));
-        }
-        return judgeContainers(found, options.want, sel);
-      }),
+          ),
+        );
+      }
+      return judgeContainers(found, options.want, sel);
+    },
     watch: (ctx) => client.watch(ctx),
   };
 }

@@ -5,7 +5,7 @@ import { DEFAULT_OPTIONS } from "./options.ts";
 import { expandPlan, preparePlan } from "./prepare.ts";
 import { UsageError } from "./errors.ts";
 import type { ConditionKind, Probe } from "./types.ts";
-import { fakeKind } from "../tests/engine/_fake_kind.ts";
+import { fakeKind } from "./_fake_kind.ts";
 
 function planOf(rows: { kind: ConditionKind; negate?: boolean }[]): Plan {
   const conditions: ConditionPlan[] = rows.map((r, i) => ({

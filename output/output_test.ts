@@ -1,23 +1,23 @@
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { type ConditionPlan, flatRoot, type Plan } from "../../engine/plan.ts";
-import { DEFAULT_OPTIONS } from "../../engine/options.ts";
-import { createRegistry } from "../../engine/registry.ts";
-import type { ConditionReport, Report, RunEvent } from "../../engine/runner.ts";
-import { completionScript } from "../../output/completions.ts";
-import { kindHelp, mainHelp } from "../../output/help.ts";
-import { jsonReport, renderJsonlEvent, renderJsonReport } from "../../output/json.ts";
-import { LiveRenderer, rowText } from "../../output/live.ts";
-import { makeRedactor } from "../../output/redact.ts";
+import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "../engine/plan.ts";
+import { DEFAULT_OPTIONS } from "../engine/options.ts";
+import { createRegistry } from "../engine/registry.ts";
+import type { ConditionReport, Report, RunEvent } from "../engine/runner.ts";
+import { completionScript } from "./completions.ts";
+import { kindHelp, mainHelp } from "./help.ts";
+import { jsonReport, renderJsonlEvent, renderJsonReport } from "./json.ts";
+import { LiveRenderer, rowText } from "./live.ts";
+import { makeRedactor } from "./redact.ts";
 import {
   attemptLine,
   headerLine,
   LineRenderer,
   plainStyle,
   summaryLines,
-} from "../../output/text.ts";
-import { tcp } from "../../conditions/tcp/mod.ts";
-import { file } from "../../conditions/file/mod.ts";
-import { exec } from "../../conditions/exec/mod.ts";
+} from "./text.ts";
+import { tcp } from "../conditions/tcp/mod.ts";
+import { file } from "../conditions/file/mod.ts";
+import { exec } from "../conditions/exec/mod.ts";
 
 const noop = makeRedactor([]);
 

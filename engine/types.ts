@@ -77,6 +77,11 @@ export interface ProbeEnv {
   readonly clock: Clock;
   /** The process environment, for documented fallbacks read at run time. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Registers a secret found at run time (a kubeconfig's token, a credential plugin's answer):
+   * every output from then on masks it (docs/contract.md §9). Register it before it is sent.
+   */
+  readonly secret?: (value: string) => void;
 }
 
 /**

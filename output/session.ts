@@ -39,7 +39,14 @@ export interface SessionEnd {
 
 /** Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2. */
 export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd> {
-  const redact = makeRedactor(plan.secrets);
+  let redact = makeRedactor(plan.secrets);
+  // A probe may find a secret at run time (a kubeconfig's token): masked from then on.
+  const secrets = new Set(plan.secrets);
+  const secret = (value: string) => {
+    if (secrets.has(value)) return;
+    secrets.add(value);
+    redact = makeRedactor([...secrets]);
+  };
   const o = plan.options;
   try {
     if (plan.then) checkThen(plan.then[0]!, io.env);
@@ -61,11 +68,11 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     return { code: 0 };
   }
   for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(redact(w) + "\n");
-  const ready = await loadProbes(plan, io);
+  const ready = await loadProbes(plan, io, secret);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
-    listener(plan, io, redact),
+    listener(plan, io, (t) => redact(t)),
   ]);
   const report = ready === undefined
     ? cancelledBeforeStart(plan, io.signal.reason)
@@ -96,7 +103,11 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
  * Makes every probe (a kind's library is imported here, before the run's clock starts:
  * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
  */
-async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefined> {
+async function loadProbes(
+  plan: Plan,
+  io: SessionIo,
+  secret: (value: string) => void,
+): Promise<ReadyPlan | undefined> {
   if (io.signal.aborted) return undefined;
   let loaded = false;
   // (AbortSignal.timeout, not setTimeout: the first setTimeout costs start-up time; clock.ts.)
@@ -105,7 +116,7 @@ async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefi
       if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
     });
   }
-  const preparing = preparePlan(plan, { clock: io.clock, env: io.env });
+  const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secret });
   const cancelled = new Promise<undefined>((resolve) => {
     io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });

@@ -19,13 +19,17 @@ export interface Verdict {
 /** A Kubernetes object as read from the API (JSON). */
 export type KubeObject = Record<string, unknown>;
 
-const ok = (text: string): Verdict => ({ state: "ok", text });
-const wait = (text: string): Verdict => ({ state: "wait", text });
-const fail = (text: string): Verdict => ({ state: "fail", text });
+/** Holds. */
+export const ok = (text: string): Verdict => ({ state: "ok", text });
+/** Not yet. */
+export const wait = (text: string): Verdict => ({ state: "wait", text });
+/** Never will. */
+export const fail = (text: string): Verdict => ({ state: "fail", text });
 
 // --- reading objects -------------------------------------------------------
 
-function field(obj: unknown, ...path: string[]): unknown {
+/** The value at `path` in an object, else undefined. */
+export function field(obj: unknown, ...path: string[]): unknown {
   let v: unknown = obj;
   for (const p of path) {
     if (typeof v !== "object" || v === null) return undefined;
@@ -34,7 +38,8 @@ function field(obj: unknown, ...path: string[]): unknown {
   return v;
 }
 
-function num(obj: unknown, ...path: string[]): number | undefined {
+/** The number at `path` in an object, else undefined. */
+export function num(obj: unknown, ...path: string[]): number | undefined {
   const v = field(obj, ...path);
   return typeof v === "number" ? v : undefined;
 }
@@ -45,7 +50,8 @@ export function str(obj: unknown, ...path: string[]): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-interface Condition {
+/** A status condition of an object. */
+export interface Condition {
   type?: string;
   status?: string;
   reason?: string;
@@ -58,11 +64,13 @@ function conditionsOf(obj: KubeObject): Condition[] {
   return Array.isArray(c) ? c.filter((x) => typeof x === "object" && x !== null) : [];
 }
 
-function findCondition(obj: KubeObject, type: string): Condition | undefined {
+/** The status condition of type `type` (case-insensitive), else undefined. */
+export function findCondition(obj: KubeObject, type: string): Condition | undefined {
   return conditionsOf(obj).find((c) => c.type?.toLowerCase() === type.toLowerCase());
 }
 
-function because(c: Condition): string {
+/** `: Reason: message` of a condition, or nothing. */
+export function because(c: Condition): string {
   const parts = [c.reason, c.message].filter((s) => typeof s === "string" && s !== "");
   return parts.length ? `: ${parts.join(": ")}` : "";
 }
@@ -207,11 +215,14 @@ export function jobComplete(obj: KubeObject): Verdict {
   return wait(`not complete (${counts})`);
 }
 
-/** How one object stands against the wait (not `delete`, which is about absence). */
+/**
+ * How one object stands against the wait (not `delete`, which is about absence; `readiness`
+ * is `readiness.ts`'s).
+ */
 export async function judgeObject(
   obj: KubeObject,
   r: { group: string; plural: string },
-  want: Want,
+  want: Exclude<Want, { type: "readiness" }>,
 ): Promise<Verdict> {
   switch (want.type) {
     case "exists": {
@@ -257,6 +268,8 @@ export function wantPhrase(want: Want): string {
       return "complete";
     case "delete":
       return "deleted";
+    case "readiness":
+      return "ready";
   }
 }
 

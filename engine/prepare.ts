@@ -62,6 +62,14 @@ export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
       },
     });
     if (leaves === undefined) continue;
+    if (c.label !== undefined) {
+      throw new UsageError(
+        `${where}: --label`,
+        "names one condition, and this one stands for one condition per object; label a group " +
+          "instead: all [ ... ] --label TEXT",
+        c.kind.name,
+      );
+    }
     parts.set(
       c,
       leaves.map((p) => ({

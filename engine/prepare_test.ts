@@ -101,3 +101,19 @@ Deno.test("expandPlan() turns a kind's fail into a usage error located at the co
     "waitcmd: condition 1 (bad): --file: no manifests in dir/ (see: waitcmd help bad)",
   );
 });
+
+Deno.test("expandPlan() rejects a --label on a condition that stands for several", async () => {
+  const many: ConditionKind = {
+    ...fakeKind("many"),
+    expand: () => Promise.resolve([{ target: "a", options: "a" }, { target: "b", options: "b" }]),
+  };
+  const p = planOf([{ kind: many }]);
+  const labelled = { ...p, conditions: [{ ...p.conditions[0]!, label: "web", name: "web" }] };
+  const err = await expandPlan({ ...labelled, root: flatRoot("all", labelled.conditions) }, {
+    readText: () => Promise.reject(new Error("unused")),
+    readDir: () => Promise.resolve([]),
+    isDirectory: () => Promise.resolve(false),
+  }).then(() => undefined, (e: unknown) => e);
+  assert(err instanceof UsageError);
+  assert(err.format().includes("condition 1 (many): --label: names one condition"), err.format());
+});

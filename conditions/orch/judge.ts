@@ -7,6 +7,7 @@
  */
 
 import type { ProbeResult } from "../../engine/types.ts";
+import { captureText } from "../_common/captures.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
 import type { Want } from "./mod.ts";
 
@@ -14,6 +15,8 @@ import type { Want } from "./mod.ts";
 export interface Verdict {
   readonly state: "ok" | "wait" | "fail";
   readonly text: string;
+  /** What a `--jsonpath` that holds compared, captured as `value` (docs/contract.md §7). */
+  readonly value?: unknown;
 }
 
 /** A Kubernetes object as read from the API (JSON). */
@@ -233,8 +236,8 @@ export async function judgeObject(
     case "condition":
       return judgeCondition(obj, want.condition, want.status);
     case "jsonpath": {
-      const { ok: holds, detail } = await evaluateJsonPath(want.expr, obj);
-      return holds ? ok(detail) : wait(detail);
+      const r = await evaluateJsonPath(want.expr, obj);
+      return r.ok ? { state: "ok", text: r.detail, value: r.value } : wait(r.detail);
     }
     case "rollout":
       if (r.plural === "deployments") return deploymentRollout(obj);
@@ -273,6 +276,11 @@ export function wantPhrase(want: Want): string {
   }
 }
 
+/** A verdict's captures for a satisfied result: `--jsonpath`'s value, when it has one. */
+export function capturesOf(v: Verdict): { captures?: Record<string, string> } {
+  return v.value === undefined ? {} : { captures: { value: captureText(v.value) } };
+}
+
 /** `deployment/web`. */
 export function objectLabel(r: { kind: string }, obj: KubeObject): string {
   return `${r.kind.toLowerCase()}/${str(obj, "metadata", "name") ?? "?"}`;
@@ -296,12 +304,19 @@ export function judgeSelected(
   const first = (list: typeof judged) => `${list[0]!.label}: ${list[0]!.verdict.text}`;
   if (all) {
     if (failed.length) return { status: "fatal", error: first(failed) };
-    if (good.length === n) return { status: "satisfied", detail: `${n}/${n} ${what}: ${phrase}` };
+    if (good.length === n) {
+      return {
+        status: "satisfied",
+        detail: `${n}/${n} ${what}: ${phrase}`,
+        ...capturesOf(good[0]!.verdict),
+      };
+    }
   } else {
     if (good.length) {
       return {
         status: "satisfied",
         detail: `${good.length}/${n} ${what}: ${phrase}; ${first(good)}`,
+        ...capturesOf(good[0]!.verdict),
       };
     }
     if (failed.length === n) return { status: "fatal", error: first(failed) };

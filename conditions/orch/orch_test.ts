@@ -4,6 +4,7 @@ import { realClock } from "../../engine/clock.ts";
 import type { ApiResource } from "./discovery.ts";
 import { KubeError } from "./errors.ts";
 import {
+  capturesOf,
   daemonSetRollout,
   deploymentRollout,
   jobComplete,
@@ -15,6 +16,7 @@ import {
   statefulSetRollout,
   type Verdict,
 } from "./judge.ts";
+import { parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { checkSelector, type OrchOptions, supports } from "./mod.ts";
 import { AUTH_GRACE_MS, type KubeApi, OrchProbe } from "./probe.ts";
 
@@ -895,4 +897,15 @@ Deno.test("OrchProbe.watch() of a manifest's Service watches its EndpointSlices 
   ]);
   // Each collection: one wake after its list, one for its change; refused credentials end both.
   assertEquals(wakes, 4);
+});
+
+Deno.test("judgeObject() --jsonpath keeps the value it compared, captured as value", async () => {
+  const want = { type: "jsonpath" as const, expr: parseJsonPathExpr(".status.readyReplicas >= 2") };
+  const obj = { status: { readyReplicas: 3 } };
+  const v = await judgeObject(obj, { group: "apps", plural: "deployments" }, want);
+  assertEquals(v.state, "ok");
+  assertEquals(capturesOf(v), { captures: { value: "3" } });
+  const selected = judgeSelected([{ label: "pod/a", verdict: v }], false, "pods", "x");
+  assertEquals(selected.status === "satisfied" && selected.captures, { value: "3" });
+  assertEquals(capturesOf({ state: "ok", text: "ready" }), {});
 });

@@ -9,13 +9,13 @@
 
 import type { Clock } from "../../engine/clock.ts";
 import { FatalError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { mergeIterables } from "../_common/filestamp.ts";
 import { type ApiResource, collectionPath, resolveKind, resolveResource } from "./discovery.ts";
 import { httpProblem, KubeError } from "./errors.ts";
 import { newestWarning, type Warning, warningSelector } from "./events.ts";
 import {
+  capturesOf,
   judgeObject,
   judgeSelected,
   type KubeObject,
@@ -184,7 +184,9 @@ export class OrchProbe {
     const v = want.type === "readiness"
       ? await this.readiness(obj, r, signal)
       : await judgeObject(obj, r.res, want);
-    if (v.state === "ok") return { status: "satisfied", detail: `${label} ${v.text}` };
+    if (v.state === "ok") {
+      return { status: "satisfied", detail: `${label} ${v.text}`, ...capturesOf(v) };
+    }
     // Why it is not ready is often only in an event (a pod that cannot be scheduled); one the
     // verdict already quotes (a failed job's reason) is not said twice.
     const warning = await this.warning(obj, r, signal);
@@ -411,7 +413,7 @@ export async function create(o: OrchOptions, env: ProbeEnv): Promise<Probe> {
   const { client, release } = sharedClient(o, env);
   const probe = new OrchProbe(o, client, env.clock);
   return {
-    check: ({ signal }) => settle(signal, () => probe.check(signal)),
+    check: ({ signal }) => probe.check(signal),
     watch: (ctx) => probe.watch(ctx),
     close: release,
   };

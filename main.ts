@@ -206,6 +206,7 @@ if (import.meta.main) {
         }
       },
       clock: cliClock as Clock,
+      wallClock: Date.now,
       signal: cancel.signal,
       readText: (path) => readBounded(path, INPUT_MAX_BYTES),
     });

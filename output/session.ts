@@ -25,6 +25,8 @@ export interface SessionIo {
   readonly stderrIsTerminal: boolean;
   columns(): number;
   readonly clock: Clock;
+  /** The wall clock, ms since the epoch (GitLab's section markers; default `Date.now`). */
+  wallClock?(): number;
   /** Aborted with "SIGINT", "SIGTERM", "SIGHUP" or "SIGQUIT" to cancel the run. */
   readonly signal: AbortSignal;
 }
@@ -60,7 +62,10 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     );
     return { code: 0 };
   }
-  for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(redact(w) + "\n");
+  // JSON output keeps stderr empty (docs/contract.md §7).
+  if (o.output === "text" && !o.quiet) {
+    for (const w of thenWarnings(plan)) io.stderr(redact(w) + "\n");
+  }
   const ready = await loadProbes(plan, io);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
@@ -79,6 +84,19 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
       io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+    }
+  }
+  if (io.env.GITHUB_STEP_SUMMARY) {
+    const ci = await import("./ci.ts");
+    try {
+      await ci.writeStepSummary(io.env, report, redact);
+    } catch (e) {
+      io.stderr(
+        redact(
+          `waitcmd: GITHUB_STEP_SUMMARY ${io.env.GITHUB_STEP_SUMMARY}: ${(e as Error).message}`,
+        ) +
+          "\n",
+      );
     }
   }
   if (report.status !== "satisfied" || !plan.then) return { report };
@@ -171,6 +189,11 @@ function thenWarnings(plan: Plan): string[] {
 const KIND_LIKE =
   /^(http|tcp|file|log|dns|tls|ssh|objstore|s3|glob|ports|orch|k8s|kubernetes|container|docker|process|svcmgr|systemd|exec|unix|postgres|pg|mysql|redis|mongodb|rabbitmq|kafka|grpc|websocket|ws|udp|ntp|icmp|ping|pidfile|lockfile|permission|checksum|archive|cosign|nats|guard|not)$/;
 
+/** Whether the environment may name a CI system (output/ci.ts decides; loaded only then). */
+function ciSystemOf(env: Readonly<Record<string, string>>): boolean {
+  return env.GITHUB_ACTIONS === "true" || env.GITLAB_CI === "true";
+}
+
 /** The listener of the run's events for `--output` and the terminal; undefined for json. */
 async function listener(
   plan: Plan,
@@ -196,9 +219,15 @@ async function listener(
     const live = new LiveRenderer(io.stderr, redact, style, io.columns);
     return (e) => live.onEvent(e);
   }
+  // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
+  const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
+  const system = ci?.ciSystem(io.env);
   const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
     quiet: o.quiet,
     style,
+    progress: o.progress,
+    clock: io.clock,
+    fold: system && ci!.ciFold(system, () => io.wallClock?.() ?? Date.now()),
   });
   return (e) => lines.onEvent(e);
 }

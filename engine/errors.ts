@@ -61,8 +61,8 @@ export class FatalError extends Error {
  * users often meet (docs/contract.md §6, hints). The attempt boundary puts it
  * in the attempt's result beside the error's text. Returns `e`.
  */
-export function withHint<E extends Error>(e: E, hint: string): E {
-  return Object.assign(e, { hint });
+export function withHint<E extends Error>(e: E, hint: string | undefined): E {
+  return hint === undefined ? e : Object.assign(e, { hint });
 }
 
 /** The hint a thrown value carries (`withHint`), if any. */

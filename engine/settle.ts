@@ -8,15 +8,12 @@
  */
 
 import { onAbort } from "./abort.ts";
-import { describeError, FatalError } from "./errors.ts";
+import { resultOf } from "./attempt.ts";
+import { describeError } from "./errors.ts";
 import type { ProbeResult } from "./types.ts";
 
-/** The result the error rule gives a thrown value: `FatalError` is fatal, anything else pending. */
-export function resultOf(e: unknown): ProbeResult {
-  return e instanceof FatalError
-    ? { status: "fatal", error: e.message }
-    : { status: "pending", error: describeError(e) };
-}
+// The one error rule, hints included (engine/attempt.ts).
+export { resultOf };
 
 /** Signals of attempts whose caller applies the error rule itself (`guardAttempt`). */
 const guarded = new WeakSet<AbortSignal>();

@@ -39,8 +39,15 @@ export interface SessionEnd {
   readonly handover?: Handover;
 }
 
-/** Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2. */
-export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd> {
+/**
+ * Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2.
+ * `kindWords`: every kind's name and aliases, for the warning about `then`'s words.
+ */
+export async function runSession(
+  plan: Plan,
+  io: SessionIo,
+  kindWords: ReadonlySet<string> = new Set(),
+): Promise<SessionEnd> {
   const redact = makeRedactor(plan.secrets);
   const o = plan.options;
   try {
@@ -64,7 +71,7 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
   }
   // JSON output keeps stderr empty (docs/contract.md §7).
   if (o.output === "text" && !o.quiet) {
-    for (const w of thenWarnings(plan)) io.stderr(redact(w) + "\n");
+    for (const w of thenWarnings(plan, kindWords)) io.stderr(redact(w) + "\n");
   }
   const ready = await loadProbes(plan, io);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
@@ -169,25 +176,26 @@ function cancelledBeforeStart(plan: Plan, reason: unknown): Report {
 
 /**
  * `-- then echo hi -- file x` runs `echo hi -- file x`: a kind after a `--` in `then`'s words
- * is most likely a condition written after it (docs/contract.md §1). Said once.
+ * is most likely a condition written after it (docs/contract.md §1). Said once, for the first.
+ * `kindWords`: every kind's name and aliases (the plan knows only its own kinds).
  */
-function thenWarnings(plan: Plan): string[] {
+export function thenWarnings(plan: Plan, kindWords: ReadonlySet<string>): string[] {
   const words = plan.then ?? [];
-  const kinds = new Set(plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]));
+  const kinds = new Set([
+    "guard",
+    "not",
+    ...plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]),
+  ]);
   const at = words.findIndex((w, i) =>
-    w === "--" && i + 1 < words.length &&
-    (kinds.has(words[i + 1]!) || KIND_LIKE.test(words[i + 1]!))
+    w === "--" && i + 1 < words.length && (kinds.has(words[i + 1]!) || kindWords.has(words[i + 1]!))
   );
   if (at < 0) return [];
+  const shown = words.slice(0, at + 2).join(" ") + (words.length > at + 2 ? " …" : "");
   return [
-    `waitcmd: warning: then's words include "-- ${words[at + 1]}": conditions go before then; ` +
-    `everything after "-- then" is the command's (${words.slice(0, 3).join(" ")} …)`,
+    `waitcmd: warning: then's command gets "-- ${words[at + 1]}" (${shown}): conditions go ` +
+    `before "-- then"; every word after it is the command's`,
   ];
 }
-
-/** Words that name a kind without the registry at hand (the plan knows only its own kinds). */
-const KIND_LIKE =
-  /^(http|tcp|file|log|dns|tls|ssh|objstore|s3|glob|ports|orch|k8s|kubernetes|container|docker|process|svcmgr|systemd|exec|unix|postgres|pg|mysql|redis|mongodb|rabbitmq|kafka|grpc|websocket|ws|udp|ntp|icmp|ping|pidfile|lockfile|permission|checksum|archive|cosign|nats|guard|not)$/;
 
 /** Whether the environment may name a CI system (output/ci.ts decides; loaded only then). */
 function ciSystemOf(env: Readonly<Record<string, string>>): boolean {

@@ -7,8 +7,9 @@
  * @module
  */
 
-import { describeError } from "../../engine/errors.ts";
+import { describeError, withHint } from "../../engine/errors.ts";
 import type { KindInput } from "../../engine/types.ts";
+import { noSuchHostHint, otherFamilyHint } from "./hints.ts";
 
 /** A parsed `host:port` or `[v6]:port`. */
 export interface HostPort {
@@ -101,7 +102,8 @@ export async function resolveAll(hostname: string, signal?: AbortSignal): Promis
   } catch (e) {
     const code = (e as { code?: string }).code;
     const why = code === "ENOTFOUND" ? "no such host" : code ?? (e as Error).message;
-    throw new Error(`cannot resolve host ${hostname}: ${why}`);
+    const error = new Error(`cannot resolve host ${hostname}: ${why}`);
+    throw code === "ENOTFOUND" ? withHint(error, noSuchHostHint(hostname)) : error;
   }
   if (found.length === 0) throw new Error(`cannot resolve host ${hostname}`);
   return [...new Set(found.map((a) => a.address))];
@@ -116,7 +118,9 @@ export async function resolveAll(hostname: string, signal?: AbortSignal): Promis
  *
  * An IP literal is attempted at once, without an async frame of its own:
  * with a thousand attempts in flight, each suspended frame is held a
- * thousand times (docs/performance.md, "Cost per condition").
+ * thousand times (docs/performance.md, "Cost per condition"). A loopback
+ * address that refuses gets a hint when the other IP family's loopback
+ * accepts on that port (docs/contract.md §6, hints).
  */
 export function onEveryAddress<T>(
   hp: HostPort,
@@ -128,10 +132,52 @@ export function onEveryAddress<T>(
   if (ip === undefined) return onResolvedAddresses(hp, signal, attempt, tryNext);
   try {
     signal.throwIfAborted();
-    return attempt({ hostname: ip, port: hp.port });
+    const other = OTHER_LOOPBACK[ip];
+    const p = attempt({ hostname: ip, port: hp.port });
+    return other === undefined ? p : p.catch((e) => familyHinted(e, ip, other, hp.port, signal));
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/** The loopback address of the other IP family. */
+const OTHER_LOOPBACK: Readonly<Record<string, string>> = { "127.0.0.1": "::1", "::1": "127.0.0.1" };
+
+/** Per loopback address and port: refusals seen, and the hint of the last look (shared). */
+const familyLooks = new Map<string, { refusals: number; hint: Promise<string | undefined> }>();
+
+/** Whether `e` is a refused connection, from Deno or node:net. */
+function refused(e: unknown): boolean {
+  return e instanceof Deno.errors.ConnectionRefused ||
+    (e as { code?: unknown } | null)?.code === "ECONNREFUSED";
+}
+
+/**
+ * Throws `e`, with a hint when it is a refusal and the other family's loopback accepts on
+ * `port`. That is looked at on the first refusal and every tenth after (the server may move),
+ * so a condition refused for minutes costs one more connect in ten.
+ */
+async function familyHinted(
+  e: unknown,
+  ip: string,
+  other: string,
+  port: number,
+  signal: AbortSignal,
+): Promise<never> {
+  if (!refused(e) || !(e instanceof Error) || signal.aborted) throw e;
+  const key = `${ip} ${port}`;
+  let look = familyLooks.get(key);
+  if (look === undefined) {
+    if (familyLooks.size >= 1024) familyLooks.clear();
+    familyLooks.set(key, look = { refusals: 0, hint: Promise.resolve(undefined) });
+  }
+  if (look.refusals++ % 10 === 0) {
+    look.hint = Deno.connect({ hostname: other, port }).then((c) => {
+      c.close();
+      return otherFamilyHint(ip, other, port);
+    }, () => undefined);
+  }
+  throw withHint(e, await look.hint);
 }
 
 /** `onEveryAddress` for a name, resolved first. */

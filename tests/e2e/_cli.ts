@@ -35,6 +35,7 @@ export interface JsonReportShape {
     attempts: number;
     detail: string;
     last_error: string;
+    hint?: string;
     fatal?: boolean;
   }[];
 }

@@ -239,33 +239,66 @@ Deno.test("--progress changes: a line per change, not per attempt (flag, WAITCMD
   });
 });
 
-Deno.test("--progress changes: a heartbeat at 30s names what is still pending, inside the group", async () => {
-  const port = freePort();
-  const r = await runCli(
-    ["--progress", "changes", "-t", "31s", "-i", "500ms", "tcp", `127.0.0.1:${port}`],
-    { env: GITHUB },
-  );
-  assertEquals(r.code, 1);
-  const lines = r.stderr.trimEnd().split("\n");
-  assertEquals(lines.length, 6, r.stderr);
-  assertEquals(lines[0], "::group::waitcmd: waiting for 1 condition (timeout 31s, interval 500ms)");
-  assertMatch(
-    lines[1]!,
-    new RegExp(
-      `^\\[\\.\\.\\] tcp 127\\.0\\.0\\.1:${port} attempt 1 \\(0\\.\\ds\\): connection refused$`,
-    ),
-  );
-  // The heartbeat: the latest attempt's number, the run's time, the latest error.
-  assertMatch(
-    lines[2]!,
-    new RegExp(
-      `^\\[\\.\\.\\] tcp 127\\.0\\.0\\.1:${port} attempt \\d+ \\(30\\.\\ds\\): connection refused$`,
-    ),
-  );
-  assertEquals(lines[3], "::endgroup::");
-  assertEquals(
-    lines[4],
-    `waitcmd: timed out after 31s; not satisfied: tcp 127.0.0.1:${port}: connection refused`,
-  );
-  assertMatch(lines[5]!, /^::error title=waitcmd::timed out after 31s; /);
+Deno.test("--progress changes: a heartbeat at 30s names what is still pending and why, in the group", async () => {
+  await withDir(async (dir) => {
+    const port = freePort();
+    const sock = `${dir}/app.sock`;
+    const r = await runCli(
+      [
+        "--progress",
+        "changes",
+        "-t",
+        "31s",
+        "-i",
+        "500ms",
+        "tcp",
+        `127.0.0.1:${port}`,
+        "--",
+        "unix",
+        sock,
+      ],
+      { env: GITHUB },
+    );
+    assertEquals(r.code, 1);
+    const lines = r.stderr.trimEnd().split("\n");
+    const hint = `nothing at ${sock}: its server is not running, or listens elsewhere`;
+    assertEquals(lines.length, 9, r.stderr);
+    assertEquals(
+      lines[0],
+      "::group::waitcmd: waiting for 2 conditions (timeout 31s, interval 500ms)",
+    );
+    // The first lines, one per condition (in the order their attempts ended); the hint on its first.
+    assertEquals(
+      untimed(lines.slice(1, 3).sort().join("\n")),
+      [
+        `[..] tcp 127.0.0.1:${port} attempt 1 (T): connection refused`,
+        `[..] unix ${sock} attempt 1 (T): no such file or directory (hint: ${hint})`,
+      ].join("\n"),
+    );
+    // The heartbeat, in command-line order: the latest attempt's number, the run's time, the
+    // latest error and its hint.
+    assertMatch(
+      lines[3]!,
+      new RegExp(
+        `^\\[\\.\\.\\] tcp 127\\.0\\.0\\.1:${port} attempt \\d+ \\(30\\.\\ds\\): connection refused$`,
+      ),
+    );
+    assertEquals(
+      lines[4]!.replace(/attempt \d+ \(30\.\ds\)/, "attempt N (30s)"),
+      `[..] unix ${sock} attempt N (30s): no such file or directory (hint: ${hint})`,
+    );
+    assertEquals(lines[5], "::endgroup::");
+    assertEquals(
+      lines[6],
+      `waitcmd: timed out after 31s; not satisfied: tcp 127.0.0.1:${port}: connection refused`,
+    );
+    assertEquals(
+      lines[7],
+      `waitcmd: timed out after 31s; not satisfied: unix ${sock}: no such file or directory (hint: ${hint})`,
+    );
+    assertMatch(
+      lines[8]!,
+      /^::error title=waitcmd::timed out after 31s; .*%0Atimed out after 31s; /,
+    );
+  });
 });

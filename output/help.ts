@@ -79,7 +79,7 @@ export function mainHelp(registry: Registry): string {
     "  waitcmd tcp db:5432 -- any [ http http://a/health -- http http://b/health ]",
     "  waitcmd log server.log --matches 'listening on port (?P<port>\\d+)' \\",
     "    -- then sh -c 'curl http://localhost:$WAITCMD_CAPTURE_PORT/'",
-    "  waitcmd k8s -f manifests/ --timeout 5m",
+    "  waitcmd -t 5m k8s -f manifests/",
     "",
     `Help topics: waitcmd help <kind>, or ${HELP_TOPIC_NAMES.join(", ")}.`,
     "More: waitcmd doctor; waitcmd completions bash|zsh|fish; waitcmd -V",

@@ -344,7 +344,7 @@ export class LineRenderer {
     this.#beating?.abort();
     if (this.#folded) this.#out(this.opts.fold!.close());
     summaryLines(report, this.opts.style).forEach((l) => this.#out(l));
-    const plain = summaryLines(report).map(this.redact);
-    this.#out(this.opts.fold?.annotation(report, plain));
+    const fold = this.opts.fold;
+    if (fold) this.#out(fold.annotation(report, summaryLines(report).map(this.redact)));
   }
 }

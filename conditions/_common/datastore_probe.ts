@@ -16,7 +16,7 @@ import {
   type TlsChoice,
 } from "./datastore.ts";
 import { type PasswordSource, readPassword } from "./dsurl.ts";
-import { type HostPort, onEveryAddress } from "./net.ts";
+import { type HostPort, loopbackRefusal, onEveryAddress } from "./net.ts";
 import { nodeErrorHint } from "./hints.ts";
 import { describeNodeError } from "./nodeerr.ts";
 import { onAbort } from "../../engine/abort.ts";
@@ -64,7 +64,7 @@ export async function attemptEveryAddress<U extends string | undefined>(
     return await onEveryAddress(
       o.hp,
       signal,
-      (address) => session(address, password, tls),
+      (address) => session(address, password, tls).catch((e) => loopbackRefusal(e, address)),
       isConnectFailure,
     );
   } catch (e) {

@@ -118,9 +118,7 @@ export async function resolveAll(hostname: string, signal?: AbortSignal): Promis
  *
  * An IP literal is attempted at once, without an async frame of its own:
  * with a thousand attempts in flight, each suspended frame is held a
- * thousand times (docs/performance.md, "Cost per condition"). A loopback
- * address that refuses gets a hint when the other IP family's loopback
- * accepts on that port (docs/contract.md §6, hints).
+ * thousand times (docs/performance.md, "Cost per condition").
  */
 export function onEveryAddress<T>(
   hp: HostPort,
@@ -132,9 +130,7 @@ export function onEveryAddress<T>(
   if (ip === undefined) return onResolvedAddresses(hp, signal, attempt, tryNext);
   try {
     signal.throwIfAborted();
-    const other = OTHER_LOOPBACK[ip];
-    const p = attempt({ hostname: ip, port: hp.port });
-    return other === undefined ? p : p.catch((e) => familyHinted(e, ip, other, hp.port, signal));
+    return attempt({ hostname: ip, port: hp.port });
   } catch (e) {
     return Promise.reject(e);
   }
@@ -143,8 +139,11 @@ export function onEveryAddress<T>(
 /** The loopback address of the other IP family. */
 const OTHER_LOOPBACK: Readonly<Record<string, string>> = { "127.0.0.1": "::1", "::1": "127.0.0.1" };
 
-/** Per loopback address and port: refusals seen, and the hint of the last look (shared). */
-const familyLooks = new Map<string, { refusals: number; hint: Promise<string | undefined> }>();
+/** Per loopback address and port: refusals seen, the look under way, and what it found. */
+const familyLooks = new Map<
+  string,
+  { refusals: number; looking: Promise<void> | undefined; hint: string | undefined }
+>();
 
 /** Whether `e` is a refused connection, from Deno or node:net. */
 function refused(e: unknown): boolean {
@@ -153,31 +152,40 @@ function refused(e: unknown): boolean {
 }
 
 /**
- * Throws `e`, with a hint when it is a refusal and the other family's loopback accepts on
- * `port`. That is looked at on the first refusal and every tenth after (the server may move),
- * so a condition refused for minutes costs one more connect in ten.
+ * Rejects with `e`, with a hint when `e` refused a connection to a loopback address and the
+ * other IP family's loopback accepts on that port (docs/contract.md §6, hints): a server that
+ * listens on `::1` only is refused at `127.0.0.1`. Kinds call it on a failed attempt at
+ * `address`. The other family is looked at on the first refusal and every tenth after (the
+ * server may still be starting), so a condition refused for minutes costs one more connect in
+ * ten, and a connection that succeeds costs nothing.
  */
-async function familyHinted(
-  e: unknown,
-  ip: string,
-  other: string,
-  port: number,
-  signal: AbortSignal,
-): Promise<never> {
-  if (!refused(e) || !(e instanceof Error) || signal.aborted) throw e;
-  const key = `${ip} ${port}`;
+export function loopbackRefusal(e: unknown, address: HostPort): Promise<never> {
+  const ip = canonicalIp(address.hostname);
+  const other = ip === undefined ? undefined : OTHER_LOOPBACK[ip];
+  if (other === undefined || !refused(e) || !(e instanceof Error)) return Promise.reject(e);
+  const key = `${ip} ${address.port}`;
   let look = familyLooks.get(key);
   if (look === undefined) {
     if (familyLooks.size >= 1024) familyLooks.clear();
-    familyLooks.set(key, look = { refusals: 0, hint: Promise.resolve(undefined) });
+    familyLooks.set(key, look = { refusals: 0, looking: undefined, hint: undefined });
   }
   if (look.refusals++ % 10 === 0) {
-    look.hint = Deno.connect({ hostname: other, port }).then((c) => {
+    const l = look;
+    l.looking = Deno.connect({ hostname: other, port: address.port }).then((c) => {
       c.close();
-      return otherFamilyHint(ip, other, port);
-    }, () => undefined);
+      l.hint = otherFamilyHint(ip!, other, address.port);
+    }, () => {
+      l.hint = undefined;
+    });
   }
-  throw withHint(e, await look.hint);
+  // Most refusals find the last look done: they reject at once, without a frame of their own.
+  const looking = look.looking;
+  if (looking === undefined) return Promise.reject(withHint(e, look.hint));
+  const l = look;
+  return looking.then(() => {
+    if (l.looking === looking) l.looking = undefined;
+    throw withHint(e, l.hint);
+  });
 }
 
 /** `onEveryAddress` for a name, resolved first. */
@@ -252,10 +260,12 @@ export class Connector {
     this.#underWay--;
     closeConn(conn);
   };
-  readonly #failed = (e: unknown): never => {
+  readonly #failed = (e: unknown): Promise<never> => {
     this.#underWay--;
-    throw e;
+    return loopbackRefusal(e, this.#target!);
   };
+  /** The address being connected to (one probe connects to one target). */
+  #target: HostPort | undefined;
 
   /** `dial` is Deno's connect; a test passes its own to see what is asked of it. */
   constructor(dial: Dial = Deno.connect) {
@@ -268,8 +278,12 @@ export class Connector {
       if (this.#underWay > 0) this.#cancel = true;
       const { hostname, port } = address;
       if (this.#cancel) {
-        return this.#dial({ hostname, port, signal }).then(closeConn);
+        return this.#dial({ hostname, port, signal }).then(
+          closeConn,
+          (e) => loopbackRefusal(e, address),
+        );
       }
+      this.#target = address;
       this.#underWay++;
       return this.#dial({ hostname, port }).then(this.#connected, this.#failed);
     });

@@ -199,6 +199,11 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "  --report FILE   also write the JSON report to FILE, whatever --output is",
     "  --explain       print the plan, probe nothing",
     "",
+    "A failure users often meet (a name that does not resolve, a server on the other IP family,",
+    "a certificate for another name, 401/403, a missing kubeconfig context, socket or bus) gets",
+    '"(hint: …)" after its error: what to fix. The JSON report has it as "hint".',
+    "In GitHub Actions and GitLab CI the progress lines fold (waitcmd help environment).",
+    "",
   ].join("\n"),
   groups: [
     "waitcmd help groups - any [ … ] and all [ … ]",

@@ -7,7 +7,7 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { loadRegistry } from "./conditions/mod.ts";
+import { KINDS, loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
 import { errorText, UsageError } from "./engine/errors.ts";
 import { FileReadError, readBounded } from "./engine/files.ts";
@@ -115,7 +115,8 @@ export async function main(
       return { code: await doctor(command, registry, io) };
     }
     case "run": {
-      const end = await runSession(command.plan, io);
+      const kindWords = new Set(KINDS.flatMap((k) => [k.name, ...k.aliases]));
+      const end = await runSession(command.plan, io, kindWords);
       if (!end.report) return { code: end.code ?? 0 };
       const code = exitCode(end.report, command.plan.options.timeoutExitCode);
       return { code, handover: end.handover };
@@ -206,6 +207,7 @@ if (import.meta.main) {
         }
       },
       clock: cliClock as Clock,
+      wallClock: Date.now,
       signal: cancel.signal,
       readText: (path) => readBounded(path, INPUT_MAX_BYTES),
     });

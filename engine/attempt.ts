@@ -9,14 +9,18 @@
  */
 
 import { Aborter, onAbort } from "./abort.ts";
-import { describeError, FatalError } from "./errors.ts";
+import { describeError, FatalError, hintOf } from "./errors.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
-/** The result the error rule gives a thrown value: `FatalError` is fatal, anything else pending. */
+/**
+ * The result the error rule gives a thrown value: `FatalError` is fatal, anything else pending;
+ * the hint it carries (`withHint`) comes along.
+ */
 export function resultOf(e: unknown): ProbeResult {
-  return e instanceof FatalError
-    ? { status: "fatal", error: e.message }
-    : { status: "pending", error: describeError(e) };
+  const hint = hintOf(e);
+  const error = e instanceof FatalError ? e.message : describeError(e);
+  const status = e instanceof FatalError ? "fatal" : "pending";
+  return hint === undefined ? { status, error } : { status, error, hint };
 }
 
 /**

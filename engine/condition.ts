@@ -72,6 +72,8 @@ export class ConditionRun {
   satisfied = false;
   detail = "";
   lastError = "";
+  /** The hint of the last failed attempt (docs/contract.md §6, hints). */
+  hint: string | undefined;
   fatal = false;
   exhausted = false;
   captures: Readonly<Record<string, string>> = NO_CAPTURES;
@@ -161,6 +163,7 @@ export class ConditionRun {
       attempts: this.attempts,
       detail: this.detail,
       lastError: this.lastError,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
       fatal: this.fatal,
       exhausted: this.exhausted,
       stopped: this.stopped,
@@ -245,6 +248,7 @@ export class ConditionRun {
     this.#failures = result.status === "pending" ? this.#failures + 1 : 0;
     if (result.status === "fatal") {
       this.lastError = result.error;
+      this.hint = result.hint;
       this.fatal = true;
       this.#emitAttempt(n, result, now, false);
       host.fatal(this);
@@ -265,6 +269,7 @@ export class ConditionRun {
   #failed(n: number, result: ProbeResult & { status: "pending" }, now: number) {
     this.#streak = 0;
     this.lastError = result.error;
+    this.hint = result.hint;
     this.#emitAttempt(n, result, now, false);
     const max = this.host.options.maxAttempts;
     if (!this.c.guard && max !== undefined && n >= max) {

@@ -57,6 +57,21 @@ export class FatalError extends Error {
 }
 
 /**
+ * `e` carrying `hint`: what is likely wrong and how to fix it, for a failure
+ * users often meet (docs/contract.md §6, hints). The attempt boundary puts it
+ * in the attempt's result beside the error's text. Returns `e`.
+ */
+export function withHint<E extends Error>(e: E, hint: string | undefined): E {
+  return hint === undefined ? e : Object.assign(e, { hint });
+}
+
+/** The hint a thrown value carries (`withHint`), if any. */
+export function hintOf(e: unknown): string | undefined {
+  const hint = e !== null && typeof e === "object" ? (e as { hint?: unknown }).hint : undefined;
+  return typeof hint === "string" && hint !== "" ? hint : undefined;
+}
+
+/**
  * Any error as a short lower-case text for `last_error`: `connection
  * refused`, `no such file or directory`. The OS error number is dropped and
  * a failed name lookup reads `cannot resolve host: ...`. The one error

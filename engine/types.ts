@@ -28,10 +28,14 @@ export type ProbeResult =
      */
     readonly captures?: Readonly<Record<string, string>>;
   }
-  /** Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying. */
-  | { readonly status: "pending"; readonly error: string }
+  /**
+   * Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying.
+   * `hint`, when a common cause is known, says what is likely wrong and how to fix it
+   * (docs/contract.md §6, hints).
+   */
+  | { readonly status: "pending"; readonly error: string; readonly hint?: string }
   /** No retry can fix this (a job failed, a command does not exist): the run ends with exit 3. */
-  | { readonly status: "fatal"; readonly error: string };
+  | { readonly status: "fatal"; readonly error: string; readonly hint?: string };
 
 /** What a probe gets for one attempt. */
 export interface AttemptContext {

@@ -8,13 +8,7 @@ import { kindHelp, mainHelp } from "./help.ts";
 import { jsonReport, renderJsonlEvent, renderJsonReport } from "./json.ts";
 import { LiveRenderer, rowText } from "./live.ts";
 import { makeRedactor } from "./redact.ts";
-import {
-  attemptLine,
-  headerLine,
-  LineRenderer,
-  plainStyle,
-  summaryLines,
-} from "./text.ts";
+import { attemptLine, headerLine, LineRenderer, plainStyle, summaryLines } from "./text.ts";
 import { tcp } from "../conditions/tcp/mod.ts";
 import { file } from "../conditions/file/mod.ts";
 import { exec } from "../conditions/exec/mod.ts";
@@ -226,7 +220,10 @@ Deno.test("LineRenderer prints only the summary with --quiet and redacts everyth
 });
 
 Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
-  const j = jsonReport(report({ conditions: [cr({ lastError: "connection refused" })] }), noop);
+  const j = jsonReport(
+    report({ conditions: [cr({ lastError: "connection refused", hint: "start it" })] }),
+    noop,
+  );
   assertEquals(j, {
     status: "satisfied",
     elapsed_seconds: 6.1,
@@ -241,12 +238,14 @@ Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
       attempts: 4,
       detail: "connected to db:5432",
       last_error: "connection refused",
+      hint: "start it",
       fatal: false,
       exhausted: false,
       elapsed_seconds: 6.1,
       captures: {},
     }],
   });
+  assertEquals(jsonReport(report({}), noop).conditions[0]!.hint, "");
   const text = renderJsonReport(report({}), noop);
   assert(text.endsWith("}\n"));
   assertEquals(JSON.parse(text).status, "satisfied");

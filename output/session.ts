@@ -25,6 +25,8 @@ export interface SessionIo {
   readonly stderrIsTerminal: boolean;
   columns(): number;
   readonly clock: Clock;
+  /** The wall clock, ms since the epoch (GitLab's section markers; default `Date.now`). */
+  wallClock?(): number;
   /** Aborted with "SIGINT", "SIGTERM", "SIGHUP" or "SIGQUIT" to cancel the run. */
   readonly signal: AbortSignal;
 }
@@ -37,8 +39,15 @@ export interface SessionEnd {
   readonly handover?: Handover;
 }
 
-/** Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2. */
-export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd> {
+/**
+ * Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2.
+ * `kindWords`: every kind's name and aliases, for the warning about `then`'s words.
+ */
+export async function runSession(
+  plan: Plan,
+  io: SessionIo,
+  kindWords: ReadonlySet<string> = new Set(),
+): Promise<SessionEnd> {
   let redact = makeRedactor(plan.secrets);
   // A probe may find a secret at run time (a kubeconfig's token): masked from then on.
   const secrets = new Set(plan.secrets);
@@ -67,7 +76,10 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     );
     return { code: 0 };
   }
-  for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(redact(w) + "\n");
+  // JSON output keeps stderr empty (docs/contract.md §7).
+  if (o.output === "text" && !o.quiet) {
+    for (const w of thenWarnings(plan, kindWords)) io.stderr(redact(w) + "\n");
+  }
   const ready = await loadProbes(plan, io, secret);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
@@ -86,6 +98,19 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
       io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+    }
+  }
+  if (io.env.GITHUB_STEP_SUMMARY) {
+    const ci = await import("./ci.ts");
+    try {
+      await ci.writeStepSummary(io.env, report, redact);
+    } catch (e) {
+      io.stderr(
+        redact(
+          `waitcmd: GITHUB_STEP_SUMMARY ${io.env.GITHUB_STEP_SUMMARY}: ${(e as Error).message}`,
+        ) +
+          "\n",
+      );
     }
   }
   if (report.status !== "satisfied" || !plan.then) return { report };
@@ -162,25 +187,31 @@ function cancelledBeforeStart(plan: Plan, reason: unknown): Report {
 
 /**
  * `-- then echo hi -- file x` runs `echo hi -- file x`: a kind after a `--` in `then`'s words
- * is most likely a condition written after it (docs/contract.md §1). Said once.
+ * is most likely a condition written after it (docs/contract.md §1). Said once, for the first.
+ * `kindWords`: every kind's name and aliases (the plan knows only its own kinds).
  */
-function thenWarnings(plan: Plan): string[] {
+export function thenWarnings(plan: Plan, kindWords: ReadonlySet<string>): string[] {
   const words = plan.then ?? [];
-  const kinds = new Set(plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]));
+  const kinds = new Set([
+    "guard",
+    "not",
+    ...plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]),
+  ]);
   const at = words.findIndex((w, i) =>
-    w === "--" && i + 1 < words.length &&
-    (kinds.has(words[i + 1]!) || KIND_LIKE.test(words[i + 1]!))
+    w === "--" && i + 1 < words.length && (kinds.has(words[i + 1]!) || kindWords.has(words[i + 1]!))
   );
   if (at < 0) return [];
+  const shown = words.slice(0, at + 2).join(" ") + (words.length > at + 2 ? " …" : "");
   return [
-    `waitcmd: warning: then's words include "-- ${words[at + 1]}": conditions go before then; ` +
-    `everything after "-- then" is the command's (${words.slice(0, 3).join(" ")} …)`,
+    `waitcmd: warning: then's command gets "-- ${words[at + 1]}" (${shown}): conditions go ` +
+    `before "-- then"; every word after it is the command's`,
   ];
 }
 
-/** Words that name a kind without the registry at hand (the plan knows only its own kinds). */
-const KIND_LIKE =
-  /^(http|tcp|file|log|dns|tls|ssh|objstore|s3|glob|ports|orch|k8s|kubernetes|container|docker|process|svcmgr|systemd|exec|unix|postgres|pg|mysql|redis|mongodb|rabbitmq|kafka|grpc|websocket|ws|udp|ntp|icmp|ping|pidfile|lockfile|permission|checksum|archive|cosign|nats|guard|not)$/;
+/** Whether the environment may name a CI system (output/ci.ts decides; loaded only then). */
+function ciSystemOf(env: Readonly<Record<string, string>>): boolean {
+  return env.GITHUB_ACTIONS === "true" || env.GITLAB_CI === "true";
+}
 
 /** The listener of the run's events for `--output` and the terminal; undefined for json. */
 async function listener(
@@ -207,9 +238,15 @@ async function listener(
     const live = new LiveRenderer(io.stderr, redact, style, io.columns);
     return (e) => live.onEvent(e);
   }
+  // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
+  const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
+  const system = ci?.ciSystem(io.env);
   const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
     quiet: o.quiet,
     style,
+    progress: o.progress,
+    clock: io.clock,
+    fold: system && ci!.ciFold(system, () => io.wallClock?.() ?? Date.now()),
   });
   return (e) => lines.onEvent(e);
 }

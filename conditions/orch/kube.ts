@@ -12,6 +12,7 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
+import { hintOf, withHint } from "../../engine/errors.ts";
 import {
   describeRequestError,
   fetchTransport,
@@ -172,14 +173,24 @@ export class KubeClient {
     } catch (e) {
       if (signal.aborted) throw signal.reason ?? e;
       const why = e instanceof RequestError ? e.message : describeRequestError(e);
-      throw new KubeError("network", `${conn.server}: ${why}`);
+      throw withHint(new KubeError("network", `${conn.server}: ${why}`), hintOf(e));
     }
     if (r.status === 401 || r.status === 403) {
       const body = this.#mask(await readAll(r, signal).catch(() => ""));
       const what = r.status === 401
         ? `credentials refused (${statusLine(401)})`
         : `access forbidden (${statusLine(403)}): ${statusMessage(body)}`;
-      throw new KubeError("auth", `${what}; ${conn.credentials}; server ${conn.server}`, r.status);
+      const error = new KubeError(
+        "auth",
+        `${what}; ${conn.credentials}; server ${conn.server}`,
+        r.status,
+      );
+      throw withHint(
+        error,
+        r.status === 401
+          ? "the token or certificate expired or is another cluster's: refresh the kubeconfig"
+          : "grant the user get, list and watch on it (check with kubectl auth can-i)",
+      );
     }
     return r;
   }

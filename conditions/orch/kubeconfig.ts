@@ -7,7 +7,7 @@
  * @module
  */
 
-import { describeError } from "../../engine/errors.ts";
+import { describeError, withHint } from "../../engine/errors.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { KubeError } from "./errors.ts";
 import { fileType } from "./files.ts";
@@ -244,16 +244,21 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
         throw new KubeError("config", `in-cluster config: ${describeError(e)}`);
       }
     } else if (from === "default") {
-      throw new KubeError(
-        "config",
-        files.length
-          ? `no kubeconfig: ${files[0]} does not exist (set --kubeconfig or KUBECONFIG)`
-          : "no kubeconfig: set --kubeconfig or KUBECONFIG",
+      throw withHint(
+        new KubeError(
+          "config",
+          files.length
+            ? `no kubeconfig: ${files[0]} does not exist (set --kubeconfig or KUBECONFIG)`
+            : "no kubeconfig: set --kubeconfig or KUBECONFIG",
+        ),
+        "point KUBECONFIG or --kubeconfig at the cluster's kubeconfig, or run in a pod with a " +
+          "service account",
       );
     } else {
-      throw new KubeError(
-        "config",
-        `kubeconfig ${files.join(", ")} (${from}): no such file`,
+      throw withHint(
+        new KubeError("config", `kubeconfig ${files.join(", ")} (${from}): no such file`),
+        `nothing at ${files.join(", ")} yet: write the kubeconfig there (waiting for it), or ` +
+          `fix ${from}`,
       );
     }
   } else {
@@ -269,10 +274,15 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
   const ctx = kc.getContextObject(ctxName);
   if (!ctx) {
     const names = kc.contexts.map((c) => c.name);
-    throw new KubeError(
-      "context",
-      `context ${JSON.stringify(ctxName)} is not in the kubeconfig` +
-        (names.length ? ` (contexts: ${names.join(", ")})` : ""),
+    throw withHint(
+      new KubeError(
+        "context",
+        `context ${JSON.stringify(ctxName)} is not in the kubeconfig` +
+          (names.length ? ` (contexts: ${names.join(", ")})` : ""),
+      ),
+      names.length
+        ? `pass --context with one of: ${names.join(", ")} (kubectl config get-contexts)`
+        : "this kubeconfig has no contexts: it is empty, or not the one meant",
     );
   }
   kc.setCurrentContext(ctxName);

@@ -8,7 +8,7 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
-import { FatalError } from "../../engine/errors.ts";
+import { FatalError, hintOf, withHint } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { mergeIterables } from "../_common/filestamp.ts";
 import { type ApiResource, collectionPath, resolveKind, resolveResource } from "./discovery.ts";
@@ -135,8 +135,11 @@ export class OrchProbe {
       if (this.#restarting(e)) {
         return { status: "pending", error: `${e.message} (the server was just unreachable)` };
       }
-      if (e.fatal) throw new FatalError(e.message);
-      return { status: "pending", error: e.message };
+      const hint = hintOf(e);
+      if (e.fatal) throw withHint(new FatalError(e.message), hint);
+      return hint === undefined
+        ? { status: "pending", error: e.message }
+        : { status: "pending", error: e.message, hint };
     }
   }
 

@@ -78,6 +78,7 @@ export const KINDS: readonly KindEntry[] = [
     load: () => import("./rabbitmq/mod.ts").then((m) => m.rabbitmq),
   },
   { name: "kafka", aliases: [], load: () => import("./kafka/mod.ts").then((m) => m.kafka) },
+  { name: "nats", aliases: [], load: () => import("./nats/mod.ts").then((m) => m.nats) },
   { name: "pidfile", aliases: [], load: () => import("./pidfile/mod.ts").then((m) => m.pidfile) },
   {
     name: "lockfile",
@@ -124,5 +125,5 @@ export async function loadRegistry(words?: readonly string[]): Promise<Registry>
     }
     return kind;
   }));
-  return createRegistry(kinds);
+  return createRegistry(kinds, wanted !== undefined);
 }

@@ -14,17 +14,24 @@
  * @module
  */
 
-/** The callbacks of each signal that has been listened to and has not aborted yet. */
-const hubs = new WeakMap<AbortSignal, Set<() => void>>();
+/**
+ * What a signal carries for `onAbort`, as properties of the signal itself (state in the
+ * object, no module-wide map): its callbacks, set at its first `onAbort`, and whether its
+ * controller is an `Aborter`, whose `abort()` calls them without an event.
+ */
+const CALLBACKS = Symbol("waitcmd.onAbort");
+const DIRECT = Symbol("waitcmd.direct");
 
-/** Signals of `Aborter`s: their callbacks are called by `Aborter.abort`, not by an event. */
-const direct = new WeakSet<AbortSignal>();
+type MarkedSignal = AbortSignal & {
+  [CALLBACKS]?: Set<() => void> | undefined;
+  [DIRECT]?: true;
+};
 
 /** Calls and forgets the callbacks of `signal`, which has just aborted. */
-function fire(signal: AbortSignal): void {
-  const callbacks = hubs.get(signal);
+function fire(signal: MarkedSignal): void {
+  const callbacks = signal[CALLBACKS];
   if (callbacks === undefined) return;
-  hubs.delete(signal);
+  signal[CALLBACKS] = undefined;
   for (const f of callbacks) f();
   callbacks.clear();
 }
@@ -46,7 +53,7 @@ export class Aborter extends AbortController {
 
   constructor() {
     super();
-    direct.add(this.signal);
+    (this.signal as MarkedSignal)[DIRECT] = true;
   }
 
   override abort(reason?: unknown): void {
@@ -67,18 +74,18 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
     fn();
     return noop;
   }
-  let hub = hubs.get(signal);
-  if (hub === undefined) {
-    hub = new Set<() => void>();
-    hubs.set(signal, hub);
-    if (!direct.has(signal)) signal.addEventListener("abort", () => fire(signal), { once: true });
+  const s = signal as MarkedSignal;
+  let callbacks = s[CALLBACKS];
+  if (callbacks === undefined) {
+    callbacks = s[CALLBACKS] = new Set();
+    if (!s[DIRECT]) signal.addEventListener("abort", () => fire(s), { once: true });
   }
   // A wrapper of its own, so that the same `fn` registered twice is removed once per remover.
   const entry = () => fn();
-  hub.add(entry);
-  const callbacks = hub;
+  const set = callbacks;
+  set.add(entry);
   return () => {
-    callbacks.delete(entry);
+    set.delete(entry);
   };
 }
 

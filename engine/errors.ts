@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { Registry } from "./registry.ts";
+
 /** A bad flag, value, target or combination. `main` prints it and exits 2. */
 export class UsageError extends Error {
   override name = "UsageError";
@@ -13,10 +15,22 @@ export class UsageError extends Error {
   /** The help topic to point at: a kind name, or undefined for `waitcmd --help`. */
   readonly helpTopic: string | undefined;
 
-  constructor(where: string, message: string, helpTopic?: string) {
+  /**
+   * For an error found with only some kinds' declarations loaded: the same error with the
+   * hints that need every kind (did you mean …?). The CLI calls it instead of parsing again.
+   */
+  readonly complete: ((every: Registry) => UsageError) | undefined;
+
+  constructor(
+    where: string,
+    message: string,
+    helpTopic?: string,
+    complete?: (every: Registry) => UsageError,
+  ) {
     super(message);
     this.where = where;
     this.helpTopic = helpTopic;
+    this.complete = complete;
   }
 
   /** The single line printed to stderr. */
@@ -40,6 +54,21 @@ export function errorText(e: unknown): string {
  */
 export class FatalError extends Error {
   override name = "FatalError";
+}
+
+/**
+ * `e` carrying `hint`: what is likely wrong and how to fix it, for a failure
+ * users often meet (docs/contract.md §6, hints). The attempt boundary puts it
+ * in the attempt's result beside the error's text. Returns `e`.
+ */
+export function withHint<E extends Error>(e: E, hint: string | undefined): E {
+  return hint === undefined ? e : Object.assign(e, { hint });
+}
+
+/** The hint a thrown value carries (`withHint`), if any. */
+export function hintOf(e: unknown): string | undefined {
+  const hint = e !== null && typeof e === "object" ? (e as { hint?: unknown }).hint : undefined;
+  return typeof hint === "string" && hint !== "" ? hint : undefined;
 }
 
 /**

@@ -20,43 +20,32 @@ import {
   GLOBAL_FLAGS,
   type RunOptions,
 } from "./options.ts";
+import {
+  type ConditionPlan,
+  groupName,
+  type GroupNode,
+  type GroupOp,
+  type Plan,
+  type PlanNode,
+} from "./plan.ts";
 import type { Registry } from "./registry.ts";
+import { commandSecrets } from "./secrets.ts";
 import { conditionFor, didYouMean } from "./suggest.ts";
 import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
-
-/** One condition of a run, parsed and validated; engine/prepare.ts gives it its probe. */
-export interface ConditionPlan {
-  /** 1-based position on the command line. */
-  readonly index: number;
-  readonly kind: ConditionKind;
-  /** The kind word as typed (an alias stays an alias in the display name). */
-  readonly kindWord: string;
-  readonly guard: boolean;
-  /** `not`: the condition holds while its probe is pending (docs/contract.md §4). */
-  readonly negate: boolean;
-  /** Display name: `[not ]<kind word> <target>`, or `--label`. */
-  readonly name: string;
-  readonly target: string;
-  /** What the kind's `parse` returned, for its probe module. */
-  readonly options: unknown;
-}
-
-/** Everything a run needs. */
-export interface Plan {
-  readonly options: RunOptions;
-  readonly conditions: readonly ConditionPlan[];
-  /** The `-- then <command...>` segment, if given. */
-  readonly then: readonly string[] | undefined;
-  /** Values that must never appear in any output. */
-  readonly secrets: readonly string[];
-}
 
 /** What the command line asks for. */
 export type Command =
   | { readonly type: "run"; readonly plan: Plan }
   | { readonly type: "help"; readonly topic: string | undefined }
   | { readonly type: "version" }
-  | { readonly type: "completions"; readonly shell: string };
+  | { readonly type: "completions"; readonly shell: string }
+  /** `doctor [-o text|json] [--require KIND]...`: which kinds can work here. */
+  | {
+    readonly type: "doctor";
+    readonly output: "text" | "json";
+    /** Canonical names of the kinds whose failure makes the exit code 1. */
+    readonly required: readonly string[];
+  };
 
 type FlagValue = string | boolean | number;
 
@@ -65,9 +54,28 @@ interface Segment {
   readonly target: string | undefined;
   readonly command: string[];
   readonly flags: Map<string, FlagValue[]>;
+  /** The flags' words as typed, `--label` left out (for --explain). */
+  readonly words: string[];
 }
 
 const SHELLS = ["bash", "zsh", "fish"];
+
+/** The topics of `waitcmd help <topic>` besides the kinds (their text is output/help.ts's). */
+export const HELP_TOPIC_NAMES = [
+  "then",
+  "recipe",
+  "exit-codes",
+  "environment",
+  "output",
+  "groups",
+  "captures",
+] as const;
+
+/** Words that open a group (followed by `[`). */
+const GROUP_WORDS: ReadonlySet<string> = new Set(["any", "all"]);
+
+/** Words other than kinds that may start a segment after a `--`. */
+const STARTERS: ReadonlySet<string> = new Set(["guard", "not", "then", "any", "all"]);
 
 /** Parses argv against the registry. `env` feeds kinds' documented environment fallbacks. */
 export function parseArgv(
@@ -99,6 +107,7 @@ class Parser {
     }
     if (first === "help") return this.#help(this.argv[1]);
     if (first === "version") return { type: "version" };
+    if (first === "doctor") return this.#doctor(this.argv.slice(1));
     if (first === "completions") {
       const shell = this.argv[1];
       if (shell === undefined || !SHELLS.includes(shell)) {
@@ -117,13 +126,43 @@ class Parser {
     return this.#conditions(globals.options);
   }
 
+  #doctor(args: readonly string[]): Command {
+    let output: "text" | "json" = "text";
+    const required: string[] = [];
+    for (let i = 0; i < args.length; i++) {
+      const m = /^(--output|-o|--require)(?:=(.*))?$/s.exec(args[i]!);
+      if (!m) throw new UsageError("doctor", `unexpected argument ${q(args[i]!)}`);
+      const value = m[2] ?? args[++i];
+      if (value === undefined) throw new UsageError(`doctor: ${m[1]}`, "missing value");
+      if (m[1] === "--require") {
+        const kind = this.registry.lookup(value);
+        if (!kind) {
+          throw new UsageError(
+            "doctor: --require",
+            `unknown kind ${q(value)}${didYouMean(value, this.registry.words)}`,
+          );
+        }
+        required.push(kind.name);
+      } else if (value === "text" || value === "json") {
+        output = value;
+      } else {
+        throw new UsageError(`doctor: ${m[1]}`, `expected text or json, got ${q(value)}`);
+      }
+    }
+    return { type: "doctor", output, required };
+  }
+
   #help(topic: string | undefined): Command {
     if (topic === undefined) return { type: "help", topic: undefined };
+    if ((HELP_TOPIC_NAMES as readonly string[]).includes(topic)) return { type: "help", topic };
+    if (topic === "exit" || topic === "codes") return { type: "help", topic: "exit-codes" };
     const kind = this.registry.lookup(topic);
     if (!kind) {
       throw new UsageError(
         "help",
-        `unknown kind ${q(topic)}${didYouMean(topic, this.registry.words)}`,
+        `unknown kind or topic ${q(topic)}${
+          didYouMean(topic, [...this.registry.words, ...HELP_TOPIC_NAMES])
+        }; topics: ${HELP_TOPIC_NAMES.join(", ")}`,
       );
     }
     return { type: "help", topic: kind.name };
@@ -151,15 +190,16 @@ class Parser {
         ? GLOBAL_FLAGS.find((f) => f.name === (GLOBAL_ALIASES[name] ?? name))
         : GLOBAL_FLAGS.find((f) => f.short === name);
       if (!spec) {
-        const kindFlag = this.registry.kinds.some((k) => k.flags.some((f) => f.name === name));
-        const hint = kindFlag
-          ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
-          : long
-          ? didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`)
-          : `; short options are ${
-            GLOBAL_FLAGS.filter((f) => f.short).map((f) => `-${f.short}`).join(" ")
-          }`;
-        throw new UsageError("", `unknown global option ${long ? "--" : "-"}${name}${hint}`);
+        throw this.#hinted("", `unknown global option ${long ? "--" : "-"}${name}`, (r) => {
+          const kindFlag = r.kinds.some((k) => k.flags.some((f) => f.name === name));
+          return kindFlag
+            ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
+            : long
+            ? didYouMean(name, GLOBAL_FLAGS.map((f) => f.name), (s) => `--${s}`)
+            : `; short options are ${
+              GLOBAL_FLAGS.filter((f) => f.short).map((f) => `-${f.short}`).join(" ")
+            }`;
+        });
       }
       if (values.has(spec.name)) {
         throw new UsageError(`--${spec.name}`, "given more than once");
@@ -206,6 +246,10 @@ class Parser {
       mode: (values.get("mode") as "all" | "any" | undefined) ?? DEFAULT_OPTIONS.mode,
       successes: num("successes") ?? DEFAULT_OPTIONS.successes,
       stableForMs: num("stable-for") ?? DEFAULT_OPTIONS.stableForMs,
+      maxAttempts: num("max-attempts") ?? DEFAULT_OPTIONS.maxAttempts,
+      timeoutExitCode: num("timeout-exit-code") ?? DEFAULT_OPTIONS.timeoutExitCode,
+      progress: (values.get("progress") as RunOptions["progress"] | undefined) ??
+        DEFAULT_OPTIONS.progress,
       output: (values.get("output") as RunOptions["output"] | undefined) ?? DEFAULT_OPTIONS.output,
       quiet: values.get("quiet") === true,
       noColor: values.get("no-color") === true,
@@ -244,80 +288,251 @@ class Parser {
   }
 
   /**
-   * ` (did you mean …?)` for a word where a kind belongs: the condition a
-   * target-shaped word was meant as (`tcp localhost:8080` for
-   * `localhost:8080`), else the nearest kind word.
+   * A usage error whose hint may need every kind's declaration: with only some kinds loaded
+   * (the CLI's registry of the kinds a line names), the hint is left to `complete`.
    */
-  #kindHint(word: string): string {
-    const meant = conditionFor(word, this.registry.kinds);
-    return meant ? ` (did you mean ${meant}?)` : didYouMean(word, this.registry.words);
+  #hinted(
+    where: string,
+    message: string,
+    hint: (registry: Registry) => string,
+    topic?: string,
+  ): UsageError {
+    if (!this.registry.partial) return new UsageError(where, message + hint(this.registry), topic);
+    return new UsageError(
+      where,
+      message,
+      topic,
+      (every) => new UsageError(where, message + hint(every), topic),
+    );
   }
 
   /** True when argv[at] may start a new segment after a `--`. */
   #startsSegment(at: number): boolean {
     const w = this.argv[at];
     return w !== undefined &&
-      (w === "guard" || w === "not" || w === "then" || this.registry.lookup(w) !== undefined);
+      (STARTERS.has(w) || (w === "]" && this.#depth > 0) || this.registry.lookup(w) !== undefined);
   }
 
+  /** How many groups the parser is inside. */
+  #depth = 0;
+  /** The leaves parsed so far, in order. */
+  readonly #leaves: ConditionPlan[] = [];
+  #then: string[] | undefined;
+  /** Set when a condition asked for its kind's help instead (`tcp --help`). */
+  #helpTopic: string | undefined;
+
   #conditions(options: RunOptions): Command {
-    const conditions: ConditionPlan[] = [];
-    let then: string[] | undefined;
-    while (this.#i < this.argv.length) {
-      const index = conditions.length + 1;
-      let word = this.argv[this.#i]!;
-      if (word === "then") {
-        if (index === 1) throw new UsageError("then", "needs a condition to wait for before it");
-        then = this.argv.slice(this.#i + 1);
-        if (then.length === 0) {
-          throw new UsageError("then", "expected a command: -- then <command> [args...]");
-        }
-        break;
-      }
-      let guard = false;
-      let negate = false;
-      if (word === "guard") {
-        guard = true;
-        this.#i++;
-        const next = this.argv[this.#i];
-        if (next === undefined) {
-          throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
-        }
-        word = next;
-      }
-      if (word === "not") {
-        negate = true;
-        this.#i++;
-        const next = this.argv[this.#i];
-        if (next === undefined || next === "not" || next === "guard" || next === "then") {
-          throw new UsageError(
-            `condition ${index}`,
-            next === "guard"
-              ? "write guard before not: -- guard not <kind> ..."
-              : "not must be followed by a condition kind: -- not <kind> <target>",
-          );
-        }
-        word = next;
-      }
-      const kind = this.registry.lookup(word);
-      if (!kind) {
-        throw new UsageError(
-          `condition ${index}`,
-          `unknown kind ${q(word)}${this.#kindHint(word)}`,
-        );
-      }
-      this.#i++;
-      const seg = this.#segment(kind, word, index);
-      if (seg.type === "help") return { type: "help", topic: kind.name };
-      conditions.push(this.#build(kind, word, index, guard, negate, seg));
-    }
+    const children = this.#members("");
+    if (this.#helpTopic !== undefined) return { type: "help", topic: this.#helpTopic };
+    const conditions = this.#leaves;
     if (conditions.every((c) => c.guard)) {
       throw new UsageError("", "nothing to wait for: every condition is a guard");
     }
+    checkCaptureNames(conditions);
+    const root: GroupNode = { type: "group", op: options.mode, path: "", name: "", children };
     return {
       type: "run",
-      plan: { options, conditions, then, secrets: [...new Set(this.#secrets)] },
+      plan: {
+        options,
+        conditions,
+        root,
+        then: this.#then,
+        secrets: [...new Set(this.#secrets)],
+      },
     };
+  }
+
+  /**
+   * The members of the run (`path` "") or of a group, up to its `]`: conditions and groups
+   * (docs/contract.md §1, groups). The run's members end at the end of the line or `then`.
+   */
+  #members(path: string): PlanNode[] {
+    const children: PlanNode[] = [];
+    while (this.#i < this.argv.length && this.#helpTopic === undefined) {
+      const word = this.argv[this.#i]!;
+      if (word === "]") {
+        if (this.#depth === 0) {
+          throw new UsageError(
+            "",
+            `unexpected "]": no group is open (groups are any [ … ] or all [ … ])`,
+          );
+        }
+        return this.#closed(path, children);
+      }
+      if (word === "then") {
+        this.#thenSegment(path);
+        break;
+      }
+      const position = `${path ? path + "." : ""}${children.length + 1}`;
+      if (GROUP_WORDS.has(word) || GROUP_WORDS.has(this.#afterPrefixes())) {
+        children.push(this.#group(position));
+      } else {
+        const leaf = this.#leaf(path);
+        if (leaf) children.push({ type: "leaf", condition: leaf });
+      }
+    }
+    if (this.#depth > 0 && this.#helpTopic === undefined) {
+      throw new UsageError(
+        `group ${path}`,
+        `missing "]": every any [ or all [ needs its ] (as a word of its own)`,
+      );
+    }
+    return children;
+  }
+
+  /** The word after `guard`/`not` at the current position (for a group's error). */
+  #afterPrefixes(): string {
+    let at = this.#i;
+    while (this.argv[at] === "guard" || this.argv[at] === "not") at++;
+    return at === this.#i ? "" : this.argv[at] ?? "";
+  }
+
+  /** The members of a group end at its `]`: checked, and the `]` taken. */
+  #closed(path: string, children: PlanNode[]): PlanNode[] {
+    if (children.length === 0) {
+      throw new UsageError(
+        `group ${path}`,
+        "empty group: put at least one condition between [ and ]",
+      );
+    }
+    if (!children.some((c) => c.type === "group" || !c.condition.guard)) {
+      throw new UsageError(
+        `group ${path}`,
+        "nothing to wait for in this group: every member is a guard",
+      );
+    }
+    this.#i++;
+    return children;
+  }
+
+  /** `any [ … ]` / `all [ … ]` [`--label TEXT`], and the separator after it. */
+  #group(position: string): GroupNode {
+    const first = this.argv[this.#i]!;
+    if (first === "not" || first === "guard") {
+      const op = this.#afterPrefixes();
+      throw new UsageError(
+        `group ${position}`,
+        first === "guard"
+          ? `guard applies to one condition, not to a group: write guard inside the group`
+          : `not applies to one condition, not to a group: ${
+            op === "any"
+              ? "not any [ A -- B ] is all [ not A -- not B ]"
+              : "not all [ A -- B ] is any [ not A -- not B ]"
+          }`,
+      );
+    }
+    const op = first as GroupOp;
+    const path = `${position}.${op}`;
+    const bracket = this.argv[this.#i + 1];
+    if (bracket !== "[") {
+      throw new UsageError(
+        `group ${path}`,
+        bracket?.startsWith("[")
+          ? `write [ and ] as words of their own: ${op} [ ${bracket.slice(1)} … ]`
+          : `${op} must be followed by [: ${op} [ <condition> -- <condition> ... ]`,
+      );
+    }
+    this.#i += 2;
+    const at = this.argv[this.#i];
+    if (at === "--mode" || at?.startsWith("--mode=")) {
+      throw new UsageError(
+        `group ${path}`,
+        `--mode applies to the whole run, before the first condition; a group's mode is its word: any [ … ] or all [ … ]`,
+      );
+    }
+    this.#depth++;
+    const children = this.#members(path);
+    this.#depth--;
+    let label: string | undefined;
+    if (this.argv[this.#i] === "--label" || this.argv[this.#i]?.startsWith("--label=")) {
+      const tok = this.argv[this.#i++]!;
+      label = tok.includes("=") ? tok.slice(tok.indexOf("=") + 1) : this.argv[this.#i++];
+      if (label === undefined) throw new UsageError(`group ${path}: --label`, "missing value TEXT");
+    }
+    this.#separator(`group ${path}`);
+    return { type: "group", op, path, name: label ?? groupName(op, children), label, children };
+  }
+
+  /** After a group's `]`: the end, the enclosing `]`, or `--` before the next member. */
+  #separator(where: string): void {
+    const next = this.argv[this.#i];
+    if (next === undefined || (next === "]" && this.#depth > 0)) return;
+    if (next === "--" && this.#startsSegment(this.#i + 1)) {
+      this.#i++;
+      return;
+    }
+    throw new UsageError(
+      where,
+      `unexpected ${
+        q(next)
+      } after the group's "]"; separate members with "--" (only --label may follow "]")`,
+    );
+  }
+
+  /** `then`'s segment: the rest of the line, outside every group. */
+  #thenSegment(path: string): void {
+    if (this.#depth > 0) {
+      throw new UsageError(
+        `group ${path}`,
+        `then goes after the last condition, outside every group`,
+      );
+    }
+    if (this.#leaves.length === 0) {
+      throw new UsageError("then", "needs a condition to wait for before it");
+    }
+    this.#then = this.argv.slice(this.#i + 1);
+    if (this.#then.length === 0) {
+      throw new UsageError("then", "expected a command: -- then <command> [args...]");
+    }
+    // Its arguments may carry credentials (a URL's password, a header's token): every output,
+    // --explain included, masks them (docs/contract.md §9).
+    this.#secrets.push(...commandSecrets(this.#then));
+    this.#i = this.argv.length;
+  }
+
+  /** `[guard] [not] <kind> [target] [flags]`: one condition; undefined when it asked for help. */
+  #leaf(path: string): ConditionPlan | undefined {
+    const index = this.#leaves.length + 1;
+    let word = this.argv[this.#i]!;
+    let guard = false;
+    let negate = false;
+    if (word === "guard") {
+      guard = true;
+      this.#i++;
+      const next = this.argv[this.#i];
+      if (next === undefined) {
+        throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
+      }
+      word = next;
+    }
+    if (word === "not") {
+      negate = true;
+      this.#i++;
+      const next = this.argv[this.#i];
+      if (next === undefined || next === "not" || next === "guard" || next === "then") {
+        throw new UsageError(
+          `condition ${index}`,
+          next === "guard"
+            ? "write guard before not: -- guard not <kind> ..."
+            : "not must be followed by a condition kind: -- not <kind> <target>",
+        );
+      }
+      word = next;
+    }
+    const kind = this.registry.lookup(word);
+    if (!kind) {
+      throw this.#hinted(`condition ${index}`, `unknown kind ${q(word)}`, (r) => kindHint(word, r));
+    }
+    this.#i++;
+    const seg = this.#segment(kind, word, index);
+    if (seg.type === "help") {
+      this.#helpTopic = kind.name;
+      return undefined;
+    }
+    const leaf = this.#build(kind, word, index, guard, negate, seg);
+    const placed = path ? { ...leaf, group: path } : leaf;
+    this.#leaves.push(placed);
+    return placed;
   }
 
   #segment(kind: ConditionKind, word: string, index: number):
@@ -328,6 +543,7 @@ class Parser {
       throw new UsageError(where, msg, kind.name);
     };
     const flags = new Map<string, FlagValue[]>();
+    const words: string[] = [];
     const command: string[] = [];
     let target: string | undefined;
     let inCommand = false;
@@ -338,6 +554,11 @@ class Parser {
       if (tok === "--" && !opensCommand && this.#startsSegment(this.#i + 1)) {
         this.#i++;
         break;
+      }
+      // A group's `]` ends its last member (an exec command's words too).
+      if (tok === "]" && this.#depth > 0) break;
+      if (tok === "]" && !inCommand) {
+        fail(`unexpected "]": no group is open (groups are any [ … ] or all [ … ])`);
       }
       this.#i++;
       if (inCommand) {
@@ -351,34 +572,33 @@ class Parser {
       if (tok === "--") {
         const next = this.argv[this.#i];
         if (next === undefined) fail(`nothing after "--"; expected a condition kind`);
-        fail(
-          `unexpected "--" before ${q(next!)}: a new condition starts with a kind` +
-            this.#kindHint(next!),
+        throw this.#hinted(
+          where,
+          `unexpected "--" before ${q(next!)}: a new condition starts with a kind`,
+          (r) => kindHint(next!, r),
+          kind.name,
         );
       }
       if (tok === "--help" || tok === "-h") return { type: "help" };
       if (tok.startsWith("-") && tok.length > 1 && !/^-\d/.test(tok)) {
         const { name, inline } = splitFlag(tok);
-        const spec = kind.flags.find((f) => f.name === name) ??
-          COMMON_CONDITION_FLAGS.find((f) => f.name === name);
-        if (!spec) {
-          const all = [...kind.flags, ...COMMON_CONDITION_FLAGS].map((f) => f.name);
-          let hint = didYouMean(name, all, (s) => `--${s}`);
-          if (!hint && GLOBAL_FLAGS.some((f) => f.name === name)) {
-            hint = `; global options such as --${name} go before the first condition`;
-          }
-          if (!tok.startsWith("--")) hint ||= `; flags are written --name`;
-          fail(`unknown flag ${tok.startsWith("--") ? "--" + name : tok}${hint}`);
-        }
+        const long = tok.startsWith("--");
+        const spec = long
+          ? kind.flags.find((f) => f.name === name) ??
+            COMMON_CONDITION_FLAGS.find((f) => f.name === name)
+          : kind.flags.find((f) => f.short === name);
+        if (!spec) fail(unknownFlag(tok, name, long, kind));
         const list = flags.get(spec!.name) ?? [];
         if (list.length > 0 && !spec!.repeatable) fail(`--${spec!.name}: given more than once`);
+        const from = this.#i;
         list.push(
           this.#flagValue(spec!, inline, `${where}: --${spec!.name}`, kind.name, kind.flags),
         );
         flags.set(spec!.name, list);
+        if (spec!.name !== "label") words.push(tok, ...this.argv.slice(from, this.#i));
         continue;
       }
-      if (kind.target.shape === "required" && target === undefined) {
+      if (kind.target.shape !== "none" && kind.target.shape !== "command" && target === undefined) {
         target = tok;
         continue;
       }
@@ -408,7 +628,7 @@ class Parser {
     if (kind.target.shape === "command" && command.length === 0) {
       fail(`missing command: ${word} [flags] -- <command> [args...]`);
     }
-    return { type: "segment", target, command, flags };
+    return { type: "segment", target, command, flags, words };
   }
 
   /** `siblings`: the other flags of the kind, for a value that belongs to one of them. */
@@ -453,8 +673,12 @@ class Parser {
       guard,
       negate,
       name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
+      ...(label === undefined ? {} : { label }),
       target: parsed.target,
       options: parsed.options,
+      captures: parsed.captures ?? [],
+      words: seg.words,
+      command: seg.command,
     };
   }
 }
@@ -537,6 +761,56 @@ class SegmentInput implements KindInput {
   secret(value: string): void {
     if (value) this.#secrets.push(value);
   }
+}
+
+/**
+ * Two conditions that can capture one name would give `then` one variable for two values
+ * (docs/contract.md §7, captures): a usage error naming both.
+ */
+export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
+  const owner = new Map<string, ConditionPlan>();
+  for (const c of conditions) {
+    for (const name of new Set(c.captures)) {
+      const first = owner.get(name);
+      if (first) {
+        throw new UsageError(
+          `condition ${c.index} (${c.kindWord})`,
+          `capture group ${
+            q(name)
+          } is also captured by condition ${first.index} (${first.kindWord}); ` +
+            "give each named group its own name",
+          c.kind.name,
+        );
+      }
+      owner.set(name, c);
+    }
+  }
+}
+
+/**
+ * ` (did you mean …?)` for a word where a kind belongs: the condition a
+ * target-shaped word was meant as (`tcp localhost:8080` for
+ * `localhost:8080`), else the nearest kind word.
+ */
+function kindHint(word: string, registry: Registry): string {
+  const meant = conditionFor(word, registry.kinds);
+  return meant ? ` (did you mean ${meant}?)` : didYouMean(word, registry.words);
+}
+
+/**
+ * The message for a flag a condition does not take: the nearest flag of the kind, or where a
+ * global option belongs (`-t`, `--timeout` after a condition), or how flags are written.
+ */
+function unknownFlag(tok: string, name: string, long: boolean, kind: ConditionKind): string {
+  const all = [...kind.flags, ...COMMON_CONDITION_FLAGS].map((f) => f.name);
+  const global = GLOBAL_FLAGS.find((f) => long ? f.name === name : f.short === name);
+  let hint = long ? didYouMean(name, all, (s) => `--${s}`) : "";
+  if (!hint && global) {
+    hint = `; global options such as ${long ? "--" + name : `-${name} (--${global.name})`} go ` +
+      "before the first condition";
+  }
+  if (!long) hint ||= `; flags are written --name`;
+  return `unknown flag ${long ? "--" + name : tok}${hint}`;
 }
 
 /**

@@ -28,6 +28,12 @@ export interface RunOptions {
   readonly mode: "all" | "any";
   readonly successes: number;
   readonly stableForMs: number;
+  /** `--max-attempts`: a condition that fails this many attempts gives up; undefined: no limit. */
+  readonly maxAttempts: number | undefined;
+  /** The exit code of a timeout or an exhausted run (`--timeout-exit-code`, default 1). */
+  readonly timeoutExitCode: number;
+  /** `--progress`: a line per attempt, or only when a condition's state or error changes. */
+  readonly progress: "attempts" | "changes";
   readonly output: OutputFormat;
   readonly quiet: boolean;
   /** `--no-color` given. */
@@ -50,6 +56,9 @@ export const DEFAULT_OPTIONS: RunOptions = {
   mode: "all",
   successes: 1,
   stableForMs: 0,
+  maxAttempts: undefined,
+  timeoutExitCode: 1,
+  progress: "attempts",
   output: "text",
   quiet: false,
   noColor: false,
@@ -64,6 +73,9 @@ export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
   WAITCMD_ATTEMPT_TIMEOUT: "attempt-timeout",
   WAITCMD_OUTPUT: "output",
   WAITCMD_MODE: "mode",
+  WAITCMD_MAX_ATTEMPTS: "max-attempts",
+  WAITCMD_TIMEOUT_EXIT_CODE: "timeout-exit-code",
+  WAITCMD_PROGRESS: "progress",
 };
 
 /** Options that go before the first condition. */
@@ -134,6 +146,30 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     placeholder: "DURATION",
     description:
       "How long a condition must keep succeeding before it counts, sampled at least 5 times (default 0)",
+  },
+  {
+    name: "max-attempts",
+    type: "integer",
+    min: 1,
+    placeholder: "N",
+    description:
+      "Give up on a condition after N failed attempts: the run ends with status exhausted (exit 1)",
+  },
+  {
+    name: "timeout-exit-code",
+    type: "integer",
+    min: 1,
+    max: 125,
+    placeholder: "N",
+    description: "Exit code of a timeout or an exhausted run (default 1; 124 as timeout(1))",
+  },
+  {
+    name: "progress",
+    type: "enum",
+    values: ["attempts", "changes"],
+    placeholder: "attempts|changes",
+    description:
+      "attempts: a line per attempt (default); changes: a line when a condition's state or error changes, a heartbeat every 30s",
   },
   {
     name: "output",

@@ -9,8 +9,17 @@
  */
 
 import { UsageError } from "./errors.ts";
-import type { ConditionPlan, Plan } from "./grammar.ts";
-import type { ConditionKind, Probe, ProbeEnv, ProbeFactory } from "./types.ts";
+import { checkCaptureNames } from "./grammar.ts";
+import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
+import { resultOf } from "./attempt.ts";
+import type {
+  ConditionKind,
+  ExpandContext,
+  Probe,
+  ProbeEnv,
+  ProbeFactory,
+  ProbeResult,
+} from "./types.ts";
 
 /** A condition with its probe, ready to be polled. */
 export interface ReadyCondition extends ConditionPlan {
@@ -31,6 +40,50 @@ export async function validatePlan(plan: Plan): Promise<void> {
       throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
     });
   }
+}
+
+/** What expanding a plan reads files with (`ExpandContext` without the per-condition `fail`). */
+export type ExpandIo = Omit<ExpandContext, "fail">;
+
+/**
+ * Replaces each condition whose kind expands it (`orch -f manifests/`) by the leaf conditions
+ * it stands for, in its place, and numbers the conditions anew (docs/contract.md §1). A file
+ * that cannot be read or parsed is a usage error naming the condition and flag.
+ */
+export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
+  if (!plan.conditions.some((c) => c.kind.expand)) return plan;
+  const parts = new Map<ConditionPlan, readonly ConditionPlan[]>();
+  for (const c of plan.conditions) {
+    const where = `condition ${c.index} (${c.kindWord})`;
+    const leaves = await c.kind.expand?.(c.options, {
+      ...io,
+      fail: (flag, message) => {
+        throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
+      },
+    });
+    if (leaves === undefined) continue;
+    if (c.label !== undefined) {
+      throw new UsageError(
+        `${where}: --label`,
+        "names one condition, and this one stands for one condition per object; label a group " +
+          "instead: all [ ... ] --label TEXT",
+        c.kind.name,
+      );
+    }
+    parts.set(
+      c,
+      leaves.map((p) => ({
+        ...c,
+        name: `${c.negate ? "not " : ""}${c.kindWord} ${p.target}`,
+        target: p.target,
+        options: p.options,
+        captures: p.captures ?? [],
+      })),
+    );
+  }
+  const expanded = mapLeaves(plan, (c) => parts.get(c) ?? [c]);
+  checkCaptureNames(expanded.conditions);
+  return { ...plan, ...expanded };
 }
 
 /**
@@ -64,7 +117,13 @@ export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan>
 export function negated(probe: Probe): Probe {
   return {
     async check(ctx) {
-      const r = await probe.check(ctx);
+      // The probe's thrown errors are pending results here too: `not` holds on them.
+      let r: ProbeResult;
+      try {
+        r = await probe.check(ctx);
+      } catch (e) {
+        r = resultOf(e);
+      }
       switch (r.status) {
         case "pending":
           return { status: "satisfied", detail: r.error };

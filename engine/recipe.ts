@@ -137,88 +137,142 @@ export async function expandRecipe(
 
   const origins: Origin[] = [];
   const conditions: string[][] = [];
+  /** One entry's words: a condition, or `any [ … ]` / `all [ … ]` of entries. */
+  const entryWords = (entry: unknown, path: (string | number)[], guard: boolean): string[] => {
+    const at = lineOf(path);
+    const where = path.map((p, i) => i === 0 ? p : `[${p}]`).join("").replace(
+      /\]\[(any|all)\]/g,
+      "].$1",
+    );
+    if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
+      fail(
+        at,
+        `${where}: expected a mapping with kind, target and flags (or any:/all: and a list)`,
+      );
+    }
+    const e = entry as Record<string, unknown>;
+    const op = "any" in e ? "any" : "all" in e ? "all" : undefined;
+    if (op !== undefined) return groupWords(e, op, path, guard, where);
+    for (const key of Object.keys(e)) {
+      if (!CONDITION_KEYS.includes(key)) {
+        fail(
+          lineOf([...path, key]) ?? at,
+          `${where}: unknown key ${JSON.stringify(key)}${didYouMean(key, CONDITION_KEYS)}`,
+        );
+      }
+    }
+    const words: string[] = [];
+    if (guard) words.push("guard");
+    if (e.not !== undefined && typeof e.not !== "boolean") {
+      fail(lineOf([...path, "not"]), `${where}: not: expected true or false`);
+    }
+    if (e.not === true) words.push("not");
+    if (typeof e.kind !== "string" || e.kind === "") {
+      fail(at, `${where}: expected kind: <kind> (a condition kind such as tcp or http)`);
+    }
+    if (!registry.lookup(e.kind as string)) {
+      fail(
+        lineOf([...path, "kind"]) ?? at,
+        `${where}: unknown kind ${JSON.stringify(e.kind)}${
+          didYouMean(e.kind as string, registry.words)
+        }`,
+      );
+    }
+    words.push(e.kind as string);
+    if (e.target !== undefined) {
+      if (typeof e.target !== "string" && typeof e.target !== "number") {
+        fail(lineOf([...path, "target"]), `${where}: target: expected a text`);
+      }
+      words.push(String(e.target));
+    }
+    const flagLines = new Map<string, number>();
+    if (e.label !== undefined) {
+      words.push(...flagWords("label", e.label, (m) => fail(lineOf([...path, "label"]), m)));
+      flagLines.set("label", lineOf([...path, "label"]) ?? at ?? 0);
+    }
+    if (e.flags !== undefined) {
+      if (e.flags === null || typeof e.flags !== "object" || Array.isArray(e.flags)) {
+        fail(lineOf([...path, "flags"]), `${where}: flags: expected a mapping of flag: value`);
+      }
+      for (const [name, value] of Object.entries(e.flags as Record<string, unknown>)) {
+        const line = lineOf([...path, "flags", name]) ?? at;
+        flagLines.set(name.replace(/^--?/, ""), line ?? 0);
+        words.push(
+          ...flagWords(
+            name.replace(/^--?/, ""),
+            value,
+            (m) => fail(line, `${where}: ${name}: ${m}`),
+          ),
+        );
+      }
+    }
+    if (e.command !== undefined) {
+      const cmd = e.command;
+      if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === "string")) {
+        fail(lineOf([...path, "command"]), `${where}: command: expected a list of words`);
+      }
+      words.push("--", ...(cmd as string[]));
+    }
+    origins.push({ line: at ?? 0, flagLines });
+    return words;
+  };
+  /** `any: [ … ]` / `all: [ … ]` (with an optional label) as a group's words. */
+  const groupWords = (
+    e: Record<string, unknown>,
+    op: "any" | "all",
+    path: (string | number)[],
+    guard: boolean,
+    where: string,
+  ): string[] => {
+    const at = lineOf(path);
+    if (guard) fail(at, `${where}: a guard is one condition, not a group: put guards in guards:`);
+    for (const key of Object.keys(e)) {
+      if (key !== op && key !== "label") {
+        fail(
+          lineOf([...path, key]) ?? at,
+          `${where}: unknown key ${JSON.stringify(key)} in a group (a group has ${op}: and label:)`,
+        );
+      }
+    }
+    const members = e[op];
+    if (!Array.isArray(members) || members.length === 0) {
+      fail(lineOf([...path, op]) ?? at, `${where}: ${op}: expected a list of conditions`);
+    }
+    const words = [op, "["];
+    (members as unknown[]).forEach((m, i) => {
+      if (i > 0) words.push("--");
+      words.push(...entryWords(m, [...path, op, i], false));
+    });
+    words.push("]");
+    if (e.label !== undefined) {
+      words.push(...flagWords("label", e.label, (m) => fail(lineOf([...path, "label"]), m)));
+    }
+    return words;
+  };
   for (const section of ["conditions", "guards"] as const) {
     const list = top[section];
     if (list === undefined) continue;
     if (!Array.isArray(list)) fail(lineOf([section]), `${section}: expected a list of conditions`);
     (list as unknown[]).forEach((entry, i) => {
-      const at = lineOf([section, i]);
-      const where = `${section}[${i}]`;
-      if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
-        fail(at, `${where}: expected a mapping with kind, target and flags`);
-      }
-      const e = entry as Record<string, unknown>;
-      for (const key of Object.keys(e)) {
-        if (!CONDITION_KEYS.includes(key)) {
-          fail(
-            lineOf([section, i, key]) ?? at,
-            `${where}: unknown key ${JSON.stringify(key)}${didYouMean(key, CONDITION_KEYS)}`,
-          );
-        }
-      }
-      const words: string[] = [];
-      if (section === "guards") words.push("guard");
-      if (e.not !== undefined && typeof e.not !== "boolean") {
-        fail(lineOf([section, i, "not"]), `${where}: not: expected true or false`);
-      }
-      if (e.not === true) words.push("not");
-      if (typeof e.kind !== "string" || e.kind === "") {
-        fail(at, `${where}: expected kind: <kind> (a condition kind such as tcp or http)`);
-      }
-      if (!registry.lookup(e.kind as string)) {
-        fail(
-          lineOf([section, i, "kind"]) ?? at,
-          `${where}: unknown kind ${JSON.stringify(e.kind)}${
-            didYouMean(e.kind as string, registry.words)
-          }`,
-        );
-      }
-      words.push(e.kind as string);
-      if (e.target !== undefined) {
-        if (typeof e.target !== "string" && typeof e.target !== "number") {
-          fail(lineOf([section, i, "target"]), `${where}: target: expected a text`);
-        }
-        words.push(String(e.target));
-      }
-      const flagLines = new Map<string, number>();
-      if (e.label !== undefined) {
-        words.push(...flagWords("label", e.label, (m) => fail(lineOf([section, i, "label"]), m)));
-        flagLines.set("label", lineOf([section, i, "label"]) ?? at ?? 0);
-      }
-      if (e.flags !== undefined) {
-        if (e.flags === null || typeof e.flags !== "object" || Array.isArray(e.flags)) {
-          fail(lineOf([section, i, "flags"]), `${where}: flags: expected a mapping of flag: value`);
-        }
-        for (const [name, value] of Object.entries(e.flags as Record<string, unknown>)) {
-          const line = lineOf([section, i, "flags", name]) ?? at;
-          flagLines.set(name.replace(/^--?/, ""), line ?? 0);
-          words.push(
-            ...flagWords(
-              name.replace(/^--?/, ""),
-              value,
-              (m) => fail(line, `${where}: ${name}: ${m}`),
-            ),
-          );
-        }
-      }
-      if (e.command !== undefined) {
-        const cmd = e.command;
-        if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === "string")) {
-          fail(lineOf([section, i, "command"]), `${where}: command: expected a list of words`);
-        }
-        words.push("--", ...(cmd as string[]));
-      }
-      origins.push({ line: at ?? 0, flagLines });
-      conditions.push(words);
+      conditions.push(entryWords(entry, [section, i], section === "guards"));
     });
   }
   let then: string[] = [];
   if (top.then !== undefined) {
     const t = top.then;
-    const ok = (typeof t === "string" && t !== "") ||
-      (Array.isArray(t) && t.length > 0 && t.every((w) => typeof w === "string"));
+    if (typeof t === "string") {
+      // `then: npm test` would look for a program named "npm test" (docs/recipe.md).
+      const words = t.trim().split(/\s+/).filter(Boolean);
+      fail(
+        lineOf(["then"]),
+        `then: expected a list of words, not one text: then: ${
+          JSON.stringify(words.length ? words : ["<command>", "<args...>"])
+        }`,
+      );
+    }
+    const ok = Array.isArray(t) && t.length > 0 && t.every((w) => typeof w === "string");
     if (!ok) fail(lineOf(["then"]), "then: expected a command as a list of words");
-    then = ["then", ...(Array.isArray(t) ? t as string[] : [t as string])];
+    then = ["then", ...(t as string[])];
   }
 
   // Command line: its globals, the file's globals, the file's conditions, the

@@ -14,12 +14,16 @@ export interface Registry {
   lookup(word: string): ConditionKind | undefined;
   /** Every word that names a kind. */
   readonly words: readonly string[];
+  /** Made from some kinds only (those a command line names): hints about others need more. */
+  readonly partial: boolean;
 }
 
 /** Words the grammar reserves; no kind may be named like them. */
 export const RESERVED_WORDS: readonly string[] = [
   "guard",
   "not",
+  "any",
+  "all",
   "then",
   "help",
   "completions",
@@ -31,7 +35,7 @@ export const RESERVED_WORDS: readonly string[] = [
  * Builds the registry; a duplicate name or alias is a bug of ours and throws
  * at start-up.
  */
-export function createRegistry(kinds: readonly ConditionKind[]): Registry {
+export function createRegistry(kinds: readonly ConditionKind[], partial = false): Registry {
   const byWord = new Map<string, ConditionKind>();
   for (const kind of kinds) {
     for (const word of [kind.name, ...kind.aliases]) {
@@ -52,5 +56,6 @@ export function createRegistry(kinds: readonly ConditionKind[]): Registry {
     kinds,
     lookup: (word) => byWord.get(word),
     words: [...byWord.keys()],
+    partial,
   };
 }

@@ -75,3 +75,49 @@ export function argvSecrets(argv: readonly string[], secretFlags: ReadonlySet<st
   }
   return out.filter((s) => s !== "");
 }
+
+/** Headers whose values are credentials. */
+const SECRET_HEADER =
+  /^(authorization|proxy-authorization|cookie|set-cookie|x-[\w-]*(token|key|secret|auth)[\w-]*)\s*:\s*(.+)$/i;
+
+/**
+ * Every secret the words of a command hold (`then`'s, docs/contract.md §9),
+ * found without knowing the program: URL user-info and credential-like query
+ * values, the values of options and environment assignments named like a
+ * credential (`--password=x`, `--token x`, `PGPASSWORD=x`), and the values
+ * of credential headers (`Authorization: Bearer x`, with the token alone too).
+ */
+export function commandSecrets(words: readonly string[]): string[] {
+  const out: string[] = [];
+  words.forEach((word, i) => {
+    for (const part of word.split(/[\s,]+/)) {
+      if (part.includes("://") || part.includes("?")) out.push(...redactUrl(part).secrets);
+    }
+    const header = SECRET_HEADER.exec(word);
+    if (header) {
+      const value = header[3]!.trim();
+      out.push(value);
+      const scheme = /^\w+\s+(.+)$/.exec(value);
+      if (scheme) out.push(scheme[1]!);
+      return;
+    }
+    const option = /^--?([A-Za-z][\w.-]*)(?:=(.*))?$/s.exec(word);
+    // curl's `-u user:password`.
+    if (option && (option[1] === "u" || option[1] === "user")) {
+      const value = option[2] ?? words[i + 1] ?? "";
+      const colon = value.indexOf(":");
+      if (colon >= 0) out.push(value.slice(colon + 1));
+      return;
+    }
+    if (option && SECRET_PARAM.test(option[1]!)) {
+      const value = option[2] ?? words[i + 1];
+      if (value !== undefined && (option[2] !== undefined || !value.startsWith("-"))) {
+        out.push(value);
+      }
+      return;
+    }
+    const assignment = /^([A-Za-z_][A-Za-z0-9_]*)=(.+)$/s.exec(word);
+    if (assignment && SECRET_PARAM.test(assignment[1]!)) out.push(assignment[2]!);
+  });
+  return out.filter((s) => s !== "");
+}

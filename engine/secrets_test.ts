@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { argvSecrets, redactUrl, safeDecode } from "./secrets.ts";
+import { argvSecrets, commandSecrets, redactUrl, safeDecode } from "./secrets.ts";
 
 Deno.test("redactUrl() hides user-info and credential query values, even in a malformed URL", () => {
   assertEquals(redactUrl("http://alice:PW@[::1/?token=TOK&password=X&page=2"), {
@@ -34,4 +34,18 @@ Deno.test("safeDecode() keeps + in user-info and reads it as a space in a query"
   assertEquals(safeDecode("p%40ss+word", false), "p@ss+word");
   assertEquals(safeDecode("a+b%20c"), "a b c");
   assertEquals(safeDecode("%zz"), "%zz");
+});
+
+Deno.test("commandSecrets() finds the credentials in a command's words", () => {
+  assertEquals(commandSecrets(["psql", "postgres://u:pw123@h/db"]), ["u:pw123", "pw123"]);
+  assertEquals(
+    commandSecrets(["curl", "-H", "Authorization: Bearer tok987", "https://h/?token=abc&x=1"]),
+    ["Bearer tok987", "tok987", "abc", "abc"],
+  );
+  assertEquals(commandSecrets(["mysql", "--password=s3cr3t", "--user", "app"]), ["s3cr3t"]);
+  assertEquals(commandSecrets(["tool", "--api-token", "zz9", "--verbose"]), ["zz9"]);
+  assertEquals(commandSecrets(["tool", "--secret", "--verbose"]), []);
+  assertEquals(commandSecrets(["env", "PGPASSWORD=hunter2", "HOME=/root", "psql"]), ["hunter2"]);
+  assertEquals(commandSecrets(["curl", "-u", "bob:letmein", "http://h/"]), ["letmein"]);
+  assertEquals(commandSecrets(["sh", "-c", "echo stack is up"]), []);
 });

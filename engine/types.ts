@@ -18,11 +18,24 @@ export type ProbeResult =
    * The condition holds; `detail` is a short outcome text (for log: the matched line).
    * `summary`, when given, replaces `detail` in the human lines only (JSON keeps `detail`).
    */
-  | { readonly status: "satisfied"; readonly detail: string; readonly summary?: string }
-  /** Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying. */
-  | { readonly status: "pending"; readonly error: string }
+  | {
+    readonly status: "satisfied";
+    readonly detail: string;
+    readonly summary?: string;
+    /**
+     * What the condition matched, by group name or number (docs/contract.md §7, captures):
+     * a `--matches` regex's groups, a `--jsonpath`'s compared value as `value`.
+     */
+    readonly captures?: Readonly<Record<string, string>>;
+  }
+  /**
+   * Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying.
+   * `hint`, when a common cause is known, says what is likely wrong and how to fix it
+   * (docs/contract.md §6, hints).
+   */
+  | { readonly status: "pending"; readonly error: string; readonly hint?: string }
   /** No retry can fix this (a job failed, a command does not exist): the run ends with exit 3. */
-  | { readonly status: "fatal"; readonly error: string };
+  | { readonly status: "fatal"; readonly error: string; readonly hint?: string };
 
 /** What a probe gets for one attempt. */
 export interface AttemptContext {
@@ -68,6 +81,11 @@ export interface ProbeEnv {
   readonly clock: Clock;
   /** The process environment, for documented fallbacks read at run time. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * Registers a secret found at run time (a kubeconfig's token, a credential plugin's answer):
+   * every output from then on masks it (docs/contract.md §9). Register it before it is sent.
+   */
+  readonly secret?: (value: string) => void;
 }
 
 /**
@@ -85,7 +103,7 @@ export type FlagType = "boolean" | "string" | "integer" | "duration" | "enum";
 export interface FlagSpec {
   /** Name without the leading `--`. */
   readonly name: string;
-  /** One-letter form, written `-x` (global options only). */
+  /** One-letter form, written `-x`. */
   readonly short?: string;
   readonly type: FlagType;
   /** One line for help. */
@@ -109,10 +127,11 @@ export interface FlagSpec {
 /** What a kind takes as its positional argument. */
 export interface TargetSpec {
   /**
-   * `required`: one positional target; `none`: no positional (selected by
+   * `required`: one positional target; `optional`: one or none (the kind's
+   * `parse` decides when it is missing); `none`: no positional (selected by
    * flags); `command`: the words after the kind's own `--`.
    */
-  readonly shape: "required" | "none" | "command";
+  readonly shape: "required" | "optional" | "none" | "command";
   /** Placeholder in help (`URL`, `HOST:PORT`). */
   readonly placeholder: string;
   readonly description: string;
@@ -162,6 +181,25 @@ export interface Parsed<O> {
   readonly target: string;
   /** Everything the probe needs, validated; plain data (no I/O handles, no closures). */
   readonly options: O;
+  /**
+   * The named groups this condition can capture (a `--matches` regex's `(?P<name>…)`), for
+   * `then`'s environment; two conditions that can capture one name are a usage error.
+   */
+  readonly captures?: readonly string[];
+}
+
+/** What a kind's `expand` may use: reading the files its options name, and failing. */
+export interface ExpandContext {
+  /** The text of a file (`-`: standard input), bounded in size (docs/contract.md §9). */
+  readText(path: string): Promise<string>;
+  /** The names of a directory's entries (files and directories), sorted. */
+  readDir(
+    path: string,
+  ): Promise<readonly { name: string; isFile: boolean; isDirectory: boolean }[]>;
+  /** Whether a path is a directory (false when it does not exist or is something else). */
+  isDirectory(path: string): Promise<boolean>;
+  /** Raises a usage error at this condition's flag (exit 2, nothing probed). */
+  readonly fail: Fail;
 }
 
 /** Raises a usage error at a condition's flag (or its target when `flag` is undefined). */
@@ -189,6 +227,12 @@ export interface ConditionKind<O = unknown> {
    * condition parsed and before the first probe; fails via `fail` (exit 2).
    */
   validate?(options: O, fail: Fail): Promise<void>;
+  /**
+   * For a condition that stands for several (`orch -f manifests/`): reads what its options name
+   * and returns one entry per leaf condition, in order; they replace it before the first probe
+   * (docs/contract.md §1). Undefined: the condition stands for itself.
+   */
+  expand?(options: O, ctx: ExpandContext): Promise<readonly Parsed<O>[] | undefined>;
   /** Loads the probe module: a literal `import("./probe.ts")`, so `deno compile` embeds it. */
   load(): Promise<ProbeFactory<O>>;
   /**

@@ -5,6 +5,9 @@
  * @module
  */
 
+import { describeError } from "../engine/errors.ts";
+import type { Registry } from "../engine/registry.ts";
+
 /** One kind's verdict. */
 export interface DoctorRow {
   readonly kind: string;
@@ -34,4 +37,29 @@ export function doctorJson(rows: readonly DoctorRow[]): string {
     null,
     2,
   ) + "\n";
+}
+
+/** What `doctor` writes with. */
+export interface DoctorIo {
+  stdout(text: string): void;
+  readonly env: Readonly<Record<string, string>>;
+}
+
+/**
+ * `waitcmd doctor`: asks every kind whether it can work here, prints the verdicts, and
+ * returns the exit code: 1 when a `--require`d kind cannot, else 0.
+ */
+export async function doctor(
+  command: { readonly output: "text" | "json"; readonly required: readonly string[] },
+  registry: Registry,
+  io: DoctorIo,
+): Promise<number> {
+  const rows: DoctorRow[] = await Promise.all(
+    registry.kinds.map(async (k) => ({
+      kind: k.name,
+      reason: k.doctor ? await k.doctor(io.env).catch((e) => describeError(e)) : undefined,
+    })),
+  );
+  io.stdout(command.output === "json" ? doctorJson(rows) : doctorText(rows));
+  return rows.some((r) => command.required.includes(r.kind) && r.reason !== undefined) ? 1 : 0;
 }

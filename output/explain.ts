@@ -1,18 +1,49 @@
 /**
  * `--explain` (`--dry-run`): the plan after full validation, as text or
- * JSON, with nothing probed (docs/contract.md §1).
+ * JSON, with nothing probed (docs/contract.md §1): every condition with its
+ * kind, target, flags and label, the groups that combine them, and `then`
+ * quoted as a shell would need it. Secrets are masked like everywhere else.
  *
  * @module
  */
 
-import type { Plan } from "../engine/grammar.ts";
+import type { ConditionPlan, GroupNode, Plan, PlanNode } from "../engine/plan.ts";
 import { type Redact, redactDeep } from "./redact.ts";
+import { shellQuote } from "./quote.ts";
 import { headerLine } from "./text.ts";
+
+/** The condition as a command line would write it: `[guard] [not] kind target --flag value`. */
+function conditionWords(c: ConditionPlan): string[] {
+  const words = [
+    ...(c.guard ? ["guard"] : []),
+    ...(c.negate ? ["not"] : []),
+    c.kindWord,
+    ...(c.kind.target.shape === "command" || c.kind.target.shape === "none" || c.target === ""
+      ? []
+      : [c.target]),
+    ...(c.words ?? []),
+  ];
+  if (c.command !== undefined && c.command.length > 0) words.push("--", ...c.command);
+  return words;
+}
+
+/** The label a condition was given, if any (its name differs from what it would be). */
+function labelOf(c: ConditionPlan): string | undefined {
+  const natural = `${c.negate ? "not " : ""}${c.kindWord} ${c.target}`.trimEnd();
+  return c.name === natural ? undefined : c.name;
+}
 
 /** The plan as a JSON-ready object (secrets removed). */
 export function explainObject(plan: Plan, redact: Redact): Record<string, unknown> {
   const o = plan.options;
   const secs = (ms: number) => Number.isFinite(ms) ? Math.round(ms) / 1000 : null;
+  const node = (n: PlanNode): Record<string, unknown> =>
+    n.type === "leaf" ? { condition: n.condition.index } : {
+      group: n.path,
+      op: n.op,
+      name: n.name,
+      members: n.children.map(node),
+    };
   return redactDeep({
     explain: true,
     options: {
@@ -26,6 +57,9 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       mode: o.mode,
       successes: o.successes,
       stable_for_seconds: secs(o.stableForMs),
+      max_attempts: o.maxAttempts ?? null,
+      timeout_exit_code: o.timeoutExitCode,
+      progress: o.progress,
       output: o.output,
       report: o.reportFile ?? null,
     },
@@ -34,9 +68,15 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       name: c.name,
       kind: c.kind.name,
       target: c.target,
+      label: labelOf(c) ?? null,
+      flags: [...(c.words ?? [])],
+      ...(c.command ? { command: [...c.command] } : {}),
       guard: c.guard,
       not: c.negate,
+      ...(c.group === undefined ? {} : { group: c.group }),
+      words: conditionWords(c),
     })),
+    plan: plan.root.children.map(node),
     then: plan.then ?? null,
   }, redact);
 }
@@ -44,16 +84,32 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
 /** The plan as text lines. */
 export function explainText(plan: Plan, redact: Redact): string {
   const lines = [headerLine(plan).replace("waiting for", "would wait for")];
-  for (const c of plan.conditions) {
+  const walk = (n: PlanNode, indent: string) => {
+    if (n.type === "group") {
+      lines.push(`${indent}group ${n.path}: ${groupText(n)}`);
+      for (const child of n.children) walk(child, indent + "  ");
+      return;
+    }
+    const c = n.condition;
+    const label = labelOf(c);
     const roles = [
-      c.kind.name,
       c.guard ? "guard: exit 3 as soon as it holds" : "",
       c.negate ? "holds while the probe fails" : "",
     ].filter(Boolean);
-    lines.push(`  ${c.index}. ${c.name} (${roles.join("; ")})`);
-  }
-  if (plan.then) lines.push(`then: ${plan.then.join(" ")}`);
+    lines.push(
+      `${indent}${c.index}. ${label === undefined ? "" : `${label}: `}${
+        shellQuote(conditionWords(c))
+      }${roles.length ? ` (${roles.join("; ")})` : ""}`,
+    );
+  };
+  for (const n of plan.root.children) walk(n, "  ");
+  if (plan.then) lines.push(`then: ${shellQuote(plan.then)}`);
   if (plan.options.reportFile) lines.push(`report: ${plan.options.reportFile}`);
   lines.push("nothing was probed (--explain)");
   return redact(lines.join("\n")) + "\n";
+}
+
+/** `any[tcp a:1, tcp b:2] (one member must hold)`. */
+function groupText(g: GroupNode): string {
+  return `${g.name} (${g.op === "any" ? "one member must hold" : "every member must hold"})`;
 }

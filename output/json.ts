@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Report, RunEvent } from "../engine/runner.ts";
+import type { ConditionReport, Report, RunEvent } from "../engine/report.ts";
 import { type Redact, redactDeep } from "./redact.ts";
 
 /** One condition in the JSON report. */
@@ -19,8 +19,14 @@ export interface JsonCondition {
   attempts: number;
   detail: string;
   last_error: string;
+  /** What is likely wrong and how to fix it (docs/contract.md §7); "" when no hint applies. */
+  hint: string;
   fatal: boolean;
+  exhausted: boolean;
   elapsed_seconds: number | null;
+  captures: Readonly<Record<string, string>>;
+  /** The path of its groups; absent outside every group. */
+  group?: string;
 }
 
 /** The JSON report. */
@@ -44,19 +50,29 @@ export function jsonReport(report: Report, redact: Redact): JsonReport {
     elapsed_seconds: seconds(report.elapsedMs),
     mode: report.mode,
     timeout_seconds: limitSeconds(report.timeoutMs),
-    conditions: report.conditions.map((c) => ({
-      name: c.name,
-      kind: c.kind,
-      target: c.target,
-      guard: c.guard,
-      satisfied: c.satisfied,
-      attempts: c.attempts,
-      detail: c.detail,
-      last_error: c.lastError,
-      fatal: c.fatal,
-      elapsed_seconds: c.elapsedMs === null ? null : seconds(c.elapsedMs),
-    })),
+    conditions: report.conditions.map(jsonCondition),
   }, redact);
+}
+
+/** One condition of the report as JSON. */
+function jsonCondition(c: ConditionReport): JsonCondition {
+  const out: JsonCondition = {
+    name: c.name,
+    kind: c.kind,
+    target: c.target,
+    guard: c.guard,
+    satisfied: c.satisfied,
+    attempts: c.attempts,
+    detail: c.detail,
+    last_error: c.lastError,
+    hint: c.hint ?? "",
+    fatal: c.fatal,
+    exhausted: c.exhausted,
+    elapsed_seconds: c.elapsedMs === null ? null : seconds(c.elapsedMs),
+    captures: c.captures,
+  };
+  if (c.group !== undefined) out.group = c.group;
+  return out;
 }
 
 /** The report serialised: one document, one trailing newline. */
@@ -77,6 +93,7 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
           kind: c.kind.name,
           target: c.target,
           guard: c.guard,
+          ...(c.group === undefined ? {} : { group: c.group }),
         })),
         options: {
           timeout_seconds: limitSeconds(o.timeoutMs),
@@ -91,6 +108,7 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
           mode: o.mode,
           successes: o.successes,
           stable_for_seconds: seconds(o.stableForMs),
+          max_attempts: o.maxAttempts ?? null,
         },
       };
       break;
@@ -103,6 +121,9 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
         ok: event.result.status === "satisfied",
         detail: event.result.status === "satisfied" ? event.result.detail : "",
         error: event.result.status === "satisfied" ? "" : event.result.error,
+        ...(event.result.status !== "satisfied" && event.result.hint !== undefined
+          ? { hint: event.result.hint }
+          : {}),
         elapsed_seconds: seconds(event.elapsedMs),
       };
       break;
@@ -118,6 +139,22 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
         event: "guard",
         condition: event.condition.name,
         detail: event.detail,
+        elapsed_seconds: seconds(event.elapsedMs),
+      };
+      break;
+    case "group":
+      obj = {
+        event: "group",
+        group: event.group.name,
+        path: event.group.path,
+        held: event.held,
+        elapsed_seconds: seconds(event.elapsedMs),
+      };
+      break;
+    case "exhausted":
+      obj = {
+        event: "exhausted",
+        condition: event.condition.name,
         elapsed_seconds: seconds(event.elapsedMs),
       };
       break;

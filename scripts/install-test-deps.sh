@@ -42,6 +42,7 @@ PACKAGES=(
   postgresql         # PostgreSQL 15 for the postgres kind (throwaway instances, not the service)
   mariadb-server     # MariaDB 10.11 for the mysql kind (throwaway instances)
   redis-server       # Redis 7 for the redis kind (throwaway instances)
+  nats-server        # nats-server 2.9 for the nats kind (throwaway instances, not the service)
   libfaketime        # libfaketime.so.1: wall-clock jumps under LD_PRELOAD (tests/faults/clock_dns_test.ts)
 )
 

@@ -9,7 +9,8 @@
 import { registry } from "../conditions/all.ts";
 import { realClock } from "../engine/clock.ts";
 import { UsageError } from "../engine/errors.ts";
-import { type ConditionPlan, parseArgv, type Plan } from "../engine/grammar.ts";
+import { parseArgv } from "../engine/grammar.ts";
+import type { ConditionPlan, Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan, validatePlan } from "../engine/prepare.ts";
 import type { Probe } from "../engine/types.ts";
 

@@ -86,25 +86,28 @@ export function passwordFlags(input: KindInput): PasswordSource | undefined {
   if (envName !== undefined && file !== undefined) {
     input.fail("password-file", "cannot be combined with --password-env");
   }
-  if (envName !== undefined) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(envName)) {
-      input.fail(
-        "password-env",
-        `expected an environment variable name, got ${JSON.stringify(envName)}`,
-      );
-    }
-    const value = input.env[envName];
-    if (value === undefined) {
-      input.fail("password-env", `environment variable ${envName} is not set`);
-    }
-    input.secret(value!);
-    return { value: value! };
-  }
+  if (envName !== undefined) return { value: secretFromEnv(input, "password-env") };
   if (file !== undefined) {
     if (file === "") input.fail("password-file", "expected a path, got an empty string");
     return { file };
   }
   return undefined;
+}
+
+/**
+ * The value of the environment variable that `--flag` (given) names: a
+ * password, a token. It is registered as a secret; a word that is not a
+ * variable name, or an unset variable, is a usage error.
+ */
+export function secretFromEnv(input: KindInput, flag: string): string {
+  const name = input.string(flag) ?? "";
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    input.fail(flag, `expected an environment variable name, got ${JSON.stringify(name)}`);
+  }
+  const value = input.env[name];
+  if (value === undefined) input.fail(flag, `environment variable ${name} is not set`);
+  input.secret(value);
+  return value;
 }
 
 /**

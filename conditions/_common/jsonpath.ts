@@ -26,6 +26,8 @@
  * @module
  */
 
+import { namedGroupsOf, toJsSyntax } from "./captures.ts";
+
 /** A comparison operator. */
 export type JsonPathOp = "==" | "!=" | ">" | ">=" | "<" | "<=" | "=~";
 
@@ -259,9 +261,17 @@ class ExprParser {
     if (op !== "=~") return { value, literalText };
     const source = regexSource ?? String(value);
     try {
-      new RegExp(source, regexFlags);
+      new RegExp(toJsSyntax(source), regexFlags);
     } catch (e) {
       return this.#fail(`invalid regular expression /${source}/: ${regexReason(e)}`);
+    }
+    const named = namedGroupsOf(source);
+    if (named.length > 0) {
+      // Only --matches captures groups; a --jsonpath captures the value it compared.
+      return this.#fail(
+        `named group ${JSON.stringify(named[0])} in /${source}/ is never captured: ` +
+          `--jsonpath captures the compared value as "value"; name groups in --matches`,
+      );
     }
     return {
       value: source,

@@ -183,6 +183,8 @@ function cut(s: string): string {
 export interface JsonPathOutcome {
   readonly ok: boolean;
   readonly detail: string;
+  /** When it holds: the value that satisfied it (the last comparison's, for `&&`). */
+  readonly value?: unknown;
 }
 
 /** A signal that never aborts, for callers without one. */
@@ -198,8 +200,8 @@ export async function evaluateJsonPath(
   signal: AbortSignal = NEVER,
 ): Promise<JsonPathOutcome> {
   const run = (await library.get()).JSONPath as unknown as RunPath;
-  const { ok, detail } = await evaluateNode(expr.root, doc, run, signal);
-  return { ok, detail };
+  const { ok, detail, value } = await evaluateNode(expr.root, doc, run, signal);
+  return ok ? { ok, detail, value } : { ok, detail };
 }
 
 interface Outcome extends JsonPathOutcome {
@@ -221,6 +223,7 @@ async function evaluateNode(
     ok,
     detail: `${wrap(x)} ${node.type === "and" ? "&&" : "||"} ${wrap(y)}`,
     shape: node.type,
+    value: y.value,
   });
   const a = await evaluateNode(node.left, doc, run, signal);
   if (node.type === "and") {
@@ -254,17 +257,23 @@ async function evaluateLeaf(
     };
   }
   if (!Array.isArray(values)) values = [];
-  let ok = false;
+  let hit = -1;
   if (leaf.op === "=~") {
     const regex = compileRegex(leaf.regex!.source, leaf.regex!.flags);
-    for (const v of values) {
+    for (const [i, v] of values.entries()) {
       if (typeof v !== "string" && typeof v !== "number" && typeof v !== "boolean") continue;
-      if ((ok = await testText(regex, String(v), signal))) break;
+      if (await testText(regex, String(v), signal)) {
+        hit = i;
+        break;
+      }
     }
   } else {
-    ok = values.some((v) => holds(leaf, v));
+    hit = values.findIndex((v) => holds(leaf, v));
   }
-  return { ok, detail: `${head} (got ${describeValues(values)})`, shape: "leaf" };
+  const detail = `${head} (got ${describeValues(values)})`;
+  return hit < 0
+    ? { ok: false, detail, shape: "leaf" }
+    : { ok: true, detail, shape: "leaf", value: values[hit] };
 }
 
 /** Whether a value holds for a leaf other than `=~`. */

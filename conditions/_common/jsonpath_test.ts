@@ -113,7 +113,9 @@ Deno.test("parseJsonPathExpr() evaluates comparisons, bare paths and junctions",
   ];
   for (const [text, ok, detail] of rows) {
     await t.step(text, async () => {
-      assertEquals(await evaluateJsonPath(parse(text), DOC), { ok, detail });
+      const r = await evaluateJsonPath(parse(text), DOC);
+      assertEquals({ ok: r.ok, detail: r.detail }, { ok, detail });
+      assertEquals("value" in r, ok, "a value exactly when it holds");
     });
   }
 });
@@ -168,10 +170,12 @@ Deno.test("evaluate() of a non-object document compares the root", async () => {
   assertEquals(await evaluateJsonPath(parse("$ == ok"), "ok"), {
     ok: true,
     detail: '$ == "ok" (got "ok")',
+    value: "ok",
   });
   assertEquals(await evaluateJsonPath(parse("$[1] == 2"), [1, 2]), {
     ok: true,
     detail: "$[1] == 2 (got 2)",
+    value: 2,
   });
   assertEquals((await evaluateJsonPath(parse("$.a"), null)).ok, false);
 });
@@ -231,4 +235,13 @@ Deno.test("jsonPathProblem() accepts the filters and scripts the library evaluat
     (await evaluateJsonPath(parse("$.xs[(@.length-1)] == 3"), { xs: [1, 2, 3] })).ok,
     true,
   );
+});
+
+Deno.test("evaluateJsonPath() gives the value that satisfied it, for captures", async () => {
+  const doc = { items: [{ n: 1 }, { n: 5 }], name: "web", tags: ["a"] };
+  assertEquals((await evaluateJsonPath(parse("$.items[*].n > 2"), doc)).value, 5);
+  assertEquals((await evaluateJsonPath(parse("$.name"), doc)).value, "web");
+  assertEquals((await evaluateJsonPath(parse("$.tags"), doc)).value, ["a"]);
+  assertEquals((await evaluateJsonPath(parse("$.name == web && $.items[0].n == 1"), doc)).value, 1);
+  assertEquals((await evaluateJsonPath(parse("$.name =~ /^w/"), doc)).value, "web");
 });

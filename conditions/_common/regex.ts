@@ -11,6 +11,7 @@
  */
 
 import { RE2JS } from "re2js";
+import type { Captures } from "./captures.ts";
 import { workerUrl } from "../../engine/workers.ts";
 
 /** A compiled user pattern. */
@@ -24,6 +25,11 @@ export interface UserRegex {
    * texts of at most `INLINE_TEXT` characters (see `testText`).
    */
   test(text: string): boolean;
+  /**
+   * What the first match in `text` captured (numbered groups from "1" and named groups that
+   * took part in it), or undefined when the pattern does not match; on this thread, like `test`.
+   */
+  exec(text: string): Captures | undefined;
 }
 
 /**
@@ -45,7 +51,27 @@ function flagBits(flags: string): number {
 /** Compiles a pattern already checked by `re2Problem`; throws on a bad one. */
 export function compileRegex(source: string, flags = ""): UserRegex {
   const re = RE2JS.compile(source, flagBits(flags));
-  return { source, flags, test: (text) => re.matcher(text).find() };
+  const count = re.groupCount();
+  const names = Object.entries(re.namedGroups());
+  return {
+    source,
+    flags,
+    test: (text) => re.matcher(text).find(),
+    exec(text) {
+      const m = re.matcher(text);
+      if (!m.find()) return undefined;
+      const out: Record<string, string> = {};
+      for (let i = 1; i <= count; i++) {
+        const g = m.group(i);
+        if (g !== null) out[String(i)] = g;
+      }
+      for (const [name, i] of names) {
+        const g = m.group(i);
+        if (g !== null) out[name] = g;
+      }
+      return out;
+    },
+  };
 }
 
 /**
@@ -54,9 +80,21 @@ export function compileRegex(source: string, flags = ""): UserRegex {
  * signal waits for a match (docs/contract.md §9). Rejects with the signal's
  * reason when it aborts, and the worker is terminated at once.
  */
-export function testText(re: UserRegex, text: string, signal: AbortSignal): Promise<boolean> {
+export async function testText(re: UserRegex, text: string, signal: AbortSignal): Promise<boolean> {
+  return (await execText(re, text, signal)) !== undefined;
+}
+
+/**
+ * What the first match of `re` in `text` captured (`UserRegex.exec`), or undefined when it
+ * does not match; a long text is matched in a worker, as `testText` says.
+ */
+export function execText(
+  re: UserRegex,
+  text: string,
+  signal: AbortSignal,
+): Promise<Captures | undefined> {
   if (signal.aborted) return Promise.reject(signal.reason);
-  if (text.length <= INLINE_TEXT) return Promise.resolve(re.test(text));
+  if (text.length <= INLINE_TEXT) return Promise.resolve(re.exec(text));
   return new Promise((resolve, reject) => {
     const worker = new Worker(workerUrl("regex"), { type: "module" });
     const end = () => {
@@ -68,9 +106,9 @@ export function testText(re: UserRegex, text: string, signal: AbortSignal): Prom
       reject(signal.reason);
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    worker.onmessage = (e: MessageEvent<boolean>) => {
+    worker.onmessage = (e: MessageEvent<Captures | null>) => {
       end();
-      resolve(e.data === true);
+      resolve(e.data ?? undefined);
     };
     worker.onerror = (e: ErrorEvent) => {
       e.preventDefault();

@@ -8,6 +8,7 @@
  */
 
 import type { Fail, KindInput } from "../../engine/types.ts";
+import { type Captures, toJsSyntax } from "./captures.ts";
 
 /** What a received text must hold; neither given: anything does. */
 export interface TextMatch {
@@ -27,7 +28,8 @@ export function parseRegex(input: KindInput, flags = ""): string | undefined {
   if (matches === undefined) return undefined;
   if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
   try {
-    new RegExp(matches, flags);
+    // RE2's `(?P<name>…)` is JavaScript's `(?<name>…)` (docs/contract.md §7, captures).
+    new RegExp(toJsSyntax(matches), flags);
   } catch (e) {
     const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
     input.fail(
@@ -67,24 +69,29 @@ export function validateTextMatch(m: TextMatch, fail: Fail): Promise<void> {
   return validateRegex(m.matches, fail);
 }
 
+/** A judge's verdict on one text: why it does not hold, or what `--matches` captured. */
+export type TextVerdict = { readonly why: string } | { readonly captures: Captures };
+
+/** No captures: what a text that holds without `--matches` gives. */
+const NONE: Captures = Object.freeze({});
+
 /**
- * A judge of received texts: undefined when it holds, else why not
- * (`does not contain "ready"`). A long text is matched off the main thread
- * (`testText`); `signal` ends that. Loaded by probes only.
+ * A judge of received texts (`does not contain "ready"`, or the captures of `--matches`). A
+ * long text is matched off the main thread (`execText`); `signal` ends that. Loaded by probes
+ * only.
  */
 export async function textMatcher(
   m: TextMatch,
-): Promise<(text: string, signal: AbortSignal) => Promise<string | undefined>> {
+): Promise<(text: string, signal: AbortSignal) => Promise<TextVerdict>> {
   const regex = m.matches === undefined ? undefined : await import("./regex.ts");
   const re = regex?.compileRegex(m.matches!);
   return async (text, signal) => {
     if (m.contains !== undefined && !text.includes(m.contains)) {
-      return `does not contain ${JSON.stringify(m.contains)}`;
+      return { why: `does not contain ${JSON.stringify(m.contains)}` };
     }
-    if (re !== undefined && !(await regex!.testText(re, text, signal))) {
-      return `does not match /${m.matches}/`;
-    }
-    return undefined;
+    if (re === undefined) return { captures: NONE };
+    const captures = await regex!.execText(re, text, signal);
+    return captures === undefined ? { why: `does not match /${m.matches}/` } : { captures };
   };
 }
 

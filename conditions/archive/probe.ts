@@ -8,7 +8,6 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import {
@@ -123,31 +122,30 @@ export function create(options: ArchiveOptions, env: ProbeEnv): Probe {
   }
 
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        let info: Deno.FileInfo;
-        try {
-          info = await Deno.stat(path);
-        } catch (e) {
-          if (e instanceof Deno.errors.NotFound) {
-            return { status: "pending", error: "does not exist" };
-          }
-          throw e;
+    check: async ({ signal }): Promise<ProbeResult> => {
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.stat(path);
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          return { status: "pending", error: "does not exist" };
         }
-        if (info.isDirectory) {
-          return { status: "pending", error: "is a directory, not an archive" };
-        }
-        if (info.size === 0) return { status: "pending", error: "is empty" };
-        const stamp = stampOf(info);
-        const known = cache.get([stamp]);
-        if (known !== undefined) return known;
-        const generation = cache.begin();
-        const result = await read(signal, info.size);
-        // A file that changed meanwhile gave no verdict about any one version of it.
-        await assertUnchanged(path, stamp, "the archive");
-        cache.set([stamp], result, generation);
-        return result;
-      }),
+        throw e;
+      }
+      if (info.isDirectory) {
+        return { status: "pending", error: "is a directory, not an archive" };
+      }
+      if (info.size === 0) return { status: "pending", error: "is empty" };
+      const stamp = stampOf(info);
+      const known = cache.get([stamp]);
+      if (known !== undefined) return known;
+      const generation = cache.begin();
+      const result = await read(signal, info.size);
+      // A file that changed meanwhile gave no verdict about any one version of it.
+      await assertUnchanged(path, stamp, "the archive");
+      cache.set([stamp], result, generation);
+      return result;
+    },
     watch: (ctx) => invalidating(watchPath(path, ctx, { clock: env.clock }), cache),
   };
 }

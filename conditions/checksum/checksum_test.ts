@@ -1,4 +1,5 @@
 import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
 import { realClock } from "../../engine/clock.ts";
 import { create } from "./probe.ts";
@@ -66,7 +67,7 @@ Deno.test("checksum reads an unchanged file once, and again after a watch event"
       clock: realClock,
       env: {},
     });
-    const first = await probe.check(once());
+    const first = await checkOnce(probe, once().signal);
     assertEquals(first.status, "pending");
     assertStringIncludes((first as { error: string }).error, "not the expected digest (6 B)");
 
@@ -74,7 +75,7 @@ Deno.test("checksum reads an unchanged file once, and again after a watch event"
     // kept result stands (the file was not read again).
     await Deno.writeTextFile(f, "hello\n");
     await Deno.utime(f, mtime, mtime);
-    assertEquals(await probe.check(once()), first);
+    assertEquals(await checkOnce(probe, once().signal), first);
 
     // A watch event says it changed all the same: read again.
     const events = probe.watch!({ signal: ctl.signal, notice: () => {} })[Symbol.asyncIterator]();
@@ -83,14 +84,14 @@ Deno.test("checksum reads an unchanged file once, and again after a watch event"
     await Deno.writeTextFile(f, "hello\n");
     await Deno.utime(f, mtime, mtime);
     await next;
-    assertEquals(await probe.check(once()), {
+    assertEquals(await checkOnce(probe, once().signal), {
       status: "satisfied",
       detail: "sha256 matches (6 B)",
     });
 
     // Another mtime alone also makes it read again.
     await Deno.writeTextFile(f, "hellx\n");
-    assertEquals((await probe.check(once())).status, "pending");
+    assertEquals((await checkOnce(probe, once().signal)).status, "pending");
   } finally {
     ctl.abort();
     await Deno.remove(dir, { recursive: true });
@@ -113,7 +114,7 @@ Deno.test("checksum: a file written while it is read is pending as still being w
     })();
     let seen = "";
     for (let i = 0; i < 20 && !seen.includes("still being written"); i++) {
-      const r = await probe.check(once());
+      const r = await checkOnce(probe, once().signal);
       seen = r.status === "pending" ? r.error : r.status;
     }
     writing = false;
@@ -128,9 +129,12 @@ Deno.test("checksum is pending for a missing path and a directory", async () => 
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
   try {
     const p = await probeOf(["checksum", `${dir}/none`, "--equals", SHA256_HELLO]);
-    assertEquals(await p.check(once()), { status: "pending", error: "does not exist" });
+    assertEquals(await checkOnce(p, once().signal), { status: "pending", error: "does not exist" });
     const d = await probeOf(["checksum", dir, "--equals", SHA256_HELLO]);
-    assertEquals(await d.check(once()), { status: "pending", error: "is a directory, not a file" });
+    assertEquals(await checkOnce(d, once().signal), {
+      status: "pending",
+      error: "is a directory, not a file",
+    });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

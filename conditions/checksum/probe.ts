@@ -8,7 +8,6 @@
  */
 
 import { createHash } from "node:crypto";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import { assertUnchanged, ContentCache, invalidating, stampOf } from "../_common/filestamp.ts";
@@ -41,36 +40,35 @@ export function create(options: ChecksumOptions, env: ProbeEnv): Probe {
   const { path, algorithm, digest } = options;
   const cache = new ContentCache<ProbeResult>();
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        let info: Deno.FileInfo;
-        try {
-          info = await Deno.stat(path);
-        } catch (e) {
-          if (e instanceof Deno.errors.NotFound) {
-            return { status: "pending", error: "does not exist" };
-          }
-          throw e;
+    check: async ({ signal }): Promise<ProbeResult> => {
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.stat(path);
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          return { status: "pending", error: "does not exist" };
         }
-        if (info.isDirectory) {
-          return { status: "pending", error: "is a directory, not a file" };
-        }
-        const stamp = stampOf(info);
-        const known = cache.get([stamp]);
-        if (known !== undefined) return known;
-        const generation = cache.begin();
-        const got = await digestFile(path, algorithm, signal);
-        await assertUnchanged(path, stamp, "the file");
-        const size = formatSize(info.size);
-        const result: ProbeResult = got === digest
-          ? { status: "satisfied", detail: `${algorithm} matches (${size})` }
-          : {
-            status: "pending",
-            error: `${algorithm} is ${got}, not the expected digest (${size})`,
-          };
-        cache.set([stamp], result, generation);
-        return result;
-      }),
+        throw e;
+      }
+      if (info.isDirectory) {
+        return { status: "pending", error: "is a directory, not a file" };
+      }
+      const stamp = stampOf(info);
+      const known = cache.get([stamp]);
+      if (known !== undefined) return known;
+      const generation = cache.begin();
+      const got = await digestFile(path, algorithm, signal);
+      await assertUnchanged(path, stamp, "the file");
+      const size = formatSize(info.size);
+      const result: ProbeResult = got === digest
+        ? { status: "satisfied", detail: `${algorithm} matches (${size})` }
+        : {
+          status: "pending",
+          error: `${algorithm} is ${got}, not the expected digest (${size})`,
+        };
+      cache.set([stamp], result, generation);
+      return result;
+    },
     watch: (ctx) => invalidating(watchPath(path, ctx, { clock: env.clock }), cache),
   };
 }

@@ -1,13 +1,16 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
 import { type Engine, engineFromEnv } from "./dockerhost.ts";
+import type { ProbeResult } from "../../engine/types.ts";
 import {
   type ContainerState,
   type ContainerWant,
   describeContainer,
   judgeContainers,
+  type Selection,
 } from "./judge.ts";
 import type { ContainerOptions } from "./mod.ts";
+import type { PortSpec } from "./netns.ts";
 
 /** engineFromEnv's engine, or the error it throws as `{ error }`. */
 function engineOrError(env: Record<string, string>): Engine | { error: string } {
@@ -23,7 +26,14 @@ const c = (
   status: string,
   health = "none",
   exitCode: number | undefined = 0,
-): ContainerState => ({ name, id: `${name}-id`, status, health, exitCode });
+): ContainerState => ({
+  name,
+  id: `${name}-id`,
+  status,
+  health,
+  exitCode,
+  pid: status === "running" ? 100 : 0,
+});
 
 const text = (r: ReturnType<typeof judgeContainers>) =>
   r.status === "satisfied" ? r.detail : r.error;
@@ -131,6 +141,153 @@ Deno.test("judgeContainers() wants every container of a service to match", () =>
   });
 });
 
+Deno.test("judgeContainers() with --exit-code: the code holds, another code is fatal", async (t) => {
+  const zero: ContainerWant = { status: "exited", health: undefined, exitCode: 0 };
+  const one = { by: "container" } as const;
+  const svc = { by: "service", service: "job" } as const;
+  const rows: [string, ContainerState[], ContainerWant, Selection, ProbeResult][] = [
+    [
+      "exited 0 holds",
+      [c("job", "exited", "none", 0)],
+      zero,
+      one,
+      { status: "satisfied", detail: "container job exited (exit code 0)" },
+    ],
+    [
+      "still running is pending",
+      [c("job", "running")],
+      zero,
+      one,
+      { status: "pending", error: "container job running; want exited (exit code 0)" },
+    ],
+    [
+      "created is pending",
+      [c("job", "created")],
+      zero,
+      one,
+      { status: "pending", error: "container job created; want exited (exit code 0)" },
+    ],
+    [
+      "exited 3 is fatal",
+      [c("job", "exited", "none", 3)],
+      zero,
+      one,
+      { status: "fatal", error: "container job exited (exit code 3); want exit code 0" },
+    ],
+    [
+      "exited 3 holds for --exit-code 3",
+      [c("job", "exited", "none", 3)],
+      { ...zero, exitCode: 3 },
+      one,
+      { status: "satisfied", detail: "container job exited (exit code 3)" },
+    ],
+    [
+      "a service whose containers all exited 0 holds",
+      [c("p_job_1", "exited", "none", 0), c("p_job_2", "exited", "none", 0)],
+      zero,
+      svc,
+      { status: "satisfied", detail: "service job: 2 containers exited (exit code 0)" },
+    ],
+    [
+      "one container of a service exited 1: fatal even while another runs",
+      [c("p_job_1", "running"), c("p_job_2", "exited", "none", 1)],
+      zero,
+      svc,
+      {
+        status: "fatal",
+        error: "service job: container p_job_2 exited (exit code 1); want exit code 0",
+      },
+    ],
+    [
+      "a service with a container still running is pending",
+      [c("p_job_1", "exited", "none", 0), c("p_job_2", "running")],
+      zero,
+      svc,
+      {
+        status: "pending",
+        error: "service job: 1/2 containers exited (exit code 0); p_job_2 running",
+      },
+    ],
+  ];
+  for (const [name, found, want, sel, result] of rows) {
+    await t.step(name, () => assertEquals(judgeContainers(found, want, sel), result));
+  }
+});
+
+Deno.test("judgeContainers() with --listening wants the ports open in every container", async (t) => {
+  const web: PortSpec = { port: 8080, protocol: "tcp" };
+  const dns: PortSpec = { port: 53, protocol: "udp" };
+  const want: ContainerWant = { status: "running", health: undefined, listening: [web, dns] };
+  const one = { by: "container" } as const;
+  const svc = { by: "service", service: "web" } as const;
+  const open = (x: ContainerState) => ({ ...x, closed: [] });
+  const rows: [string, ContainerState[], ContainerWant, Selection, ProbeResult][] = [
+    [
+      "both ports listen",
+      [open(c("web", "running"))],
+      want,
+      one,
+      { status: "satisfied", detail: "container web running, listening on 8080/tcp, 53/udp" },
+    ],
+    [
+      "one port does not listen",
+      [{ ...c("web", "running"), closed: [dns] }],
+      want,
+      one,
+      {
+        status: "pending",
+        error:
+          "container web running, not listening on 53/udp; want running, listening on 8080/tcp, 53/udp",
+      },
+    ],
+    [
+      "a created container is pending on its status",
+      [c("web", "created")],
+      want,
+      one,
+      {
+        status: "pending",
+        error: "container web created; want running, listening on 8080/tcp, 53/udp",
+      },
+    ],
+    [
+      "health and ports together",
+      [open(c("web", "running", "healthy"))],
+      { ...want, health: "healthy", listening: [web] },
+      one,
+      { status: "satisfied", detail: "container web running, healthy, listening on 8080/tcp" },
+    ],
+    [
+      "ports not read are not open",
+      [c("web", "running")],
+      { ...want, listening: [web] },
+      one,
+      { status: "pending", error: "container web running; want running, listening on 8080/tcp" },
+    ],
+    [
+      "every container of a service",
+      [open(c("p_web_1", "running")), open(c("p_web_2", "running"))],
+      { ...want, listening: [web] },
+      svc,
+      { status: "satisfied", detail: "service web: 2 containers running, listening on 8080/tcp" },
+    ],
+    [
+      "one container of a service not listening yet",
+      [open(c("p_web_1", "running")), { ...c("p_web_2", "running"), closed: [web] }],
+      { ...want, listening: [web] },
+      svc,
+      {
+        status: "pending",
+        error:
+          "service web: 1/2 containers running, listening on 8080/tcp; p_web_2 running, not listening on 8080/tcp",
+      },
+    ],
+  ];
+  for (const [name, found, w, sel, result] of rows) {
+    await t.step(name, () => assertEquals(judgeContainers(found, w, sel), result));
+  }
+});
+
 Deno.test("engineFromEnv() reads DOCKER_HOST like the docker CLI", async (t) => {
   const rows: [Record<string, string>, unknown][] = [
     [{}, { display: "unix:///var/run/docker.sock", socketPath: "", home: undefined }],
@@ -218,6 +375,34 @@ Deno.test("container parse() gives the target, the wait and the engine as option
       engine: { display: "unix:///tmp/d.sock", socketPath: "/tmp/d.sock" },
     },
   );
+  assertEquals(
+    optionsOf<ContainerOptions>(["container", "job", "--exit-code", "0"]).want,
+    { status: "exited", health: undefined, exitCode: 0 },
+  );
+  assertEquals(
+    optionsOf<ContainerOptions>(["container", "job", "--status", "exited", "--exit-code", "3"])
+      .want,
+    { status: "exited", health: undefined, exitCode: 3 },
+  );
+  assertEquals(
+    optionsOf<ContainerOptions>([
+      "container",
+      "api",
+      "--health",
+      "healthy",
+      "--listening",
+      "8080",
+      "--listening",
+      "53/UDP",
+      "--listening",
+      "8080/tcp",
+    ]).want,
+    {
+      status: "running",
+      health: "healthy",
+      listening: [{ port: 8080, protocol: "tcp" }, { port: 53, protocol: "udp" }],
+    },
+  );
   const plain = optionsOf<ContainerOptions>(["docker", "web"], { HOME: "/home/u" });
   assertEquals(plain.want, { status: "running", health: undefined });
   assertEquals(plain.project, undefined);
@@ -250,6 +435,46 @@ Deno.test("container parse() reports usage errors at the condition and flag", as
       ["container", "web", "--project", "my project"],
       {},
       'waitcmd: condition 1 (container): --project: expected a compose project name like myapp, got "my project" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web", "--listening", "http"],
+      {},
+      'waitcmd: condition 1 (container): --listening: expected PORT, PORT/tcp or PORT/udp (like 8080 or 53/udp), got "http" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web", "--listening", "0"],
+      {},
+      'waitcmd: condition 1 (container): --listening: expected a port from 1 to 65535, got "0" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web", "--listening", "80/sctp"],
+      {},
+      'waitcmd: condition 1 (container): --listening: expected the protocol tcp or udp after the port, got "80/sctp" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web", "--listening", "80", "--status", "created"],
+      {},
+      "waitcmd: condition 1 (container): --listening: cannot be combined with --status created: ports are read from a running container (see: waitcmd help container)",
+    ],
+    [
+      ["container", "web", "--exit-code", "256"],
+      {},
+      'waitcmd: condition 1 (container): --exit-code: expected a whole number from 0 to 255, got "256" (see: waitcmd help container)',
+    ],
+    [
+      ["container", "web", "--exit-code", "0", "--status", "running"],
+      {},
+      "waitcmd: condition 1 (container): --exit-code: cannot be combined with --status running: a container has an exit code once it has exited (see: waitcmd help container)",
+    ],
+    [
+      ["container", "web", "--exit-code", "0", "--health", "none"],
+      {},
+      "waitcmd: condition 1 (container): --exit-code: cannot be combined with --health: an exited container has no health (see: waitcmd help container)",
+    ],
+    [
+      ["container", "web", "--exit-code", "0", "--listening", "80"],
+      {},
+      "waitcmd: condition 1 (container): --exit-code: cannot be combined with --listening: an exited container has no ports (see: waitcmd help container)",
     ],
     [
       ["container", "web"],

@@ -1,18 +1,41 @@
 /**
- * container's transport: dockerode finds and inspects the target's
- * containers and follows the engine's events stream. Imported with the probe
- * module, before the run's clock starts (docs/contract.md §2).
+ * container's transport: dockerode's connection to the engine (socket,
+ * TLS) finds and inspects the target's containers and follows the engine's
+ * events stream. Imported with the probe module, before the run's clock
+ * starts (docs/contract.md §2).
+ *
+ * Every answer is read by us with a cap, not by dockerode (which keeps a
+ * whole body in memory, whatever its size): at most `ANSWER_MAX_BYTES` of
+ * an answer, `EVENT_LINE_MAX_BYTES` of an event line (docs/contract.md §9,
+ * Limits).
  *
  * @module
  */
 
 import Docker from "dockerode";
+import type { IncomingMessage } from "node:http";
+import { onAbort } from "../../engine/abort.ts";
 import type { Clock } from "../../engine/clock.ts";
-import { describeError, FatalError } from "../../engine/errors.ts";
+import { describeError, FatalError, withHint } from "../../engine/errors.ts";
 import type { WatchContext } from "../../engine/types.ts";
+import { missingSocketHint } from "../_common/hints.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
+import { readCapped } from "../_common/stream.ts";
 import type { Engine } from "./dockerhost.ts";
 import type { ContainerState, Selection } from "./judge.ts";
+import { BoundedLines } from "./lines.ts";
+
+/**
+ * Longest answer of the engine read (an inspect, a list: a few KiB each);
+ * a longer one is a pending error.
+ */
+export const ANSWER_MAX_BYTES = 4 * 1024 * 1024;
+/**
+ * Longest line of the events stream read (an event is under 1 KiB); at a
+ * longer one the watcher wakes an attempt, leaves the stream, and connects
+ * again after the longest pause.
+ */
+export const EVENT_LINE_MAX_BYTES = 1024 * 1024;
 
 /** Label Compose puts on a service's containers. */
 export const COMPOSE_SERVICE = "com.docker.compose.service";
@@ -24,54 +47,149 @@ const COMPOSE_ONEOFF = "com.docker.compose.oneoff";
 interface InspectInfo {
   Id: string;
   Name: string;
-  State?: { Status?: string; ExitCode?: number; Health?: { Status?: string } };
+  State?: { Status?: string; ExitCode?: number; Pid?: number; Health?: { Status?: string } };
 }
 
 interface ListedContainer {
   Id: string;
-  Names?: string[];
   Labels?: Record<string, string>;
 }
 
-interface EventStream extends AsyncIterable<Uint8Array | string> {
-  destroy(): void;
+/** What docker-modem's `dial` takes (the parts used here). */
+interface DialOptions {
+  /** Ends with `?` when `options` are its query. */
+  path: string;
+  method: "GET";
+  options: Record<string, unknown>;
+  /** `true` for the statuses whose answer is handed over as it is (a stream). */
+  statusCodes: Record<number, true>;
+  isStream: true;
+  abortSignal: AbortSignal;
 }
 
-interface DockerClient {
-  getContainer(id: string): { inspect(opts: { abortSignal?: AbortSignal }): Promise<InspectInfo> };
-  listContainers(opts: {
-    all: boolean;
-    filters: Record<string, string[]>;
-    abortSignal?: AbortSignal;
-  }): Promise<ListedContainer[]>;
-  getEvents(opts: {
-    filters: Record<string, string[]>;
-    since?: number;
-    abortSignal?: AbortSignal;
-  }): Promise<EventStream>;
+/** dockerode's connection to the engine: docker-modem. */
+interface Modem {
+  dial(options: DialOptions, callback: (err: unknown, res: unknown) => void): void;
 }
 
 /** A client and the engine's address as shown in errors (the default socket resolved). */
 interface Connection {
-  readonly docker: DockerClient;
+  readonly modem: Modem;
   readonly display: string;
 }
 
-interface DockerError {
-  statusCode?: number;
-  code?: string;
-  json?: { message?: string } | null;
-  message?: string;
+/** An answer of the engine other than 200; `message` is the engine's (described), or the status. */
+class ApiError extends Error {
+  override name = "ApiError";
+  constructor(readonly statusCode: number, message: string) {
+    super(message);
+  }
 }
 
-function asDockerError(e: unknown): DockerError {
-  return typeof e === "object" && e !== null ? e as DockerError : { message: String(e) };
+/** An answer that cannot be used (too long, not JSON); the message says so in full. */
+class BadAnswer extends Error {
+  override name = "BadAnswer";
 }
 
-/** A request error as a short text: `no such socket`, `connection refused`. */
+/**
+ * Every HTTP status: docker-modem hands over each answer unread, so that
+ * none, an error's included, is read whole into memory.
+ */
+const EVERY_STATUS: Record<number, true> = Object.fromEntries(
+  Array.from({ length: 500 }, (_, i) => [i + 100, true] as const),
+);
+
+/** Sends `GET path` with `query`; resolves to the answer, its body unread. */
+function get(
+  modem: Modem,
+  path: string,
+  query: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    modem.dial({
+      path: `${path}?`,
+      method: "GET",
+      options: query,
+      statusCodes: EVERY_STATUS,
+      isStream: true,
+      abortSignal: signal,
+    }, (err, res) => err ? reject(err) : resolve(res as IncomingMessage));
+  });
+}
+
+/**
+ * Reads an answer of at most `ANSWER_MAX_BYTES` as JSON. Throws an
+ * `ApiError` for a status other than 200, a `BadAnswer` for a longer answer
+ * or one that is not JSON.
+ */
+async function readJson(res: IncomingMessage, what: string, signal: AbortSignal): Promise<unknown> {
+  const off = onAbort(signal, () => res.destroy(new Error("aborted")));
+  let text: string;
+  try {
+    const { bytes, truncated } = await readCapped(
+      res as unknown as AsyncIterable<Uint8Array>,
+      ANSWER_MAX_BYTES,
+      { signal },
+    );
+    if (truncated) {
+      throw new BadAnswer(
+        `docker engine: the answer to ${what} is larger than ${ANSWER_MAX_BYTES >> 20} MiB`,
+      );
+    }
+    text = new TextDecoder().decode(bytes);
+  } finally {
+    off();
+    res.destroy();
+  }
+  const status = res.statusCode ?? 0;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    if (status !== 200) throw new ApiError(status, `HTTP ${status}`);
+    throw new BadAnswer(`docker engine: the answer to ${what} is not JSON`);
+  }
+  if (status !== 200) {
+    const message = (json as { message?: unknown } | null)?.message;
+    throw new ApiError(
+      status,
+      typeof message === "string" ? describeError(message) : `HTTP ${status}`,
+    );
+  }
+  return json;
+}
+
+async function inspect(modem: Modem, id: string, signal: AbortSignal): Promise<InspectInfo> {
+  const what = `inspect ${id}`;
+  const path = `/containers/${encodeURIComponent(id)}/json`;
+  const i = await readJson(await get(modem, path, {}, signal), what, signal) as InspectInfo;
+  if (typeof i?.Id !== "string" || typeof i.Name !== "string") {
+    throw new BadAnswer(`docker engine: the answer to ${what} is not a container`);
+  }
+  return i;
+}
+
+/** Whether `e` is the engine's 404 (no such container). */
+function notFound(e: unknown): boolean {
+  return e instanceof ApiError && e.statusCode === 404;
+}
+
+/** What to do about an engine that got no request (docs/contract.md §6, hints). */
+function engineHint(e: unknown, display: string): string | undefined {
+  switch ((e as { code?: unknown } | null)?.code) {
+    case "ENOENT":
+      return `${missingSocketHint(display.replace(/^unix:\/\//, ""), "the Docker Engine")} ` +
+        "(set DOCKER_HOST)";
+    case "EACCES":
+      return "add this user to the docker group, or run as root";
+  }
+  return undefined;
+}
+
+/** A request that got no answer, as a short text: `no such socket`, `connection refused`. */
 function requestError(e: unknown): string {
-  const err = asDockerError(e);
-  switch (err.code) {
+  switch ((e as { code?: unknown } | null)?.code) {
     case "ENOENT":
       return "no such socket";
     case "ECONNREFUSED":
@@ -81,13 +199,7 @@ function requestError(e: unknown): string {
     case "ETIMEDOUT":
       return "connection timed out";
   }
-  if (err.json?.message) return describeError(err.json.message);
   return describeError(e);
-}
-
-/** Whether the request never got an HTTP answer (the engine is unreachable). */
-function unreachable(e: unknown): boolean {
-  return asDockerError(e).statusCode === undefined;
 }
 
 function fromInspect(i: InspectInfo): ContainerState {
@@ -97,6 +209,7 @@ function fromInspect(i: InspectInfo): ContainerState {
     status: i.State?.Status ?? "unknown",
     health: i.State?.Health?.Status ?? "none",
     exitCode: i.State?.ExitCode,
+    pid: i.State?.Pid ?? 0,
   };
 }
 
@@ -127,7 +240,7 @@ async function connect(e: Engine): Promise<Connection> {
       };
     }
   }
-  return { docker: new Docker(opts) as unknown as DockerClient, display };
+  return { modem: (new Docker(opts) as unknown as { modem: Modem }).modem, display };
 }
 
 /** The target names no container (yet): an ordinary pending attempt. */
@@ -178,46 +291,53 @@ export class ContainerClient {
       throw new FatalError(`cannot set up the Docker client: ${describeError(e)}`);
     }
     try {
-      return await this.#find(conn.docker, signal);
+      return await this.#find(conn.modem, signal);
     } catch (e) {
       if (signal.aborted) throw new Error("aborted");
-      if (e instanceof NotFound) throw e;
-      if (unreachable(e)) {
-        throw new Error(`cannot reach the Docker engine at ${conn.display}: ${requestError(e)}`);
-      }
-      throw new Error(`docker engine: ${requestError(e)}`);
+      if (e instanceof NotFound || e instanceof BadAnswer) throw e;
+      if (e instanceof ApiError) throw new Error(`docker engine: ${e.message}`);
+      const error = new Error(
+        `cannot reach the Docker engine at ${conn.display}: ${requestError(e)}`,
+      );
+      throw withHint(error, engineHint(e, conn.display));
     }
   }
 
   async #find(
-    docker: DockerClient,
+    modem: Modem,
     signal: AbortSignal,
   ): Promise<{ found: ContainerState[]; sel: Selection }> {
     const t = this.#target;
     let prefixMatch: ContainerState | undefined;
     if (this.project === undefined) {
       try {
-        const c = fromInspect(await docker.getContainer(t).inspect({ abortSignal: signal }));
+        const c = fromInspect(await inspect(modem, t, signal));
         // Docker also matches id prefixes: a service "db" must not become the container "db3f...".
         if (c.name === t || c.id === t) return { found: [c], sel: { by: "container" } };
         prefixMatch = c;
       } catch (e) {
-        if (asDockerError(e).statusCode !== 404) throw e;
+        if (!notFound(e)) throw e;
       }
     }
     const labels = [`${COMPOSE_SERVICE}=${t}`];
     if (this.project !== undefined) labels.push(`${COMPOSE_PROJECT}=${this.project}`);
-    const listed = (await docker.listContainers({
-      all: true,
-      filters: { label: labels },
-      abortSignal: signal,
-    })).filter((c) => c.Labels?.[COMPOSE_ONEOFF] !== "True");
+    const list = await get(
+      modem,
+      "/containers/json",
+      { all: true, filters: { label: labels } },
+      signal,
+    );
+    const listed = await readJson(list, "list containers", signal);
+    if (!Array.isArray(listed)) {
+      throw new BadAnswer("docker engine: the answer to list containers is not a list");
+    }
     const found: ContainerState[] = [];
-    for (const c of listed) {
+    for (const c of listed as ListedContainer[]) {
+      if (typeof c?.Id !== "string" || c.Labels?.[COMPOSE_ONEOFF] === "True") continue;
       try {
-        found.push(fromInspect(await docker.getContainer(c.Id).inspect({ abortSignal: signal })));
+        found.push(fromInspect(await inspect(modem, c.Id, signal)));
       } catch (e) {
-        if (asDockerError(e).statusCode !== 404) throw e; // Removed meanwhile: gone.
+        if (!notFound(e)) throw e; // Removed meanwhile: gone.
       }
     }
     if (found.length) {
@@ -244,49 +364,47 @@ export class ContainerClient {
     let pauseMs = PAUSE_MIN_MS;
     let connections = 0;
     while (!signal.aborted) {
-      let stream: EventStream | undefined;
+      let stream: IncomingMessage | undefined;
       try {
-        const { docker } = await this.#conn.get(signal);
-        stream = await docker.getEvents({
+        const { modem } = await this.#conn.get(signal);
+        stream = await get(modem, "/events", {
           filters: { type: ["container"] },
           ...(since !== undefined ? { since } : {}),
-          abortSignal: signal,
-        });
+        }, signal);
+        // An error's answer is not read: the watcher only retries.
+        if (stream.statusCode !== 200) throw new Error(`HTTP ${stream.statusCode}`);
       } catch {
+        stream?.destroy();
         if (signal.aborted) return;
         await this.clock.sleep(pauseMs, signal);
         pauseMs = Math.min(pauseMs * 2, PAUSE_MAX_MS);
         continue;
       }
       const s = stream;
-      const stop = () => s.destroy();
-      signal.addEventListener("abort", stop, { once: true });
+      const off = onAbort(signal, () => s.destroy());
+      const lines = new BoundedLines(EVENT_LINE_MAX_BYTES);
       try {
         // Something may have happened while the stream was down.
         if (connections++ > 0) yield;
         pauseMs = PAUSE_MIN_MS;
-        let buf = "";
-        const dec = new TextDecoder();
-        for await (const chunk of s) {
-          buf += typeof chunk === "string" ? chunk : dec.decode(chunk, { stream: true });
-          let nl: number;
+        for await (const chunk of s as AsyncIterable<Uint8Array | string>) {
+          const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
           let hit = false;
-          while ((nl = buf.indexOf("\n")) >= 0) {
-            const line = buf.slice(0, nl).trim();
-            buf = buf.slice(nl + 1);
-            if (line && this.#relevant(line, (t) => (since = t))) hit = true;
+          for (const line of lines.push(bytes)) {
+            if (this.#relevant(line.trim(), (t) => (since = t))) hit = true;
           }
-          if (hit) yield;
-          if (signal.aborted) break;
+          // An event too long to read may be the target's: look, and leave the stream.
+          if (hit || lines.dropped > 0) yield;
+          if (signal.aborted || lines.dropped > 0) break;
         }
       } catch {
         // The stream broke (engine restarted): reconnect below.
       } finally {
-        signal.removeEventListener("abort", stop);
+        off();
         s.destroy();
       }
       if (signal.aborted) return;
-      await this.clock.sleep(pauseMs, signal);
+      await this.clock.sleep(lines.dropped > 0 ? PAUSE_MAX_MS : pauseMs, signal);
     }
   }
 
@@ -297,6 +415,7 @@ export class ContainerClient {
       time?: number;
       Actor?: { ID?: string; Attributes?: Record<string, string> };
     };
+    if (!line) return false;
     try {
       ev = JSON.parse(line);
     } catch {

@@ -1,11 +1,13 @@
 /**
  * container (alias docker): a Docker container, or every container of a
- * Compose service, has a status (and a health).
+ * Compose service, has a status (and a health), has exited with a code, or
+ * has ports listening in its own network namespace.
  *
  * The probe (probe.ts) talks to the engine with dockerode at DOCKER_HOST,
  * else the default socket; the engine's events stream asks for an attempt
  * as soon as a matching container is created, started, stopped or changes
- * health (docs/contract.md §5 container).
+ * health (docs/contract.md §5 container). Ports are read from the host's
+ * /proc (netns.ts).
  *
  * @module
  */
@@ -14,6 +16,7 @@ import { errorText } from "../../engine/errors.ts";
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { type Engine, engineFromEnv } from "./dockerhost.ts";
 import type { ContainerWant } from "./judge.ts";
+import { parsePortSpec, type PortSpec, portText } from "./netns.ts";
 
 /** Values of `--status` (Docker's State.Status). */
 export const STATUSES: readonly string[] = [
@@ -41,16 +44,58 @@ export interface ContainerOptions {
 const NAME = /^\/?[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
+/** `--listening`'s ports, each once, in the order given. */
+function portsOf(input: KindInput): PortSpec[] {
+  const ports = new Map<string, PortSpec>();
+  for (const text of input.strings("listening")) {
+    const p = parsePortSpec(text);
+    if (typeof p === "string") input.fail("listening", p);
+    ports.set(portText(p), p);
+  }
+  return [...ports.values()];
+}
+
 function wantOf(input: KindInput): ContainerWant {
-  const status = input.string("status") ?? "running";
+  const given = input.string("status");
   const health = input.string("health");
+  const exitCode = input.integer("exit-code");
+  const listening = portsOf(input);
+  if (exitCode !== undefined) {
+    // Combinations that can never hold (docs/contract.md §5 container).
+    if (given !== undefined && given !== "exited") {
+      input.fail(
+        "exit-code",
+        `cannot be combined with --status ${given}: a container has an exit code once it has exited`,
+      );
+    }
+    if (health !== undefined) {
+      input.fail(
+        "exit-code",
+        "cannot be combined with --health: an exited container has no health",
+      );
+    }
+    if (listening.length > 0) {
+      input.fail(
+        "exit-code",
+        "cannot be combined with --listening: an exited container has no ports",
+      );
+    }
+    return { status: "exited", health: undefined, exitCode };
+  }
+  const status = given ?? "running";
   if (health !== undefined && health !== "none" && ["created", "exited", "dead"].includes(status)) {
     input.fail(
       "health",
       `cannot be combined with --status ${status}: health checks only run while a container runs`,
     );
   }
-  return { status, health };
+  if (listening.length > 0 && status !== "running") {
+    input.fail(
+      "listening",
+      `cannot be combined with --status ${status}: ports are read from a running container`,
+    );
+  }
+  return { status, health, ...(listening.length > 0 ? { listening } : {}) };
 }
 
 /** The engine DOCKER_HOST names; a bad DOCKER_HOST is a usage error. */
@@ -66,9 +111,10 @@ function engineOf(input: KindInput): Engine {
 export const container = defineKind<ContainerOptions>({
   name: "container",
   aliases: ["docker"],
-  summary: "a Docker container (or Compose service) is running, healthy, exited, ...",
+  summary:
+    "a Docker container (or Compose service) is running, healthy, exited, listening on a port, ...",
   description:
-    "Asks the Docker Engine at DOCKER_HOST (unix://, tcp://; https with DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH), else the default socket. The target is a container name or id, or a Compose service name (containers labelled com.docker.compose.service; --project narrows to one project, and then only services are looked up); every container of a service must match. Satisfied when the status is --status (default running) and, when --health is given, the healthcheck status is --health (none: the container has no healthcheck). A missing container and an unreachable engine are retried. The engine's events stream triggers an attempt as soon as a matching container changes.",
+    "Asks the Docker Engine at DOCKER_HOST (unix://, tcp://; https with DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH), else the default socket. The target is a container name or id, or a Compose service name (containers labelled com.docker.compose.service; --project narrows to one project, and then only services are looked up); every container of a service must match. Satisfied when the status is --status (default running) and, when --health is given, the healthcheck status is --health (none: the container has no healthcheck). --listening PORT[/tcp|/udp] also wants the port listening in the running container's own network namespace, read from the host's /proc/<pid>/net (nothing runs inside the container, so images without a shell work; waitcmd must run on the engine's Linux host). --exit-code N wants the container exited with code N; exited with another code is fatal (exit 3). A missing container and an unreachable engine are retried. The engine's events stream triggers an attempt as soon as a matching container changes; ports are polled at the interval.",
   target: {
     shape: "required",
     placeholder: "NAME",
@@ -91,6 +137,22 @@ export const container = defineKind<ContainerOptions>({
       description: "expected health: healthy, unhealthy, starting or none (default: not checked)",
     },
     {
+      name: "listening",
+      type: "string",
+      repeatable: true,
+      placeholder: "PORT[/PROTO]",
+      description:
+        "the port listens in the container (tcp by default, or /udp); all given must listen",
+    },
+    {
+      name: "exit-code",
+      type: "integer",
+      min: 0,
+      max: 255,
+      placeholder: "N",
+      description: "the container has exited with code N; another code is fatal (exit 3)",
+    },
+    {
       name: "project",
       type: "string",
       placeholder: "NAME",
@@ -105,8 +167,14 @@ export const container = defineKind<ContainerOptions>({
         "wait for the Compose service db of project shop; stop at once if it turns unhealthy",
     },
     {
-      args: "container migrate --status exited",
-      description: "wait until the one-shot container migrate has finished",
+      args: "container migrate --exit-code 0",
+      description:
+        "wait until the one-shot container migrate has finished successfully; fail if it did not",
+    },
+    {
+      args: "container api --listening 8080 --listening 9090/udp",
+      description:
+        "wait until the container api listens on TCP port 8080 and UDP port 9090 (no shell needed in its image)",
     },
   ],
   parse(input) {

@@ -1,4 +1,5 @@
 import nodeCrypto, { generateKeyPairSync, sign } from "node:crypto";
+import { checkOnce } from "../../engine/attempt.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, parseError, probeOf, usageError } from "../../tests/_kit.ts";
 import { makeSigstore, SIGNER_IDENTITY } from "../../tests/services/sigstore.ts";
@@ -147,14 +148,14 @@ Deno.test({
       // The probe module installs the wrapper itself: this is the test that fails without it
       // (every valid bundle would be TLOG_INCLUSION_PROMISE_ERROR under Deno 2.9).
       const probe = await probeOf(args);
-      assertEquals(await probe.check(once()), {
+      assertEquals(await checkOnce(probe, once().signal), {
         status: "satisfied",
         detail: `bundle verified (signed by ${SIGNER_IDENTITY})`,
       });
 
       // A tampered blob: the signature no longer verifies.
       await Deno.writeTextFile(`${dir}/blob`, "release 1.2.4\n");
-      const tampered = await probe.check(once());
+      const tampered = await checkOnce(probe, once().signal);
       assertEquals(tampered.status, "pending");
       assertStringIncludes(
         (tampered as { error: string }).error,
@@ -174,7 +175,7 @@ Deno.test({
       // A half-written bundle is pending.
       const text = await Deno.readTextFile(`${dir}/blob.sigstore.json`);
       await Deno.writeTextFile(`${dir}/blob.sigstore.json`, text.slice(0, 100));
-      assertEquals(await probe.check(once()), {
+      assertEquals(await checkOnce(probe, once().signal), {
         status: "pending",
         error: "the bundle is not JSON (yet)",
       });

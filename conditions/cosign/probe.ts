@@ -8,7 +8,6 @@
  */
 
 import { createVerify, verify } from "node:crypto";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import {
@@ -126,28 +125,27 @@ export function create(options: CosignOptions, env: ProbeEnv): Probe {
   }
 
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const blobStamp = await stampFile(blob, "blob");
-        if (typeof blobStamp === "string") return { status: "pending", error: blobStamp };
-        const sigStamp = await stampFile(sigPath, sigWhat);
-        if (typeof sigStamp === "string") return { status: "pending", error: sigStamp };
-        const stamps = [blobStamp, sigStamp];
-        const known = cache.get(stamps);
-        if (known !== undefined) return known;
-        const generation = cache.begin();
-        let result: ProbeResult;
-        try {
-          result = await judge(signal);
-        } catch (e) {
-          if (signal.aborted) throw e;
-          result = { status: "pending", error: e instanceof Error ? e.message : String(e) };
-        }
-        await assertUnchanged(blob, blobStamp, "the blob");
-        await assertUnchanged(sigPath, sigStamp, `the ${sigWhat}`);
-        cache.set(stamps, result, generation);
-        return result;
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const blobStamp = await stampFile(blob, "blob");
+      if (typeof blobStamp === "string") return { status: "pending", error: blobStamp };
+      const sigStamp = await stampFile(sigPath, sigWhat);
+      if (typeof sigStamp === "string") return { status: "pending", error: sigStamp };
+      const stamps = [blobStamp, sigStamp];
+      const known = cache.get(stamps);
+      if (known !== undefined) return known;
+      const generation = cache.begin();
+      let result: ProbeResult;
+      try {
+        result = await judge(signal);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        result = { status: "pending", error: e instanceof Error ? e.message : String(e) };
+      }
+      await assertUnchanged(blob, blobStamp, "the blob");
+      await assertUnchanged(sigPath, sigStamp, `the ${sigWhat}`);
+      cache.set(stamps, result, generation);
+      return result;
+    },
     watch: (ctx) =>
       invalidating(
         mergeIterables([

@@ -1,3 +1,4 @@
+import { checkOnce } from "../../engine/attempt.ts";
 import { assertEquals, assertMatch, assertThrows } from "../../tests/_assert.ts";
 import { optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
 import { type DnsWant, judgeLookup } from "./judge.ts";
@@ -242,7 +243,7 @@ Deno.test("dns parse() returns plain options: the query name, the resolver, the 
 Deno.test("a failed wire query is an error of the attempt, naming the server", async () => {
   // Sending to the broadcast address without SO_BROADCAST fails at once (EACCES).
   const probe = await probeOf(["dns", "a.test", "--server", "255.255.255.255"]);
-  const error = await probe.check({ signal: new AbortController().signal, attempt: 1 }).then(
+  const error = await checkOnce(probe, new AbortController().signal).then(
     (r) => r.status === "pending" ? r.error : `resolved ${JSON.stringify(r)}`,
   );
   assertMatch(error, /^255\.255\.255\.255:53: /);

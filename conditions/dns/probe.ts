@@ -5,7 +5,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { judgeLookup } from "./judge.ts";
 import type { DnsOptions } from "./mod.ts";
@@ -16,13 +15,12 @@ import { dnsPacketLibrary, lookupWire } from "./wire.ts";
 export async function create(options: DnsOptions, env: ProbeEnv): Promise<Probe> {
   if (options.wire) await dnsPacketLibrary.get();
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const found = options.wire
-          ? await lookupWire(options, signal, env.clock)
-          : await lookupSystem(options.name, options.type, signal);
-        signal.throwIfAborted();
-        return judgeLookup(found, options);
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const found = options.wire
+        ? await lookupWire(options, signal, env.clock)
+        : await lookupSystem(options.name, options.type, signal);
+      signal.throwIfAborted();
+      return judgeLookup(found, options);
+    },
   };
 }

@@ -6,7 +6,6 @@
  */
 
 import { describeError, FatalError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { KILL_GRACE_MS, killGroup, reapGroup } from "./group.ts";
 import type { ExecOptions } from "./mod.ts";
@@ -89,5 +88,5 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
     }
   }
 
-  return { check: ({ signal }) => settle(signal, () => run(signal)) };
+  return { check: ({ signal }) => run(signal) };
 }

@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
 import type { FileOptions } from "./mod.ts";
 import { fileContains } from "./probe.ts";
@@ -68,8 +69,7 @@ Deno.test("file parse() options", async (t) => {
 Deno.test("file check() reports each state; watch is offered", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
   const signal = new AbortController().signal;
-  const check = async (args: string[]) =>
-    (await probeOf(["file", ...args])).check({ signal, attempt: 1 });
+  const check = async (args: string[]) => checkOnce(await probeOf(["file", ...args]), signal, 1);
   try {
     const f = `${dir}/cfg`;
     assertEquals(await check([f]), { status: "pending", error: "does not exist" });

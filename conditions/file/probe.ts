@@ -5,7 +5,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { createSearcher, formatSize } from "../_common/bytes.ts";
 import { watchPath } from "../_common/watch.ts";
@@ -49,28 +48,27 @@ export async function fileContains(
 export function create(options: FileOptions, env: ProbeEnv): Probe {
   const { path, deleted, nonempty, contains } = options;
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        let info: Deno.FileInfo;
-        try {
-          info = await Deno.stat(path);
-        } catch (e) {
-          if (!(e instanceof Deno.errors.NotFound)) throw e;
-          return deleted
-            ? { status: "satisfied", detail: "does not exist" }
-            : { status: "pending", error: "does not exist" };
-        }
-        if (deleted) return { status: "pending", error: "still exists" };
-        const what = info.isDirectory ? "directory" : formatSize(info.size);
-        if (nonempty && info.size === 0) return { status: "pending", error: "exists but is empty" };
-        if (contains === undefined) return { status: "satisfied", detail: `exists (${what})` };
-        if (info.isDirectory) return { status: "pending", error: "is a directory, not a file" };
-        const quoted = JSON.stringify(contains);
-        if (!(await fileContains(path, contains, signal))) {
-          return { status: "pending", error: `does not contain ${quoted} (${what})` };
-        }
-        return { status: "satisfied", detail: `contains ${quoted} (${what})` };
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      let info: Deno.FileInfo;
+      try {
+        info = await Deno.stat(path);
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) throw e;
+        return deleted
+          ? { status: "satisfied", detail: "does not exist" }
+          : { status: "pending", error: "does not exist" };
+      }
+      if (deleted) return { status: "pending", error: "still exists" };
+      const what = info.isDirectory ? "directory" : formatSize(info.size);
+      if (nonempty && info.size === 0) return { status: "pending", error: "exists but is empty" };
+      if (contains === undefined) return { status: "satisfied", detail: `exists (${what})` };
+      if (info.isDirectory) return { status: "pending", error: "is a directory, not a file" };
+      const quoted = JSON.stringify(contains);
+      if (!(await fileContains(path, contains, signal))) {
+        return { status: "pending", error: `does not contain ${quoted} (${what})` };
+      }
+      return { status: "satisfied", detail: `contains ${quoted} (${what})` };
+    },
     watch: (ctx) => watchPath(path, ctx, { clock: env.clock }),
   };
 }

@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
 import type { GlobOptions } from "./mod.ts";
 
@@ -67,8 +68,7 @@ Deno.test("glob parse() options: counts and their defaults", async (t) => {
 Deno.test("glob check() counts matches against the bounds; watch is offered", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
   const signal = new AbortController().signal;
-  const check = async (args: string[]) =>
-    (await probeOf(["glob", ...args])).check({ signal, attempt: 1 });
+  const check = async (args: string[]) => checkOnce(await probeOf(["glob", ...args]), signal, 1);
   try {
     const p = `${dir}/*.csv`;
     assertEquals(await check([p]), { status: "pending", error: "no matches" });

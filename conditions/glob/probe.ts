@@ -5,7 +5,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { glob as globPaths } from "../_common/glob.ts";
 import { watchGlob } from "../_common/watch.ts";
@@ -23,30 +22,29 @@ function listed(paths: readonly string[]): string {
 export function create(options: GlobOptions, env: ProbeEnv): Probe {
   const { pattern, absent, min, max } = options;
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const paths = await globPaths(pattern, { signal });
-        const n = paths.length;
-        const count = `${n} match${n === 1 ? "" : "es"}`;
-        if (absent) {
-          return n === 0
-            ? { status: "satisfied", detail: "no matches" }
-            : { status: "pending", error: `${count}: ${listed(paths)}` };
-        }
-        if (n < min) {
-          return {
-            status: "pending",
-            error: n === 0 ? "no matches" : `${count}, need at least ${min}`,
-          };
-        }
-        if (max !== undefined && n > max) {
-          return { status: "pending", error: `${count}, need at most ${max}` };
-        }
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const paths = await globPaths(pattern, { signal });
+      const n = paths.length;
+      const count = `${n} match${n === 1 ? "" : "es"}`;
+      if (absent) {
+        return n === 0
+          ? { status: "satisfied", detail: "no matches" }
+          : { status: "pending", error: `${count}: ${listed(paths)}` };
+      }
+      if (n < min) {
         return {
-          status: "satisfied",
-          detail: n === 0 ? "no matches" : `${count}: ${listed(paths)}`,
+          status: "pending",
+          error: n === 0 ? "no matches" : `${count}, need at least ${min}`,
         };
-      }),
+      }
+      if (max !== undefined && n > max) {
+        return { status: "pending", error: `${count}, need at most ${max}` };
+      }
+      return {
+        status: "satisfied",
+        detail: n === 0 ? "no matches" : `${count}: ${listed(paths)}`,
+      };
+    },
     watch: (ctx) => watchGlob(pattern, ctx, { clock: env.clock }),
   };
 }

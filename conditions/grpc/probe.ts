@@ -10,7 +10,6 @@
 import { Buffer } from "node:buffer";
 import * as grpcJs from "@grpc/grpc-js";
 import { describeError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
@@ -60,28 +59,27 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
   };
 
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        try {
-          return await onEveryAddress(
-            o.hp,
-            signal,
-            async (address) => {
-              const client = await open(formatHostPort(address));
-              try {
-                const r = await checkOnce(client, o, signal);
-                lastSeen = r.seen;
-                return r.result;
-              } finally {
-                release(client);
-              }
-            },
-            (e) => e instanceof Unreachable,
-          );
-        } finally {
-          firstDone();
-        }
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      try {
+        return await onEveryAddress(
+          o.hp,
+          signal,
+          async (address) => {
+            const client = await open(formatHostPort(address));
+            try {
+              const r = await checkOnce(client, o, signal);
+              lastSeen = r.seen;
+              return r.result;
+            } finally {
+              release(client);
+            }
+          },
+          (e) => e instanceof Unreachable,
+        );
+      } finally {
+        firstDone();
+      }
+    },
     watch: (ctx) => watchHealth(ctx),
     close() {
       for (const c of clients) c.close();

@@ -8,11 +8,16 @@
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import { type HttpReply, statusLine } from "../_common/httpx.ts";
+import { captureText } from "../_common/captures.ts";
+import { httpAuthHint } from "../_common/hints.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
-import { testText, type UserRegex } from "../_common/regex.ts";
+import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
 import { statusMatches } from "./options.ts";
+
+/** Headers that carry credentials (a 401 then means they were refused, not missing). */
+const CREDENTIAL_HEADER = /^(authorization|cookie|x-api-key|x-auth-token)$/i;
 
 /** Most body bytes read per response. */
 export const BODY_LIMIT = 10 << 20;
@@ -30,7 +35,10 @@ export async function judge(
 ): Promise<ProbeResult> {
   const line = statusLine(reply.status, reply.statusText);
   if (!statusMatches(o.status, reply.status)) {
-    return { status: "pending", error: `status ${reply.status}, expected ${o.status.text}` };
+    const error = `status ${reply.status}, expected ${o.status.text}`;
+    const sent = o.headers.some((h) => CREDENTIAL_HEADER.test(h.name));
+    const hint = httpAuthHint(reply.status, sent, reply.header("www-authenticate"));
+    return hint === undefined ? { status: "pending", error } : { status: "pending", error, hint };
   }
   const needsBody = o.contains !== undefined || matches !== undefined || o.jsonpaths.length > 0;
   if (!needsBody || method === "HEAD") return { status: "satisfied", detail: line };
@@ -47,13 +55,16 @@ export async function judge(
     }
     parts.push(`body contains ${JSON.stringify(o.contains)}`);
   }
+  let captures: Record<string, string> = {};
   if (matches !== undefined) {
-    if (!(await testText(matches, text, signal))) {
+    const groups = await execText(matches, text, signal);
+    if (groups === undefined) {
       return {
         status: "pending",
         error: `body does not match /${o.matches}/ (${line}, ${size})`,
       };
     }
+    captures = { ...groups };
     parts.push(`body matches /${o.matches}/`);
   }
   if (o.jsonpaths.length > 0) {
@@ -75,7 +86,8 @@ export async function judge(
       const r = await evaluateJsonPath(expr, doc, signal);
       if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
       parts.push(r.detail);
+      captures.value = captureText(r.value);
     }
   }
-  return { status: "satisfied", detail: parts.join("; ") };
+  return { status: "satisfied", detail: parts.join("; "), captures };
 }

@@ -15,6 +15,7 @@
  * @module
  */
 
+import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind } from "../../engine/types.ts";
 import type { JsonPathExpr } from "../_common/jsonpath.ts";
 import { validateRegex } from "../_common/textmatch.ts";
@@ -178,7 +179,11 @@ export const http = defineKind<HttpOptions>({
   ],
   parse(input) {
     const options = parseHttpOptions(input);
-    return { target: redactUrl(input.target ?? "").display, options };
+    return {
+      target: redactUrl(input.target ?? "").display,
+      options,
+      captures: namedGroupsOf(options.matches),
+    };
   },
   async validate(options, fail) {
     await validateRegex(options.matches, fail, "m");

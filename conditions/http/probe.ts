@@ -8,7 +8,6 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import type { TlsOptions } from "../_common/httpx.ts";
@@ -26,7 +25,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export function create(o: HttpOptions, env: ProbeEnv): Probe {
   const matches = o.matches === undefined ? undefined : compileRegex(o.matches, "m");
   return {
-    check: ({ signal }) => settle(signal, () => attempt(o, matches, env.env, signal)),
+    check: ({ signal }) => attempt(o, matches, env.env, signal),
   };
 }
 

@@ -7,7 +7,6 @@
  */
 
 import { FatalError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { IcmpOptions } from "./mod.ts";
 
@@ -18,17 +17,16 @@ const INTERVAL_S = 0.2;
 export function create(o: IcmpOptions, env: ProbeEnv): Probe {
   let ping: Promise<string | undefined> | undefined;
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        ping ??= findOnPath("ping", env.env.PATH ?? "");
-        const path = await ping;
-        if (path === undefined) {
-          throw new FatalError(
-            "the ping command was not found on PATH (install iputils-ping, or put ping on PATH)",
-          );
-        }
-        return await runPing(path, o, env.env, signal);
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      ping ??= findOnPath("ping", env.env.PATH ?? "");
+      const path = await ping;
+      if (path === undefined) {
+        throw new FatalError(
+          "the ping command was not found on PATH (install iputils-ping, or put ping on PATH)",
+        );
+      }
+      return await runPing(path, o, env.env, signal);
+    },
   };
 }
 

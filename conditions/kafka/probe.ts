@@ -9,7 +9,6 @@
  */
 
 import { Admin } from "@platformatic/kafka";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { readPassword } from "../_common/dsurl.ts";
@@ -27,83 +26,84 @@ const CLOSE_GRACE_MS = 500;
 export function create(options: KafkaOptions, env: ProbeEnv): Probe {
   const open = new Set<Admin>();
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const password = options.sasl === undefined
-          ? undefined
-          : await readPassword(options.sasl.password);
-        const ca = options.tls.caFile === undefined
-          ? undefined
-          : await readFlagFile("ca-file", options.tls.caFile);
-        signal.throwIfAborted();
-        const admin = new Admin({
-          clientId: "waitcmd",
-          bootstrapBrokers: options.brokers.map((b) => ({ host: b.hostname, port: b.port })),
-          retries: 0,
-          connectTimeout: CONNECT_TIMEOUT_MS,
-          requestTimeout: REQUEST_TIMEOUT_MS,
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const password = options.sasl === undefined
+        ? undefined
+        : await readPassword(options.sasl.password);
+      const ca = options.tls.caFile === undefined
+        ? undefined
+        : await readFlagFile("ca-file", options.tls.caFile);
+      signal.throwIfAborted();
+      const admin = new Admin({
+        clientId: "waitcmd",
+        bootstrapBrokers: options.brokers.map((b) => ({ host: b.hostname, port: b.port })),
+        retries: 0,
+        connectTimeout: CONNECT_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
+        autocreateTopics: false,
+        ...(options.sasl === undefined ? {} : {
+          sasl: {
+            mechanism: options.sasl.mechanism,
+            username: options.sasl.user,
+            password: password!,
+          },
+        }),
+        ...(options.tls.mode === "off" ? {} : {
+          tls: {
+            ...(ca === undefined ? {} : { ca }),
+            rejectUnauthorized: options.tls.verify !== "none",
+          },
+        }),
+      });
+      open.add(admin);
+      const onAbort = () => void closeAdmin(admin, env);
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        const md = await admin.metadata({
+          topics: options.topic === undefined ? [] : [options.topic],
           autocreateTopics: false,
-          ...(options.sasl === undefined ? {} : {
-            sasl: {
-              mechanism: options.sasl.mechanism,
-              username: options.sasl.user,
-              password: password!,
-            },
-          }),
-          ...(options.tls.mode === "off" ? {} : {
-            tls: {
-              ...(ca === undefined ? {} : { ca }),
-              rejectUnauthorized: options.tls.verify !== "none",
-            },
-          }),
+          forceUpdate: true,
         });
-        open.add(admin);
-        const onAbort = () => void closeAdmin(admin, env);
-        signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          const md = await admin.metadata({
-            topics: options.topic === undefined ? [] : [options.topic],
-            autocreateTopics: false,
-            forceUpdate: true,
-          });
-          const topic = options.topic === undefined ? undefined : md.topics.get(options.topic);
-          const verdict = judgeCluster(
-            {
-              id: md.id,
-              brokers: md.brokers.size,
-              controllerId: md.controllerId,
-              topic: topic === undefined ? undefined : {
-                name: options.topic!,
-                leaders: Array.from({ length: topic.partitionsCount }, (_, i) =>
-                  topic.partitions[i]?.leader ?? -1),
-              },
+        const topic = options.topic === undefined ? undefined : md.topics.get(options.topic);
+        const verdict = judgeCluster(
+          {
+            id: md.id,
+            brokers: md.brokers.size,
+            controllerId: md.controllerId,
+            topic: topic === undefined ? undefined : {
+              name: options.topic!,
+              leaders: Array.from(
+                { length: topic.partitionsCount },
+                (_, i) => topic.partitions[i]?.leader ?? -1,
+              ),
             },
-            options,
-          );
-          if (!verdict.ok) {
-            return { status: "pending", error: verdict.error };
-          }
-          const tls = options.tls.mode === "off" ? "" : ", TLS";
-          const sasl = options.sasl === undefined
-            ? ""
-            : `, SASL ${options.sasl.mechanism} as ${JSON.stringify(options.sasl.user)}`;
-          return { status: "satisfied", detail: `${verdict.detail}${sasl}${tls}` };
-        } catch (e) {
-          return {
-            status: "pending",
-            error: describeKafkaError(e, {
-              user: options.sasl?.user,
-              topic: options.topic,
-              hostname: options.brokers[0]!.hostname,
-              secrets: [password],
-            }),
-          };
-        } finally {
-          signal.removeEventListener("abort", onAbort);
-          await closeAdmin(admin, env);
-          open.delete(admin);
+          },
+          options,
+        );
+        if (!verdict.ok) {
+          return { status: "pending", error: verdict.error };
         }
-      }),
+        const tls = options.tls.mode === "off" ? "" : ", TLS";
+        const sasl = options.sasl === undefined
+          ? ""
+          : `, SASL ${options.sasl.mechanism} as ${JSON.stringify(options.sasl.user)}`;
+        return { status: "satisfied", detail: `${verdict.detail}${sasl}${tls}` };
+      } catch (e) {
+        return {
+          status: "pending",
+          error: describeKafkaError(e, {
+            user: options.sasl?.user,
+            topic: options.topic,
+            hostname: options.brokers[0]!.hostname,
+            secrets: [password],
+          }),
+        };
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        await closeAdmin(admin, env);
+        open.delete(admin);
+      }
+    },
     async close() {
       await Promise.all([...open].map((a) => closeAdmin(a, env)));
       open.clear();

@@ -1,4 +1,5 @@
 import { assertEquals } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
 import type { LockfileOptions } from "./mod.ts";
 import { ageOf } from "./probe.ts";
@@ -52,11 +53,12 @@ Deno.test("lockfile's probe counts a dangling symlink as a present lock", async 
     await Deno.symlink("user@host.1234", `${dir}/.#file`);
     const once = { signal: AbortSignal.timeout(5000), attempt: 1 };
     assertEquals(
-      (await (await probeOf(["lockfile", `${dir}/.#file`, "--present"])).check(once)).status,
+      (await checkOnce(await probeOf(["lockfile", `${dir}/.#file`, "--present"]), once.signal))
+        .status,
       "satisfied",
     );
     assertEquals(
-      (await (await probeOf(["lockfile", `${dir}/.#file`])).check(once)).status,
+      (await checkOnce(await probeOf(["lockfile", `${dir}/.#file`]), once.signal)).status,
       "pending",
     );
   } finally {

@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { optionsOf, plan, probeOf, usageError } from "../../tests/_kit.ts";
 import type { LogOptions } from "./mod.ts";
 
@@ -117,27 +118,58 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
     ]);
     const signal = new AbortController().signal;
     try {
-      assertEquals(await probe.check({ signal, attempt: 1 }), {
+      assertEquals(await checkOnce(probe, signal, 1), {
         status: "pending",
         error: "1/2 matches",
       });
       await Deno.writeTextFile(path, "job 2 done\r\n", { append: true });
-      assertEquals(await probe.check({ signal, attempt: 2 }), {
+      assertEquals(await checkOnce(probe, signal, 2), {
         status: "satisfied",
         detail: "job 2 done",
         summary: "2/2 matches; last: job 2 done",
+        captures: {},
       });
     } finally {
       await probe.close?.();
     }
     const missing = await probeOf(["log", `${dir}/none.log`, "--contains", "x"]);
     try {
-      assertEquals(await missing.check({ signal, attempt: 1 }), {
+      assertEquals(await checkOnce(missing, signal, 1), {
         status: "pending",
         error: "does not exist",
       });
     } finally {
       await missing.close?.();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("log check() captures the groups of --matches in the last matching line", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
+  const path = `${dir}/app.log`;
+  try {
+    await Deno.writeTextFile(path, "listening on port 4000\nlistening on port 43567 at 10.0.0.7\n");
+    const probe = await probeOf([
+      "log",
+      path,
+      "--from-start",
+      "--matches",
+      String.raw`port (?P<port>\d+)(?: at (?<host>[\d.]+))?`,
+      "--min-matches",
+      "2",
+    ]);
+    try {
+      const r = await checkOnce(probe, new AbortController().signal, 1);
+      assertEquals(r.status === "satisfied" && r.captures, {
+        "1": "43567",
+        "2": "10.0.0.7",
+        port: "43567",
+        host: "10.0.0.7",
+      });
+    } finally {
+      await probe.close?.();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -18,7 +18,8 @@
  */
 
 import { indexOfBytes } from "../_common/bytes.ts";
-import { INLINE_TEXT, testText, type UserRegex } from "../_common/regex.ts";
+import { execText, INLINE_TEXT, type UserRegex } from "../_common/regex.ts";
+import type { Captures } from "../_common/captures.ts";
 
 /** Longest line kept whole; the rest of a longer line is skipped up to its newline. */
 export const MAX_LINE = 4 << 20;
@@ -48,6 +49,8 @@ export class LineMatcher {
   count = 0;
   /** The last matching line, without its line ending. */
   last = "";
+  /** What `--matches` captured in the last matching line ({} without it). */
+  captures: Captures = {};
   /** Matching lines needed. */
   readonly required: number;
   /** The `contains` text as bytes, if any. */
@@ -138,9 +141,11 @@ export class LineMatcher {
       }
       signal.throwIfAborted();
       slice += line.length;
-      if (line.length > INLINE_TEXT ? await testText(re, line, signal) : re.test(line)) {
+      const captures = line.length > INLINE_TEXT ? await execText(re, line, signal) : re.exec(line);
+      if (captures !== undefined) {
         this.count++;
         this.last = line;
+        this.captures = captures;
       }
     }
   }

@@ -69,9 +69,9 @@ Deno.test("feed() finds the same lines whatever the chunk borders", async (t) =>
   const specs: [string, MatchSpec][] = [
     ["contains", { contains: "ERROR", required: 100 }],
     ["contains + exclude", { contains: "ERROR", exclude: ["dry-run", "twice"], required: 100 }],
-    ["matches", { matches: /^job \d+ done/, required: 100 }],
-    ["matches + exclude", { matches: /ERROR/, exclude: ["unicode"], required: 100 }],
-    ["contains + matches", { contains: "ERROR", matches: /full$/, required: 100 }],
+    ["matches", { matches: compileRegex("^job \\d+ done"), required: 100 }],
+    ["matches + exclude", { matches: compileRegex("ERROR"), exclude: ["unicode"], required: 100 }],
+    ["contains + matches", { contains: "ERROR", matches: compileRegex("full$"), required: 100 }],
     ["min-matches stops at the Nth", { contains: "ERROR", required: 3 }],
     ["one-byte needle", { contains: "R", required: 100 }],
     ["needle at line end", { contains: "complete", required: 100 }],

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { parseRegex, validateRegex } from "../_common/textmatch.ts";
 
@@ -130,7 +131,11 @@ export const log = defineKind<LogOptions>({
       ? { from: "start" }
       : { from: "tail", lines: input.integer("tail") ?? 0 };
     const required = input.integer("min-matches") ?? 1;
-    return { target: path, options: { path, contains, matches, exclude, startAt, required } };
+    return {
+      target: path,
+      options: { path, contains, matches, exclude, startAt, required },
+      captures: namedGroupsOf(matches),
+    };
   },
   // JavaScript's syntax was checked by parse; RE2 runs it (docs/contract.md §9).
   validate: (options, fail) => validateRegex(options.matches, fail),

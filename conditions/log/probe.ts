@@ -5,7 +5,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { compileRegex } from "../_common/regex.ts";
 import { watchPath } from "../_common/watch.ts";
@@ -27,6 +26,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
     status: "satisfied",
     detail: matcher.last,
     summary: required > 1 ? `${required}/${required} matches; last: ${matcher.last}` : undefined,
+    captures: matcher.captures,
   });
   // A read error escapes `check`: the engine reports it as a pending attempt (docs/contract.md §8).
   const attempt = async (signal: AbortSignal): Promise<ProbeResult> => {
@@ -46,7 +46,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
     check({ signal }) {
       const run = busy.then(() => attempt(signal));
       busy = run.catch(() => {});
-      return settle(signal, () => run);
+      return run;
     },
     watch: (ctx) =>
       watchPath(path, ctx, { anyInDirectory: () => follower.lingering, clock: env.clock }),

@@ -8,7 +8,6 @@
  */
 
 import { MongoClient, type ReadPreferenceMode } from "mongodb";
-import { settle } from "../../engine/settle.ts";
 import type { Fail, Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { readPassword } from "../_common/dsurl.ts";
@@ -24,48 +23,45 @@ export function create(options: MongodbOptions, env: ProbeEnv): Probe {
   const open = new Set<MongoClient>();
   const firstHost = /^[^:]+:\/\/(?:[^/?#]*@)?\[?([^\]:,/?#]*)/.exec(options.uri)?.[1] ?? "";
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const password = options.password === undefined
-          ? undefined
-          : await readPassword(options.password);
-        const ca = options.tls.caFile === undefined
-          ? undefined
-          : await readFlagFile("ca-file", options.tls.caFile);
-        signal.throwIfAborted();
-        const client = new MongoClient(options.uri, driverOptions(options, password, ca));
-        open.add(client);
-        const onAbort = () => void closeClient(client, env);
-        signal.addEventListener("abort", onAbort, { once: true });
-        try {
-          await client.connect();
-          const admin = client.db("admin");
-          const readPreference: ReadPreferenceMode = options.primary
-            ? "primary"
-            : "primaryPreferred";
-          const hello = await helloOf(admin, readPreference);
-          const verdict = judgeHello(hello, options);
-          if (!verdict.ok) return { status: "pending", error: verdict.error };
-          await admin.command({ ping: 1 }, { readPreference });
-          const version = await admin.command({ buildInfo: 1 }, { readPreference })
-            .then((b) => (typeof b.version === "string" ? `MongoDB ${b.version}, ` : ""))
-            .catch(() => "");
-          return { status: "satisfied", detail: `ping ok: ${version}${verdict.role}` };
-        } catch (e) {
-          return {
-            status: "pending",
-            error: describeMongoError(e, {
-              user: options.user,
-              hostname: firstHost,
-              secrets: [password],
-            }),
-          };
-        } finally {
-          signal.removeEventListener("abort", onAbort);
-          await closeClient(client, env);
-          open.delete(client);
-        }
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const password = options.password === undefined
+        ? undefined
+        : await readPassword(options.password);
+      const ca = options.tls.caFile === undefined
+        ? undefined
+        : await readFlagFile("ca-file", options.tls.caFile);
+      signal.throwIfAborted();
+      const client = new MongoClient(options.uri, driverOptions(options, password, ca));
+      open.add(client);
+      const onAbort = () => void closeClient(client, env);
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        await client.connect();
+        const admin = client.db("admin");
+        const readPreference: ReadPreferenceMode = options.primary ? "primary" : "primaryPreferred";
+        const hello = await helloOf(admin, readPreference);
+        const verdict = judgeHello(hello, options);
+        if (!verdict.ok) return { status: "pending", error: verdict.error };
+        await admin.command({ ping: 1 }, { readPreference });
+        const version = await admin.command({ buildInfo: 1 }, { readPreference })
+          .then((b) => (typeof b.version === "string" ? `MongoDB ${b.version}, ` : ""))
+          .catch(() => "");
+        return { status: "satisfied", detail: `ping ok: ${version}${verdict.role}` };
+      } catch (e) {
+        return {
+          status: "pending",
+          error: describeMongoError(e, {
+            user: options.user,
+            hostname: firstHost,
+            secrets: [password],
+          }),
+        };
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+        await closeClient(client, env);
+        open.delete(client);
+      }
+    },
     async close() {
       await Promise.all([...open].map((c) => closeClient(c, env)));
       open.clear();

@@ -10,7 +10,6 @@
 import mysql from "mysql2";
 import { connect as netConnect } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { settle } from "../../engine/settle.ts";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
@@ -37,13 +36,12 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
   const open = new Set<Connection>();
   return {
     check: ({ signal }) =>
-      settle(signal, () =>
-        attemptEveryAddress(
-          options,
-          signal,
-          (address, password, tls) => session(address, password, tls, signal),
-          judgeError,
-        )),
+      attemptEveryAddress(
+        options,
+        signal,
+        (address, password, tls) => session(address, password, tls, signal),
+        judgeError,
+      ),
     close() {
       for (const c of open) c.destroy();
       open.clear();

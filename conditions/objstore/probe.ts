@@ -7,7 +7,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { formatSize, indexOfBytes } from "../_common/bytes.ts";
 import { memoize } from "../_common/memo.ts";
@@ -38,25 +37,22 @@ export async function create(o: ObjstoreOptions): Promise<Probe> {
   let clients: S3Client[] = [];
   const session = memoize(() => connect(o, (c) => clients.push(c)));
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        let s: Session | undefined;
-        try {
-          s = await session.get(signal);
-          return o.uri.key === ""
-            ? await checkBucket(o, s, signal)
-            : await checkObject(o, s, signal);
-        } catch (e) {
-          if (signal.aborted) throw e;
-          const error = describeS3Error(e, {
-            bucket: o.uri.bucket,
-            key: o.uri.key,
-            endpoint: o.endpoint?.url ?? "AWS S3",
-            who: s?.who ?? "",
-          });
-          return { status: "pending", error };
-        }
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      let s: Session | undefined;
+      try {
+        s = await session.get(signal);
+        return o.uri.key === "" ? await checkBucket(o, s, signal) : await checkObject(o, s, signal);
+      } catch (e) {
+        if (signal.aborted) throw e;
+        const error = describeS3Error(e, {
+          bucket: o.uri.bucket,
+          key: o.uri.key,
+          endpoint: o.endpoint?.url ?? "AWS S3",
+          who: s?.who ?? "",
+        });
+        return { status: "pending", error };
+      }
+    },
     close() {
       for (const c of clients) c.destroy();
       clients = [];

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { memoize } from "../_common/memo.ts";
 import { watchPath } from "../_common/watch.ts";
@@ -97,22 +96,21 @@ export function create(options: PermissionOptions, env: ProbeEnv): Probe {
     return { uid, gid };
   });
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        let info: Deno.FileInfo;
-        try {
-          info = options.type === "symlink" ? await Deno.lstat(path) : await Deno.stat(path);
-        } catch (e) {
-          if (e instanceof Deno.errors.NotFound) {
-            return { status: "pending", error: "does not exist" };
-          }
-          throw e;
+    check: async ({ signal }): Promise<ProbeResult> => {
+      let info: Deno.FileInfo;
+      try {
+        info = options.type === "symlink" ? await Deno.lstat(path) : await Deno.stat(path);
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) {
+          return { status: "pending", error: "does not exist" };
         }
-        const wrong = mismatches(info, options, await ids.get(signal));
-        return wrong.length === 0
-          ? { status: "satisfied", detail: describe(info) }
-          : { status: "pending", error: wrong.join("; ") };
-      }),
+        throw e;
+      }
+      const wrong = mismatches(info, options, await ids.get(signal));
+      return wrong.length === 0
+        ? { status: "satisfied", detail: describe(info) }
+        : { status: "pending", error: wrong.join("; ") };
+    },
     // Not for a FIFO: Deno's file watcher (notify) opens a FIFO created in a watched
     // directory and blocks there until a writer comes, which stalls every watch of the
     // process and its exit; such a condition is polled at the interval instead.

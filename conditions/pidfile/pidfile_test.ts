@@ -1,4 +1,5 @@
 import { assertEquals } from "../../tests/_assert.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
 import type { PidfileOptions } from "./mod.ts";
 import { judgeProcess, parsePidText, REUSE_SLACK_MS } from "./probe.ts";
@@ -79,12 +80,15 @@ Deno.test("pidfile's probe sees this very process running and a missing file sto
   try {
     await Deno.writeTextFile(`${dir}/me.pid`, `${Deno.pid}\n`);
     const once = { signal: AbortSignal.timeout(5000), attempt: 1 };
-    const r = await (await probeOf(["pidfile", `${dir}/me.pid`])).check(once);
+    const r = await checkOnce(await probeOf(["pidfile", `${dir}/me.pid`]), once.signal);
     assertEquals(r.status, "satisfied");
-    assertEquals(await (await probeOf(["pidfile", `${dir}/none.pid`, "--stopped"])).check(once), {
-      status: "satisfied",
-      detail: "pid file does not exist",
-    });
+    assertEquals(
+      await checkOnce(await probeOf(["pidfile", `${dir}/none.pid`, "--stopped"]), once.signal),
+      {
+        status: "satisfied",
+        detail: "pid file does not exist",
+      },
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { watchPath } from "../_common/watch.ts";
 import type { PidfileOptions } from "./mod.ts";
@@ -94,26 +93,25 @@ async function readPidFile(path: string): Promise<{ text: string; mtime?: number
 export function create(options: PidfileOptions, env: ProbeEnv): Probe {
   const { path, want, name } = options;
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const file = await readPidFile(path);
-        if (file === undefined) {
-          return want === "stopped"
-            ? { status: "satisfied", detail: "pid file does not exist" }
-            : { status: "pending", error: "does not exist" };
-        }
-        const read = parsePidText(file.text);
-        if ("error" in read) return { status: "pending", error: read.error };
-        const v = judgeProcess(read.pid, await readPidProc(read.pid), file.mtime, name);
-        if (want === "running") {
-          return v.alive
-            ? { status: "satisfied", detail: v.text }
-            : { status: "pending", error: v.text };
-        }
+    check: async (): Promise<ProbeResult> => {
+      const file = await readPidFile(path);
+      if (file === undefined) {
+        return want === "stopped"
+          ? { status: "satisfied", detail: "pid file does not exist" }
+          : { status: "pending", error: "does not exist" };
+      }
+      const read = parsePidText(file.text);
+      if ("error" in read) return { status: "pending", error: read.error };
+      const v = judgeProcess(read.pid, await readPidProc(read.pid), file.mtime, name);
+      if (want === "running") {
         return v.alive
-          ? { status: "pending", error: v.text.replace(" running (", " still running (") }
-          : { status: "satisfied", detail: v.text };
-      }),
+          ? { status: "satisfied", detail: v.text }
+          : { status: "pending", error: v.text };
+      }
+      return v.alive
+        ? { status: "pending", error: v.text.replace(" running (", " still running (") }
+        : { status: "satisfied", detail: v.text };
+    },
     watch: (ctx) => watchPath(path, ctx, { clock: env.clock }),
   };
 }

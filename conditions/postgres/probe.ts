@@ -8,7 +8,6 @@
  */
 
 import pg from "pg";
-import { settle } from "../../engine/settle.ts";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
@@ -31,13 +30,12 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
   const open = new Set<Client>();
   return {
     check: ({ signal }) =>
-      settle(signal, () =>
-        attemptEveryAddress(
-          options,
-          signal,
-          (address, password, tls) => attempt(options, address, password, tls, signal),
-          judgeError,
-        )),
+      attemptEveryAddress(
+        options,
+        signal,
+        (address, password, tls) => attempt(options, address, password, tls, signal),
+        judgeError,
+      ),
     close() {
       for (const c of open) destroy(c);
       open.clear();

@@ -4,7 +4,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import type { ProcessOptions } from "./mod.ts";
 import { listProcs, matches, type Proc, psProcs, readProc, running } from "./procs.ts";
@@ -44,6 +43,6 @@ export function create(options: ProcessOptions): Probe {
   }
 
   return {
-    check: ({ signal }) => settle(signal, () => look()),
+    check: () => look(),
   };
 }

@@ -9,8 +9,11 @@
  */
 
 import amqp from "amqplib";
-import { settle } from "../../engine/settle.ts";
-import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import {
+  attemptEveryAddress,
+  connectOrDescribe,
+  untilAborted,
+} from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
 import type { HostPort } from "../_common/net.ts";
@@ -33,20 +36,19 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
   const open = new Set<Connection>();
   return {
     check: ({ signal }) =>
-      settle(signal, () =>
-        attemptEveryAddress(
-          options,
-          signal,
-          (address, password, tls) => session(address, password ?? "", tls, signal),
-          (e, ctx) => ({
-            status: "pending",
-            error: describeAmqpError(e, {
-              ...ctx,
-              vhost: options.vhost,
-              handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
-            }),
+      attemptEveryAddress(
+        options,
+        signal,
+        (address, password, tls) => session(address, password ?? "", tls, signal),
+        (e, ctx) => ({
+          status: "pending",
+          error: describeAmqpError(e, {
+            ...ctx,
+            vhost: options.vhost,
+            handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
           }),
-        )),
+        }),
+      ),
     close() {
       for (const c of open) destroy(c);
       open.clear();
@@ -83,7 +85,7 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
     };
     signal.addEventListener("abort", onAbort, { once: true });
     try {
-      conn = await connectOrDescribe(() => connecting, o.hp.hostname);
+      conn = await connectOrDescribe(() => untilAborted(connecting, signal), o.hp.hostname);
       open.add(conn);
       // Errors after the verdict (a broker closing, a socket reset) must not escape.
       conn.on("error", () => {});

@@ -8,7 +8,6 @@
  */
 
 import { createClient } from "@redis/client";
-import { settle } from "../../engine/settle.ts";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { clip, type NodeTlsOptions } from "../_common/datastore.ts";
@@ -33,13 +32,12 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
   const open = new Set<Client>();
   return {
     check: ({ signal }) =>
-      settle(signal, () =>
-        attemptEveryAddress(
-          options,
-          signal,
-          (address, password, tls) => session(address, password, tls, signal),
-          judgeError,
-        )),
+      attemptEveryAddress(
+        options,
+        signal,
+        (address, password, tls) => session(address, password, tls, signal),
+        judgeError,
+      ),
     close() {
       for (const c of open) destroy(c);
       open.clear();

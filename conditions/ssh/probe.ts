@@ -7,7 +7,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { describeError } from "../../engine/errors.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
@@ -21,22 +20,21 @@ export async function create(options: SshOptions): Promise<Probe> {
   const bannerOnly = options.user === undefined && options.pin === undefined;
   if (!bannerOnly) await sshLibrary.get();
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        if (bannerOnly) {
-          return await onEveryAddress(
-            options.hp,
-            signal,
-            (address) => checkBanner(options, address, signal),
-          );
-        }
-        const password = options.user === undefined ? undefined : await readPassword(options);
+    check: async ({ signal }): Promise<ProbeResult> => {
+      if (bannerOnly) {
         return await onEveryAddress(
           options.hp,
           signal,
-          (address) => checkHandshake(options, address, password, signal),
+          (address) => checkBanner(options, address, signal),
         );
-      }),
+      }
+      const password = options.user === undefined ? undefined : await readPassword(options);
+      return await onEveryAddress(
+        options.hp,
+        signal,
+        (address) => checkHandshake(options, address, password, signal),
+      );
+    },
   };
 }
 

@@ -1,3 +1,4 @@
+import { checkOnce } from "../../engine/attempt.ts";
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, parseError, plan, probeOf } from "../../tests/_kit.ts";
 import { parseHostPort } from "../_common/net.ts";
@@ -142,7 +143,7 @@ Deno.test("--password-file /dev/zero fails the attempt at once, past the 4 MiB c
   ]);
   const before = Deno.memoryUsage().rss;
   const started = performance.now();
-  const error = await probe.check({ signal: new AbortController().signal, attempt: 1 }).then(
+  const error = await checkOnce(probe, new AbortController().signal).then(
     (r) => r.status === "pending" ? r.error : `resolved ${JSON.stringify(r)}`,
   );
   assertEquals(error, "cannot read --password-file /dev/zero: larger than 4 MiB");
@@ -154,7 +155,7 @@ Deno.test("--password-file /dev/zero fails the attempt at once, past the 4 MiB c
 Deno.test("a missing --password-file fails the attempt, which is retried", async () => {
   const missing = `${await Deno.makeTempDir()}/nope.txt`;
   const probe = await probeOf(["ssh", "127.0.0.1:1", "--user", "u", "--password-file", missing]);
-  const error = await probe.check({ signal: new AbortController().signal, attempt: 1 }).then(
+  const error = await checkOnce(probe, new AbortController().signal).then(
     (r) => r.status === "pending" ? r.error : `resolved ${JSON.stringify(r)}`,
   );
   assertEquals(error, `cannot read --password-file ${missing}: no such file or directory`);

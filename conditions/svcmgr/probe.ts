@@ -5,7 +5,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv } from "../../engine/types.ts";
 import { UnitClient } from "./client.ts";
 import { judgeUnit } from "./judge.ts";
@@ -16,8 +15,7 @@ export function create(options: SvcmgrOptions, env: ProbeEnv): Probe {
   const address = options.address ?? `unix:path=/run/user/${Deno.uid() ?? 0}/bus`;
   const client = new UnitClient(options.unit, options.user, address, env.clock);
   return {
-    check: ({ signal }) =>
-      settle(signal, async () => judgeUnit(await client.state(signal), options.want)),
+    check: async ({ signal }) => judgeUnit(await client.state(signal), options.want),
     watch: (ctx) => client.watch(ctx),
     close: () => client.close(),
   };

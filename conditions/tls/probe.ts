@@ -7,7 +7,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, type HostPort, onEveryAddress } from "../_common/net.ts";
@@ -21,18 +20,17 @@ type NodeTls = typeof import("node:tls");
 export function create(options: TlsOptions): Probe {
   const name = options.servername ?? options.hp.hostname;
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const ca = options.caFile === undefined
-          ? undefined
-          : await readFlagFile("ca-file", options.caFile);
-        const nodeTls = await import("node:tls");
-        return await onEveryAddress(
-          options.hp,
-          signal,
-          (address) => handshake(nodeTls, address, { name, ca, options }, signal),
-        );
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const ca = options.caFile === undefined
+        ? undefined
+        : await readFlagFile("ca-file", options.caFile);
+      const nodeTls = await import("node:tls");
+      return await onEveryAddress(
+        options.hp,
+        signal,
+        (address) => handshake(nodeTls, address, { name, ca, options }, signal),
+      );
+    },
   };
 }
 

@@ -4,6 +4,7 @@
  * @module
  */
 
+import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind } from "../../engine/types.ts";
 import { formatHostPort, type HostPort, hostPortTarget } from "../_common/net.ts";
 import { parseTextMatch, type TextMatch, validateTextMatch } from "../_common/textmatch.ts";
@@ -93,10 +94,12 @@ export const udp = defineKind<UdpOptions>({
     } else {
       return input.fail(undefined, "needs --send TEXT or --send-hex HEX (the datagram to send)");
     }
+    const match = parseTextMatch(input);
     return {
       // As typed (docs/contract.md §1: display names).
       target: input.target ?? formatHostPort(hp),
-      options: { hp, payloadHex, match: parseTextMatch(input) },
+      options: { hp, payloadHex, match },
+      captures: namedGroupsOf(match.matches),
     };
   },
   validate: (options, fail) => validateTextMatch(options.match, fail),

@@ -5,9 +5,9 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatHostPort } from "../_common/net.ts";
+import type { Captures } from "../_common/captures.ts";
 import { asksText, describeTextMatch, preview, textMatcher } from "../_common/textmatch.ts";
 import { NoReply, udpExchange } from "../_common/udp.ts";
 import type { UdpOptions } from "./mod.ts";
@@ -22,33 +22,39 @@ export function create(o: UdpOptions, env: ProbeEnv): Probe {
   // The matcher's regex engine loads once; a failure shows in the attempt.
   judge.catch(() => {});
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const test = await judge;
-        const decoder = new TextDecoder();
-        try {
-          const r = await udpExchange(o.hp, payload, {
-            clock: env.clock,
-            signal,
-            windowMs: REPLY_WINDOW_MS,
-            windowText: "1s",
-            accept: (data) => test(decoder.decode(data), signal),
-          });
-          const checks = asksText(o.match) ? `, ${describeTextMatch(o.match)}` : "";
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const test = await judge;
+      const decoder = new TextDecoder();
+      let captures: Captures | undefined;
+      try {
+        const r = await udpExchange(o.hp, payload, {
+          clock: env.clock,
+          signal,
+          windowMs: REPLY_WINDOW_MS,
+          windowText: "1s",
+          accept: async (data) => {
+            const v = await test(decoder.decode(data), signal);
+            if ("why" in v) return v.why;
+            captures = v.captures;
+            return undefined;
+          },
+        });
+        const checks = asksText(o.match) ? `, ${describeTextMatch(o.match)}` : "";
+        return {
+          status: "satisfied",
+          detail: `reply from ${formatHostPort(r.from)}: ${preview(r.data)}${checks}`,
+          captures,
+        };
+      } catch (e) {
+        if (e instanceof NoReply && e.last !== undefined) {
           return {
-            status: "satisfied",
-            detail: `reply from ${formatHostPort(r.from)}: ${preview(r.data)}${checks}`,
+            status: "pending",
+            error: `${e.message}; last reply ${preview(e.last)} ${e.why}`,
           };
-        } catch (e) {
-          if (e instanceof NoReply && e.last !== undefined) {
-            return {
-              status: "pending",
-              error: `${e.message}; last reply ${preview(e.last)} ${e.why}`,
-            };
-          }
-          throw e;
         }
-      }),
+        throw e;
+      }
+    },
   };
 }
 

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { namedGroupsOf } from "../_common/captures.ts";
 import { safeDecode } from "../../engine/secrets.ts";
 import { maskUrlPassword } from "../_common/dsurl.ts";
 import { defineKind } from "../../engine/types.ts";
@@ -151,6 +152,7 @@ export const websocket = defineKind<WebsocketOptions>({
       if (caFile !== undefined) input.fail("ca-file", "needs a wss:// URL");
       if (insecure) input.fail("insecure", "needs a wss:// URL");
     }
+    const match = parseTextMatch(input);
     return {
       target: masked.display,
       options: {
@@ -158,10 +160,11 @@ export const websocket = defineKind<WebsocketOptions>({
         headers,
         subprotocols,
         send,
-        match: parseTextMatch(input),
+        match,
         caFile,
         insecure,
       },
+      captures: namedGroupsOf(match.matches),
     };
   },
   validate: (options, fail) => validateTextMatch(options.match, fail),

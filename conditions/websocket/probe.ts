@@ -10,13 +10,18 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
 import WebSocket from "ws";
 import { describeError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { statusLine } from "../_common/httpx.ts";
 import { type HostPort, onEveryAddress } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
-import { asksText, describeTextMatch, preview, textMatcher } from "../_common/textmatch.ts";
+import {
+  asksText,
+  describeTextMatch,
+  preview,
+  textMatcher,
+  type TextVerdict,
+} from "../_common/textmatch.ts";
 import type { WebsocketOptions } from "./mod.ts";
 
 /** Connection errors after which the next address of the name is tried. */
@@ -47,17 +52,16 @@ export function create(o: WebsocketOptions): Probe {
     port: url.port === "" ? (url.protocol === "wss:" ? 443 : 80) : Number(url.port),
   };
   return {
-    check: ({ signal }) =>
-      settle(signal, async (): Promise<ProbeResult> => {
-        const test = await judge;
-        const ca = o.caFile === undefined ? undefined : await readFlagFile("ca-file", o.caFile);
-        return await onEveryAddress(
-          host,
-          signal,
-          (address) => connect(o, address.hostname, ca, test, signal),
-          (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
-        );
-      }),
+    check: async ({ signal }): Promise<ProbeResult> => {
+      const test = await judge;
+      const ca = o.caFile === undefined ? undefined : await readFlagFile("ca-file", o.caFile);
+      return await onEveryAddress(
+        host,
+        signal,
+        (address) => connect(o, address.hostname, ca, test, signal),
+        (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
+      );
+    },
   };
 }
 
@@ -68,7 +72,7 @@ function connect(
   o: WebsocketOptions,
   address: string,
   ca: string | undefined,
-  test: (text: string, signal: AbortSignal) => Promise<string | undefined>,
+  test: (text: string, signal: AbortSignal) => Promise<TextVerdict>,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
   signal.throwIfAborted();
@@ -137,16 +141,17 @@ function connect(
       const text = new TextDecoder().decode(bytes);
       // Judged in arrival order; a long text is matched off the main thread.
       judging = judging.then(async () => {
-        const why = await test(text, signal);
-        if (why === undefined) {
+        const verdict = await test(text, signal);
+        if ("captures" in verdict) {
           finish({
             status: "satisfied",
             detail: `${upgraded}; message ${preview(bytes)} ${describeTextMatch(o.match)}`,
+            captures: verdict.captures,
           });
           return;
         }
         skipped++;
-        last = `${preview(bytes)} ${why}`;
+        last = `${preview(bytes)} ${verdict.why}`;
       }).catch((e) => finish(e instanceof Error ? e : new Error(String(e))));
     });
     ws.on("close", (code: number, reason: Buffer) => {

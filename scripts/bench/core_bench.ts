@@ -410,7 +410,12 @@ async function parseAndReport(): Promise<BenchRow[]> {
         detail: `connected to ${c.target}`,
         lastError: "connection refused",
         fatal: false,
+        exhausted: false,
+        stopped: false,
         elapsedMs: 1000 + c.index,
+        captures: {},
+        group: undefined,
+        groupName: undefined,
       })),
     };
     const t2 = performance.now();

@@ -1,14 +1,15 @@
 /**
- * The queue and document-store kinds (rabbitmq, kafka, mongodb): time to
- * verdict on a server that is already up, from spawn to exit, beside
+ * The queue and document-store kinds (rabbitmq, kafka, mongodb, nats): time
+ * to verdict on a server that is already up, from spawn to exit, beside
  * wait4x's own check of the same server (a Go binary, the tool users
- * compare us with) and waitcmd's `tcp` to the same port (waitcmd's floor);
- * and the first-import cost of each driver under Deno, which a run of the
- * kind pays before its clock starts.
+ * compare us with; it has no nats checker) and waitcmd's `tcp` to the same
+ * port (waitcmd's floor); and the first-import cost of each driver under
+ * Deno, which a run of the kind pays before its clock starts.
  *
  * Servers: the ones the tests use (tests/services): a RabbitMQ 3.10 broker,
- * a Kafka 3.9 KRaft broker, and the MongoDB protocol stand-in
- * (mongo-java-server; no real MongoDB can be installed here). wait4x is
+ * a Kafka 3.9 KRaft broker, the MongoDB protocol stand-in
+ * (mongo-java-server; no real MongoDB can be installed here) and a
+ * nats-server 2.9. wait4x is
  * found at WAIT4X_BIN, else unpacked by the peers' install.sh
  * (WAITCMD_PEERS_DIR, default /work/shared/peers); without it the rows say
  * so. `deno run -A scripts/bench/queue_bench.ts` runs this module alone.
@@ -38,6 +39,7 @@ import {
 import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
 import { prepareKafka } from "../../tests/services/kafka.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
+import { makeNats } from "../../tests/services/nats.ts";
 
 /** Target: time to verdict at most this many times wait4x's (as the data-store kinds). */
 const PEER_RATIO = 2;
@@ -58,24 +60,30 @@ async function findWait4x(): Promise<{ bin: string; version: string } | { missin
 
 /**
  * One row: waitcmd's `kind` check against a ready server, from the bundle and
- * from the sources, interleaved with wait4x's check of the same server and
- * waitcmd's `tcp` to the same port; and the peak RSS of both forms.
+ * from the sources, interleaved with wait4x's check of the same server
+ * (`wait4xArgs` undefined: wait4x has no checker for the kind) and waitcmd's
+ * `tcp` to the same port; and the CPU and peak RSS of both forms.
  */
 async function verdictRow(
   kind: string,
   waitcmdArgs: string[],
-  wait4xArgs: string[],
+  wait4xArgs: string[] | undefined,
   tcpTarget: string,
 ): Promise<BenchRow> {
   const runs = benchRuns();
-  const w4x = await findWait4x();
+  const found = await findWait4x();
+  const w4x = wait4xArgs !== undefined || "missing" in found ? found : {
+    missing: `wait4x ${found.version} has no ${kind.split(" ")[0]} checker (\`wait4x --help\`)`,
+  };
   await ensureBundle();
   const args = ["--timeout", "30s", ...waitcmdArgs];
   const commands: Record<string, readonly string[]> = {
     ...bothForms("waitcmd", args),
     tcp: [bundleLauncher, "--timeout", "30s", "tcp", tcpTarget],
   };
-  if ("bin" in w4x) commands.wait4x = [w4x.bin, ...wait4xArgs, "--timeout", "30s", "--quiet"];
+  if ("bin" in w4x && wait4xArgs !== undefined) {
+    commands.wait4x = [w4x.bin, ...wait4xArgs, "--timeout", "30s", "--quiet"];
+  }
   progress(`${kind}: ${runs} interleaved runs of ${Object.keys(commands).join(", ")}`);
   const times = await interleave(commands, runs, { warmup: 2 });
   progress(`${kind}: peak RSS, ${rssRuns()} runs of each form`);
@@ -84,9 +92,9 @@ async function verdictRow(
     bundle: times["waitcmd (bundle)"]!,
     source: times.waitcmd!,
     usage: await usageBothForms(args, rssRuns()),
-    ...("bin" in w4x
-      ? { peer: { name: `wait4x ${w4x.version}`, times: times.wait4x!, ratio: PEER_RATIO } }
-      : { peerMissing: w4x.missing }),
+    ...("bin" in w4x && times.wait4x
+      ? { peer: { name: `wait4x ${w4x.version}`, times: times.wait4x, ratio: PEER_RATIO } }
+      : { peerMissing: "missing" in w4x ? w4x.missing : "wait4x has no checker" }),
     extra: `waitcmd tcp to the same port from the bundle ${fmtMs(median(times.tcp!))}`,
   });
 }
@@ -139,8 +147,22 @@ async function mongodbVerdict(): Promise<BenchRow[]> {
   }
 }
 
+async function natsVerdict(): Promise<BenchRow[]> {
+  progress("nats: starting a nats-server with JetStream");
+  const n = await makeNats({ jetstream: true });
+  try {
+    const target = `127.0.0.1:${n.port}`;
+    return [
+      await verdictRow("nats", ["nats", n.url()], undefined, target),
+      await verdictRow("nats --jetstream", ["nats", n.url(), "--jetstream"], undefined, target),
+    ];
+  } finally {
+    await n.remove();
+  }
+}
+
 /** The drivers, by the bare names deno.json maps. */
-const DRIVERS = ["amqplib", "@platformatic/kafka", "mongodb"] as const;
+const DRIVERS = ["amqplib", "@platformatic/kafka", "mongodb", "@nats-io/transport-node"] as const;
 
 /**
  * Milliseconds a fresh Deno process takes to `import()` `name` (warm cache),
@@ -187,6 +209,7 @@ export const entries: BenchEntry[] = [
   { name: "rabbitmq time to verdict", run: rabbitmqVerdict },
   { name: "kafka time to verdict", run: kafkaVerdict },
   { name: "mongodb time to verdict", run: mongodbVerdict },
+  { name: "nats time to verdict", run: natsVerdict },
   { name: "queue driver import cost", run: importCosts },
 ];
 

@@ -16,6 +16,7 @@ import { registry } from "../../conditions/all.ts";
 import { completionScript } from "../../output/completions.ts";
 import { kindHelp } from "../../output/help.ts";
 import { readyPlan, repoRootDir } from "../_kit.ts";
+import { checkOnce } from "../../engine/attempt.ts";
 
 /** A secret that must never show in a display name. */
 const MARK = "Zq9SecretMark";
@@ -99,6 +100,9 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
         "CONF_KAFKA_PW",
       ],
       env: { CONF_KAFKA_PW: MARK },
+    }),
+    nats: (d) => ({
+      args: ["nats", `nats://app:${MARK}@127.0.0.1:${d.silentTcp}`, "--stream", "ORDERS"],
     }),
     pidfile: (d) => ({ args: ["pidfile", `${d.dir}/none.pid`] }),
     lockfile: (d) => ({ args: ["lockfile", `${d.dir}/none.lock`, "--present"] }),
@@ -232,17 +236,22 @@ for (const kind of registry.kinds) {
         assert(!c.name.includes(MARK), `display name holds a secret: ${c.name}`);
         assert(!c.target.includes(MARK), `target holds a secret: ${c.target}`);
 
-        // One attempt left to finish on its own (bounded by 3 s): a result, no throw.
-        const first = await c.probe.check({ signal: AbortSignal.timeout(3000), attempt: 1 });
+        // One attempt left to finish on its own (bounded by 3 s), through the attempt boundary
+        // (engine/attempt.ts) as the runner runs it: a result, never a satisfied one.
+        const first = await checkOnce(c.probe, AbortSignal.timeout(3000), 1);
         assert(
           first.status === "pending" || first.status === "fatal",
           `a dead target must not satisfy ${kind.name}: ${JSON.stringify(first)}`,
         );
         assert(!first.error.includes(MARK), `the result holds a secret: ${first.error}`);
 
-        // One attempt aborted after 50 ms: it must settle within 100 ms of the abort.
+        // One attempt aborted after 50 ms: the boundary ends it within 100 ms of the abort, and
+        // the probe itself (its own promise, resolved or rejected) stops within a second, so
+        // nothing it holds outlives the attempt for long.
         const ctl = new AbortController();
-        const checking = c.probe.check({ signal: ctl.signal, attempt: 2 });
+        const own = Promise.resolve().then(() => c.probe.check({ signal: ctl.signal, attempt: 2 }))
+          .then(() => performance.now(), () => performance.now());
+        const checking = checkOnce(c.probe, ctl.signal, 3);
         await new Promise((r) => setTimeout(r, 50));
         const abortedAt = performance.now();
         ctl.abort(new Error("run ended"));
@@ -253,6 +262,11 @@ for (const kind of registry.kinds) {
           second.status !== "satisfied",
           `aborted attempt satisfied: ${JSON.stringify(second)}`,
         );
+        const stopped = await Promise.race([
+          own,
+          new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000)),
+        ]);
+        assert(stopped !== undefined, `${kind.name}'s probe still ran 1 s after its abort`);
 
         await c.probe.close?.();
         await c.probe.close?.();

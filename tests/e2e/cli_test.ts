@@ -161,10 +161,13 @@ Deno.test("waitcmd --output json writes one report and nothing on stderr, for ev
     for (const c of r.json.conditions) {
       assertEquals(Object.keys(c).sort(), [
         "attempts",
+        "captures",
         "detail",
         "elapsed_seconds",
+        "exhausted",
         "fatal",
         "guard",
+        "hint",
         "kind",
         "last_error",
         "name",

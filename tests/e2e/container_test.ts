@@ -14,7 +14,7 @@ import {
   startDocker,
   writeBusyboxCompose,
 } from "../services/docker.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runCli, runJson, usageErrorLine, WAITCMD } from "./_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -35,6 +35,13 @@ for (const bin of [DOCKERD_BIN, DOCKER_CLI, COMPOSE_BIN]) {
     whyMissing ??= `${bin} is not installed`;
   }
 }
+
+/** Why waitcmd cannot be run in a pid namespace of its own here, or undefined when it can. */
+const whyNoUnshare = Deno.uid() !== 0
+  ? "unshare --pid needs root"
+  : await new Deno.Command("unshare", { args: ["--pid", "--fork", "--mount-proc", "true"] })
+    .output().then((o) => o.code === 0 ? undefined : "unshare --pid fails here", () =>
+      "unshare is not installed");
 
 Deno.test({
   name: "container against a real Docker Engine",
@@ -208,6 +215,290 @@ Deno.test({
         assertEquals(guard.detail, "container sick running, unhealthy");
       });
 
+      const bare = await d.buildNoShellImage();
+      /** `docker inspect` of the container's main process. */
+      const pidOf = async (name: string) =>
+        Number(await d.docker(["inspect", "-f", "{{.State.Pid}}", name]));
+
+      await t.step(
+        "container --listening holds for ports of an image without a shell, read from the host",
+        async () => {
+          await d.runContainer("bare-web", { image: bare }); // httpd -f -p 8080: [::]:8080
+          await d.runContainer("bare-v4", { image: bare, cmd: ["/bin/nc", "-l", "-p", "9000"] });
+          // No shell, no tool to run a port check inside (what testcontainers would need).
+          const exec = await d.docker(["exec", "bare-web", "/bin/sh", "-c", "true"]).then(
+            () => "ran",
+            (e: Error) => e.message,
+          );
+          // 126/127: the runtime cannot find or start /bin/sh.
+          assertMatch(exec, /exec bare-web \/bin\/sh -c true exited 12[67]/);
+          const args = [
+            ...FAST,
+            "container",
+            "bare-web",
+            "--listening",
+            "8080",
+            "--",
+            "docker",
+            "bare-v4",
+            "--listening",
+            "9000/tcp",
+          ];
+          const r = await runCli(args, { env });
+          assertEquals(r.code, 0, r.stderr);
+          assertEquals(r.stdout, "");
+          assertMatch(
+            r.stderr,
+            /\n\[ok\] container bare-web attempt 1 \(\d+\.\ds\): container bare-web running, listening on 8080\/tcp\n/,
+          );
+          assertMatch(
+            r.stderr,
+            /\n\[ok\] docker bare-v4 attempt 1 \(\d+\.\ds\): container bare-v4 running, listening on 9000\/tcp\n/,
+          );
+          const j = await runJson(args, { env });
+          assertEquals(j.code, 0);
+          assertEquals(j.stderr, "");
+          assertEquals(j.json.conditions.map((c) => c.detail), [
+            "container bare-web running, listening on 8080/tcp",
+            "container bare-v4 running, listening on 9000/tcp",
+          ]);
+        },
+      );
+
+      await t.step(
+        "container --listening waits for a container without a shell that is started late",
+        async () => {
+          await d.docker(["create", "--network", "none", "--name", "bare-late", bare]);
+          const r = await runJson([...FAST, "container", "bare-late", "--listening", "8080"], {
+            env,
+            started: async () => {
+              await sleep(SETTLE_MS);
+              await d.docker(["start", "bare-late"]);
+            },
+          });
+          assertEquals(r.code, 0);
+          assertEquals(r.stderr, "");
+          const c = r.json.conditions[0]!;
+          assertEquals(c.detail, "container bare-late running, listening on 8080/tcp");
+          // The last failed attempt saw it created, or running before httpd had bound its port.
+          assertMatch(
+            c.last_error,
+            /^container bare-late (created|running, not listening on 8080\/tcp); want running, listening on 8080\/tcp$/,
+          );
+          assert(c.attempts >= 2, `attempts ${c.attempts}`);
+        },
+      );
+
+      await t.step(
+        "container --listening waits for a running container that binds its port late",
+        async () => {
+          await d.runContainer("slow-web", {
+            image: NO_HEALTHCHECK,
+            cmd: ["/bin/sh", "-c", "sleep 2; exec httpd -f -p 8080"],
+          });
+          const r = await runJson([...FAST, "container", "slow-web", "--listening", "8080"], {
+            env,
+          });
+          assertEquals(r.code, 0);
+          const c = r.json.conditions[0]!;
+          assertEquals(c.detail, "container slow-web running, listening on 8080/tcp");
+          assertEquals(
+            c.last_error,
+            "container slow-web running, not listening on 8080/tcp; want running, listening on 8080/tcp",
+          );
+        },
+      );
+
+      await t.step("container --listening times out on a port that never listens", async () => {
+        const r = await runJson(
+          [
+            "--timeout",
+            "600ms",
+            "--interval",
+            "200ms",
+            "container",
+            "bare-web",
+            "--listening",
+            "8081",
+          ],
+          { env },
+        );
+        assertEquals(r.code, 1);
+        assertEquals(r.stderr, "");
+        assertEquals(r.json.status, "timeout");
+        const c = r.json.conditions[0]!;
+        assertEquals(c.satisfied, false);
+        assertEquals(
+          c.last_error,
+          "container bare-web running, not listening on 8081/tcp; want running, listening on 8081/tcp",
+        );
+        assert(c.attempts >= 2, `attempts ${c.attempts}`);
+        const h = await runCli(
+          [
+            "--timeout",
+            "600ms",
+            "--interval",
+            "200ms",
+            "container",
+            "bare-web",
+            "--listening",
+            "8081",
+          ],
+          { env },
+        );
+        assertEquals(h.code, 1);
+        assertStringIncludes(
+          h.stderr,
+          "waitcmd: timed out after 600ms; not satisfied: container bare-web: container bare-web running, not listening on 8081/tcp; want running, listening on 8081/tcp\n",
+        );
+      });
+
+      await t.step("container --listening PORT/udp holds for a bound UDP port", async () => {
+        await d.runContainer("bare-dhcp", {
+          image: bare,
+          cmd: ["/bin/udhcpd", "-f", "/etc/udhcpd.conf"],
+        });
+        const r = await runJson([...FAST, "container", "bare-dhcp", "--listening", "67/udp"], {
+          env,
+        });
+        assertEquals(r.code, 0);
+        assertEquals(
+          r.json.conditions[0]!.detail,
+          "container bare-dhcp running, listening on 67/udp",
+        );
+        // The same port over TCP is not listening.
+        const tcp = await runJson(
+          [
+            "--timeout",
+            "600ms",
+            "--interval",
+            "200ms",
+            "container",
+            "bare-dhcp",
+            "--listening",
+            "67",
+          ],
+          { env },
+        );
+        assertEquals(tcp.code, 1);
+        assertEquals(
+          tcp.json.conditions[0]!.last_error,
+          "container bare-dhcp running, not listening on 67/tcp; want running, listening on 67/tcp",
+        );
+      });
+
+      await t.step({
+        name:
+          "container --listening where the engine's processes are not visible says what it needs",
+        ignore: ignoreWithout("unshare as root", whyNoUnshare),
+        fn: async () => {
+          // A pid namespace of its own: the engine's pids are another host's, as for a remote engine.
+          const pid = await pidOf("bare-web");
+          const out = await new Deno.Command("unshare", {
+            args: [
+              "--pid",
+              "--fork",
+              "--mount-proc",
+              WAITCMD,
+              "--output",
+              "json",
+              "--timeout",
+              "600ms",
+              "container",
+              "bare-web",
+              "--listening",
+              "8080",
+            ],
+            env: { ...env, NO_COLOR: "1" },
+            stdout: "piped",
+            stderr: "piped",
+          }).output();
+          assertEquals(out.code, 1, new TextDecoder().decode(out.stderr));
+          const report = JSON.parse(new TextDecoder().decode(out.stdout));
+          assertEquals(report.status, "timeout");
+          assertEquals(
+            report.conditions[0].last_error,
+            `cannot read the ports of container bare-web: its process ${pid} is not on this host; --listening needs waitcmd on the engine's host, with access to its /proc (engine: ${d.host})`,
+          );
+        },
+      });
+
+      await t.step("container --exit-code 0 holds once the container has exited 0", async () => {
+        // The busybox image's command exits 0 on SIGTERM.
+        await d.runContainer("job-ok", { image: NO_HEALTHCHECK });
+        const r = await runJson([...EVENTS_ONLY, "container", "job-ok", "--exit-code", "0"], {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await d.docker(["stop", "-t", "5", "job-ok"]);
+          },
+        });
+        assertEquals(r.code, 0);
+        assertEquals(r.stderr, "");
+        const c = r.json.conditions[0]!;
+        assertEquals(c.detail, "container job-ok exited (exit code 0)");
+        assertEquals(c.last_error, "container job-ok running; want exited (exit code 0)");
+        assert(r.json.elapsed_seconds < 10, "satisfied before the timeout, so by an event");
+      });
+
+      await t.step("container --exit-code times out while the container runs", async () => {
+        const r = await runJson(
+          [
+            "--timeout",
+            "600ms",
+            "--interval",
+            "200ms",
+            "container",
+            "bare-web",
+            "--exit-code",
+            "0",
+          ],
+          { env },
+        );
+        assertEquals(r.code, 1);
+        assertEquals(r.json.status, "timeout");
+        assertEquals(
+          r.json.conditions[0]!.last_error,
+          "container bare-web running; want exited (exit code 0)",
+        );
+      });
+
+      await t.step(
+        "container --exit-code 0 on a container that exits 3 is fatal (exit 3)",
+        async () => {
+          await d.runContainer("job-bad", {
+            image: NO_HEALTHCHECK,
+            cmd: ["/bin/sh", "-c", "trap 'exit 3' TERM; sleep 100000 & wait"],
+          });
+          const r = await runCli([...EVENTS_ONLY, "container", "job-bad", "--exit-code", "0"], {
+            env,
+            started: async () => {
+              await sleep(SETTLE_MS);
+              await d.docker(["stop", "-t", "5", "job-bad"]);
+            },
+          });
+          assertEquals(r.code, 3);
+          assertEquals(r.stdout, "");
+          assertStringIncludes(
+            r.stderr,
+            "waitcmd: fatal: container job-bad: container job-bad exited (exit code 3); want exit code 0\n",
+          );
+          // Once exited, at the first attempt.
+          const j = await runJson([...FAST, "container", "job-bad", "--exit-code", "0"], { env });
+          assertEquals(j.code, 3);
+          assertEquals(j.stderr, "");
+          assertEquals(j.json.status, "fatal");
+          const c = j.json.conditions[0]!;
+          assertEquals([c.fatal, c.attempts, c.satisfied], [true, 1, false]);
+          assertEquals(c.last_error, "container job-bad exited (exit code 3); want exit code 0");
+          const three = await runJson([...FAST, "container", "job-bad", "--exit-code", "3"], {
+            env,
+          });
+          assertEquals(three.code, 0);
+          assertEquals(three.json.conditions[0]!.detail, "container job-bad exited (exit code 3)");
+        },
+      );
+
       const proj = `${d.dir}/compose-shop`;
       await writeBusyboxCompose(proj, {
         web: null,
@@ -313,6 +604,51 @@ Deno.test({
             "waitcmd: condition 1 (container): --health: cannot be combined with --status exited: health checks only run while a container runs (see: waitcmd help container)",
           ],
           [
+            ["container", "web", "--listening", "http"],
+            env,
+            'waitcmd: condition 1 (container): --listening: expected PORT, PORT/tcp or PORT/udp (like 8080 or 53/udp), got "http" (see: waitcmd help container)',
+          ],
+          [
+            ["container", "web", "--listening", "70000"],
+            env,
+            'waitcmd: condition 1 (container): --listening: expected a port from 1 to 65535, got "70000" (see: waitcmd help container)',
+          ],
+          [
+            ["container", "web", "--listening", "53/sctp"],
+            env,
+            'waitcmd: condition 1 (container): --listening: expected the protocol tcp or udp after the port, got "53/sctp" (see: waitcmd help container)',
+          ],
+          [
+            ["container", "web", "--listening", "8080", "--status", "exited"],
+            env,
+            "waitcmd: condition 1 (container): --listening: cannot be combined with --status exited: ports are read from a running container (see: waitcmd help container)",
+          ],
+          [
+            ["container", "web", "--exit-code", "-1"],
+            env,
+            'waitcmd: condition 1 (container): --exit-code: expected a whole number from 0 to 255, got "-1" (see: waitcmd help container)',
+          ],
+          [
+            ["container", "web", "--exit-code", "zero"],
+            env,
+            'waitcmd: condition 1 (container): --exit-code: expected a whole number from 0 to 255, got "zero" (see: waitcmd help container)',
+          ],
+          [
+            ["container", "web", "--exit-code", "0", "--status", "running"],
+            env,
+            "waitcmd: condition 1 (container): --exit-code: cannot be combined with --status running: a container has an exit code once it has exited (see: waitcmd help container)",
+          ],
+          [
+            ["container", "web", "--exit-code", "0", "--health", "healthy"],
+            env,
+            "waitcmd: condition 1 (container): --exit-code: cannot be combined with --health: an exited container has no health (see: waitcmd help container)",
+          ],
+          [
+            ["container", "web", "--exit-code", "0", "--listening", "8080"],
+            env,
+            "waitcmd: condition 1 (container): --exit-code: cannot be combined with --listening: an exited container has no ports (see: waitcmd help container)",
+          ],
+          [
             ["container", "web", "--project", "a/b"],
             env,
             'waitcmd: condition 1 (container): --project: expected a compose project name like myapp, got "a/b" (see: waitcmd help container)',
@@ -350,3 +686,136 @@ async function poll(what: string, f: () => Promise<boolean>, ms = 15_000): Promi
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/**
+ * An engine that answers without end, in place of dockerd on its socket (no real engine
+ * does this; a hostile or broken one may). An inspect of `big` answers an endless body. With
+ * `events`, the first events stream sends one line of 512 MiB, and the next one an event of
+ * `web`, which is found from then on. Counts what it sent.
+ */
+function hostileEngine(path: string, opts: { events: boolean }) {
+  const sent = { inspect: 0, events: 0, streams: 0 };
+  let found = false;
+  const chunk = new TextEncoder().encode("1".repeat(64 * 1024));
+  const web = JSON.stringify({
+    Id: "e".repeat(64),
+    Name: "/web",
+    State: { Status: "running", Pid: 0, ExitCode: 0 },
+  });
+  const event = JSON.stringify({
+    Type: "container",
+    Action: "start",
+    time: 1,
+    Actor: { ID: "e".repeat(64), Attributes: { name: "web" } },
+  });
+  const never = () => new Promise<void>(() => {}); // held open, as the engine does
+  const server = Deno.serve({ path, onListen: () => {} }, (req) => {
+    const url = new URL(req.url);
+    if (url.pathname === "/containers/big/json") {
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(ctl) {
+            if (sent.inspect === 0) ctl.enqueue(new TextEncoder().encode('{"Id":"'));
+            sent.inspect += chunk.length;
+            ctl.enqueue(chunk);
+          },
+        }),
+      );
+    }
+    if (url.pathname === "/containers/web/json" && found) return new Response(web);
+    if (url.pathname === "/events") {
+      const first = opts.events && sent.streams++ === 0;
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(ctl) {
+            if (!opts.events) return never();
+            if (!first) {
+              found = true;
+              ctl.enqueue(new TextEncoder().encode(`${event}\n`));
+              return never();
+            }
+            if (sent.events >= 512 * 1024 ** 2) return ctl.close();
+            sent.events += chunk.length;
+            ctl.enqueue(chunk);
+          },
+        }),
+      );
+    }
+    if (url.pathname === "/containers/json") return Response.json([]);
+    return Response.json({ message: "No such container" }, { status: 404 });
+  });
+  return { sent, close: () => server.shutdown() };
+}
+
+/** Runs waitcmd under /usr/bin/time; its exit code, JSON report and peak RSS in MB. */
+async function runMeasured(args: string[], env: Record<string, string>) {
+  const out = await new Deno.Command("/usr/bin/time", {
+    args: ["-f", "maxrss_kb=%M", WAITCMD, "--output", "json", ...args],
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(out.stderr);
+  const rssMb = Number(/maxrss_kb=(\d+)/.exec(err)?.[1] ?? "0") / 1024;
+  return { code: out.code, report: JSON.parse(new TextDecoder().decode(out.stdout)), rssMb, err };
+}
+
+Deno.test({
+  name: "fault: container reads an engine's endless answers with a cap, memory stays flat",
+  ignore: ignoreWithout(
+    "/usr/bin/time",
+    await Deno.stat("/usr/bin/time").then(() => undefined, () => "/usr/bin/time is not installed"),
+  ),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    /** Runs `fn` with a hostile engine on a socket of its own. */
+    const withEngine = async (
+      events: boolean,
+      fn: (e: ReturnType<typeof hostileEngine>, env: Record<string, string>) => Promise<void>,
+    ) => {
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-hostile-docker-" });
+      const engine = hostileEngine(`${dir}/docker.sock`, { events });
+      try {
+        await fn(engine, { DOCKER_HOST: `unix://${dir}/docker.sock` });
+      } finally {
+        await engine.close();
+        await Deno.remove(dir, { recursive: true });
+      }
+    };
+    await t.step("an endless inspect answer is a pending error at 4 MiB", async () => {
+      await withEngine(false, async (engine, env) => {
+        const r = await runMeasured(["-t", "3s", "-i", "500ms", "container", "big"], env);
+        assertEquals(r.code, 1, r.err);
+        assertEquals(r.report.status, "timeout");
+        const c = r.report.conditions[0];
+        assertEquals(c.last_error, "docker engine: the answer to inspect big is larger than 4 MiB");
+        const mib = engine.sent.inspect / 1024 ** 2;
+        console.log(
+          `endless inspect answer: peak RSS ${r.rssMb.toFixed(0)} MB, ${c.attempts} attempts, ${
+            mib.toFixed(0)
+          } MiB sent`,
+        );
+        assert(r.rssMb > 0 && r.rssMb < 256, `peak RSS ${r.rssMb.toFixed(0)} MB`);
+        // Each attempt stopped reading soon after the cap.
+        assert(mib < c.attempts * 16, `${mib.toFixed(0)} MiB sent to ${c.attempts} attempts`);
+      });
+    });
+    await t.step(
+      "an event line without end is left at 1 MiB; the next stream's event wakes the wait",
+      async () => {
+        await withEngine(true, async (engine, env) => {
+          // Polling alone would not find web before the timeout: the event does.
+          const r = await runMeasured(["-t", "60s", "-i", "50s", "container", "web"], env);
+          assertEquals(r.code, 0, r.err);
+          assertEquals(r.report.conditions[0].detail, "container web running");
+          assertEquals(engine.sent.streams >= 2, true);
+          const mib = engine.sent.events / 1024 ** 2;
+          console.log(`event line without end: peak RSS ${r.rssMb.toFixed(0)} MB, ${mib} MiB sent`);
+          assert(mib < 32, `${mib} MiB of the line sent before the stream was left`);
+          assert(r.rssMb > 0 && r.rssMb < 256, `peak RSS ${r.rssMb.toFixed(0)} MB`);
+        });
+      },
+    );
+  },
+});

@@ -352,8 +352,11 @@ Deno.test({
       const text = await runCli(args);
       assertEquals(text.code, 0);
       assertStringIncludes(text.stdout, "would wait for 2 conditions");
-      assertStringIncludes(text.stdout, "1. exec touch (exec)");
-      assertStringIncludes(text.stdout, "2. not file /x (file; guard: exit 3 as soon as it holds;");
+      assertStringIncludes(text.stdout, `1. exec -- touch ${marker}\n`);
+      assertStringIncludes(
+        text.stdout,
+        "2. guard not file /x (guard: exit 3 as soon as it holds; holds while the probe fails)",
+      );
       const json = await runCli(["-o", "json", "--dry-run", "tcp", "db:5432"]);
       assertEquals(json.code, 0);
       const plan = JSON.parse(json.stdout);

@@ -104,6 +104,20 @@ const PLACES: Place[] = [
       () => [scheme === "amqp" ? "rabbitmq" : scheme, `${scheme}://app:${MARK}@127.0.0.1:1/db`],
   })),
   {
+    name: "nats URL password and --token-env",
+    canSucceed: false,
+    env: { NTOK: `${MARK}tok` },
+    words: () => [
+      "nats",
+      `nats://app:${MARK}@127.0.0.1:1`,
+      "--",
+      "nats",
+      "nats://127.0.0.1:1",
+      "--token-env",
+      "NTOK",
+    ],
+  },
+  {
     name: "postgres --password-env",
     canSucceed: false,
     env: { PGPW: MARK },

@@ -11,6 +11,8 @@
  * const image = await d.buildBusyboxImage();
  * await d.docker(["run", "-d", "--network", "none", "--name", "c1", image]);
  * await d.docker(["exec", "c1", "touch", "/tmp/healthy"]); // health -> healthy
+ * const bare = await d.buildNoShellImage(); // httpd, nc, udhcpd; no shell
+ * await d.runContainer("web", { image: bare }); // httpd listening on 8080
  * await d.stop(); // removes containers, stops dockerd, deletes its data
  * ```
  */
@@ -25,6 +27,9 @@ export const DOCKERD_BIN = "/usr/sbin/dockerd";
 export const COMPOSE_BIN = "/usr/bin/docker-compose";
 /** The image tag {@link DockerEngine.buildBusyboxImage} builds by default. */
 export const BUSYBOX_IMAGE = "waitcmd-test:busybox";
+
+/** The image tag {@link DockerEngine.buildNoShellImage} builds. */
+export const NOSHELL_IMAGE = "waitcmd-test:noshell";
 
 /** HEALTHCHECK of the busybox image; it is healthy while /tmp/healthy exists. */
 export interface HealthcheckSpec {
@@ -63,11 +68,20 @@ export interface DockerEngine {
   /** Runs the docker CLI against this engine; resolves to its trimmed stdout, rejects on failure. */
   docker(args: string[], opts?: { stdin?: string }): Promise<string>;
   /**
-   * Builds an image FROM scratch with the static busybox (sh, sleep, touch,
-   * test, cat, ...), a HEALTHCHECK on /tmp/healthy and a default command that
+   * Builds an image FROM scratch with the static busybox (sh, sleep, httpd,
+   * touch, test, cat, ...), a HEALTHCHECK on /tmp/healthy and a default command that
    * sleeps and exits 0 promptly on SIGTERM. Resolves to the tag.
    */
   buildBusyboxImage(opts?: BusyboxImageOptions): Promise<string>;
+  /**
+   * Builds {@link NOSHELL_IMAGE}: FROM scratch with no shell and no tool but
+   * three servers, the static busybox under their names (busybox picks the
+   * applet by the name it runs as, and no `busybox` or `sh` name is there):
+   * `/bin/httpd` (the default command, `httpd -f -p 8080`: TCP 8080 over
+   * IPv6 and IPv4), `/bin/nc` (`nc -l -p PORT`: TCP) and `/bin/udhcpd`
+   * (`udhcpd -f /etc/udhcpd.conf`: UDP 67 on the loopback). Resolves to the tag.
+   */
+  buildNoShellImage(): Promise<string>;
   /**
    * `docker run -d --network none --name NAME [args...] IMAGE [cmd...]`;
    * resolves to the container id. `image` defaults to {@link BUSYBOX_IMAGE}.
@@ -325,6 +339,7 @@ export async function startDocker(): Promise<DockerEngine> {
         const c of [
           "sh",
           "sleep",
+          "httpd",
           "touch",
           "test",
           "cat",
@@ -365,6 +380,33 @@ export async function startDocker(): Promise<DockerEngine> {
       await docker(["build", "-q", "-t", tag, ctx]);
       await Deno.remove(ctx, { recursive: true }).catch(() => {});
       return tag;
+    },
+    async buildNoShellImage() {
+      const ctx = await Deno.makeTempDir({ dir, prefix: "image-" });
+      for (const d of ["bin", "etc", "tmp"]) await Deno.mkdir(`${ctx}/${d}`);
+      await Deno.copyFile("/bin/busybox", `${ctx}/bin/httpd`);
+      await Deno.chmod(`${ctx}/bin/httpd`, 0o755);
+      for (const c of ["nc", "udhcpd"]) await Deno.symlink("httpd", `${ctx}/bin/${c}`);
+      // A DHCP server on the loopback (the only interface with --network none) binds UDP 67.
+      await Deno.writeTextFile(
+        `${ctx}/etc/udhcpd.conf`,
+        "interface lo\nstart 127.0.0.10\nend 127.0.0.20\nlease_file /tmp/leases\n",
+      );
+      await Deno.writeTextFile(
+        `${ctx}/Dockerfile`,
+        [
+          "FROM scratch",
+          "COPY bin /bin",
+          "COPY etc /etc",
+          "COPY tmp /tmp",
+          // As PID 1 httpd ignores SIGTERM: stop these with `docker rm -f` or `docker kill`.
+          'CMD ["/bin/httpd","-f","-p","8080"]',
+          "",
+        ].join("\n"),
+      );
+      await docker(["build", "-q", "-t", NOSHELL_IMAGE, ctx]);
+      await Deno.remove(ctx, { recursive: true }).catch(() => {});
+      return NOSHELL_IMAGE;
     },
     runContainer(name, opts = {}) {
       return docker([

@@ -1,15 +1,16 @@
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { UsageError } from "../../engine/errors.ts";
-import { type Command, parseArgv, type Plan } from "../../engine/grammar.ts";
-import { createRegistry } from "../../engine/registry.ts";
-import { type ConditionKind, defineKind } from "../../engine/types.ts";
-import { exec } from "../../conditions/exec/mod.ts";
-import { file } from "../../conditions/file/mod.ts";
-import { glob } from "../../conditions/glob/mod.ts";
-import { ports } from "../../conditions/ports/mod.ts";
-import { process } from "../../conditions/process/mod.ts";
-import { tcp } from "../../conditions/tcp/mod.ts";
-import { unix } from "../../conditions/unix/mod.ts";
+import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { UsageError } from "./errors.ts";
+import { type Command, parseArgv } from "./grammar.ts";
+import type { Plan, PlanNode } from "./plan.ts";
+import { createRegistry } from "./registry.ts";
+import { type ConditionKind, defineKind } from "./types.ts";
+import { exec } from "../conditions/exec/mod.ts";
+import { file } from "../conditions/file/mod.ts";
+import { glob } from "../conditions/glob/mod.ts";
+import { ports } from "../conditions/ports/mod.ts";
+import { process } from "../conditions/process/mod.ts";
+import { tcp } from "../conditions/tcp/mod.ts";
+import { unix } from "../conditions/unix/mod.ts";
 
 // The local kinds, plus a kind with an alias and a secret flag, exercise every grammar rule.
 const secretKind: ConditionKind = defineKind<undefined>({
@@ -21,6 +22,7 @@ const secretKind: ConditionKind = defineKind<undefined>({
   flags: [
     { name: "password", type: "string", secret: true, description: "" },
     { name: "level", type: "enum", values: ["low", "high"], description: "" },
+    { name: "file", short: "f", type: "string", description: "" },
   ],
   examples: [],
   parse: (input) => ({ target: input.target!, options: undefined }),
@@ -262,6 +264,12 @@ const rejected: [string[], string][] = [
     "global options such as --timeout go before the first condition",
   ],
   [["tcp", "a:1", "-x"], "unknown flag -x; flags are written --name"],
+  [
+    ["tcp", "a:1", "-t", "5s"],
+    "unknown flag -t; global options such as -t (--timeout) go before the first condition",
+  ],
+  [["tcp", "a:1", "-q"], "global options such as -q (--quiet) go before the first condition"],
+  [["vault", "x", "-l", "low"], "unknown flag -l; flags are written --name"],
   [["tcp", "a:1", "--"], `nothing after "--"; expected a condition kind`],
   [
     ["tcp", "a:1", "--", "bogus"],
@@ -338,7 +346,7 @@ const rejected: [string[], string][] = [
   ],
   [["then", "echo"], "then: needs a condition to wait for before it"],
   [["tcp", "a:1", "--", "then"], "then: expected a command: -- then <command> [args...]"],
-  [["help", "tpc"], `help: unknown kind "tpc" (did you mean tcp?)`],
+  [["help", "tpc"], `help: unknown kind or topic "tpc" (did you mean tcp?)`],
   [
     ["completions", "powershell"],
     `completions: expected a shell: bash, zsh, fish, got "powershell"`,
@@ -459,4 +467,126 @@ Deno.test("parseArgv() names the variable of a bad WAITCMD_* value", async (t) =
 
 Deno.test("parseArgv() takes enum values case-insensitively and gives them canonically", () => {
   assertEquals(planOf(["--mode", "ANY", "tcp", "a:1"]).options.mode, "any");
+});
+
+Deno.test("parseArgv() takes a kind's one-letter flag after its kind", () => {
+  const p = planOf(["vault", "x", "-f", "a.yaml", "--", "vault", "y", "-f=b.yaml"]);
+  assertEquals(p.conditions.length, 2);
+  assertEquals(
+    usageError(["vault", "x", "-f"]),
+    "waitcmd: condition 1 (vault): --file: missing value (see: waitcmd help vault)",
+  );
+});
+
+/** The plan's tree as nested arrays: a leaf is its name, a group `[name, path, ...members]`. */
+function shape(p: Plan): unknown[] {
+  const walk = (n: PlanNode): unknown =>
+    n.type === "leaf" ? n.condition.name : [n.name, n.path, ...n.children.map(walk)];
+  return p.root.children.map(walk);
+}
+
+Deno.test("parseArgv() nests any [ … ] and all [ … ] groups, with paths and names", () => {
+  const p = planOf([
+    "tcp",
+    "db:5432",
+    "--",
+    "any",
+    "[",
+    "tcp",
+    "a:1",
+    "--",
+    "all",
+    "[",
+    "file",
+    "/x",
+    "--",
+    "not",
+    "tcp",
+    "b:2",
+    "]",
+    "--label",
+    "pair",
+    "]",
+    "--",
+    "file",
+    "/y",
+  ]);
+  assertEquals(shape(p), [
+    "tcp db:5432",
+    ["any[tcp a:1, pair]", "2.any", "tcp a:1", ["pair", "2.any.2.all", "file /x", "not tcp b:2"]],
+    "file /y",
+  ]);
+  assertEquals(p.conditions.map((c) => [c.index, c.group]), [
+    [1, undefined],
+    [2, "2.any"],
+    [3, "2.any.2.all"],
+    [4, "2.any.2.all"],
+    [5, undefined],
+  ]);
+  assertEquals(p.root.op, "all");
+});
+
+Deno.test("parseArgv() ends a group's last member at its ], an exec command's words too", () => {
+  const p = planOf(["all", "[", "exec", "--", "echo", "]", "--", "tcp", "a:1"]);
+  assertEquals(shape(p), [["all[exec echo]", "1.all", "exec echo"], "tcp a:1"]);
+  const g = planOf([
+    "any",
+    "[",
+    "guard",
+    "file",
+    "/x",
+    "--",
+    "tcp",
+    "a:1",
+    "--",
+    "]",
+    "--label",
+    "g",
+  ]);
+  assertEquals(shape(g), [["g", "1.any", "file /x", "tcp a:1"]]);
+  assertEquals(g.conditions[0]!.guard, true);
+});
+
+Deno.test("parseArgv() rejects malformed groups with one located line", () => {
+  const rows: [string[], string][] = [
+    [
+      ["any", "[", "]"],
+      "waitcmd: group 1.any: empty group: put at least one condition between [ and ]",
+    ],
+    [["any", "[", "tcp", "a:1"], `group 1.any: missing "]"`],
+    [["tcp", "a:1", "]"], `condition 1 (tcp): unexpected "]": no group is open`],
+    [["]"], `unexpected "]": no group is open`],
+    [
+      ["any", "tcp", "a:1"],
+      "group 1.any: any must be followed by [: any [ <condition> -- <condition> ... ]",
+    ],
+    [["any", "[tcp", "a:1", "]"], "write [ and ] as words of their own: any [ tcp … ]"],
+    [
+      ["not", "any", "[", "tcp", "a:1", "--", "tcp", "b:1", "]"],
+      "group 1: not applies to one condition, not to a group: not any [ A -- B ] is all [ not A -- not B ]",
+    ],
+    [
+      ["tcp", "a:1", "--", "not", "all", "[", "tcp", "b:1", "]"],
+      "not all [ A -- B ] is any [ not A -- not B ]",
+    ],
+    [["guard", "any", "[", "tcp", "a:1", "]"], "guard applies to one condition, not to a group"],
+    [
+      ["any", "[", "--mode", "all", "tcp", "a:1", "]"],
+      "group 1.any: --mode applies to the whole run, before the first condition",
+    ],
+    [["any", "[", "tcp", "a:1", "--mode", "all", "]"], "global options such as --mode go before"],
+    [["tcp", "b:1", "--", "any", "[", "guard", "tcp", "a:1", "]"], "every member is a guard"],
+    [["any", "[", "tcp", "a:1", "]", "tcp", "b:1"], `unexpected "tcp" after the group's "]"`],
+    [
+      ["any", "[", "tcp", "a:1", "--", "then", "echo", "]"],
+      "then goes after the last condition, outside every group",
+    ],
+  ];
+  for (const [argv, want] of rows) assertStringIncludes(usageError(argv), want);
+});
+
+Deno.test("parseArgv() takes then after a group, and --mode any as the run's op", () => {
+  const p = planOf(["--mode", "any", "any", "[", "tcp", "a:1", "]", "--", "then", "echo", "hi"]);
+  assertEquals(p.root.op, "any");
+  assertEquals(p.then, ["echo", "hi"]);
 });

@@ -1,23 +1,17 @@
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import type { ConditionPlan, Plan } from "../../engine/grammar.ts";
-import { DEFAULT_OPTIONS } from "../../engine/options.ts";
-import { createRegistry } from "../../engine/registry.ts";
-import type { ConditionReport, Report, RunEvent } from "../../engine/runner.ts";
-import { completionScript } from "../../output/completions.ts";
-import { kindHelp, mainHelp } from "../../output/help.ts";
-import { jsonReport, renderJsonlEvent, renderJsonReport } from "../../output/json.ts";
-import { LiveRenderer, rowText } from "../../output/live.ts";
-import { makeRedactor } from "../../output/redact.ts";
-import {
-  attemptLine,
-  headerLine,
-  LineRenderer,
-  plainStyle,
-  summaryLines,
-} from "../../output/text.ts";
-import { tcp } from "../../conditions/tcp/mod.ts";
-import { file } from "../../conditions/file/mod.ts";
-import { exec } from "../../conditions/exec/mod.ts";
+import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "../engine/plan.ts";
+import { DEFAULT_OPTIONS } from "../engine/options.ts";
+import { createRegistry } from "../engine/registry.ts";
+import type { ConditionReport, Report, RunEvent } from "../engine/runner.ts";
+import { completionScript } from "./completions.ts";
+import { kindHelp, mainHelp } from "./help.ts";
+import { jsonReport, renderJsonlEvent, renderJsonReport } from "./json.ts";
+import { LiveRenderer, rowText } from "./live.ts";
+import { makeRedactor } from "./redact.ts";
+import { attemptLine, headerLine, LineRenderer, plainStyle, summaryLines } from "./text.ts";
+import { tcp } from "../conditions/tcp/mod.ts";
+import { file } from "../conditions/file/mod.ts";
+import { exec } from "../conditions/exec/mod.ts";
 
 const noop = makeRedactor([]);
 
@@ -31,13 +25,17 @@ function cond(index: number, name: string, guard = false): ConditionPlan {
     name,
     target: name.split(" ")[1] ?? "",
     options: undefined,
+    captures: [],
   };
 }
 
 function plan(n: number, options = {}): Plan {
+  const conditions = Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`));
+  const opts = { ...DEFAULT_OPTIONS, ...options };
   return {
-    options: { ...DEFAULT_OPTIONS, ...options },
-    conditions: Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`)),
+    options: opts,
+    conditions,
+    root: flatRoot(opts.mode, conditions),
     then: undefined,
     secrets: [],
   };
@@ -55,7 +53,12 @@ function cr(over: Partial<ConditionReport>): ConditionReport {
     detail: "connected to db:5432",
     lastError: "",
     fatal: false,
+    exhausted: false,
+    stopped: false,
     elapsedMs: 6100,
+    captures: {},
+    group: undefined,
+    groupName: undefined,
     ...over,
   };
 }
@@ -217,7 +220,10 @@ Deno.test("LineRenderer prints only the summary with --quiet and redacts everyth
 });
 
 Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
-  const j = jsonReport(report({ conditions: [cr({ lastError: "connection refused" })] }), noop);
+  const j = jsonReport(
+    report({ conditions: [cr({ lastError: "connection refused", hint: "start it" })] }),
+    noop,
+  );
   assertEquals(j, {
     status: "satisfied",
     elapsed_seconds: 6.1,
@@ -232,10 +238,14 @@ Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
       attempts: 4,
       detail: "connected to db:5432",
       last_error: "connection refused",
+      hint: "start it",
       fatal: false,
+      exhausted: false,
       elapsed_seconds: 6.1,
+      captures: {},
     }],
   });
+  assertEquals(jsonReport(report({}), noop).conditions[0]!.hint, "");
   const text = renderJsonReport(report({}), noop);
   assert(text.endsWith("}\n"));
   assertEquals(JSON.parse(text).status, "satisfied");

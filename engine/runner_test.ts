@@ -1,12 +1,12 @@
-import { assert, assertEquals } from "../_assert.ts";
-import type { ReadyCondition, ReadyPlan } from "../../engine/prepare.ts";
-import { DEFAULT_OPTIONS, type RunOptions } from "../../engine/options.ts";
-import { pauseMs, run, type RunEvent } from "../../engine/runner.ts";
-import type { AttemptContext, Probe, ProbeResult } from "../../engine/types.ts";
+import { assert, assertEquals } from "../tests/_assert.ts";
+import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
+import { DEFAULT_OPTIONS, type RunOptions } from "./options.ts";
+import { pauseMs, run, type RunEvent } from "./runner.ts";
+import type { AttemptContext, Probe, ProbeResult } from "./types.ts";
+import { flatRoot, groupName, type GroupNode, type PlanNode } from "./plan.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
 import { fakeKind } from "./_fake_kind.ts";
-import { FatalError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
+import { FatalError } from "./errors.ts";
 
 const fake = fakeKind();
 
@@ -58,9 +58,17 @@ function plan(
     name: p.name ?? `fake c${i + 1}`,
     target: `c${i + 1}`,
     options: undefined,
+    captures: [],
     probe: p.probe,
   }));
-  return { options: { ...DEFAULT_OPTIONS, ...options }, conditions, then: undefined, secrets: [] };
+  const opts = { ...DEFAULT_OPTIONS, ...options };
+  return {
+    options: opts,
+    conditions,
+    root: flatRoot(opts.mode, conditions),
+    then: undefined,
+    secrets: [],
+  };
 }
 
 async function runFake(
@@ -354,17 +362,16 @@ Deno.test("run() closes every probe at the end", async () => {
   assertEquals(closed, 2);
 });
 
-Deno.test("run() ends each attempt of a probe that never answers: its settle leaves that to the runner", async () => {
+Deno.test("run() ends each attempt of a probe that never answers and ignores its signal", async () => {
   const clock = new FakeClock();
   let calls = 0;
   const probe: Probe = {
-    // Under the runner, settle hands the body over as it is (engine/settle.ts, guardAttempt):
-    // only the runner's own abort handling can end these attempts.
-    check: ({ signal }) =>
-      settle(signal, () => {
-        calls++;
-        return new Promise<ProbeResult>(() => {});
-      }),
+    // The runner is the one error boundary (engine/attempt.ts): only its abort handling can
+    // end these attempts.
+    check: () => {
+      calls++;
+      return new Promise<ProbeResult>(() => {});
+    },
   };
   const { report, events } = await runFake(
     plan([{ probe }], { attemptTimeoutMs: 1000, intervalMs: 2000, timeoutMs: 10_000 }),
@@ -515,4 +522,166 @@ Deno.test("run() without an event listener reports the same as with one", async 
     [1, true, ""],
   ]);
   assertEquals(report.elapsedMs, 1000);
+});
+
+/** A plan whose root's children are `nodes`: a probe is a leaf, `[op, ...]` a group of them. */
+type Shape = Probe | { guard: Probe } | ["any" | "all", ...Shape[]];
+
+function treePlan(shapes: Shape[], options: Partial<RunOptions> = {}): ReadyPlan {
+  const opts = { ...DEFAULT_OPTIONS, ...options };
+  const conditions: ReadyCondition[] = [];
+  const build = (s: Shape, path: string, pos: number): PlanNode => {
+    if (Array.isArray(s)) {
+      const [op, ...members] = s;
+      const p = `${path ? path + "." : ""}${pos}.${op}`;
+      const children = members.map((m, i) => build(m, p, i + 1));
+      return { type: "group", op, path: p, name: groupName(op, children), children };
+    }
+    const guard = "guard" in s;
+    const probe = "guard" in s ? s.guard : s;
+    const index = conditions.length + 1;
+    const c: ReadyCondition = {
+      index,
+      kind: fake,
+      kindWord: "fake",
+      guard,
+      negate: false,
+      name: `fake c${index}`,
+      target: `c${index}`,
+      options: undefined,
+      captures: [],
+      probe,
+      ...(path ? { group: path } : {}),
+    };
+    conditions.push(c);
+    return { type: "leaf", condition: c };
+  };
+  const children = shapes.map((s, i) => build(s, "", i + 1));
+  const root: GroupNode = { type: "group", op: opts.mode, path: "", name: "", children };
+  return { options: opts, conditions, root, then: undefined, secrets: [] };
+}
+
+Deno.test("run() with --max-attempts: the first condition to use them up ends the run, exhausted", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const b = scripted(clock, [NO]);
+  const { report, events } = await runFake(
+    plan([{ probe: a }, { probe: b }], { maxAttempts: 3, intervalMs: 1000 }),
+    clock,
+  );
+  assertEquals(report.status, "exhausted");
+  assertEquals(report.decidedBy, 1);
+  assertEquals(report.elapsedMs, 2000);
+  // b's third attempt ended with a's, after the run was decided: it is not recorded.
+  assertEquals(report.conditions.map((c) => [c.attempts, c.exhausted]), [[3, true], [3, false]]);
+  assertEquals(events.filter((e) => e.type === "exhausted").length, 1);
+});
+
+Deno.test("run() with --max-attempts in mode any: exhausted only when every condition gave up", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const b = scripted(clock, [NO, NO, NO, NO, OK]);
+  const { report } = await runFake(
+    plan([{ probe: a }, { probe: b }], { maxAttempts: 2, mode: "any", intervalMs: 1000 }),
+    clock,
+  );
+  assertEquals(report.status, "exhausted");
+  assertEquals(report.conditions.map((c) => c.attempts), [2, 2]);
+  const clock2 = new FakeClock();
+  const c = scripted(clock2, [NO]);
+  const d = scripted(clock2, [NO, NO, OK]);
+  const ok = await runFake(
+    plan([{ probe: c }, { probe: d }], { maxAttempts: 3, mode: "any", intervalMs: 1000 }),
+    clock2,
+  );
+  assertEquals(ok.report.status, "satisfied");
+  assertEquals(ok.report.decidedBy, 2);
+});
+
+Deno.test("run() never gives up on a guard, nor on an attempt that succeeded", async () => {
+  const clock = new FakeClock();
+  const g = scripted(clock, [NO]);
+  const a = scripted(clock, [OK, NO, OK, OK, OK]);
+  const { report } = await runFake(
+    plan([{ probe: g, guard: true }, { probe: a }], {
+      maxAttempts: 2,
+      successes: 3,
+      intervalMs: 1000,
+    }),
+    clock,
+  );
+  // a's second attempt fails at attempt 2 >= 2: it gives up, the guard does not.
+  assertEquals(report.status, "exhausted");
+  assertEquals(report.conditions.map((c) => c.exhausted), [false, true]);
+});
+
+Deno.test("run() holds a group any[b, c] at its first member, stops the other, and waits for the rest", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO, NO, OK]);
+  const b = scripted(clock, [NO, OK]);
+  const c = scripted(clock, [NO]);
+  const { report, events } = await runFake(
+    treePlan([a, ["any", b, c]], { intervalMs: 1000 }),
+    clock,
+  );
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.elapsedMs, 2000);
+  const groups = events.flatMap((e) =>
+    e.type === "group" ? [[e.group.name, e.held, e.elapsedMs]] : []
+  );
+  assertEquals(groups, [["any[fake c2, fake c3]", true, 1000]]);
+  assertEquals(c.trace.starts, [0, 1000]); // its attempt at 1 s was cut short; no more after
+  assertEquals(report.conditions.map((x) => [x.group, x.satisfied]), [
+    [undefined, true],
+    ["2.any", true],
+    ["2.any", false],
+  ]);
+  assertEquals(report.conditions[2]!.groupName, "any[fake c2, fake c3]");
+});
+
+Deno.test("run() in nested groups: all[a, any[b, all[c, d]]] holds when its parts do", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [OK]);
+  const b = scripted(clock, [NO]);
+  const c = scripted(clock, [NO, OK]);
+  const d = scripted(clock, [NO, NO, OK]);
+  const { report, events } = await runFake(
+    treePlan([["all", a, ["any", b, ["all", c, d]]]], { intervalMs: 1000 }),
+    clock,
+  );
+  assertEquals(report.status, "satisfied");
+  assertEquals(report.elapsedMs, 2000);
+  assertEquals(
+    events.flatMap((e) => e.type === "group" ? [e.group.path] : []),
+    ["1.all.2.any.2.all", "1.all.2.any", "1.all"],
+  );
+  assertEquals(report.conditions.map((x) => x.group), [
+    "1.all",
+    "1.all.2.any",
+    "1.all.2.any.2.all",
+    "1.all.2.any.2.all",
+  ]);
+});
+
+Deno.test("run() ends the whole run at a guard inside a group, and gives up on a group whose members all did", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const g = scripted(clock, [NO, OK]);
+  const fatal = await runFake(treePlan([a, ["any", { guard: g }, a]], { intervalMs: 1000 }), clock);
+  assertEquals(fatal.report.status, "fatal");
+  assertEquals(fatal.report.decidedBy, 2);
+  const clock2 = new FakeClock();
+  const x = scripted(clock2, [NO]);
+  const y = scripted(clock2, [NO]);
+  const z = scripted(clock2, [NO, NO, NO, NO, NO, OK]);
+  const gave = await runFake(
+    treePlan([z, ["any", x, y]], { intervalMs: 1000, maxAttempts: 2, mode: "any" }),
+    clock2,
+  );
+  // The group any[x, y] fails at 1 s; z, a sibling in the run's mode any, gives up too.
+  assertEquals(gave.report.status, "exhausted");
+  assertEquals(
+    gave.events.flatMap((e) => e.type === "group" ? [[e.group.path, e.held]] : []),
+    [["2.any", false]],
+  );
 });

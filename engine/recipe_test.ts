@@ -1,10 +1,10 @@
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { registry } from "../../conditions/all.ts";
-import { UsageError } from "../../engine/errors.ts";
-import { parseArgv } from "../../engine/grammar.ts";
-import { expandRecipe, takeConfig } from "../../engine/recipe.ts";
-import { repoRootDir } from "../_kit.ts";
-import { assertRecipeSchema } from "../_schema.ts";
+import { assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { registry } from "../conditions/all.ts";
+import { UsageError } from "./errors.ts";
+import { parseArgv } from "./grammar.ts";
+import { expandRecipe, takeConfig } from "./recipe.ts";
+import { repoRootDir } from "../tests/_kit.ts";
+import { assertRecipeSchema } from "../tests/_schema.ts";
 
 /** The usage-error line of a recipe with the command line's `rest`, or "" when it parses. */
 async function recipeError(text: string, rest: string[] = []): Promise<string> {
@@ -169,4 +169,71 @@ Deno.test("every example recipe in docs/ matches docs/recipe.schema.json and par
     });
   }
   assertEquals(n >= 3, true, "docs/examples holds the example recipes");
+});
+
+Deno.test("expandRecipe() nests any:/all: groups in place of a condition, with a label", async () => {
+  const text = [
+    "conditions:",
+    "  - kind: tcp",
+    "    target: db:5432",
+    "  - any:",
+    "      - kind: tcp",
+    "        target: a:1",
+    "      - all:",
+    "          - kind: file",
+    "            target: /x",
+    "          - kind: tcp",
+    "            target: b:2",
+    "        label: pair",
+    "    label: web",
+  ].join("\n");
+  const x = await expandRecipe(text, "r.yaml", [], registry);
+  assertEquals(x.argv, [
+    "tcp",
+    "db:5432",
+    "--",
+    "any",
+    "[",
+    "tcp",
+    "a:1",
+    "--",
+    "all",
+    "[",
+    "file",
+    "/x",
+    "--",
+    "tcp",
+    "b:2",
+    "]",
+    "--label=pair",
+    "]",
+    "--label=web",
+  ]);
+  const c = parseArgv(x.argv, registry, {});
+  if (c.type !== "run") throw new Error("expected a run");
+  assertEquals(c.plan.root.children.map((n) => n.type === "group" ? n.name : n.condition.name), [
+    "tcp db:5432",
+    "web",
+  ]);
+});
+
+Deno.test("expandRecipe() locates a group's bad member and rejects then as one text", async () => {
+  const member = await recipeError(
+    ["conditions:", "  - any:", "      - kind: tcpp", "        target: a:1"].join("\n"),
+  );
+  assertStringIncludes(member, `r.yaml:3: conditions[0].any[0]: unknown kind "tcpp"`);
+  const empty = await recipeError(["conditions:", "  - all: []"].join("\n"));
+  assertStringIncludes(empty, "r.yaml:2: conditions[0]: all: expected a list of conditions");
+  const guard = await recipeError(
+    ["conditions:", "  - kind: tcp", "    target: a:1", "guards:", "  - any:", "      - kind: tcp"]
+      .join("\n"),
+  );
+  assertStringIncludes(guard, "guards[0]: a guard is one condition, not a group");
+  const then = await recipeError(
+    ["conditions:", "  - kind: tcp", "    target: a:1", "then: npm test"].join("\n"),
+  );
+  assertStringIncludes(
+    then,
+    `r.yaml:4: then: expected a list of words, not one text: then: ["npm","test"]`,
+  );
 });

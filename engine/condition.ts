@@ -1,0 +1,403 @@
+/**
+ * One condition's life in a run (docs/contract.md §4): its attempts, the
+ * pauses between them, its watcher's wake-ups, the streak that
+ * `--successes` and `--stable-for` ask for, and what it tells the run. The
+ * run (engine/runner.ts) decides what the outcomes mean together.
+ *
+ * @module
+ */
+
+import { Aborter, onAbort } from "./abort.ts";
+import { attempt } from "./attempt.ts";
+import type { Clock } from "./clock.ts";
+import { formatDuration } from "./duration.ts";
+import { errorText } from "./errors.ts";
+import type { RunOptions } from "./options.ts";
+import type { ReadyCondition } from "./prepare.ts";
+import type { ConditionReport, RunEvent, Streak } from "./report.ts";
+import type { Probe, ProbeResult } from "./types.ts";
+
+/** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
+export const STABLE_SAMPLES = 5;
+
+/**
+ * The reason every abort of the runner's own controllers carries: one shared
+ * object, since `abort()` without a reason builds a DOMException each time
+ * (measurable with a thousand conditions).
+ */
+export const RUN_ENDED = new Error("run ended");
+
+/**
+ * The pause before a condition's next attempt (docs/contract.md §4):
+ * `--interval`, doubled per consecutive failure under exponential backoff up
+ * to `--max-interval`, then spread by ± `--jitter` with `random()` in [0, 1).
+ */
+export function pauseMs(
+  opts: Pick<RunOptions, "intervalMs" | "backoff" | "maxIntervalMs" | "jitter">,
+  failures: number,
+  random: () => number,
+): number {
+  let base = opts.intervalMs;
+  if (opts.backoff === "exponential" && failures > 1) {
+    base = Math.min(opts.intervalMs * 2 ** Math.min(failures - 1, 52), opts.maxIntervalMs);
+  }
+  if (opts.jitter === 0) return base;
+  return Math.max(0, base * (1 + opts.jitter * (2 * random() - 1)));
+}
+
+/** What a condition needs from its run, and tells it. */
+export interface RunHost {
+  readonly clock: Clock;
+  readonly options: RunOptions;
+  readonly random: () => number;
+  /** Aborted when the run ends. */
+  readonly ended: AbortSignal;
+  /** Run time, in ms. */
+  elapsed(): number;
+  /** Where events go; undefined when nothing listens (the runner then makes none). */
+  readonly emit: ((e: RunEvent) => void) | undefined;
+  /** A non-guard condition holds. */
+  held(c: ConditionRun): void;
+  /** A non-guard condition used up `--max-attempts`. */
+  gaveUp(c: ConditionRun): void;
+  /** A fatal result, or a guard that matched: the run ends with exit 3. */
+  fatal(c: ConditionRun): void;
+  /** Whether the run timed out (an attempt cut short then says so). */
+  timedOut(): boolean;
+}
+
+/** One condition of a run, from its first attempt to its last. */
+export class ConditionRun {
+  attempts = 0;
+  satisfied = false;
+  detail = "";
+  lastError = "";
+  /** The hint of the last failed attempt (docs/contract.md §6, hints). */
+  hint: string | undefined;
+  fatal = false;
+  exhausted = false;
+  captures: Readonly<Record<string, string>> = NO_CAPTURES;
+  satisfiedAt: number | null = null;
+  /** Consecutive successful attempts, and when the first of them ended. */
+  #streak = 0;
+  /**
+   * A time, so a double from the start: V8 lays a field first stored as a small integer out as
+   * one, and a time stored there later moves every condition's state to another layout, one
+   * by one (about 2 ms of a 1,000-condition run; docs/performance.md).
+   */
+  #streakStart = NaN;
+  /** Consecutive failed attempts, for exponential backoff. */
+  #failures = 0;
+  /** Notices already emitted; made at the first (most conditions have none). */
+  #notices: Set<string> | undefined;
+  /** Its own controller (its watcher's and its pauses' signal), made when first needed. */
+  #ctl: Aborter | undefined;
+  /** The controller of the attempt under way. */
+  #attemptCtl: Aborter | undefined;
+  /** The `--attempt-timeout` timer of the attempt under way. */
+  #timer: Aborter | undefined;
+  /** What ends its pauses early, made at its first pause. */
+  #waker: Waker | undefined;
+  /** Its watcher's loop, when it has one. */
+  watching: Promise<void> | undefined;
+
+  constructor(readonly c: ReadyCondition, readonly host: RunHost) {}
+
+  /** Its attempts until it is done or stopped. */
+  async poll(): Promise<void> {
+    const watch = this.c.probe.watch;
+    if (watch) this.#startWatching(watch);
+    const { clock, options } = this.host;
+    try {
+      // `--delay`: no attempt starts before it ends, watcher-triggered or not.
+      if (options.delayMs > 0) await clock.sleep(options.delayMs, this.#signal());
+      while (!this.host.ended.aborted && !this.stopped) {
+        this.#waker?.clear();
+        const n = ++this.attempts;
+        const result = await this.#attempt(n);
+        this.#released();
+        if (result === undefined || this.host.ended.aborted || this.stopped) {
+          if (this.host.timedOut() && this.lastError === "" && !this.satisfied) {
+            this.lastError = `no answer before the deadline (attempt ${n} still running)`;
+          }
+          break;
+        }
+        const waitMs = this.#record(n, result);
+        if (waitMs === undefined) break;
+        await this.#wakerOf().sleep(clock, waitMs);
+      }
+    } finally {
+      // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
+      // event (measurable with a thousand conditions).
+      if (watch) this.#ctl?.abort(RUN_ENDED);
+      this.#ctl = undefined;
+    }
+  }
+
+  /** Set once it should make no more attempts (its group was decided). */
+  stopped = false;
+
+  /** Ends its attempt under way and its pauses: its group no longer needs it. */
+  stop(): void {
+    this.stopped = true;
+    this.#attemptCtl?.abort(RUN_ENDED);
+    this.#ctl?.abort(RUN_ENDED);
+  }
+
+  /** The run ended: the attempt under way and the pauses end now. */
+  end(): void {
+    this.#attemptCtl?.abort(RUN_ENDED);
+    this.#ctl?.abort(RUN_ENDED);
+  }
+
+  /** Its line in the report. */
+  report(): ConditionReport {
+    const c = this.c;
+    return {
+      index: c.index,
+      name: c.name,
+      kind: c.kind.name,
+      target: c.target,
+      guard: c.guard,
+      satisfied: this.satisfied,
+      attempts: this.attempts,
+      detail: this.detail,
+      lastError: this.lastError,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
+      fatal: this.fatal,
+      exhausted: this.exhausted,
+      stopped: this.stopped,
+      elapsedMs: this.satisfiedAt,
+      captures: this.captures,
+      group: c.group,
+      groupName: undefined,
+    };
+  }
+
+  /**
+   * The condition's own signal: its watcher and its sleeps listen there, not on the run's.
+   * Made when first needed: a condition satisfied at its first attempt never pays for it.
+   */
+  #signal(): AbortSignal {
+    if (this.#ctl === undefined) {
+      this.#ctl = new Aborter();
+      if (this.host.ended.aborted || this.stopped) this.#ctl.abort(RUN_ENDED);
+    }
+    return this.#ctl.signal;
+  }
+
+  #wakerOf(): Waker {
+    return this.#waker ??= new Waker(this.#signal());
+  }
+
+  /**
+   * One attempt; undefined when the run ended (or the condition stopped) while it was under
+   * way. Its controller and `--attempt-timeout` timer are released by `poll` when it ends.
+   */
+  #attempt(n: number): Promise<ProbeResult | undefined> {
+    if (this.host.ended.aborted) return Promise.resolve(undefined);
+    const ctl = this.#attemptCtl = new Aborter();
+    const limitMs = this.host.options.attemptTimeoutMs;
+    if (limitMs === undefined) return attempt(this.c.probe, ctl, n, noResult);
+    const timer = this.#timer = new Aborter();
+    let timedOut = false;
+    this.host.clock.sleep(limitMs, timer.signal).then(() => {
+      if (timer.signal.aborted) return;
+      timedOut = true;
+      ctl.abort(new Error(`attempt timed out after ${formatDuration(limitMs)}`));
+    });
+    return attempt(
+      this.c.probe,
+      ctl,
+      n,
+      (): ProbeResult | undefined =>
+        timedOut
+          ? { status: "pending", error: `attempt timed out after ${formatDuration(limitMs)}` }
+          : undefined,
+    );
+  }
+
+  /** The attempt under way ended: its controller and timer are done with. */
+  #released(): void {
+    this.#attemptCtl = undefined;
+    this.#timer?.abort(RUN_ENDED);
+    this.#timer = undefined;
+  }
+
+  #emitAttempt(n: number, result: ProbeResult, now: number, decisive: boolean, streak?: Streak) {
+    // Without a listener, no event is made: a run of a thousand conditions makes two each.
+    this.host.emit?.({
+      type: "attempt",
+      condition: this.c,
+      attempt: n,
+      result,
+      elapsedMs: now,
+      decisive,
+      streak,
+    });
+  }
+
+  /**
+   * Records an attempt's result and tells the run. Returns the pause before the next
+   * attempt, or undefined when the condition is done (satisfied, fatal, gave up, a guard that
+   * matched).
+   */
+  #record(n: number, result: ProbeResult): number | undefined {
+    const host = this.host;
+    const now = host.elapsed();
+    this.#failures = result.status === "pending" ? this.#failures + 1 : 0;
+    if (result.status === "fatal") {
+      this.lastError = result.error;
+      this.hint = result.hint;
+      this.fatal = true;
+      this.#emitAttempt(n, result, now, false);
+      host.fatal(this);
+      return undefined;
+    }
+    if (result.status === "pending") return this.#failed(n, result, now);
+    if (this.c.guard) {
+      this.#hold(result, now);
+      this.fatal = true;
+      this.#emitAttempt(n, result, now, true);
+      host.emit?.({ type: "guard", condition: this.c, detail: result.detail, elapsedMs: now });
+      host.fatal(this);
+      return undefined;
+    }
+    return this.#succeeded(n, result, now);
+  }
+
+  #failed(n: number, result: ProbeResult & { status: "pending" }, now: number) {
+    this.#streak = 0;
+    this.lastError = result.error;
+    this.hint = result.hint;
+    this.#emitAttempt(n, result, now, false);
+    const max = this.host.options.maxAttempts;
+    if (!this.c.guard && max !== undefined && n >= max) {
+      this.exhausted = true;
+      this.host.emit?.({ type: "exhausted", condition: this.c, elapsedMs: now });
+      this.host.gaveUp(this);
+      return undefined;
+    }
+    return pauseMs(this.host.options, this.#failures, this.host.random);
+  }
+
+  #succeeded(n: number, result: ProbeResult & { status: "satisfied" }, now: number) {
+    const opts = this.host.options;
+    if (this.#streak === 0) this.#streakStart = now;
+    this.#streak++;
+    this.detail = result.detail;
+    const stableMs = now - this.#streakStart;
+    if (this.#streak >= opts.successes && stableMs >= opts.stableForMs) {
+      this.#hold(result, now);
+      this.#emitAttempt(n, result, now, true);
+      this.host.emit?.({ type: "satisfied", condition: this.c, elapsedMs: now });
+      this.host.held(this);
+      return undefined;
+    }
+    this.#emitAttempt(n, result, now, false, {
+      successes: this.#streak,
+      required: opts.successes,
+      stableMs,
+      requiredMs: opts.stableForMs,
+    });
+    let waitMs = pauseMs(opts, this.#failures, this.host.random);
+    // Sample densely inside the stability window (at least STABLE_SAMPLES attempts
+    // across it), so a target that flaps between two samples cannot pass unseen,
+    // and do not oversleep the moment the streak becomes old enough (docs §4).
+    if (opts.stableForMs > stableMs) {
+      waitMs = Math.min(
+        waitMs,
+        Math.max(1, opts.stableForMs / STABLE_SAMPLES),
+        opts.stableForMs - stableMs,
+      );
+    }
+    return waitMs;
+  }
+
+  #hold(result: ProbeResult & { status: "satisfied" }, now: number): void {
+    this.satisfied = true;
+    this.satisfiedAt = now;
+    this.detail = result.detail;
+    if (result.captures) this.captures = result.captures;
+  }
+
+  /** Starts the probe's watcher: each change it yields cuts the current pause short. */
+  #startWatching(watch: NonNullable<Probe["watch"]>): void {
+    const signal = this.#signal();
+    const waker = this.#wakerOf();
+    const iterable = watch.call(this.c.probe, {
+      signal,
+      notice: (message) => this.#notice(message),
+    });
+    this.watching = (async () => {
+      try {
+        for await (const _ of iterable) {
+          if (signal.aborted) break;
+          waker.trigger();
+        }
+      } catch (e) {
+        if (!signal.aborted) this.#notice(`watching failed, polling: ${errorText(e)}`);
+      }
+    })();
+  }
+
+  /** Tells the user something once (human mode only). */
+  #notice(message: string): void {
+    this.#notices ??= new Set();
+    if (this.#notices.has(message)) return;
+    this.#notices.add(message);
+    this.host.emit?.({ type: "notice", condition: this.c, message });
+  }
+}
+
+const NO_CAPTURES: Readonly<Record<string, string>> = Object.freeze({});
+
+/** An attempt ended by the run's end (or the condition's) has no result. */
+const noResult = (): undefined => undefined;
+
+/**
+ * The pause between a condition's attempts, which a watcher's change (or the
+ * condition's end) cuts short. A pause that ran its full length leaves its
+ * controller unaborted, and the next pause reuses it: a condition that is
+ * never woken early sleeps on one controller for the whole run
+ * (docs/performance.md, "Cost per condition").
+ */
+class Waker {
+  #pending = false;
+  #sleeping: Aborter | undefined;
+  #spare: Aborter | undefined;
+  readonly #ended: AbortSignal;
+  #listening = false;
+
+  /** `ended` (the condition's signal) cuts the current pause short, like a change. */
+  constructor(ended: AbortSignal) {
+    this.#ended = ended;
+  }
+
+  trigger(): void {
+    this.#pending = true;
+    this.#sleeping?.abort(RUN_ENDED);
+  }
+
+  clear(): void {
+    this.#pending = false;
+  }
+
+  async sleep(clock: Clock, ms: number): Promise<void> {
+    // Listened to from the first pause on: a condition satisfied at once never pays for it.
+    if (!this.#listening) {
+      this.#listening = true;
+      onAbort(this.#ended, () => this.trigger());
+    }
+    if (this.#pending) return;
+    const ctl = this.#spare ?? new Aborter();
+    this.#spare = undefined;
+    this.#sleeping = ctl;
+    try {
+      await clock.sleep(ms, ctl.signal);
+    } finally {
+      this.#sleeping = undefined;
+      if (!ctl.signal.aborted) this.#spare = ctl;
+    }
+  }
+}

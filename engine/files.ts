@@ -1,0 +1,70 @@
+/**
+ * Files that feed waitcmd (recipes, manifests, passwords, keys, CA bundles):
+ * read whole, with a documented cap (docs/contract.md §9), so `-f
+ * /dev/zero` is an error and not gigabytes of memory. Pipes and FIFOs are
+ * read like files, asynchronously: nothing here blocks the event loop, so
+ * the deadline and signals are answered while a read waits.
+ *
+ * @module
+ */
+
+import { describeError } from "./errors.ts";
+
+/** Why a file could not be read, as one short text. */
+export class FileReadError extends Error {
+  override name = "FileReadError";
+}
+
+/**
+ * The text of `path` (`-`: standard input), at most `maxBytes`; throws a
+ * `FileReadError` saying why (`no such file or directory`, `is a
+ * directory`, `larger than 4 MiB`).
+ */
+export async function readBounded(path: string, maxBytes: number): Promise<string> {
+  let file: { read(p: Uint8Array): Promise<number | null>; close?(): void };
+  try {
+    if (path === "-") {
+      file = Deno.stdin;
+    } else {
+      const info = await Deno.stat(path);
+      if (info.isDirectory) throw new FileReadError("is a directory");
+      file = await Deno.open(path, { read: true });
+    }
+  } catch (e) {
+    if (e instanceof FileReadError) throw e;
+    throw new FileReadError(
+      e instanceof Deno.errors.NotFound
+        ? "no such file or directory"
+        : describeError(e).replace(/: \w+ '.*'$/, ""),
+    );
+  }
+  try {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    const buf = new Uint8Array(64 << 10);
+    while (true) {
+      const n = await file.read(buf);
+      if (n === null) break;
+      size += n;
+      if (size > maxBytes) throw new FileReadError(`larger than ${formatCap(maxBytes)}`);
+      chunks.push(buf.slice(0, n));
+    }
+    const out = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return new TextDecoder().decode(out);
+  } catch (e) {
+    if (e instanceof FileReadError) throw e;
+    throw new FileReadError(describeError(e));
+  } finally {
+    if (path !== "-") file.close?.();
+  }
+}
+
+/** `4 MiB`, `512 KiB`. */
+function formatCap(bytes: number): string {
+  return bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`;
+}

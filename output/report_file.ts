@@ -1,0 +1,104 @@
+/**
+ * `--report FILE` (docs/contract.md §7): checked before the wait, written
+ * after it, safely. A regular file (or a new one) is replaced atomically: a
+ * temporary file with an unpredictable name is created exclusively beside
+ * it (never through a link someone planted), given the old file's mode, and
+ * renamed over it. A target that is not a regular file (a device, a FIFO,
+ * `/dev/stdout`) is written directly, never replaced.
+ *
+ * @module
+ */
+
+import { describeError, UsageError } from "../engine/errors.ts";
+
+/** How long the report may wait to be written into a FIFO nobody reads. */
+const DIRECT_WRITE_MS = 2000;
+
+/** The directory a file path lives in. */
+function dirOf(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+}
+
+/** A name no other process can guess: the temporary file beside the report. */
+function tempName(path: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(12));
+  const tag = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${dirOf(path)}/.waitcmd-report-${tag}.tmp`;
+}
+
+/** What the path names once links are followed, or undefined when nothing is there. */
+async function targetOf(path: string): Promise<Deno.FileInfo | undefined> {
+  try {
+    return await Deno.stat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
+
+/** Whether the report goes straight into what `path` names (not a regular file). */
+function direct(info: Deno.FileInfo | undefined): boolean {
+  return info !== undefined && !info.isFile && !info.isDirectory;
+}
+
+/**
+ * The report file must be writable before the wait starts: its directory
+ * exists and takes a new file, or it names something that takes writes
+ * (docs/contract.md §7). A usage error otherwise.
+ */
+export async function checkReportFile(path: string): Promise<void> {
+  try {
+    const info = await targetOf(path);
+    if (info?.isDirectory) throw new Error("is a directory");
+    if (direct(info)) return;
+    const probe = tempName(path);
+    await Deno.writeFile(probe, new Uint8Array(), { createNew: true, mode: 0o600 });
+    await Deno.remove(probe);
+  } catch (e) {
+    const why = e instanceof Deno.errors.NotFound
+      ? `directory ${dirOf(path)} does not exist`
+      : describeError(e).replace(/: \w+ '.*'$/, "");
+    throw new UsageError("--report", `cannot write ${path}: ${why}`);
+  }
+}
+
+/** Writes the report (see the module's rules); throws what failed. */
+export async function writeReportFile(path: string, text: string): Promise<void> {
+  const data = new TextEncoder().encode(text);
+  const info = await targetOf(path);
+  if (direct(info)) return await writeDirect(path, data);
+  const tmp = tempName(path);
+  try {
+    // createNew: O_EXCL, so a link planted at the temporary name is never followed.
+    await Deno.writeFile(tmp, data, { createNew: true, mode: 0o600 });
+    const mode = info?.mode ?? (0o666 & ~Deno.umask());
+    await Deno.chmod(tmp, mode & 0o7777);
+    await Deno.rename(tmp, path);
+  } catch (e) {
+    await Deno.remove(tmp).catch(() => {});
+    throw e;
+  }
+}
+
+/** Into a device, a FIFO or a terminal as it is; a FIFO nobody reads is given up on. */
+async function writeDirect(path: string, data: Uint8Array): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`nothing took the report within ${DIRECT_WRITE_MS / 1000}s`)),
+      DIRECT_WRITE_MS,
+    );
+  });
+  const write = (async () => {
+    using file = await Deno.open(path, { write: true });
+    let rest = data;
+    while (rest.length > 0) rest = rest.subarray(await file.write(rest));
+  })();
+  write.catch(() => {}); // what fails after the timer is said by the race's rejection already
+  try {
+    await Promise.race([write, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

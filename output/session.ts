@@ -1,0 +1,252 @@
+/**
+ * One run of a plan, from the CLI's side (docs/contract.md §3, §6, §7):
+ * the checks before the wait (`then`, `--report`), `--explain`, the loading
+ * of the kinds' probes, the renderers `--output` and the terminal ask for,
+ * the run itself, the report file, and what `then` is handed. A signal
+ * before the wait started ends it at once too.
+ *
+ * @module
+ */
+
+import type { Clock } from "../engine/clock.ts";
+import { UsageError } from "../engine/errors.ts";
+import { checkThen, type Handover, thenEnvironment } from "../engine/handover.ts";
+import type { Plan } from "../engine/plan.ts";
+import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
+import type { Report, RunEvent } from "../engine/report.ts";
+import { run } from "../engine/runner.ts";
+import { makeRedactor, type Redact } from "./redact.ts";
+
+/** What a session needs from the process. */
+export interface SessionIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  readonly env: Readonly<Record<string, string>>;
+  readonly stderrIsTerminal: boolean;
+  columns(): number;
+  readonly clock: Clock;
+  /** The wall clock, ms since the epoch (GitLab's section markers; default `Date.now`). */
+  wallClock?(): number;
+  /** Aborted with "SIGINT", "SIGTERM", "SIGHUP" or "SIGQUIT" to cancel the run. */
+  readonly signal: AbortSignal;
+}
+
+/** How the session ended: its report (none for --explain), and `then` when it is due. */
+export interface SessionEnd {
+  readonly report?: Report;
+  /** The exit code of a session that ended before a report (usage error, --explain). */
+  readonly code?: number;
+  readonly handover?: Handover;
+}
+
+/**
+ * Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2.
+ * `kindWords`: every kind's name and aliases, for the warning about `then`'s words.
+ */
+export async function runSession(
+  plan: Plan,
+  io: SessionIo,
+  kindWords: ReadonlySet<string> = new Set(),
+): Promise<SessionEnd> {
+  let redact = makeRedactor(plan.secrets);
+  // A probe may find a secret at run time (a kubeconfig's token): masked from then on.
+  const secrets = new Set(plan.secrets);
+  const secret = (value: string) => {
+    if (secrets.has(value)) return;
+    secrets.add(value);
+    redact = makeRedactor([...secrets]);
+  };
+  const o = plan.options;
+  try {
+    if (plan.then) checkThen(plan.then[0]!, io.env);
+    if (o.reportFile !== undefined) {
+      await (await import("./report_file.ts")).checkReportFile(o.reportFile);
+    }
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    io.stderr(redact(e.format()) + "\n");
+    return { code: 2 };
+  }
+  if (o.explain) {
+    const { explainObject, explainText } = await import("./explain.ts");
+    io.stdout(
+      o.output === "text"
+        ? explainText(plan, redact)
+        : JSON.stringify(explainObject(plan, redact), null, 2) + "\n",
+    );
+    return { code: 0 };
+  }
+  // JSON output keeps stderr empty (docs/contract.md §7).
+  if (o.output === "text" && !o.quiet) {
+    for (const w of thenWarnings(plan, kindWords)) io.stderr(redact(w) + "\n");
+  }
+  const ready = await loadProbes(plan, io, secret);
+  // Only the renderers this run writes with (start-up cost, docs/performance.md).
+  const [json, onEvent] = await Promise.all([
+    o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
+    listener(plan, io, (t) => redact(t)),
+  ]);
+  const report = ready === undefined
+    ? cancelledBeforeStart(plan, io.signal.reason)
+    : await run(ready, { clock: io.clock, signal: io.signal, onEvent });
+  if (ready === undefined) onEvent?.({ type: "end", report });
+  if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
+  if (o.reportFile !== undefined) {
+    try {
+      const { writeReportFile } = await import("./report_file.ts");
+      await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
+    } catch (e) {
+      // The verdict stands (docs/contract.md §3); the failure is said once.
+      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+    }
+  }
+  if (io.env.GITHUB_STEP_SUMMARY) {
+    const ci = await import("./ci.ts");
+    try {
+      await ci.writeStepSummary(io.env, report, redact);
+    } catch (e) {
+      io.stderr(
+        redact(
+          `waitcmd: GITHUB_STEP_SUMMARY ${io.env.GITHUB_STEP_SUMMARY}: ${(e as Error).message}`,
+        ) +
+          "\n",
+      );
+    }
+  }
+  if (report.status !== "satisfied" || !plan.then) return { report };
+  const named = new Map(plan.conditions.map((c) => [c.index, c.captures]));
+  return {
+    report,
+    handover: {
+      command: plan.then,
+      env: thenEnvironment(report, named, o.reportFile),
+    },
+  };
+}
+
+/**
+ * Makes every probe (a kind's library is imported here, before the run's clock starts:
+ * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
+ */
+async function loadProbes(
+  plan: Plan,
+  io: SessionIo,
+  secret: (value: string) => void,
+): Promise<ReadyPlan | undefined> {
+  if (io.signal.aborted) return undefined;
+  let loaded = false;
+  // (AbortSignal.timeout, not setTimeout: the first setTimeout costs start-up time; clock.ts.)
+  if (plan.options.output === "text" && !plan.options.quiet) {
+    AbortSignal.timeout(1000).addEventListener("abort", () => {
+      if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
+    });
+  }
+  const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secret });
+  const cancelled = new Promise<undefined>((resolve) => {
+    io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
+  });
+  preparing.catch(() => {}); // a failure after a signal is of no interest
+  const ready = await Promise.race([preparing, cancelled]);
+  loaded = true;
+  if (ready === undefined) {
+    // The probes made so far may hold something: closed in the background.
+    preparing.then((p) => p.conditions.forEach((c) => c.probe.close?.()), () => {});
+  }
+  return ready;
+}
+
+/** The report of a run cancelled while its probes were being made: nothing was attempted. */
+function cancelledBeforeStart(plan: Plan, reason: unknown): Report {
+  return {
+    status: "cancelled",
+    elapsedMs: 0,
+    mode: plan.options.mode,
+    timeoutMs: plan.options.timeoutMs,
+    decidedBy: undefined,
+    signal: typeof reason === "string" ? reason : undefined,
+    conditions: plan.conditions.map((c) => ({
+      index: c.index,
+      name: c.name,
+      kind: c.kind.name,
+      target: c.target,
+      guard: c.guard,
+      satisfied: false,
+      attempts: 0,
+      detail: "",
+      lastError: "",
+      fatal: false,
+      exhausted: false,
+      stopped: false,
+      elapsedMs: null,
+      captures: {},
+      group: c.group,
+      groupName: undefined,
+    })),
+  };
+}
+
+/**
+ * `-- then echo hi -- file x` runs `echo hi -- file x`: a kind after a `--` in `then`'s words
+ * is most likely a condition written after it (docs/contract.md §1). Said once, for the first.
+ * `kindWords`: every kind's name and aliases (the plan knows only its own kinds).
+ */
+export function thenWarnings(plan: Plan, kindWords: ReadonlySet<string>): string[] {
+  const words = plan.then ?? [];
+  const kinds = new Set([
+    "guard",
+    "not",
+    ...plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]),
+  ]);
+  const at = words.findIndex((w, i) =>
+    w === "--" && i + 1 < words.length && (kinds.has(words[i + 1]!) || kindWords.has(words[i + 1]!))
+  );
+  if (at < 0) return [];
+  const shown = words.slice(0, at + 2).join(" ") + (words.length > at + 2 ? " …" : "");
+  return [
+    `waitcmd: warning: then's command gets "-- ${words[at + 1]}" (${shown}): conditions go ` +
+    `before "-- then"; every word after it is the command's`,
+  ];
+}
+
+/** Whether the environment may name a CI system (output/ci.ts decides; loaded only then). */
+function ciSystemOf(env: Readonly<Record<string, string>>): boolean {
+  return env.GITHUB_ACTIONS === "true" || env.GITLAB_CI === "true";
+}
+
+/** The listener of the run's events for `--output` and the terminal; undefined for json. */
+async function listener(
+  plan: Plan,
+  io: SessionIo,
+  redact: Redact,
+): Promise<((e: RunEvent) => void) | undefined> {
+  const o = plan.options;
+  // JSON output listens to no event: the runner then makes none (docs/performance.md).
+  if (o.output === "json") return undefined;
+  if (o.output === "jsonl") {
+    const { renderJsonlEvent } = await import("./json.ts");
+    return (e) => {
+      const line = renderJsonlEvent(e, redact);
+      if (line !== undefined) io.stdout(line);
+    };
+  }
+  const text = await import("./text.ts");
+  const color = io.stderrIsTerminal && !o.noColor &&
+    !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
+  const style = color ? text.ansiStyle : text.plainStyle;
+  if (io.stderrIsTerminal && !o.quiet) {
+    const { LiveRenderer } = await import("./live.ts");
+    const live = new LiveRenderer(io.stderr, redact, style, io.columns);
+    return (e) => live.onEvent(e);
+  }
+  // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
+  const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
+  const system = ci?.ciSystem(io.env);
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
+    quiet: o.quiet,
+    style,
+    progress: o.progress,
+    clock: io.clock,
+    fold: system && ci!.ciFold(system, () => io.wallClock?.() ?? Date.now()),
+  });
+  return (e) => lines.onEvent(e);
+}

@@ -1,0 +1,337 @@
+/**
+ * Groups and run limits through the CLI (docs/contract.md §1, §4):
+ * `any [ … ]` / `all [ … ]` nested, in recipes and in --explain;
+ * `--max-attempts` and `--timeout-exit-code` with their variables and
+ * recipe keys. Targets are local (TCP listeners and files made here).
+ */
+
+import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
+function listen(): { port: number; close(): void } {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    try {
+      for await (const c of l) c.close();
+    } catch {
+      // closed
+    }
+  })();
+  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
+}
+
+/** A port that nothing listens on (refused). */
+function closedPort(): number {
+  const l = listen();
+  l.close();
+  return l.port;
+}
+
+async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-groups-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test({
+  name: "any [ … ]: one member that holds satisfies the group; the report lists leaves with group",
+  ...opts,
+  fn: async () => {
+    const up = listen();
+    const down = closedPort();
+    try {
+      const args = [
+        "-t",
+        "10s",
+        "tcp",
+        `127.0.0.1:${up.port}`,
+        "--",
+        "any",
+        "[",
+        "tcp",
+        `127.0.0.1:${down}`,
+        "--",
+        "tcp",
+        `127.0.0.1:${up.port}`,
+        "--label",
+        "b",
+        "]",
+      ];
+      const r = await runJson(args);
+      assertEquals([r.code, r.json.status], [0, "satisfied"]);
+      assertEquals(
+        r.json.conditions.map((c) => [c.name, (c as { group?: string }).group, c.satisfied]),
+        [
+          [`tcp 127.0.0.1:${up.port}`, undefined, true],
+          [`tcp 127.0.0.1:${down}`, "2.any", false],
+          ["b", "2.any", true],
+        ],
+      );
+      const text = await runCli(args);
+      assertEquals(text.code, 0);
+      assertMatch(text.stderr, new RegExp(`\\[ok\\] any\\[tcp 127\\.0\\.0\\.1:${down}, b\\] \\(`));
+      assertStringIncludes(text.stderr, "waitcmd: satisfied in");
+    } finally {
+      up.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "all [ … ] nested in any [ … ]: pending until its members hold, then satisfied",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const r = await runJson(
+        [
+          "-t",
+          "20s",
+          "-i",
+          "200ms",
+          "any",
+          "[",
+          "file",
+          `${dir}/never`,
+          "--",
+          "all",
+          "[",
+          "file",
+          `${dir}/a`,
+          "--",
+          "file",
+          `${dir}/b`,
+          "]",
+          "]",
+        ],
+        {
+          started: async () => {
+            await new Promise((res) => setTimeout(res, 600));
+            await Deno.writeTextFile(`${dir}/a`, "");
+            await new Promise((res) => setTimeout(res, 600));
+            await Deno.writeTextFile(`${dir}/b`, "");
+          },
+        },
+      );
+      assertEquals([r.code, r.json.status], [0, "satisfied"]);
+      const groups = r.json.conditions.map((c) => (c as { group?: string }).group);
+      assertEquals(groups, ["1.any", "1.any.2.all", "1.any.2.all"]);
+      assert(r.json.conditions[2]!.attempts >= 1);
+    }),
+});
+
+Deno.test({
+  name: "a group that never holds times out; the summary names the group and its members",
+  ...opts,
+  fn: async () => {
+    const a = closedPort();
+    const b = closedPort();
+    const args = [
+      "-t",
+      "1s",
+      "-i",
+      "200ms",
+      "any",
+      "[",
+      "tcp",
+      `127.0.0.1:${a}`,
+      "--",
+      "tcp",
+      `127.0.0.1:${b}`,
+      "]",
+      "--label",
+      "web",
+    ];
+    const r = await runCli(args);
+    assertEquals(r.code, 1);
+    const summary = r.stderr.trimEnd().split("\n").filter((l) => l.startsWith("waitcmd: timed"));
+    assertEquals(summary.length, 2);
+    assertStringIncludes(summary[0]!, `not satisfied: web: tcp 127.0.0.1:${a}: connection refused`);
+    const j = await runJson(args);
+    assertEquals([j.code, j.json.status], [1, "timeout"]);
+    assertEquals(j.json.conditions.map((c) => (c as { group?: string }).group), ["1.any", "1.any"]);
+  },
+});
+
+Deno.test({
+  name: "a guard inside a group ends the whole run with exit 3",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      await Deno.writeTextFile(`${dir}/boom`, "");
+      const r = await runCli([
+        "-t",
+        "10s",
+        "tcp",
+        `127.0.0.1:${closedPort()}`,
+        "--",
+        "all",
+        "[",
+        "guard",
+        "file",
+        `${dir}/boom`,
+        "--",
+        "tcp",
+        `127.0.0.1:${closedPort()}`,
+        "]",
+      ]);
+      assertEquals(r.code, 3);
+      assertStringIncludes(r.stderr, `waitcmd: guard file ${dir}/boom matched`);
+    }),
+});
+
+Deno.test({
+  name: "groups: malformed groups are usage errors, found before anything is probed",
+  ...opts,
+  fn: async () => {
+    const rows: [string[], string][] = [
+      [["any", "[", "]"], "group 1.any: empty group"],
+      [["all", "[", "tcp", "a:1"], `missing "]"`],
+      [["not", "any", "[", "tcp", "a:1", "]"], "not any [ A -- B ] is all [ not A -- not B ]"],
+      [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
+      [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
+    ];
+    for (const [args, want] of rows) {
+      assertStringIncludes(usageErrorLine(await runCli(args)), want);
+    }
+  },
+});
+
+Deno.test({
+  name: "groups in a recipe, and --explain showing the tree, labels, flags and then quoted",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const recipe = `${dir}/waits.yaml`;
+      await Deno.writeTextFile(
+        recipe,
+        [
+          "timeout: 30s",
+          "conditions:",
+          "  - kind: tcp",
+          "    target: db:5432",
+          "    label: db",
+          "  - any:",
+          "      - kind: http",
+          "        target: http://a/health",
+          "        flags: { status: 200 }",
+          "      - kind: http",
+          "        target: http://b/health",
+          "    label: web",
+          "then: [sh, -c, echo stack is up]",
+        ].join("\n"),
+      );
+      const r = await runCli(["--explain", "-f", recipe]);
+      assertEquals(r.code, 0);
+      assertEquals(r.stdout.split("\n").slice(0, 6), [
+        "waitcmd: would wait for 3 conditions (timeout 30s, interval 2s)",
+        "  1. db: tcp db:5432",
+        "  group 2.any: web (one member must hold)",
+        "    2. http http://a/health --status=200",
+        "    3. http http://b/health",
+        "then: sh -c 'echo stack is up'",
+      ]);
+      const j = JSON.parse((await runCli(["--explain", "-o", "json", "-f", recipe])).stdout);
+      assertEquals(j.plan[1].name, "web");
+      assertEquals(j.conditions[1].group, "2.any");
+      assertEquals(j.conditions[1].flags, ["--status=200"]);
+      assertEquals(j.then, ["sh", "-c", "echo stack is up"]);
+    }),
+});
+
+Deno.test({
+  name: "--max-attempts: a condition that fails its Nth attempt ends the run, exhausted (exit 1)",
+  ...opts,
+  fn: async () => {
+    const port = closedPort();
+    const args = ["-t", "30s", "-i", "100ms", "--max-attempts", "3", "tcp", `127.0.0.1:${port}`];
+    const r = await runCli(args);
+    assertEquals(r.code, 1);
+    assertStringIncludes(
+      r.stderr,
+      `waitcmd: gave up on tcp 127.0.0.1:${port} after 3 attempts: connection refused\n`,
+    );
+    const j = await runJson(args);
+    assertEquals([j.code, j.json.status, j.json.conditions[0]!.attempts], [1, "exhausted", 3]);
+    const env = await runJson(["-i", "100ms", "tcp", `127.0.0.1:${port}`], {
+      env: { WAITCMD_MAX_ATTEMPTS: "2", WAITCMD_TIMEOUT_EXIT_CODE: "124" },
+    });
+    assertEquals([env.code, env.json.status, env.json.conditions[0]!.attempts], [
+      124,
+      "exhausted",
+      2,
+    ]);
+  },
+});
+
+Deno.test({
+  name: "--max-attempts in mode any waits for every condition to give up; a success wins",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const r = await runJson(
+        [
+          "-t",
+          "30s",
+          "-i",
+          "200ms",
+          "--mode",
+          "any",
+          "--max-attempts",
+          "2",
+          "tcp",
+          `127.0.0.1:${closedPort()}`,
+          "--",
+          "file",
+          `${dir}/late`,
+        ],
+        {
+          started: async () => {
+            await new Promise((res) => setTimeout(res, 150));
+            await Deno.writeTextFile(`${dir}/late`, "");
+          },
+        },
+      );
+      assertEquals([r.code, r.json.status], [0, "satisfied"]);
+    }),
+});
+
+Deno.test({
+  name: "--timeout-exit-code replaces exit 1 of a timeout; recipes set both limits",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const port = closedPort();
+      const t = await runCli([
+        "-t",
+        "300ms",
+        "--timeout-exit-code",
+        "124",
+        "tcp",
+        `127.0.0.1:${port}`,
+      ]);
+      assertEquals(t.code, 124);
+      assertStringIncludes(t.stderr, "waitcmd: timed out after 300ms");
+      const recipe = `${dir}/r.yaml`;
+      await Deno.writeTextFile(
+        recipe,
+        `interval: 100ms\nmax-attempts: 2\ntimeout-exit-code: 75\nconditions:\n  - kind: tcp\n    target: 127.0.0.1:${port}\n`,
+      );
+      const r = await runJson(["-f", recipe]);
+      assertEquals([r.code, r.json.status], [75, "exhausted"]);
+      const rows: [string[], Record<string, string>, string][] = [
+        [["--max-attempts", "0", "tcp", "a:1"], {}, "--max-attempts: expected a whole number"],
+        [["--timeout-exit-code", "200", "tcp", "a:1"], {}, "from 1 to 125"],
+        [["tcp", "a:1"], { WAITCMD_TIMEOUT_EXIT_CODE: "abc" }, "WAITCMD_TIMEOUT_EXIT_CODE"],
+        [["tcp", "a:1"], { WAITCMD_MAX_ATTEMPTS: "-1" }, "WAITCMD_MAX_ATTEMPTS"],
+      ];
+      for (const [args, env, want] of rows) {
+        assertStringIncludes(usageErrorLine(await runCli(args, { env })), want);
+      }
+    }),
+});

@@ -12,7 +12,7 @@ import { cliClock, type Clock } from "./engine/clock.ts";
 import { errorText, UsageError } from "./engine/errors.ts";
 import { FileReadError, readBounded } from "./engine/files.ts";
 import { type Command, parseArgv } from "./engine/grammar.ts";
-import { type Handover, handOver, SIGNAL_NUMBERS } from "./engine/handover.ts";
+import { type Handover, handOver, signalExitCode } from "./engine/handover.ts";
 import { type ExpandIo, expandPlan, validatePlan } from "./engine/prepare.ts";
 import type { Registry } from "./engine/registry.ts";
 import type { Report } from "./engine/report.ts";
@@ -46,7 +46,7 @@ export function exitCode(report: Report, timeoutCode = 1): number {
     case "fatal":
       return 3;
     case "cancelled":
-      return 128 + (SIGNAL_NUMBERS[report.signal as Deno.Signal] ?? 2);
+      return signalExitCode(String(report.signal));
   }
 }
 
@@ -60,40 +60,21 @@ export async function main(
 ): Promise<{ code: number; handover?: Handover }> {
   let full: Promise<Registry> | undefined;
   const everyKind = () => (full ??= loadRegistry());
-  let locate = (e: UsageError) => e;
   let command: Command;
   let registry: Registry;
   try {
-    let words: readonly string[] = argv;
-    // Recipes (and their parser) load only for a command line that may name one.
-    const recipe = argv.some((a) => CONFIG_FLAG.test(a))
-      ? await import("./engine/recipe.ts")
-      : undefined;
-    const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };
-    if (file !== undefined) {
-      registry = await everyKind();
-      const expanded = await recipe!.expandRecipe(await readInput(io, file), file, rest, registry);
-      words = expanded.argv;
-      locate = expanded.locate;
-    } else {
-      // The declarations of the kinds the command line names, and no others: a run of one
-      // kind does not load thirty (docs/performance.md). Help and doctor list every kind.
-      const all = argv[0] === "doctor" || argv[0] === "help" || argv.includes("--help") ||
-        argv.includes("-h") || argv[0] === "completions";
-      registry = all ? await everyKind() : await loadRegistry(words);
-    }
-    command = parseArgv(words, registry, io.env);
-    if (command.type === "run") {
-      await validatePlan(command.plan);
-      command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
-    }
+    // Every phase before the wait answers a signal at once (docs/contract.md §3): a recipe
+    // or a key that is a FIFO nobody writes, a slow import, a large recipe.
+    ({ command, registry } = await untilSignal(readCommand(argv, io, everyKind), io.signal));
   } catch (e) {
+    if (e instanceof Cancelled) {
+      io.stderr(`waitcmd: cancelled by ${e.signal} before the wait started\n`);
+      return { code: signalExitCode(e.signal) };
+    }
     if (!(e instanceof UsageError)) throw e;
-    // A hint that needs every kind (did you mean …?) is completed now, without parsing again.
-    const error = locate(e.complete ? e.complete(await everyKind()) : e);
     const { argvSecrets } = await import("./engine/secrets.ts");
     const secrets = argvSecrets(argv, secretFlags(await everyKind()));
-    io.stderr(makeRedactor(secrets)(error.format()) + "\n");
+    io.stderr(makeRedactor(secrets)(e.format()) + "\n");
     return { code: 2 };
   }
   switch (command.type) {
@@ -121,6 +102,71 @@ export async function main(
       return { code, handover: end.handover };
     }
   }
+}
+
+/**
+ * The command the words (and the recipe they name) ask for, validated and expanded; a usage
+ * error located in the recipe when it comes from one, with every hint completed.
+ */
+async function readCommand(
+  argv: readonly string[],
+  io: Io,
+  everyKind: () => Promise<Registry>,
+): Promise<{ command: Command; registry: Registry }> {
+  let locate = (e: UsageError) => e;
+  try {
+    let words: readonly string[] = argv;
+    let registry: Registry;
+    // Recipes (and their parser) load only for a command line that may name one.
+    const recipe = argv.some((a) => CONFIG_FLAG.test(a))
+      ? await import("./engine/recipe.ts")
+      : undefined;
+    const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };
+    if (file !== undefined) {
+      registry = await everyKind();
+      const expanded = await recipe!.expandRecipe(await readInput(io, file), file, rest, registry);
+      words = expanded.argv;
+      locate = expanded.locate;
+    } else {
+      // The declarations of the kinds the command line names, and no others: a run of one
+      // kind does not load thirty (docs/performance.md). Help and doctor list every kind.
+      const all = argv[0] === "doctor" || argv[0] === "help" || argv.includes("--help") ||
+        argv.includes("-h") || argv[0] === "completions";
+      registry = all ? await everyKind() : await loadRegistry(words);
+    }
+    let command = parseArgv(words, registry, io.env);
+    if (command.type === "run") {
+      await validatePlan(command.plan);
+      command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
+    }
+    return { command, registry };
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    // A hint that needs every kind (did you mean …?) is completed now, without parsing again.
+    throw locate(e.complete ? e.complete(await everyKind()) : e);
+  }
+}
+
+/** A signal came before the wait started. */
+class Cancelled extends Error {
+  override name = "Cancelled";
+  constructor(readonly signal: string) {
+    super(`cancelled by ${signal}`);
+  }
+}
+
+/**
+ * `work`, or a `Cancelled` as soon as `signal` aborts. What `work` still waits for (an open
+ * of a FIFO nobody writes) is left behind: the process exits.
+ */
+function untilSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {}); // a failure after the signal is of no interest
+  return new Promise<T>((resolve, reject) => {
+    const cancel = () => reject(new Cancelled(String(signal.reason)));
+    if (signal.aborted) return cancel();
+    signal.addEventListener("abort", cancel, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", cancel));
+  });
 }
 
 /** A recipe or manifest given on the command line, bounded; a usage error when unreadable. */

@@ -9,8 +9,8 @@
  */
 
 import type { Clock } from "../engine/clock.ts";
-import { UsageError } from "../engine/errors.ts";
-import { checkThen, type Handover, thenEnvironment } from "../engine/handover.ts";
+import { describeError, UsageError } from "../engine/errors.ts";
+import { checkThen, type Handover, signalExitCode, thenEnvironment } from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
@@ -53,6 +53,8 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
   }
   if (o.explain) {
     const { explainObject, explainText } = await import("./explain.ts");
+    // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
+    if (io.signal.aborted) return cancelledBefore(io);
     io.stdout(
       o.output === "text"
         ? explainText(plan, redact)
@@ -78,7 +80,7 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
       await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
-      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${describeError(e)}`) + "\n");
     }
   }
   if (report.status !== "satisfied" || !plan.then) return { report };
@@ -90,6 +92,13 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
       env: thenEnvironment(report, named, o.reportFile),
     },
   };
+}
+
+/** The end of a session a signal cancelled before its wait (or its --explain) began. */
+function cancelledBefore(io: SessionIo): SessionEnd {
+  const signal = String(io.signal.reason);
+  io.stderr(`waitcmd: cancelled by ${signal} before the wait started\n`);
+  return { code: signalExitCode(signal) };
 }
 
 /**

@@ -25,6 +25,20 @@ import { SafeStreams } from "./output/streams.ts";
 export interface Io extends SessionIo {
   /** The text of a file (`-` is standard input), bounded (docs/contract.md §9). */
   readText(path: string): Promise<string>;
+  /** What the process's command line and environment hold that is not UTF-8. */
+  readonly notUtf8?: NotUtf8;
+}
+
+/**
+ * The words and variables whose bytes are not UTF-8. The runtime hands them over mangled
+ * (argv with U+FFFD in place of each bad byte) or not at all (the environment), so waitcmd
+ * would use another path or value than the one given (docs/contract.md §1).
+ */
+export interface NotUtf8 {
+  /** Indexes into the arguments. */
+  readonly args: readonly number[];
+  /** Names of variables. */
+  readonly env: readonly string[];
 }
 
 /** The largest recipe or manifest read (docs/contract.md §9). */
@@ -115,6 +129,7 @@ async function readCommand(
 ): Promise<{ command: Command; registry: Registry }> {
   let locate = (e: UsageError) => e;
   try {
+    if (io.notUtf8) checkUtf8(argv, io.notUtf8);
     let words: readonly string[] = argv;
     let registry: Registry;
     // Recipes (and their parser) load only for a command line that may name one.
@@ -145,6 +160,74 @@ async function readCommand(
     // A hint that needs every kind (did you mean …?) is completed now, without parsing again.
     throw locate(e.complete ? e.complete(await everyKind()) : e);
   }
+}
+
+/**
+ * A usage error for the first word or `WAITCMD_*` variable that is not UTF-8: the runtime
+ * decodes such a word with U+FFFD, so `lockfile $'/run/x\xff.lock'` would look at another path
+ * (docs/contract.md §1). The word itself is not shown: it may be a secret.
+ */
+function checkUtf8(argv: readonly string[], bad: NotUtf8): void {
+  const name = bad.env.find((n) => n.startsWith("WAITCMD_"));
+  if (name !== undefined) {
+    throw new UsageError(name, "the value is not valid UTF-8", "environment");
+  }
+  const at = bad.args[0];
+  if (at === undefined) return;
+  const after = at > 0 ? ` (after ${JSON.stringify(argv[at - 1])})` : "";
+  throw new UsageError(
+    "",
+    `argument ${at + 1}${after} is not valid UTF-8: waitcmd cannot use such a path or word ` +
+      "exactly as given",
+  );
+}
+
+/**
+ * What the raw command line (/proc/self/cmdline) and environment (/proc/self/environ) hold
+ * that is not UTF-8; nothing where /proc cannot be read. The command line is read only when a
+ * word holds U+FFFD, which every such word does once decoded.
+ */
+function findNotUtf8(args: readonly string[]): NotUtf8 {
+  const strict = new TextDecoder("utf-8", { fatal: true });
+  const valid = (b: Uint8Array) => {
+    try {
+      strict.decode(b);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const entries = (path: string) => {
+    try {
+      const raw = Deno.readFileSync(path);
+      const out: Uint8Array[] = [];
+      let from = 0;
+      for (let i = 0; i < raw.length; i++) {
+        if (raw[i] === 0) {
+          out.push(raw.subarray(from, i));
+          from = i + 1;
+        }
+      }
+      return out;
+    } catch {
+      return [];
+    }
+  };
+  const badArgs: number[] = [];
+  if (args.some((a) => a.includes("\uFFFD"))) {
+    // The runtime's own words (deno run … main.ts) come first; the arguments are the last ones.
+    const words = entries("/proc/self/cmdline").slice(-args.length);
+    if (words.length === args.length) {
+      words.forEach((w, i) => valid(w) || badArgs.push(i));
+    }
+  }
+  const badEnv: string[] = [];
+  for (const entry of entries("/proc/self/environ")) {
+    if (valid(entry)) continue;
+    const eq = entry.indexOf(0x3d);
+    badEnv.push(new TextDecoder().decode(eq < 0 ? entry : entry.subarray(0, eq)));
+  }
+  return { args: badArgs, env: badEnv };
 }
 
 /** A signal came before the wait started. */
@@ -216,8 +299,34 @@ const CANCELLING = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 /** Signals forwarded to `then`'s command. */
 const FORWARDED: Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"];
 
+/** The fewest open files a run needs: the runtime, its signal handlers, a command's pipes. */
+const MIN_OPEN_FILES = 32;
+
+/**
+ * The line to exit 3 with when the open-files limit (`ulimit -n`) is too low for the runtime
+ * itself (docs/contract.md §3), or undefined. The runtime panics when it cannot get a
+ * descriptor it needs (a signal handler's, a child's pipes): so the limit is said before.
+ */
+export function openFilesProblem(limits: string): string | undefined {
+  const soft = /^Max open files\s+(\d+)/m.exec(limits)?.[1];
+  if (soft === undefined || Number(soft) >= MIN_OPEN_FILES) return undefined;
+  return `waitcmd: fatal: the open files limit (ulimit -n) is ${soft}; ` +
+    `waitcmd needs at least ${MIN_OPEN_FILES}\n`;
+}
+
 if (import.meta.main) {
   const streams = new SafeStreams(Deno.stdout, Deno.stderr);
+  let limits = "";
+  try {
+    limits = Deno.readTextFileSync("/proc/self/limits");
+  } catch {
+    // Not Linux, or no /proc: nothing to say.
+  }
+  const tooFew = openFilesProblem(limits);
+  if (tooFew !== undefined) {
+    streams.write(Deno.stderr, tooFew);
+    Deno.exit(3);
+  }
   const onStray = (reason: unknown, prevent: () => void) => {
     prevent();
     const line = strayLine(reason);
@@ -253,7 +362,8 @@ if (import.meta.main) {
       },
       clock: cliClock as Clock,
       signal: cancel.signal,
-      readText: (path) => readBounded(path, INPUT_MAX_BYTES),
+      readText: (path) => readBounded(path, INPUT_MAX_BYTES, true),
+      notUtf8: findNotUtf8(Deno.args),
     });
   } catch (e) {
     // A bug of ours: one line, never a stack trace (WAITCMD_DEBUG shows it).

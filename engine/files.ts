@@ -18,9 +18,15 @@ export class FileReadError extends Error {
 /**
  * The text of `path` (`-`: standard input), at most `maxBytes`; throws a
  * `FileReadError` saying why (`no such file or directory`, `is a
- * directory`, `larger than 4 MiB`).
+ * directory`, `larger than 4 MiB`). `strict`: bytes that are not UTF-8 are
+ * an error (`not valid UTF-8`) instead of U+FFFD, for texts whose words are
+ * used as they are (a recipe's paths).
  */
-export async function readBounded(path: string, maxBytes: number): Promise<string> {
+export async function readBounded(
+  path: string,
+  maxBytes: number,
+  strict = false,
+): Promise<string> {
   let file: { read(p: Uint8Array): Promise<number | null>; close?(): void };
   try {
     if (path === "-") {
@@ -55,7 +61,11 @@ export async function readBounded(path: string, maxBytes: number): Promise<strin
       out.set(c, at);
       at += c.length;
     }
-    return new TextDecoder().decode(out);
+    try {
+      return new TextDecoder("utf-8", { fatal: strict }).decode(out);
+    } catch {
+      throw new FileReadError("not valid UTF-8");
+    }
   } catch (e) {
     if (e instanceof FileReadError) throw e;
     throw new FileReadError(describeError(e));

@@ -17,7 +17,7 @@ import { type ExpandIo, expandPlan, validatePlan } from "./engine/prepare.ts";
 import type { Registry } from "./engine/registry.ts";
 import type { Report } from "./engine/report.ts";
 import { isHarmlessStray } from "./engine/strays.ts";
-import { makeRedactor } from "./output/redact.ts";
+import { lineRedactor, makeRedactor } from "./output/redact.ts";
 import { runSession, type SessionIo } from "./output/session.ts";
 import { SafeStreams } from "./output/streams.ts";
 
@@ -88,7 +88,7 @@ export async function main(
     if (!(e instanceof UsageError)) throw e;
     const { argvSecrets } = await import("./engine/secrets.ts");
     const secrets = argvSecrets(argv, secretFlags(await everyKind()));
-    io.stderr(makeRedactor(secrets)(e.format()) + "\n");
+    io.stderr(lineRedactor(makeRedactor(secrets), false)(e.format()) + "\n");
     return { code: 2 };
   }
   switch (command.type) {

@@ -6,6 +6,7 @@
  */
 
 import type { Registry } from "./registry.ts";
+import { redactText } from "./secrets.ts";
 
 /** A bad flag, value, target or combination. `main` prints it and exits 2. */
 export class UsageError extends Error {
@@ -73,6 +74,8 @@ export function describeError(e: unknown): string {
     text = "cannot resolve host: " + text.replace(/^failed to lookup address information:\s*/i, "");
   }
   text = text.charAt(0).toLowerCase() + text.slice(1);
+  // A library's error may quote a URL with its password (docs/contract.md §9).
+  text = redactText(text);
   if (raw.length <= 256) {
     if (described.size >= DESCRIBED_MAX) described.clear();
     described.set(raw, text);

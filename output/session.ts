@@ -15,7 +15,8 @@ import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
 import { run } from "../engine/runner.ts";
-import { makeRedactor, type Redact } from "./redact.ts";
+import { SecretRegistry } from "../engine/secrets.ts";
+import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
 export interface SessionIo {
@@ -39,7 +40,10 @@ export interface SessionEnd {
 
 /** Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2. */
 export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd> {
-  const redact = makeRedactor(plan.secrets);
+  // One registry for the run: what probes register while it runs is masked from output too.
+  const secrets = new SecretRegistry(plan.secrets);
+  const redact = makeRedactor(secrets);
+  const line = lineRedactor(redact, false);
   const o = plan.options;
   try {
     if (plan.then) checkThen(plan.then[0]!, io.env);
@@ -48,7 +52,7 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     }
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.stderr(redact(e.format()) + "\n");
+    io.stderr(line(e.format()) + "\n");
     return { code: 2 };
   }
   if (o.explain) {
@@ -62,8 +66,8 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     );
     return { code: 0 };
   }
-  for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(redact(w) + "\n");
-  const ready = await loadProbes(plan, io);
+  for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(line(w) + "\n");
+  const ready = await loadProbes(plan, io, secrets);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
@@ -80,7 +84,7 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
       await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
-      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${describeError(e)}`) + "\n");
+      io.stderr(line(`waitcmd: --report ${o.reportFile}: ${describeError(e)}`) + "\n");
     }
   }
   if (report.status !== "satisfied" || !plan.then) return { report };
@@ -105,7 +109,11 @@ function cancelledBefore(io: SessionIo): SessionEnd {
  * Makes every probe (a kind's library is imported here, before the run's clock starts:
  * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
  */
-async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefined> {
+async function loadProbes(
+  plan: Plan,
+  io: SessionIo,
+  secrets: SecretRegistry,
+): Promise<ReadyPlan | undefined> {
   if (io.signal.aborted) return undefined;
   let loaded = false;
   // (AbortSignal.timeout, not setTimeout: the first setTimeout costs start-up time; clock.ts.)
@@ -114,7 +122,7 @@ async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefi
       if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
     });
   }
-  const preparing = preparePlan(plan, { clock: io.clock, env: io.env });
+  const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secrets });
   const cancelled = new Promise<undefined>((resolve) => {
     io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });
@@ -200,12 +208,14 @@ async function listener(
   const color = io.stderrIsTerminal && !o.noColor &&
     !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
   const style = color ? text.ansiStyle : text.plainStyle;
+  // Text lines: control characters escaped, so a server's newline cannot forge a line (§6).
+  const lineRedact = lineRedactor(redact, color);
   if (io.stderrIsTerminal && !o.quiet) {
     const { LiveRenderer } = await import("./live.ts");
-    const live = new LiveRenderer(io.stderr, redact, style, io.columns);
+    const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
     return (e) => live.onEvent(e);
   }
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), lineRedact, {
     quiet: o.quiet,
     style,
   });

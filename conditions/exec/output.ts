@@ -6,6 +6,7 @@
  * @module
  */
 
+import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import { readCapped } from "../_common/stream.ts";
 
 /** Most captured output (stdout and stderr together) kept per attempt. */
@@ -47,9 +48,11 @@ export async function readOutput(child: Deno.ChildProcess): Promise<string> {
   return new TextDecoder().decode(bytes);
 }
 
-/** The last non-empty line of `text`, at most 200 characters. */
-export function lastLine(text: string): string {
+/**
+ * The last non-empty line of `text`, redacted and cut to 200 characters (in that order:
+ * docs/contract.md §9).
+ */
+export function lastLine(text: string, secrets?: SecretRegistry): string {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const line = lines.at(-1) ?? "";
-  return line.length > 200 ? line.slice(0, 199) + "…" : line;
+  return clip(lines.at(-1) ?? "", 200, secrets);
 }

@@ -62,7 +62,7 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
       const output = await reading;
       if (status.signal) return { status: "pending", error: `killed by ${status.signal}` };
       if (status.code !== want) {
-        const tail = lastLine(output);
+        const tail = lastLine(output, env.secrets);
         return {
           status: "pending",
           error: `exit ${status.code}${want !== 0 ? `, expected ${want}` : ""}${

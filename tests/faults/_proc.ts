@@ -129,3 +129,22 @@ export function killGroups(groups: Iterable<number>): void {
     }
   }
 }
+
+/** The processes (not zombies) that are members of the process groups `groups`. */
+export function membersOf(groups: ReadonlySet<number>): number[] {
+  const out: number[] = [];
+  for (const e of Deno.readDirSync("/proc")) {
+    if (!/^\d+$/.test(e.name)) continue;
+    const stat = read(`/proc/${e.name}/stat`);
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    if (fields[0] === "Z" || fields[0] === undefined) continue;
+    if (groups.has(Number(fields[2]))) out.push(Number(e.name));
+  }
+  return out;
+}
+
+/** The peak resident memory of `pid` so far (VmHWM), in bytes; 0 when it is gone. */
+export function peakRss(pid: number): number {
+  const m = /^VmHWM:\s*(\d+) kB$/m.exec(read(`/proc/${pid}/status`));
+  return m ? Number(m[1]) * 1024 : 0;
+}

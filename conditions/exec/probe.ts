@@ -29,7 +29,7 @@ function spawn(command: string, args: readonly string[]): Deno.ChildProcess {
     if (e instanceof Deno.errors.PermissionDenied) {
       throw new FatalError(`command is not executable: ${command}`);
     }
-    const why = describeError(e).replace(/^failed to spawn '[^']*': /, "");
+    const why = describeError(e).replace(/^cannot start [^:]*: /, "");
     // Out of descriptors or processes for now: the next attempt may start it.
     if (TRANSIENT.test(why)) throw new Error(`cannot start ${command}: ${why}`);
     throw new FatalError(`cannot start ${command}: ${why}`);

@@ -182,3 +182,38 @@ Deno.test({
     }
   },
 });
+
+for (const end of ["deadline", "SIGTERM"] as const) {
+  Deno.test({
+    name: `signals: an http --ca-file FIFO read at every attempt: the ${end} still wins`,
+    ...opts,
+    fn: async () => {
+      const f = await fifoDir();
+      try {
+        const w = spawnWaitcmd([
+          "--timeout",
+          end === "deadline" ? "2s" : "60s",
+          "--interval",
+          "100ms",
+          "--output",
+          "json",
+          "http",
+          "https://127.0.0.1:1/",
+          "--ca-file",
+          f.fifo,
+        ]);
+        await until(() => blockedIn(w.child.pid, "wait_for_partner"), "the open of the FIFO");
+        if (end === "SIGTERM") w.child.kill("SIGTERM");
+        const r = await w.ended();
+        assert(!r.hung, `waitcmd did not end at the ${end}: ${r.stderr}`);
+        const report = JSON.parse(r.stdout);
+        assertEquals(
+          [r.code, report.status],
+          end === "deadline" ? [1, "timeout"] : [143, "cancelled"],
+        );
+      } finally {
+        await f.close();
+      }
+    },
+  });
+}

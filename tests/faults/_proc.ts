@@ -148,3 +148,9 @@ export function peakRss(pid: number): number {
   const m = /^VmHWM:\s*(\d+) kB$/m.exec(read(`/proc/${pid}/status`));
   return m ? Number(m[1]) * 1024 : 0;
 }
+
+/** Runs `cmd` under sh; throws with its stderr when it fails (a test's setup step). */
+export async function sh(cmd: string): Promise<void> {
+  const out = await new Deno.Command("sh", { args: ["-c", cmd], stderr: "piped" }).output();
+  if (!out.success) throw new Error(`${cmd}: ${new TextDecoder().decode(out.stderr)}`);
+}

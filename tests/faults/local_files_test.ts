@@ -10,15 +10,10 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { runCli, usageErrorLine, WAITCMD } from "../e2e/_cli.ts";
 import { makeSigstore } from "../services/sigstore.ts";
-import { peakRss, spawnWaitcmd } from "./_proc.ts";
+import { peakRss, sh, spawnWaitcmd } from "./_proc.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const notRoot = Deno.uid() === 0 ? undefined : "the test runs waitcmd as user nobody (root)";
-
-async function sh(cmd: string): Promise<void> {
-  const out = await new Deno.Command("sh", { args: ["-c", cmd], stderr: "piped" }).output();
-  assert(out.success, `${cmd}: ${new TextDecoder().decode(out.stderr)}`);
-}
 
 Deno.test({
   name: "files: glob --absent on a directory it cannot read stays pending (permission denied)",

@@ -11,16 +11,12 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { runCli, WAITCMD } from "../e2e/_cli.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { sh } from "./_proc.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const notRoot = Deno.uid() === 0 ? undefined : "these tests make devices and chown links (root)";
 /** A condition that holds at once. */
 const OK = ["file", "/"];
-
-async function sh(cmd: string): Promise<void> {
-  const out = await new Deno.Command("sh", { args: ["-c", cmd], stderr: "piped" }).output();
-  assert(out.success, `${cmd}: ${new TextDecoder().decode(out.stderr)}`);
-}
 
 /** Runs `body` in a fresh directory that others can write to (like /tmp: sticky, 1777). */
 async function inSharedDir(body: (dir: string) => Promise<void>): Promise<void> {

@@ -10,7 +10,7 @@ import denoJson from "./deno.json" with { type: "json" };
 import { loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
 import { errorText, UsageError } from "./engine/errors.ts";
-import { FileReadError, readBounded } from "./engine/files.ts";
+import { FileReadError, isUtf8, readBounded } from "./engine/files.ts";
 import { type Command, parseArgv } from "./engine/grammar.ts";
 import { type Handover, handOver, signalExitCode } from "./engine/handover.ts";
 import { type ExpandIo, expandPlan, validatePlan } from "./engine/prepare.ts";
@@ -184,48 +184,45 @@ function checkUtf8(argv: readonly string[], bad: NotUtf8): void {
 
 /**
  * What the raw command line (/proc/self/cmdline) and environment (/proc/self/environ) hold
- * that is not UTF-8; nothing where /proc cannot be read. The command line is read only when a
- * word holds U+FFFD, which every such word does once decoded.
+ * that is not UTF-8; nothing where /proc cannot be read. Every such word or value holds U+FFFD
+ * once decoded, so the bytes are looked at only then (a typed U+FFFD is valid): a loop over
+ * every byte at each start cost 5 MB of peak memory, the compiler's (docs/performance.md).
+ * Of the environment, only `WAITCMD_*` variables count.
  */
 function findNotUtf8(args: readonly string[]): NotUtf8 {
-  const strict = new TextDecoder("utf-8", { fatal: true });
-  const valid = (b: Uint8Array) => {
+  const read = (path: string) => {
     try {
-      strict.decode(b);
-      return true;
+      return Deno.readFileSync(path);
     } catch {
-      return false;
+      return new Uint8Array();
     }
   };
-  const entries = (path: string) => {
-    try {
-      const raw = Deno.readFileSync(path);
-      const out: Uint8Array[] = [];
-      let from = 0;
-      for (let i = 0; i < raw.length; i++) {
-        if (raw[i] === 0) {
-          out.push(raw.subarray(from, i));
-          from = i + 1;
-        }
-      }
-      return out;
-    } catch {
-      return [];
+  /** The NUL-terminated entries of `raw`, as bytes. */
+  const entries = (raw: Uint8Array) => {
+    const out: Uint8Array[] = [];
+    for (let from = 0; from < raw.length;) {
+      const end = raw.indexOf(0, from);
+      out.push(raw.subarray(from, end < 0 ? raw.length : end));
+      from = end < 0 ? raw.length : end + 1;
     }
+    return out;
   };
   const badArgs: number[] = [];
   if (args.some((a) => a.includes("\uFFFD"))) {
     // The runtime's own words (deno run … main.ts) come first; the arguments are the last ones.
-    const words = entries("/proc/self/cmdline").slice(-args.length);
-    if (words.length === args.length) {
-      words.forEach((w, i) => valid(w) || badArgs.push(i));
-    }
+    const words = entries(read("/proc/self/cmdline")).slice(-args.length);
+    if (words.length === args.length) words.forEach((w, i) => isUtf8(w) || badArgs.push(i));
   }
   const badEnv: string[] = [];
-  for (const entry of entries("/proc/self/environ")) {
-    if (valid(entry)) continue;
-    const eq = entry.indexOf(0x3d);
-    badEnv.push(new TextDecoder().decode(eq < 0 ? entry : entry.subarray(0, eq)));
+  const raw = read("/proc/self/environ");
+  const suspect = new TextDecoder().decode(raw).split("\0").some((e) =>
+    e.startsWith("WAITCMD_") && e.includes("\uFFFD")
+  );
+  if (suspect) {
+    for (const entry of entries(raw)) {
+      const text = new TextDecoder().decode(entry);
+      if (text.startsWith("WAITCMD_") && !isUtf8(entry)) badEnv.push(text.replace(/=.*$/s, ""));
+    }
   }
   return { args: badArgs, env: badEnv };
 }

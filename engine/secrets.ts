@@ -172,8 +172,12 @@ export class SecretRegistry {
   }
 }
 
-/** `scheme://user:password@`: the password is every character up to the `@`. */
-const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#:@]*):[^\s/?#@]*@/gi;
+/**
+ * `scheme://user:password@`: the password is every character up to the `@`. Brackets are not
+ * user-info (RFC 3986 has them percent-encoded there), so a form such as
+ * `postgres://[user[:password]@]host` in a usage error stays as it is.
+ */
+const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#:@[\]]*):[^\s/?#@[\]]*@/gi;
 
 /**
  * The one redaction rule for every text waitcmd shows (docs/contract.md §9): each registered

@@ -78,6 +78,8 @@ Deno.test("redactText() masks registered secrets and every URL's password, keepi
   );
   assertEquals(redactText("amqp://u:p@h and redis://:pw@r"), "amqp://u:***@h and redis://:***@r");
   assertEquals(redactText("user@host and http://host:8080/"), "user@host and http://host:8080/");
+  const form = "expected postgres://[user[:password]@]host, redis://[[user]:password@]host";
+  assertEquals(redactText(form), form);
   assertEquals(redactText("token TOKEN9", new SecretRegistry(["TOKEN9"])), "token ***");
 });
 

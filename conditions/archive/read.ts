@@ -201,10 +201,8 @@ export async function listZip(path: string, signal?: AbortSignal): Promise<Membe
     for await (const e of zip.getEntriesGenerator()) {
       signal?.throwIfAborted();
       if (members.length === ZIP_MAX_MEMBERS) {
-        throw new Error(
-          `it has more than ${ZIP_MAX_MEMBERS.toLocaleString("en")} members (waitcmd reads at most ` +
-            `${ZIP_MAX_MEMBERS.toLocaleString("en")})`,
-        );
+        const cap = ZIP_MAX_MEMBERS.toLocaleString("en");
+        throw new Error(`it has more than ${cap} members (waitcmd reads at most ${cap})`);
       }
       members.push({ name: normalize(e.filename), dir: e.directory });
       if (e.directory) continue;

@@ -1,94 +1,23 @@
 /**
- * What the data-store e2e tests (postgres, mysql, redis) share: a jsonl run
- * that reacts to each attempt (stop a server at the first failure, start it
- * again once the port refuses), and the check that a marker secret shows in
- * no output mode on any path.
+ * What the data-store e2e tests (postgres, mysql, redis, nats) share: the
+ * check that a marker secret shows in no output mode on any path.
  *
  * @module
  */
 
 import { assert } from "../_assert.ts";
-import { type JsonReportShape, WAITCMD } from "./_cli.ts";
-import type { AttemptEvent } from "./_late.ts";
-
-/** What a scripted run produced. */
-export interface ScriptedResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-  /** The `end` event: the JSON report. */
-  report: JsonReportShape;
-  attempts: AttemptEvent[];
-  /** Spawn to exit. */
-  wallMs: number;
-}
-
-/**
- * Runs `waitcmd --output jsonl ...args` and calls `onAttempt` with every
- * attempt event as it arrives (awaited in order, without holding up the
- * run). The run's stdout is returned whole too, for secret checks.
- */
-export async function runScripted(
-  args: string[],
-  onAttempt: (a: AttemptEvent, all: readonly AttemptEvent[]) => Promise<unknown> | void,
-  env: Record<string, string> = {},
-): Promise<ScriptedResult> {
-  const t0 = performance.now();
-  const child = new Deno.Command(WAITCMD, {
-    args: ["--output", "jsonl", ...args],
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = new Response(child.stderr).text();
-  const attempts: AttemptEvent[] = [];
-  let report: JsonReportShape | undefined;
-  let chain: Promise<unknown> = Promise.resolve();
-  let stdout = "";
-  let buf = "";
-  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-    stdout += chunk;
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      const ev = JSON.parse(line) as { event: string };
-      if (ev.event === "attempt") {
-        const a = ev as AttemptEvent;
-        attempts.push(a);
-        const seen = [...attempts];
-        chain = chain.then(() => onAttempt(a, seen));
-      } else if (ev.event === "end") {
-        report = ev as unknown as JsonReportShape;
-      }
-    }
-  }
-  const status = await child.status;
-  const wallMs = performance.now() - t0;
-  await chain;
-  if (!report) throw new Error(`no end event; stderr:\n${await stderr}`);
-  return { code: status.code, stdout, stderr: await stderr, report, attempts, wallMs };
-}
+import { runCli } from "./_cli.ts";
 
 /** Runs the CLI and returns everything it wrote (stdout, stderr, and the --report file). */
-export async function allOutput(
+async function allOutput(
   args: string[],
   env: Record<string, string>,
   reportFile?: string,
 ): Promise<{ code: number; text: string }> {
-  const out = await new Deno.Command(WAITCMD, {
-    args,
-    env: { NO_COLOR: "1", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  let text = d.decode(out.stdout) + d.decode(out.stderr);
+  const r = await runCli(args, { env });
+  let text = r.stdout + r.stderr;
   if (reportFile) text += await Deno.readTextFile(reportFile).catch(() => "");
-  return { code: out.code, text };
+  return { code: r.code, text };
 }
 
 /** The output modes every secret check runs: extra global options before the conditions. */

@@ -9,8 +9,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { sh } from "../services/_util.ts";
-import { runCli, runJson, usageErrorLine, WAITCMD } from "./_cli.ts";
-import type { AttemptEvent } from "./_late.ts";
+import { late, runCli, runJson, runJsonl, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 
@@ -41,41 +40,13 @@ if (!netnsMissing) {
  * set up by `setup` (shell commands run in it first), and runs `change`
  * (shell commands in that namespace) after the first failed attempt.
  */
-async function runInNetns(
-  setup: string,
-  args: string[],
-  change?: string,
-): Promise<{ code: number; attempts: AttemptEvent[]; end: Record<string, unknown> }> {
-  const child = new Deno.Command("unshare", {
-    args: ["--net", "--", "sh", "-c", `${setup}\nexec "$0" "$@"`, WAITCMD, "-o", "jsonl", ...args],
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stderr = new Response(child.stderr).text();
-  const attempts: AttemptEvent[] = [];
-  let end: Record<string, unknown> | undefined;
-  let changed: Promise<unknown> | undefined;
-  let buf = "";
-  for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
-    buf += chunk;
-    let nl: number;
-    while ((nl = buf.indexOf("\n")) >= 0) {
-      const ev = JSON.parse(buf.slice(0, nl)) as { event: string };
-      buf = buf.slice(nl + 1);
-      if (ev.event === "attempt") {
-        attempts.push(ev as AttemptEvent);
-        if (!(ev as AttemptEvent).ok && change) {
-          changed ??= sh("nsenter", ["-t", String(child.pid), "-n", "sh", "-c", change]);
-        }
-      } else if (ev.event === "end") end = ev;
-    }
-  }
-  const status = await child.status;
-  await changed;
-  if (!end) throw new Error(`no end event; stderr:\n${await stderr}`);
-  return { code: status.code, attempts, end };
+function runInNetns(setup: string, args: string[], change?: string) {
+  return runJsonl(args, {
+    wrapper: ["unshare", "--net", "--", "sh", "-c", `${setup}\nexec "$0" "$@"`],
+    onAttempt: change
+      ? late((child) => sh("nsenter", ["-t", String(child.pid), "-n", "sh", "-c", change]))
+      : undefined,
+  });
 }
 
 Deno.test({
@@ -124,9 +95,8 @@ Deno.test({
       "icmp",
       "127.0.0.1",
     ]);
-    assertEquals([r.code, r.end.status], [1, "timeout"]);
-    const c = (r.end.conditions as { last_error: string }[])[0]!;
-    assertEquals(c.last_error, "network is unreachable");
+    assertEquals([r.code, r.report.status], [1, "timeout"]);
+    assertEquals(r.report.conditions[0]!.last_error, "network is unreachable");
   },
 });
 

@@ -11,9 +11,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { type Kafka, kafkaMissing, prepareKafka, type ScramCredential } from "../services/kafka.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
-import { runWatched } from "./_verdict.ts";
+import { runCli, runJson, runJsonl, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "120s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -54,15 +52,18 @@ async function kafkaTests(t: Deno.TestContext) {
     await t.step(
       "a broker started late: connection refused, then satisfied; exit at once",
       async () => {
-        const r = await runWatched(
+        const r = await runJsonl(
           [...FAST, "kafka", k.bootstrap],
-          (a) => (a.attempt === 1 && !a.ok ? k.start() : undefined),
+          { onAttempt: (a) => (a.attempt === 1 && !a.ok ? k.start() : undefined) },
         );
         assertEquals(r.code, 0, r.stderr);
         assertEquals(r.stderr, "");
         assertEquals(r.attempts[0]!.error, `connection refused (${k.bootstrap})`);
         assertMatch(r.report.conditions[0]!.detail, /^cluster \S+: 1 broker$/);
-        assert(r.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS, `${r.exitAfterVerdictMs} ms`);
+        assert(
+          (r.exitedAt - r.lastAttemptAt) < EXIT_AFTER_VERDICT_MS,
+          `${(r.exitedAt - r.lastAttemptAt)} ms`,
+        );
       },
     );
 

@@ -7,7 +7,7 @@
  */
 
 import { assert, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runOnTerminal, stripAnsi } from "./_live.ts";
+import { runOnTerminal, stripAnsi } from "./_cli.ts";
 
 const PRESENT = await Deno.makeTempFile({ prefix: "waitcmd-live-" });
 

@@ -12,8 +12,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { mongoMissing, type MongoStandIn, prepareMongo } from "../services/mongo.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runWatched } from "./_verdict.ts";
+import { runCli, runJson, runJsonl, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -37,15 +36,18 @@ async function mongoTests(t: Deno.TestContext) {
     await t.step(
       "stand-in started late: connection refused, then satisfied; exit at once",
       async () => {
-        const r = await runWatched(
+        const r = await runJsonl(
           [...FAST, "mongodb", m.uri],
-          (a) => (a.attempt === 1 && !a.ok ? m.start() : undefined),
+          { onAttempt: (a) => (a.attempt === 1 && !a.ok ? m.start() : undefined) },
         );
         assertEquals(r.code, 0, r.stderr);
         assertEquals(r.stderr, "");
         assertEquals(r.attempts[0]!.error, `connection refused (127.0.0.1:${m.port})`);
         assertEquals(r.report.conditions[0]!.detail, "ping ok: MongoDB 7.0.0, standalone");
-        assert(r.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS, `${r.exitAfterVerdictMs} ms`);
+        assert(
+          (r.exitedAt - r.lastAttemptAt) < EXIT_AFTER_VERDICT_MS,
+          `${(r.exitedAt - r.lastAttemptAt)} ms`,
+        );
       },
     );
 
@@ -88,19 +90,21 @@ async function mongoTests(t: Deno.TestContext) {
       "stand-in restarted during the run: the streak breaks and starts over",
       async () => {
         let restart: Promise<void> | undefined;
-        const r = await runWatched(
+        const r = await runJsonl(
           ["--timeout", "90s", "--interval", "300ms", "--successes", "8", "mongodb", m.uri],
-          (a) => {
-            if (a.ok && restart === undefined) {
-              restart = (async () => {
-                await m.halt();
-                // Longer than the driver's server selection (SERVER_SELECTION_TIMEOUT_MS, 2 s),
-                // which would otherwise wait through the outage inside one attempt.
-                await new Promise((res) => setTimeout(res, 3500));
-                await m.start();
-              })();
-              return restart;
-            }
+          {
+            onAttempt: (a) => {
+              if (a.ok && restart === undefined) {
+                restart = (async () => {
+                  await m.halt();
+                  // Longer than the driver's server selection (SERVER_SELECTION_TIMEOUT_MS, 2 s),
+                  // which would otherwise wait through the outage inside one attempt.
+                  await new Promise((res) => setTimeout(res, 3500));
+                  await m.start();
+                })();
+                return restart;
+              }
+            },
           },
         );
         assertEquals(r.code, 0, r.stderr);
@@ -111,7 +115,10 @@ async function mongoTests(t: Deno.TestContext) {
         );
         assertMatch(r.attempts[firstFail]!.error, /connection (refused|reset|closed)|closed/);
         assert(r.attempts.slice(firstFail).filter((a) => a.ok).length >= 8);
-        assert(r.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS, `${r.exitAfterVerdictMs} ms`);
+        assert(
+          (r.exitedAt - r.lastAttemptAt) < EXIT_AFTER_VERDICT_MS,
+          `${(r.exitedAt - r.lastAttemptAt)} ms`,
+        );
       },
     );
 
@@ -122,7 +129,7 @@ async function mongoTests(t: Deno.TestContext) {
         const args = ["--timeout", "1500ms", "--interval", "300ms", "mongodb", uri];
         const text = await runCli(args);
         const json = await runJson(args);
-        const jsonl = await runWatched(args, () => {});
+        const jsonl = await runJsonl(args, { onAttempt: () => {} });
         assertEquals([text.code, json.code, jsonl.code], [1, 1, 1]);
         // The stand-in answers the login with "no such command: 'saslStart'".
         assertStringIncludes(json.json.conditions[0]!.last_error, "saslStart");

@@ -11,9 +11,8 @@ import { ignoreWithout } from "../_kit.ts";
 import { freePort } from "../services/_util.ts";
 import { makeMariadb, type Mariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
-import { assertSecretsAbsent, runScripted } from "./_datastore.ts";
+import { runCli, runJson, runJsonl, runLate, usageErrorLine } from "./_cli.ts";
+import { assertSecretsAbsent } from "./_datastore.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -248,13 +247,15 @@ Deno.test({
       const db = await makeMariadb({ start: false });
       try {
         let started = false;
-        const r = await runScripted(
+        const r = await runJsonl(
           ["--timeout", "60s", "--interval", "250ms", "mysql", db.url()],
-          async (a) => {
-            if (a.ok || started) return;
-            started = true;
-            await sleep(3000);
-            await db.start();
+          {
+            onAttempt: async (a) => {
+              if (a.ok || started) return;
+              started = true;
+              await sleep(3000);
+              await db.start();
+            },
           },
         );
         assertEquals([r.code, r.stderr], [0, ""]);
@@ -270,7 +271,7 @@ Deno.test({
       const db = await makeMariadb();
       try {
         let phase = "up";
-        const r = await runScripted(
+        const r = await runJsonl(
           [
             "--timeout",
             "60s",
@@ -283,17 +284,19 @@ Deno.test({
             "--expect",
             "1",
           ],
-          async (a) => {
-            if (phase === "up" && !a.ok) {
-              phase = "stopping";
-              await db.stop();
-              phase = "down";
-            } else if (phase === "down" && a.error === "connection refused") {
-              phase = "starting";
-              await db.start();
-              await db.sql("CREATE TABLE app.jobs (id int); INSERT INTO app.jobs VALUES (1)");
-              phase = "restarted";
-            }
+          {
+            onAttempt: async (a) => {
+              if (phase === "up" && !a.ok) {
+                phase = "stopping";
+                await db.stop();
+                phase = "down";
+              } else if (phase === "down" && a.error === "connection refused") {
+                phase = "starting";
+                await db.start();
+                await db.sql("CREATE TABLE app.jobs (id int); INSERT INTO app.jobs VALUES (1)");
+                phase = "restarted";
+              }
+            },
           },
         );
         assertEquals([r.code, r.stderr], [0, ""]);

@@ -12,8 +12,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { freePort } from "../services/_util.ts";
 import { makeNats, natsMissing, type NatsServer } from "../services/nats.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 import { assertSecretsAbsent } from "./_datastore.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];

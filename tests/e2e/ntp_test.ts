@@ -10,8 +10,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_ass
 import { ignoreWithout } from "../_kit.ts";
 import { CHRONY_STRATUM, chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
 import { startNtpResponder } from "../services/ntpfake.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "15s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];

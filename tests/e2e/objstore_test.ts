@@ -9,8 +9,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { buildVersitygw, type S3Env, startS3 } from "../services/s3.ts";
 import { startSilentTcp } from "../services/sshd.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 /** For runs that must end in a timeout. */

@@ -12,9 +12,8 @@ import { ignoreWithout } from "../_kit.ts";
 import { freePort } from "../services/_util.ts";
 import { makePostgres, PG_PASSWORD, type Postgres, postgresMissing } from "../services/postgres.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
-import { assertSecretsAbsent, runScripted } from "./_datastore.ts";
+import { runCli, runJson, runJsonl, runLate, usageErrorLine } from "./_cli.ts";
+import { assertSecretsAbsent } from "./_datastore.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -272,13 +271,15 @@ Deno.test({
       const pg = await makePostgres({ start: false });
       try {
         let started = 0;
-        const r = await runScripted(
+        const r = await runJsonl(
           ["--timeout", "60s", "--interval", "250ms", "postgres", pg.url()],
-          async (a) => {
-            if (a.ok || started) return;
-            started = performance.now();
-            await sleep(3000);
-            await pg.start();
+          {
+            onAttempt: async (a) => {
+              if (a.ok || started) return;
+              started = performance.now();
+              await sleep(3000);
+              await pg.start();
+            },
           },
         );
         assertEquals([r.code, r.stderr], [0, ""]);
@@ -295,7 +296,7 @@ Deno.test({
       const pg = await makePostgres();
       try {
         let phase = "up";
-        const r = await runScripted(
+        const r = await runJsonl(
           [
             "--timeout",
             "60s",
@@ -308,18 +309,20 @@ Deno.test({
             "--expect",
             "1",
           ],
-          async (a) => {
-            if (phase === "up" && !a.ok) {
-              phase = "stopping";
-              await pg.stop();
-              phase = "down";
-            } else if (phase === "down" && a.error === "connection refused") {
-              phase = "starting";
-              await pg.start();
-              await pg.psql("CREATE TABLE jobs (id int); INSERT INTO jobs VALUES (1)", "app");
-              await pg.psql("GRANT SELECT ON jobs TO app", "app");
-              phase = "restarted";
-            }
+          {
+            onAttempt: async (a) => {
+              if (phase === "up" && !a.ok) {
+                phase = "stopping";
+                await pg.stop();
+                phase = "down";
+              } else if (phase === "down" && a.error === "connection refused") {
+                phase = "starting";
+                await pg.start();
+                await pg.psql("CREATE TABLE jobs (id int); INSERT INTO jobs VALUES (1)", "app");
+                await pg.psql("GRANT SELECT ON jobs TO app", "app");
+                phase = "restarted";
+              }
+            },
           },
         );
         assertEquals([r.code, r.stderr], [0, ""]);

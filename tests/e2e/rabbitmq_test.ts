@@ -10,9 +10,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
-import { runWatched } from "./_verdict.ts";
+import { runCli, runJson, runJsonl, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -65,12 +63,12 @@ async function rabbitmqTests(t: Deno.TestContext) {
         assertEquals(c.kind, "rabbitmq");
         assertMatch(c.detail, /^connected to RabbitMQ 3\.\d+\.\d+ as "admin", vhost "\/"$/);
         assertNoSecret([r.stdout], mq.adminPassword);
-        const w = await runWatched([...FAST, "rabbitmq", admin], () => {});
+        const w = await runJsonl([...FAST, "rabbitmq", admin], { onAttempt: () => {} });
         assertEquals(w.code, 0);
         assertEquals(w.stderr, "");
         assert(
-          w.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS,
-          `exited ${w.exitAfterVerdictMs.toFixed(0)} ms after the verdict`,
+          (w.exitedAt - w.lastAttemptAt) < EXIT_AFTER_VERDICT_MS,
+          `exited ${(w.exitedAt - w.lastAttemptAt).toFixed(0)} ms after the verdict`,
         );
       },
     );
@@ -190,16 +188,18 @@ async function rabbitmqTests(t: Deno.TestContext) {
       "a broker restarted during the run: the streak breaks and starts over",
       async () => {
         let restart: Promise<void> | undefined;
-        const r = await runWatched(
+        const r = await runJsonl(
           ["--timeout", "90s", "--interval", "400ms", "--successes", "12", "rabbitmq", admin],
-          (a) => {
-            if (a.ok && restart === undefined) {
-              restart = (async () => {
-                await mq.stopApp();
-                await mq.startApp();
-              })();
-              return restart;
-            }
+          {
+            onAttempt: (a) => {
+              if (a.ok && restart === undefined) {
+                restart = (async () => {
+                  await mq.stopApp();
+                  await mq.startApp();
+                })();
+                return restart;
+              }
+            },
           },
         );
         assertEquals(r.code, 0, r.stderr);
@@ -212,7 +212,10 @@ async function rabbitmqTests(t: Deno.TestContext) {
         assert(r.attempts.at(-1)!.ok, "the run ends on a success");
         const okAfter = r.attempts.slice(firstFail).filter((a) => a.ok).length;
         assert(okAfter >= 12, `the streak started over: ${okAfter} successes after the failure`);
-        assert(r.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS, `${r.exitAfterVerdictMs} ms`);
+        assert(
+          (r.exitedAt - r.lastAttemptAt) < EXIT_AFTER_VERDICT_MS,
+          `${(r.exitedAt - r.lastAttemptAt)} ms`,
+        );
       },
     );
 

@@ -12,9 +12,8 @@ import { ignoreWithout } from "../_kit.ts";
 import { freePort } from "../services/_util.ts";
 import { makeRedis, type Redis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
-import { assertSecretsAbsent, runScripted } from "./_datastore.ts";
+import { runCli, runJson, runJsonl, runLate, usageErrorLine } from "./_cli.ts";
+import { assertSecretsAbsent } from "./_datastore.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -191,13 +190,15 @@ Deno.test({
       const r0 = await makeRedis({ start: false });
       try {
         let started = false;
-        const r = await runScripted(
+        const r = await runJsonl(
           ["--timeout", "60s", "--interval", "250ms", "redis", r0.url()],
-          async (a) => {
-            if (a.ok || started) return;
-            started = true;
-            await sleep(3000);
-            await r0.start();
+          {
+            onAttempt: async (a) => {
+              if (a.ok || started) return;
+              started = true;
+              await sleep(3000);
+              await r0.start();
+            },
           },
         );
         assertEquals([r.code, r.stderr], [0, ""]);
@@ -213,19 +214,21 @@ Deno.test({
       const r0 = await makeRedis();
       try {
         let phase = "up";
-        const r = await runScripted(
+        const r = await runJsonl(
           ["--timeout", "60s", "--interval", "200ms", "redis", r0.url(), "--key", "booted"],
-          async (a) => {
-            if (phase === "up" && !a.ok) {
-              phase = "stopping";
-              await r0.stop();
-              phase = "down";
-            } else if (phase === "down" && a.error === "connection refused") {
-              phase = "starting";
-              await r0.start();
-              await r0.cli("SET", "booted", "yes");
-              phase = "restarted";
-            }
+          {
+            onAttempt: async (a) => {
+              if (phase === "up" && !a.ok) {
+                phase = "stopping";
+                await r0.stop();
+                phase = "down";
+              } else if (phase === "down" && a.error === "connection refused") {
+                phase = "starting";
+                await r0.start();
+                await r0.cli("SET", "booted", "yes");
+                phase = "restarted";
+              }
+            },
           },
         );
         assertEquals([r.code, r.stderr], [0, ""]);

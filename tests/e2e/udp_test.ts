@@ -7,8 +7,7 @@
 import { createSocket, type Socket } from "node:dgram";
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { freeUdpPort } from "../services/chrony.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 

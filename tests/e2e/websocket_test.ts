@@ -10,8 +10,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { freePort, ServiceUnavailableError } from "../services/_util.ts";
 import { buildPyWs, type PyWsServer, startPyWs } from "../services/pyws.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];

@@ -5,12 +5,20 @@
  * build on these so that every service is started and torn down the same way.
  */
 
-/** A loopback port that was free a moment ago. */
+/** Ports this process handed out: a service that is down keeps its port, no other gets it. */
+const handedOut = new Set<number>();
+
+/** A loopback port that was free a moment ago, and that no caller in this process got before. */
 export function freePort(hostname = "127.0.0.1"): number {
-  const l = Deno.listen({ hostname, port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
+  for (;;) {
+    const l = Deno.listen({ hostname, port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Root of the per-machine cache for built test services (outside the clone, survives CI runs). */

@@ -9,7 +9,7 @@
  */
 
 import { createSocket, type Socket } from "node:dgram";
-import { freePort, sh, waitUntil } from "../services/_util.ts";
+import { binariesMissing, buildMissing, freePort, sh, waitUntil } from "../services/_util.ts";
 import { chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
 import { DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
 import { DOCKERD_BIN, startDocker } from "../services/docker.ts";
@@ -86,25 +86,6 @@ export interface LiveRow {
 
 /** A secret with characters that URLs must encode. */
 export const MARK = "Zq9Live/Mark:7";
-
-async function binMissing(...bins: string[]): Promise<string | undefined> {
-  for (const b of bins) {
-    if (!(await Deno.stat(b).then(() => true, () => false))) {
-      return `${b} not found (run scripts/install-test-deps.sh)`;
-    }
-  }
-  return undefined;
-}
-
-/** Why a Go- or pip-built service cannot be built here, or undefined. */
-async function buildMissing(build: () => Promise<unknown>): Promise<string | undefined> {
-  try {
-    await build();
-    return undefined;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
 
 /** A temporary directory, removed with `remove()`. */
 async function tempDir(kind: string): Promise<string> {
@@ -287,7 +268,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
 
   dns: {
     needs: "dnsmasq",
-    missing: () => binMissing(DNSMASQ_BIN),
+    missing: () => binariesMissing(DNSMASQ_BIN),
     async make() {
       const d = await startDnsmasq({ a: { "app.test": "10.1.2.3" } });
       const resolves = async () => (await dnsQuery(d.server, "live.test", "A")).answers.length > 0;
@@ -348,7 +329,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
 
   ssh: {
     needs: "OpenSSH sshd",
-    missing: () => binMissing(SSHD_BIN),
+    missing: () => binariesMissing(SSHD_BIN),
     make() {
       const port = freePort();
       const sshd = toggle(() => startSshd({ port }));
@@ -499,7 +480,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
 
   container: {
     needs: "a private dockerd",
-    missing: () => binMissing(DOCKERD_BIN),
+    missing: () => binariesMissing(DOCKERD_BIN),
     async make() {
       const d = await startDocker();
       await d.buildBusyboxImage();
@@ -568,7 +549,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
 
   svcmgr: {
     needs: "a systemd user manager",
-    missing: () => binMissing(SYSTEMD_BIN),
+    missing: () => binariesMissing(SYSTEMD_BIN),
     async make() {
       const sd = await startSystemdUser();
       await sd.writeUnit("live.service", "[Service]\nExecStart=/bin/sleep 600\n");

@@ -33,6 +33,7 @@ import {
   type CliOptions,
   type CliResult,
   late,
+  literal,
   runCli,
   runJson,
   runJsonl,
@@ -47,8 +48,7 @@ const FAST = ["--timeout", "60s", "--interval", "200ms"];
 /** How long after its verdict a run may take to exit (closing the probe, writing the report). */
 const EXIT_AFTER_VERDICT_MS = 3000;
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-const source = (m: string | RegExp) => typeof m === "string" ? escape(m) : m.source;
+const source = (m: string | RegExp) => typeof m === "string" ? literal(m) : m.source;
 const matches = (text: string, m: string | RegExp) =>
   typeof m === "string" ? text.includes(m) : m.test(text);
 
@@ -115,7 +115,7 @@ const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[
       assertMatch(lines[0]!, /^waitcmd: waiting for 1 condition \(timeout 1m, interval 200ms\)$/);
       assertMatch(
         lines[1]!,
-        new RegExp(`^\\[ok\\] ${escape(c.name)} attempt 1 \\(\\d+\\.\\ds\\): ${t.detail.source}$`),
+        new RegExp(`^\\[ok\\] ${literal(c.name)} attempt 1 \\(\\d+\\.\\ds\\): ${t.detail.source}$`),
       );
       assertMatch(lines[2]!, /^waitcmd: satisfied in \d+\.\ds \(1\/1 conditions\)$/);
     },
@@ -276,7 +276,7 @@ async function assertTimesOut(
   assertMatch(
     text.stderr,
     new RegExp(
-      `waitcmd: timed out after ${escape(short[1]!)}; not satisfied: ${escape(c.name)}: .*${
+      `waitcmd: timed out after ${literal(short[1]!)}; not satisfied: ${literal(c.name)}: .*${
         source(error)
       }`,
     ),
@@ -294,7 +294,7 @@ async function assertFatal(row: Row, args: readonly string[], error: string | Re
   assertEquals([c.kind, c.satisfied, c.fatal, c.attempts], [row.kind, false, true, 1]);
   assert(matches(c.last_error, error), `last_error: ${c.last_error}`);
   assertEquals([text.code, text.stdout], [3, ""]);
-  assertMatch(text.stderr, new RegExp(`waitcmd: fatal: ${escape(c.name)}: .*${source(error)}`));
+  assertMatch(text.stderr, new RegExp(`waitcmd: fatal: ${literal(c.name)}: .*${source(error)}`));
 }
 
 /** What one step of a row's test reports. */

@@ -311,6 +311,40 @@ export function usageErrorLine(r: CliResult): string {
   return lines[0]!;
 }
 
+/**
+ * Runs each case (four at a time): its words must be a usage error ({@link usageErrorLine})
+ * whose line is `want` (`exact`), includes it, or matches it (a RegExp), and that holds none of
+ * `secrets`.
+ */
+export async function assertUsageErrors(
+  cases: readonly (readonly [args: string[], want: string | RegExp])[],
+  opts: { env?: Record<string, string>; secrets?: readonly string[]; exact?: boolean } = {},
+): Promise<void> {
+  const failures: string[] = [];
+  const queue = [...cases];
+  const worker = async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      const [args, want] = c;
+      try {
+        const line = usageErrorLine(await runCli(args, { env: opts.env }));
+        const ok = typeof want !== "string"
+          ? want.test(line)
+          : opts.exact
+          ? line === want
+          : line.includes(want);
+        if (!ok) failures.push(`${args.join(" ")}\n  got:  ${line}\n  want: ${want}`);
+        for (const secret of opts.secrets ?? []) {
+          if (line.includes(secret)) failures.push(`${args.join(" ")}: shows a secret: ${line}`);
+        }
+      } catch (e) {
+        failures.push(`${args.join(" ")}: ${(e as Error).message}`);
+      }
+    }
+  };
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  if (failures.length > 0) throw new Error(`usage errors:\n${failures.join("\n")}`);
+}
+
 /** What `runOnTerminal` saw. */
 export interface TerminalRun {
   code: number;
@@ -324,6 +358,11 @@ export interface TerminalRun {
 export function stripAnsi(s: string): string {
   // deno-lint-ignore no-control-regex
   return s.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+}
+
+/** `text` as a RegExp that matches it literally. */
+export function literal(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** `args` quoted for a POSIX shell, WAITCMD first. */

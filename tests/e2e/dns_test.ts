@@ -10,7 +10,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
 import { type Dnsmasq, DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
 import { waitUntil } from "../services/_util.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertUsageErrors, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -329,7 +329,5 @@ Deno.test("dns kind rejects every malformed value with exit 2 before probing", a
       `${where}: --contains: expected a text, got an empty string ${see}`,
     ],
   ];
-  await Promise.all(cases.map(async ([args, line]) => {
-    assertEquals(usageErrorLine(await runCli(args)), line, args.join(" "));
-  }));
+  await assertUsageErrors(cases, { exact: true });
 });

@@ -8,7 +8,7 @@
  */
 import { assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertUsageErrors, literal, runCli, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 
@@ -98,11 +98,12 @@ Deno.test("icmp usage errors exit 2 with one line", async () => {
     ],
     [["icmp"], "condition 1 (icmp): missing target HOST"],
   ];
-  for (const [args, fragment] of cases) {
-    const line = usageErrorLine(await runCli(args));
-    assertStringIncludes(line, `waitcmd: ${fragment}`);
-    assertStringIncludes(line, "(see: waitcmd help icmp)");
-  }
+  await assertUsageErrors(
+    cases.map(([args, fragment]) => [
+      args,
+      new RegExp(`^waitcmd: ${literal(fragment)}.*\\(see: waitcmd help icmp\\)$`),
+    ]),
+  );
 });
 
 Deno.test("waitcmd doctor reports ping for icmp", async () => {

@@ -14,7 +14,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_ass
 import { ignoreWithout } from "../_kit.ts";
 import { makeMariadb, type Mariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -197,9 +197,5 @@ Deno.test("mysql kind rejects every malformed value with exit 2 before probing",
       `${where}: --ca-file: expected a path, got an empty string ${see}`,
     ],
   ];
-  await Promise.all(cases.map(async ([args, line]) => {
-    const r = await runCli(args);
-    assertEquals(usageErrorLine(r), line, args.join(" "));
-    assert(!r.stderr.includes("sEcr3t"), r.stderr);
-  }));
+  await assertUsageErrors(cases, { exact: true, secrets: ["sEcr3t"] });
 });

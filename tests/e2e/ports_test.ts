@@ -1,17 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { freePort } from "../services/_util.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-
-/** Why there is no IPv6 loopback, or undefined. */
-const noIpv6 = (() => {
-  try {
-    Deno.listen({ hostname: "::1", port: 0 }).close();
-    return undefined;
-  } catch (e) {
-    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
-  }
-})();
 
 function listenMany(n: number): { ports: number[]; close(): void } {
   const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));

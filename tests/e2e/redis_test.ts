@@ -14,7 +14,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeRedis, type Redis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -208,9 +208,5 @@ Deno.test("redis kind rejects every malformed value with exit 2 before probing",
       `${where}: --ca-file: needs --tls or a rediss:// URL ${see}`,
     ],
   ];
-  await Promise.all(cases.map(async ([args, line]) => {
-    const r = await runCli(args, { env: { PW: "env-pw-zq" } });
-    assertEquals(usageErrorLine(r), line, args.join(" "));
-    assert(!r.stderr.includes("sEcr3t"), r.stderr);
-  }));
+  await assertUsageErrors(cases, { exact: true, env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
 });

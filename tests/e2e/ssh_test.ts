@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { type Sshd, SSHD_BIN, startSilentTcp, startSshd } from "../services/sshd.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
@@ -42,16 +42,6 @@ const sshdMissing = await Deno.stat(SSHD_BIN).then(
   () => undefined,
   () => `${SSHD_BIN} not found (run scripts/install-test-deps.sh)`,
 );
-
-/** Why there is no IPv6 loopback, or undefined. */
-const noIpv6 = (() => {
-  try {
-    Deno.listen({ hostname: "::1", port: 0 }).close();
-    return undefined;
-  } catch (e) {
-    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
-  }
-})();
 
 /** Forwards every connection to [::1]:port to 127.0.0.1:`to`. */
 function startV6Forwarder(to: number): { port: number; stop(): void } {

@@ -6,24 +6,23 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
-Deno.test("tcp connects to an IPv6 literal", async () => {
-  let l: Deno.Listener;
-  try {
-    l = Deno.listen({ hostname: "::1", port: 0 });
-  } catch {
-    console.error("SKIP: no IPv6 loopback on this machine");
-    return;
-  }
-  const port = (l.addr as Deno.NetAddr).port;
-  try {
-    const r = await runJson(["--timeout", "5s", "tcp", `[::1]:${port}`]);
-    assertEquals(r.code, 0);
-    assertEquals(r.json.conditions[0]!.name, `tcp [::1]:${port}`);
-  } finally {
-    l.close();
-  }
+Deno.test({
+  name: "tcp connects to an IPv6 literal",
+  ignore: ignoreWithout("an IPv6 loopback", noIpv6),
+  fn: async () => {
+    const l = Deno.listen({ hostname: "::1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    try {
+      const r = await runJson(["--timeout", "5s", "tcp", `[::1]:${port}`]);
+      assertEquals(r.code, 0);
+      assertEquals(r.json.conditions[0]!.name, `tcp [::1]:${port}`);
+    } finally {
+      l.close();
+    }
+  },
 });
 
 Deno.test("tcp rejects malformed addresses with exit 2", async () => {

@@ -7,18 +7,8 @@
 import { assertEquals, assertMatch } from "../_assert.ts";
 import { type RunningServer, startHttpsServer } from "../services/http_servers.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-
-/** Why there is no IPv6 loopback, or undefined. */
-const noIpv6 = (() => {
-  try {
-    Deno.listen({ hostname: "::1", port: 0 }).close();
-    return undefined;
-  } catch (e) {
-    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
-  }
-})();
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];

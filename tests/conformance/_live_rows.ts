@@ -343,7 +343,10 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         up: () => sshd.start(),
         down: () => sshd.stop(),
         downError: "connection refused",
-        wrong: { args: ["ssh", target, "--user", "waittest", "--password", MARK] },
+        wrong: {
+          args: ["ssh", target, "--user", "waittest", "--password", MARK],
+          error: "authentication failed for user waittest",
+        },
         passwordFlags: { bare: ["ssh", target, "--user", "waittest"], password: "s3cret" },
         env: { SSH_PW: "s3cret" },
         secrets: [MARK, "s3cret"],

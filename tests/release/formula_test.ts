@@ -18,6 +18,7 @@ import {
   parseSha256sums,
 } from "../../scripts/release.ts";
 import { requireService } from "../services/_util.ts";
+import { WAITCMD } from "../e2e/_cli.ts";
 import { DENO, fileSha256, repoRoot, run, writeStandIns } from "./_fixture.ts";
 
 const BASE = "https://downloads.example.test/waitcmd";
@@ -184,7 +185,7 @@ Deno.test({
       await Deno.mkdir(`${dist}/bin`);
       await Deno.writeTextFile(
         `${dist}/bin/waitcmd`,
-        `#!/bin/sh\nexec "${repoRoot}/scripts/waitcmd" "$@"\n`,
+        `#!/bin/sh\nexec "${WAITCMD}" "$@"\n`,
         { mode: 0o755 },
       );
       const sums = parseSha256sums(await Deno.readTextFile(`${rel}/SHA256SUMS`));

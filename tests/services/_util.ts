@@ -8,10 +8,37 @@
 /** Ports this process handed out: a service that is down keeps its port, no other gets it. */
 const handedOut = new Set<number>();
 
-/** A loopback port that was free a moment ago, and that no caller in this process got before. */
+/**
+ * The kernel's range of ephemeral ports (the source ports of outgoing connections): a service
+ * restarted on a port from it may find the port taken by a client's connection meanwhile.
+ */
+const EPHEMERAL: readonly [number, number] = (() => {
+  try {
+    const [lo, hi] = Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range").trim()
+      .split(/\s+/).map(Number);
+    if (Number.isInteger(lo) && Number.isInteger(hi)) return [lo!, hi!];
+  } catch {
+    // not Linux: the kernel picks (port 0) below
+  }
+  return [0, 0];
+})();
+
+/**
+ * A loopback port that was free a moment ago, and that no caller in this process got before.
+ * Taken below the ephemeral range where there is one, so that no client connection (waitcmd's
+ * own, of every test) is ever given it while its service is down and about to restart.
+ */
 export function freePort(hostname = "127.0.0.1"): number {
-  for (;;) {
-    const l = Deno.listen({ hostname, port: 0 });
+  const [lo] = EPHEMERAL;
+  const below = lo > 11_000;
+  for (let tries = 0;; tries++) {
+    const wanted = below && tries < 1000 ? 10_000 + Math.floor(Math.random() * (lo - 10_000)) : 0;
+    let l: Deno.Listener;
+    try {
+      l = Deno.listen({ hostname, port: wanted });
+    } catch {
+      continue; // taken: another try
+    }
     const port = (l.addr as Deno.NetAddr).port;
     l.close();
     if (!handedOut.has(port)) {

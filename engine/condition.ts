@@ -15,6 +15,7 @@ import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
 import type { ReadyCondition } from "./prepare.ts";
 import type { ConditionReport, RunEvent, Streak } from "./report.ts";
+import { redactText } from "./secrets.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
@@ -342,7 +343,8 @@ export class ConditionRun {
   }
 
   /** Tells the user something once (human mode only). */
-  #notice(message: string): void {
+  #notice(text: string): void {
+    const message = redactText(text); // a watcher's error may quote a URL (docs/contract.md §9)
     this.#notices ??= new Set();
     if (this.#notices.has(message)) return;
     this.#notices.add(message);

@@ -529,6 +529,8 @@ class Parser {
       this.#helpTopic = kind.name;
       return undefined;
     }
+    // A command's arguments may carry credentials, like then's (docs/contract.md §9).
+    if (seg.command.length > 0) this.#secrets.push(...commandSecrets(seg.command));
     const leaf = this.#build(kind, word, index, guard, negate, seg);
     const placed = path ? { ...leaf, group: path } : leaf;
     this.#leaves.push(placed);

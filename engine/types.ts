@@ -11,6 +11,7 @@
  */
 
 import type { Clock } from "./clock.ts";
+import type { SecretRegistry } from "./secrets.ts";
 
 /** What one attempt found. A target that is down is data, not an exception. */
 export type ProbeResult =
@@ -75,17 +76,18 @@ export interface Probe {
   close?(): void | Promise<void>;
 }
 
-/** What a probe module gets besides its options: the run's clock and environment. */
+/** What a probe module gets besides its options: the run's clock, environment and secrets. */
 export interface ProbeEnv {
   /** The engine's clock; kinds never read time or sleep on their own. */
   readonly clock: Clock;
   /** The process environment, for documented fallbacks read at run time. */
   readonly env: Readonly<Record<string, string>>;
   /**
-   * Registers a secret found at run time (a kubeconfig's token, a credential plugin's answer):
-   * every output from then on masks it (docs/contract.md §9). Register it before it is sent.
+   * The run's secrets (docs/contract.md §9), shared with the output: a kind cuts a text from
+   * outside with `clip(text, max, env.secrets)`, and registers what it finds at run time (a
+   * password file's content) with `env.secrets.add`. Absent outside a run (tests).
    */
-  readonly secret?: (value: string) => void;
+  readonly secrets?: SecretRegistry;
 }
 
 /**

@@ -9,13 +9,14 @@
  */
 
 import type { Clock } from "../engine/clock.ts";
-import { UsageError } from "../engine/errors.ts";
-import { checkThen, type Handover, thenEnvironment } from "../engine/handover.ts";
+import { describeError, UsageError } from "../engine/errors.ts";
+import { checkThen, type Handover, signalExitCode, thenEnvironment } from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
 import { run } from "../engine/runner.ts";
-import { makeRedactor, type Redact } from "./redact.ts";
+import { SecretRegistry } from "../engine/secrets.ts";
+import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
 export interface SessionIo {
@@ -48,14 +49,10 @@ export async function runSession(
   io: SessionIo,
   kindWords: ReadonlySet<string> = new Set(),
 ): Promise<SessionEnd> {
-  let redact = makeRedactor(plan.secrets);
-  // A probe may find a secret at run time (a kubeconfig's token): masked from then on.
-  const secrets = new Set(plan.secrets);
-  const secret = (value: string) => {
-    if (secrets.has(value)) return;
-    secrets.add(value);
-    redact = makeRedactor([...secrets]);
-  };
+  // One registry for the run: what probes register while it runs is masked from output too.
+  const secrets = new SecretRegistry(plan.secrets);
+  const redact = makeRedactor(secrets);
+  const line = lineRedactor(redact, false);
   const o = plan.options;
   try {
     if (plan.then) checkThen(plan.then[0]!, io.env);
@@ -64,11 +61,13 @@ export async function runSession(
     }
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.stderr(redact(e.format()) + "\n");
+    io.stderr(line(e.format()) + "\n");
     return { code: 2 };
   }
   if (o.explain) {
     const { explainObject, explainText } = await import("./explain.ts");
+    // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
+    if (io.signal.aborted) return cancelledBefore(io);
     io.stdout(
       o.output === "text"
         ? explainText(plan, redact)
@@ -78,9 +77,9 @@ export async function runSession(
   }
   // JSON output keeps stderr empty (docs/contract.md §7).
   if (o.output === "text" && !o.quiet) {
-    for (const w of thenWarnings(plan, kindWords)) io.stderr(redact(w) + "\n");
+    for (const w of thenWarnings(plan, kindWords)) io.stderr(line(w) + "\n");
   }
-  const ready = await loadProbes(plan, io, secret);
+  const ready = await loadProbes(plan, io, secrets);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
@@ -97,7 +96,7 @@ export async function runSession(
       await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
-      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+      io.stderr(line(`waitcmd: --report ${o.reportFile}: ${describeError(e)}`) + "\n");
     }
   }
   if (io.env.GITHUB_STEP_SUMMARY) {
@@ -106,9 +105,7 @@ export async function runSession(
       await ci.writeStepSummary(io.env, report, redact);
     } catch (e) {
       io.stderr(
-        redact(
-          `waitcmd: GITHUB_STEP_SUMMARY ${io.env.GITHUB_STEP_SUMMARY}: ${(e as Error).message}`,
-        ) +
+        line(`waitcmd: GITHUB_STEP_SUMMARY ${io.env.GITHUB_STEP_SUMMARY}: ${describeError(e)}`) +
           "\n",
       );
     }
@@ -124,6 +121,13 @@ export async function runSession(
   };
 }
 
+/** The end of a session a signal cancelled before its wait (or its --explain) began. */
+function cancelledBefore(io: SessionIo): SessionEnd {
+  const signal = String(io.signal.reason);
+  io.stderr(`waitcmd: cancelled by ${signal} before the wait started\n`);
+  return { code: signalExitCode(signal) };
+}
+
 /**
  * Makes every probe (a kind's library is imported here, before the run's clock starts:
  * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
@@ -131,7 +135,7 @@ export async function runSession(
 async function loadProbes(
   plan: Plan,
   io: SessionIo,
-  secret: (value: string) => void,
+  secrets: SecretRegistry,
 ): Promise<ReadyPlan | undefined> {
   if (io.signal.aborted) return undefined;
   let loaded = false;
@@ -141,7 +145,7 @@ async function loadProbes(
       if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
     });
   }
-  const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secret });
+  const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secrets });
   const cancelled = new Promise<undefined>((resolve) => {
     io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });
@@ -233,15 +237,17 @@ async function listener(
   const color = io.stderrIsTerminal && !o.noColor &&
     !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
   const style = color ? text.ansiStyle : text.plainStyle;
+  // Text lines: control characters escaped, so a server's newline cannot forge a line (§6).
+  const lineRedact = lineRedactor(redact, color);
   if (io.stderrIsTerminal && !o.quiet) {
     const { LiveRenderer } = await import("./live.ts");
-    const live = new LiveRenderer(io.stderr, redact, style, io.columns);
+    const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
     return (e) => live.onEvent(e);
   }
   // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
   const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
   const system = ci?.ciSystem(io.env);
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), lineRedact, {
     quiet: o.quiet,
     style,
     progress: o.progress,

@@ -228,6 +228,14 @@ export class LineRenderer {
     if (line !== undefined) this.write(this.redact(line));
   }
 
+  /**
+   * A CI system's own marker line, whose control bytes (GitLab's ESC and CR) are the point: it
+   * is written as it is, made from texts already redacted.
+   */
+  #marker(line: string | undefined): void {
+    if (line !== undefined) this.write(line);
+  }
+
   #of(index: number): Seen {
     let s = this.#seen.get(index);
     if (s === undefined) {
@@ -259,7 +267,7 @@ export class LineRenderer {
         const header = headerLine(e.plan);
         if (this.opts.fold) {
           this.#folded = true;
-          this.#out(this.opts.fold.open(header));
+          this.#marker(this.opts.fold.open(this.redact(header)));
         } else this.#out(header);
         if (this.opts.progress === "changes" && this.opts.clock) this.#beat(this.opts.clock);
         return;
@@ -342,9 +350,9 @@ export class LineRenderer {
 
   #end(report: Report): void {
     this.#beating?.abort();
-    if (this.#folded) this.#out(this.opts.fold!.close());
+    if (this.#folded) this.#marker(this.opts.fold!.close());
     summaryLines(report, this.opts.style).forEach((l) => this.#out(l));
     const fold = this.opts.fold;
-    if (fold) this.#out(fold.annotation(report, summaryLines(report).map(this.redact)));
+    if (fold) this.#marker(fold.annotation(report, summaryLines(report).map(this.redact)));
   }
 }

@@ -94,6 +94,16 @@ export function ignoreWithout(name: string, unavailable: string | undefined): bo
   return true;
 }
 
+/** Why there is no IPv6 loopback here, or undefined (for `ignoreWithout`). */
+export const noIpv6: string | undefined = (() => {
+  try {
+    Deno.listen({ hostname: "::1", port: 0 }).close();
+    return undefined;
+  } catch (e) {
+    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
+  }
+})();
+
 /** Splits an example's argument string like a POSIX shell would (quotes, no expansion). */
 export function shellWords(s: string): string[] {
   const out: string[] = [];

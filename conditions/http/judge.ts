@@ -5,6 +5,7 @@
  * @module
  */
 
+import type { SecretRegistry } from "../../engine/secrets.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import { type HttpReply, statusLine } from "../_common/httpx.ts";
@@ -32,6 +33,7 @@ export async function judge(
   reply: HttpReply,
   method: string,
   signal: AbortSignal,
+  secrets?: SecretRegistry,
 ): Promise<ProbeResult> {
   const line = statusLine(reply.status, reply.statusText);
   if (!statusMatches(o.status, reply.status)) {
@@ -78,16 +80,26 @@ export async function judge(
     try {
       doc = JSON.parse(text);
     } catch (e) {
-      const msg = (e as Error).message;
-      const why = text.trim() === "" ? "it is empty" : msg.charAt(0).toLowerCase() + msg.slice(1);
+      const why = text.trim() === "" ? "it is empty" : jsonSyntaxError(e);
       return { status: "pending", error: `body is not JSON: ${why} (${line})` };
     }
     for (const expr of o.jsonpaths) {
-      const r = await evaluateJsonPath(expr, doc, signal);
+      const r = await evaluateJsonPath(expr, doc, signal, secrets);
       if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
       parts.push(r.detail);
       captures.value = captureText(r.value);
     }
   }
   return { status: "satisfied", detail: parts.join("; "), captures };
+}
+
+/**
+ * `JSON.parse`'s reason without the piece of the body V8 quotes and cuts (`Unexpected token
+ * 'x', "…secr"... is not valid JSON`): cut before any redaction, it could show the start of a
+ * secret (docs/contract.md §9). The position says where instead.
+ */
+export function jsonSyntaxError(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const text = msg.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, "").replace(/\s+/g, " ");
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -390,7 +390,7 @@ function sharedClient(o: OrchOptions, env: ProbeEnv): { client: KubeClient; rele
     const client = new KubeClient(
       { kubeconfig: o.kubeconfig, context: o.context, env: env.env },
       env.clock,
-      env.secret,
+      env.secrets && ((v: string) => env.secrets!.add(v)),
     );
     shared = { client, clock: env.clock, users: 0 };
     byKey.set(key, shared);

@@ -303,7 +303,7 @@ Deno.test({
   ...opts,
   fn: () =>
     withDead(async (d) => {
-      const { startCli } = await import("../e2e/_live.ts");
+      const { startCli } = await import("../e2e/_cli.ts");
       const results: string[] = [];
       const kinds = [...registry.kinds];
       // Three at a time: each run is start-up plus a 1 s deadline.

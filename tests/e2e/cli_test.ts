@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runCli, runJson, runOnTerminal, usageErrorLine } from "./_cli.ts";
 
 const HOSTNAME_FILE = await Deno.makeTempFile({ prefix: "waitcmd-cli-" });
 await Deno.writeTextFile(HOSTNAME_FILE, "present\n");
@@ -353,24 +353,8 @@ Deno.test("waitcmd -- then forwards signals to the command and exits with its co
   assertEquals(r.stdout, "got-term\n");
 });
 
-/** Runs the CLI under a pseudo-terminal (util-linux `script`), so stderr is a terminal. */
-async function runOnTerminal(args: string[], env: Record<string, string> = {}): Promise<string> {
-  const { WAITCMD } = await import("./_cli.ts");
-  const quoted = [WAITCMD, ...args].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
-  // The suite may run with NO_COLOR set; each test decides it here.
-  const cmd = `stty cols 160; ${"NO_COLOR" in env ? "" : "env -u NO_COLOR "}${quoted}`;
-  const out = await new Deno.Command("script", {
-    args: ["-qefc", cmd, "/dev/null"],
-    env: { TERM: "xterm", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return new TextDecoder().decode(out.stdout);
-}
-
 Deno.test("waitcmd on a terminal redraws a live view, then prints the final lines", async () => {
-  const out = await runOnTerminal([
+  const { raw: out } = await runOnTerminal([
     "--timeout",
     "1s",
     "--interval",
@@ -390,7 +374,9 @@ Deno.test("waitcmd on a terminal redraws a live view, then prints the final line
 
 Deno.test("waitcmd honours NO_COLOR and --no-color on a terminal", async () => {
   for (const [args, env] of [[["--no-color"], {}], [[], { NO_COLOR: "1" }]] as const) {
-    const out = await runOnTerminal([...args, "--timeout", "5s", "file", HOSTNAME_FILE], env);
+    const { raw: out } = await runOnTerminal([...args, "--timeout", "5s", "file", HOSTNAME_FILE], {
+      env,
+    });
     assert(!out.includes("\x1b[32m") && !out.includes("\x1b[33m"), "no colour codes");
     assertStringIncludes(out, "satisfied in");
   }

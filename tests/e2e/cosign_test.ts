@@ -1,8 +1,7 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
 import { makeSigstore, SIGNER_IDENTITY } from "../services/sigstore.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 

@@ -6,7 +6,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { startCli } from "./_live.ts";
+import { startCli } from "./_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,13 +1,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
-Deno.test("exec is satisfied when the command exits 0", async () => {
-  const r = await runJson(["--timeout", "5s", "exec", "--", "sh", "-c", "exit 0"]);
-  assertEquals([r.code, r.stderr], [0, ""]);
-  const c = r.json.conditions[0]!;
-  assertEquals([c.name, c.detail, c.last_error], ["exec sh", "exit 0", ""]);
-});
-
 Deno.test("exec retries a failing command and reports its exit status and last output line", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-exec-" });
   try {

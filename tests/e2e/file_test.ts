@@ -1,33 +1,17 @@
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+/**
+ * The file kind's own end-to-end cases: --nonempty and --contains, a large
+ * file, --deleted, contradictory flags. A file created late (in a directory
+ * made late too) or re-created, the human line, the JSON report and the
+ * timeout are the live conformance suite's (tests/conformance/live_test.ts).
+ */
+
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const later = (ms: number, fn: () => Promise<void> | void) => async () => {
   await new Promise((r) => setTimeout(r, ms));
   await fn();
 };
-
-Deno.test("file is satisfied by an existing path and by one created later", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  try {
-    await Deno.writeTextFile(`${dir}/a`, "hello");
-    const now = await runJson(["--timeout", "5s", "file", `${dir}/a`]);
-    assertEquals([now.code, now.json.conditions[0]!.detail], [0, "exists (5 B)"]);
-    const late = await runJson(
-      ["--timeout", "10s", "--interval", "100ms", "file", `${dir}/sub/b`],
-      {
-        started: later(400, async () => {
-          await Deno.mkdir(`${dir}/sub`);
-          await Deno.writeTextFile(`${dir}/sub/b`, "");
-        }),
-      },
-    );
-    assertEquals(late.code, 0);
-    assert(late.json.conditions[0]!.attempts > 1);
-    assertEquals(late.json.conditions[0]!.last_error, "does not exist");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
 
 Deno.test("file --nonempty and --contains combine", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
@@ -112,24 +96,6 @@ Deno.test("file --deleted holds at once for a missing path and waits for removal
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-});
-
-Deno.test("file prints human lines and times out with the reason", async () => {
-  const r = await runCli([
-    "--timeout",
-    "300ms",
-    "--interval",
-    "100ms",
-    "file",
-    "/nonexistent/waitcmd",
-  ]);
-  assertEquals(r.code, 1);
-  assertEquals(r.stdout, "");
-  assertStringIncludes(r.stderr, "[..] file /nonexistent/waitcmd attempt 1 (");
-  assertStringIncludes(
-    r.stderr,
-    "waitcmd: timed out after 300ms; not satisfied: file /nonexistent/waitcmd: does not exist",
-  );
 });
 
 Deno.test("file rejects contradictory flags", async () => {

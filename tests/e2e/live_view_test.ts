@@ -7,8 +7,7 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { WAITCMD } from "./_cli.ts";
-import { runOnTerminal, stripAnsi } from "./_live.ts";
+import { runOnTerminal, stripAnsi, WAITCMD } from "./_cli.ts";
 
 const PRESENT = await Deno.makeTempFile({ prefix: "waitcmd-live-" });
 

@@ -1,7 +1,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 

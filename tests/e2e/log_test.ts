@@ -1,6 +1,5 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { startCli } from "./_live.ts";
+import { runCli, runJson, startCli, usageErrorLine } from "./_cli.ts";
 
 const append = (path: string, text: string) => Deno.writeTextFile(path, text, { append: true });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

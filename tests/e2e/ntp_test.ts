@@ -1,83 +1,18 @@
 /**
- * ntp end to end: the CLI against a real NTP server (Debian's chronyd
- * serving its local clock on a loopback port, never touching the system
- * clock; tests/services/chrony.ts) and, for answers chronyd will not give
- * on demand (an offset, an unsynchronised clock, a high stratum), a small
- * responder in the test process (tests/services/ntpfake.ts).
+ * ntp's own end-to-end cases, against a small responder in the test process
+ * (tests/services/ntpfake.ts) for answers a real server will not give on
+ * demand: an unsynchronised clock, stratum 16 and a kiss-o'-death, an
+ * offset, silence, and usage errors. A real NTP server (chronyd) ready,
+ * started late or restarted, above --max-stratum until the deadline, with
+ * its human line and JSON report, is the live conformance suite's
+ * (tests/conformance/live_test.ts).
  */
-
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { CHRONY_STRATUM, chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
 import { startNtpResponder } from "../services/ntpfake.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { assertUsageErrors, literal, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "15s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
-
-const whyMissing = await chronyMissing();
-
-Deno.test({
-  name: "ntp against a real NTP server (chronyd)",
-  ignore: ignoreWithout("chronyd", whyMissing),
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn(t) {
-    const c = await startChrony();
-    try {
-      await t.step("satisfied: offset and stratum in detail, JSON and human lines", async () => {
-        const j = await runJson([...FAST, "ntp", `127.0.0.1:${c.port}`]);
-        assertEquals([j.code, j.stderr, j.json.status], [0, "", "satisfied"]);
-        const cond = j.json.conditions[0]!;
-        assertEquals(cond.name, `ntp 127.0.0.1:${c.port}`);
-        assertMatch(
-          cond.detail,
-          new RegExp(`^offset [+-]\\d+\\.\\d{3}ms, stratum ${CHRONY_STRATUM}$`),
-        );
-        const h = await runCli([...FAST, "ntp", `localhost:${c.port}`, "--max-offset", "500ms"]);
-        assertEquals([h.code, h.stdout], [0, ""]);
-        assertMatch(
-          h.stderr,
-          new RegExp(`\\[ok\\] ntp localhost:${c.port} attempt 1 \\(\\d+\\.\\ds\\): offset `),
-        );
-      });
-
-      await t.step("--max-stratum below the server's stratum stays pending", async () => {
-        const j = await runJson([...SHORT, "ntp", `127.0.0.1:${c.port}`, "--max-stratum", "3"]);
-        assertEquals([j.code, j.json.status], [1, "timeout"]);
-        assertMatch(
-          j.json.conditions[0]!.last_error,
-          /^stratum 8 is above --max-stratum 3 \(offset [+-][\d.]+ms\)$/,
-        );
-      });
-    } finally {
-      await c.stop();
-    }
-  },
-});
-
-Deno.test({
-  name: "ntp waits for chronyd to start (pending, then satisfied)",
-  ignore: ignoreWithout("chronyd", whyMissing),
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn() {
-    const port = await freeUdpPort();
-    let c: Awaited<ReturnType<typeof startChrony>> | undefined;
-    try {
-      const late = await runLate(
-        [...FAST, "ntp", `127.0.0.1:${port}`],
-        async () => (c = await startChrony({ port, wait: false })),
-      );
-      assertEquals([late.code, late.report.status], [0, "satisfied"]);
-      assertEquals(late.attempts[0]!.error, "no reply within 2s");
-      assertMatch(late.report.conditions[0]!.detail, /stratum 8$/);
-    } finally {
-      await c?.stop();
-    }
-  },
-});
 
 Deno.test("ntp: an unsynchronised server is pending with the reason, until it synchronises", async () => {
   const r = await startNtpResponder({ leap: 3, stratum: 2 });
@@ -169,9 +104,10 @@ Deno.test("ntp usage errors exit 2 with one line", async () => {
     ],
     [["ntp"], "condition 1 (ntp): missing target HOST[:PORT]"],
   ];
-  for (const [args, fragment] of cases) {
-    const line = usageErrorLine(await runCli(args));
-    assertStringIncludes(line, `waitcmd: ${fragment}`);
-    assertStringIncludes(line, "(see: waitcmd help ntp)");
-  }
+  await assertUsageErrors(
+    cases.map(([args, fragment]) => [
+      args,
+      new RegExp(`^waitcmd: ${literal(fragment)}.*\\(see: waitcmd help ntp\\)$`),
+    ]),
+  );
 });

@@ -23,8 +23,7 @@ import {
   startKube,
   whyNoCluster,
 } from "../services/kube.ts";
-import { runCli, runJson } from "./_cli.ts";
-import { type AttemptEvent, type LateResult, runLate } from "./_late.ts";
+import { type AttemptEvent, type CliResult, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "20s", "--interval", "200ms"];
 /** For states that last: the run times out with them as last errors. */
@@ -109,7 +108,7 @@ const GIZMO: KubeObject = {
  * The first attempt of each condition failed with `want[name]`, or held (it ran after the
  * change); the attempt that triggered the change is one of the failures.
  */
-function assertFirstAttempts(r: LateResult, want: Record<string, string>): void {
+function assertFirstAttempts(r: CliResult, want: Record<string, string>): void {
   const first = new Map<string, AttemptEvent>();
   for (const a of r.attempts) if (!first.has(a.condition)) first.set(a.condition, a);
   assertEquals([...first.keys()].sort(), Object.keys(want).sort());

@@ -20,8 +20,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_ass
 import { ignoreWithout } from "../_kit.ts";
 import { freePort } from "../services/_util.ts";
 import { type KubeEnv, NODE_NAME, STAGE_LABEL, startKube, whyNoCluster } from "../services/kube.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 /**

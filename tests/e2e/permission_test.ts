@@ -1,7 +1,6 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -94,44 +93,6 @@ Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fi
     ]);
   } finally {
     sock.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("permission is pending for a missing path until it is made, and times out", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-perm-" });
-  try {
-    const r = await runLate(
-      [
-        "--timeout",
-        "20s",
-        ...FAST,
-        "permission",
-        `${dir}/fifo`,
-        "--type",
-        "fifo",
-        "--mode",
-        "0620",
-      ],
-      () => sh("mkfifo", ["-m", "0620", `${dir}/fifo`]),
-    );
-    assertEquals([r.code, r.report.conditions[0]!.last_error], [0, "does not exist"]);
-    const to = await runCli([
-      "--timeout",
-      "400ms",
-      ...FAST,
-      "permission",
-      `${dir}/fifo`,
-      "--mode",
-      "0600",
-    ]);
-    assertEquals([to.code, to.stdout], [1, ""]);
-    assertStringIncludes(to.stderr, `[..] permission ${dir}/fifo attempt 1 (`);
-    assertStringIncludes(
-      to.stderr,
-      `not satisfied: permission ${dir}/fifo: mode is 0620, not 0600`,
-    );
-  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -1,17 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { freePort } from "../services/_util.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-
-/** Why there is no IPv6 loopback, or undefined. */
-const noIpv6 = (() => {
-  try {
-    Deno.listen({ hostname: "::1", port: 0 }).close();
-    return undefined;
-  } catch (e) {
-    return `cannot listen on ::1: ${e instanceof Error ? e.message : e}`;
-  }
-})();
 
 function listenMany(n: number): { ports: number[]; close(): void } {
   const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
@@ -20,47 +10,6 @@ function listenMany(n: number): { ports: number[]; close(): void } {
     close: () => ls.forEach((l) => l.close()),
   };
 }
-
-Deno.test("ports --all is satisfied when every listed port listens", async () => {
-  const s = listenMany(3);
-  try {
-    const r = await runJson([
-      "--timeout",
-      "5s",
-      "ports",
-      "127.0.0.1",
-      "--range",
-      s.ports.join(","),
-    ]);
-    assertEquals(r.code, 0);
-    assertStringIncludes(r.json.conditions[0]!.detail, "all 3 ports open");
-  } finally {
-    s.close();
-  }
-});
-
-Deno.test("ports names the closed ports and times out", async () => {
-  const s = listenMany(2);
-  const closed = freePort();
-  try {
-    const r = await runJson([
-      "--timeout",
-      "500ms",
-      "--interval",
-      "100ms",
-      "ports",
-      "127.0.0.1",
-      "--range",
-      [...s.ports, closed].join(","),
-    ]);
-    assertEquals(r.code, 1);
-    const err = r.json.conditions[0]!.last_error;
-    assertStringIncludes(err, `closed: ${closed} (2 of 3 open)`);
-    assertStringIncludes(err, "connection refused");
-  } finally {
-    s.close();
-  }
-});
 
 Deno.test("ports --any is satisfied by one open port of a range", async () => {
   const s = listenMany(1);

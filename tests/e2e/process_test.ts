@@ -88,23 +88,6 @@ Deno.test("process --pid counts a zombie as not running", async () => {
   }
 });
 
-Deno.test("process times out for a name that never runs", async () => {
-  const r = await runCli([
-    "--timeout",
-    "300ms",
-    "--interval",
-    "100ms",
-    "process",
-    "--name",
-    "waitcmd-never-runs",
-  ]);
-  assertEquals(r.code, 1);
-  assertStringIncludes(
-    r.stderr,
-    "not satisfied: process --name waitcmd-never-runs: process waitcmd-never-runs not running",
-  );
-});
-
 Deno.test("process requires exactly one selector", async () => {
   assertStringIncludes(
     usageErrorLine(await runCli(["process"])),

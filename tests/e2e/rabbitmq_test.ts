@@ -1,24 +1,21 @@
 /**
  * The rabbitmq kind end to end against a real RabbitMQ 3.10 broker (Debian's
- * rabbitmq-server), one node per test run with a plain and a TLS listener:
- * ready, started late (the broker application stopped, then started),
- * restarted during a run, a user created late, a password changed, a vhost
- * and a queue set up late, TLS verification, timeouts and usage errors, and
- * the password in no output whatever the mode.
+ * rabbitmq-server), one node with a plain and a TLS listener, for what is
+ * rabbitmq's own: queues (--queue, --min-messages, declared late), a vhost
+ * set up late, TLS verification, a refused port, and usage errors. A broker
+ * started late or restarted, a wrong password, a user created late,
+ * --password-env and --password-file, the human line, the JSON report and
+ * the password in no output are the live conformance suite's
+ * (tests/conformance/live_test.ts).
  */
 
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
-import { runWatched } from "./_verdict.ts";
+import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
-
-/** Exit right after the verdict: no driver timer or socket may hold the process. */
-const EXIT_AFTER_VERDICT_MS = 2000;
 
 function assertNoSecret(texts: string[], secret: string) {
   for (const t of texts) assert(!t.includes(secret), `the password leaked:\n${t}`);
@@ -34,52 +31,12 @@ Deno.test({
 async function rabbitmqTests(t: Deno.TestContext) {
   const mq: Rabbitmq = await startRabbitmq({ tls: true });
   const admin = mq.url("admin", mq.adminPassword);
-  const shown = `amqp://admin:***@127.0.0.1:${mq.port}/%2F`;
   try {
-    await t.step(
-      "a ready broker satisfies it; text mode writes only stderr, no password",
-      async () => {
-        const r = await runCli([...FAST, "rabbitmq", admin]);
-        assertEquals(r.code, 0, r.stderr);
-        assertEquals(r.stdout, "");
-        assertMatch(
-          r.stderr,
-          new RegExp(
-            `\\[ok\\] rabbitmq ${
-              shown.replace(/[*.%]/g, "\\$&")
-            } attempt 1 \\(\\d+\\.\\ds\\): connected to RabbitMQ 3\\.\\d+\\.\\d+ as "admin", vhost "/"`,
-          ),
-        );
-        assertNoSecret([r.stdout, r.stderr], mq.adminPassword);
-      },
-    );
-
-    await t.step(
-      "JSON report: the name keeps the user, stderr stays empty, exit at once",
-      async () => {
-        const r = await runJson([...FAST, "amqp", admin]);
-        assertEquals(r.code, 0, r.stdout);
-        assertEquals(r.stderr, "");
-        const c = r.json.conditions[0]!;
-        assertEquals(c.name, `amqp ${shown}`);
-        assertEquals(c.kind, "rabbitmq");
-        assertMatch(c.detail, /^connected to RabbitMQ 3\.\d+\.\d+ as "admin", vhost "\/"$/);
-        assertNoSecret([r.stdout], mq.adminPassword);
-        const w = await runWatched([...FAST, "rabbitmq", admin], () => {});
-        assertEquals(w.code, 0);
-        assertEquals(w.stderr, "");
-        assert(
-          w.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS,
-          `exited ${w.exitAfterVerdictMs.toFixed(0)} ms after the verdict`,
-        );
-      },
-    );
-
     await t.step("--queue and --min-messages hold for a queue with messages", async () => {
       await mq.declareQueue("/", "ready-q", 2);
       const r = await runJson([
         ...FAST,
-        "rabbitmq",
+        "amqp",
         admin,
         "--queue",
         "ready-q",
@@ -121,47 +78,6 @@ async function rabbitmqTests(t: Deno.TestContext) {
       assertMatch(r.report.conditions[0]!.detail, /^queue "count-q": 3 messages/);
     });
 
-    await t.step(
-      "a user created late: authentication failed, then satisfied; no password shown",
-      async () => {
-        const pw = "late-user-pw-1";
-        const r = await runLate(
-          [...FAST, "rabbitmq", mq.url("late", pw)],
-          () => mq.addUser("late", pw),
-        );
-        assertEquals(r.code, 0, r.stderr);
-        assertStringIncludes(r.attempts[0]!.error, 'authentication failed for user "late"');
-        assertStringIncludes(r.attempts[0]!.error, "ACCESS_REFUSED");
-        assertMatch(r.report.conditions[0]!.detail, /as "late"/);
-        assertNoSecret([JSON.stringify(r.report), JSON.stringify(r.attempts), r.stderr], pw);
-      },
-    );
-
-    await t.step(
-      "a password changed during the run (--password-file): pending, then satisfied",
-      async () => {
-        await mq.addUser("rot", "old-password-1");
-        const file = await Deno.makeTempFile({ prefix: "waitcmd-mq-pw-" });
-        await Deno.writeTextFile(file, "new-password-2\n");
-        try {
-          const url = `amqp://rot@127.0.0.1:${mq.port}/`;
-          const r = await runLate(
-            [...FAST, "rabbitmq", url, "--password-file", file],
-            () => mq.ctl(["change_password", "rot", "new-password-2"]),
-          );
-          assertEquals(r.code, 0, r.stderr);
-          assertStringIncludes(r.attempts[0]!.error, 'authentication failed for user "rot"');
-          assertEquals(r.report.conditions[0]!.name, `rabbitmq ${url}`);
-          assertNoSecret(
-            [JSON.stringify(r.report), JSON.stringify(r.attempts), r.stderr],
-            "new-password-2",
-          );
-        } finally {
-          await Deno.remove(file);
-        }
-      },
-    );
-
     await t.step("a vhost created late: pending naming the vhost, then satisfied", async () => {
       const r = await runLate(
         [...FAST, "rabbitmq", mq.url("admin", mq.adminPassword, "late-vhost")],
@@ -177,44 +93,6 @@ async function rabbitmqTests(t: Deno.TestContext) {
       );
       assertMatch(r.report.conditions[0]!.detail, /vhost "late-vhost"$/);
     });
-
-    await t.step("a broker started late: connection refused, then satisfied", async () => {
-      await mq.stopApp();
-      const r = await runLate([...FAST, "rabbitmq", admin], () => mq.startApp());
-      assertEquals(r.code, 0, r.stderr);
-      assertEquals(r.attempts[0]!.error, "connection refused");
-      assertEquals(r.report.status, "satisfied");
-    });
-
-    await t.step(
-      "a broker restarted during the run: the streak breaks and starts over",
-      async () => {
-        let restart: Promise<void> | undefined;
-        const r = await runWatched(
-          ["--timeout", "90s", "--interval", "400ms", "--successes", "12", "rabbitmq", admin],
-          (a) => {
-            if (a.ok && restart === undefined) {
-              restart = (async () => {
-                await mq.stopApp();
-                await mq.startApp();
-              })();
-              return restart;
-            }
-          },
-        );
-        assertEquals(r.code, 0, r.stderr);
-        const firstFail = r.attempts.findIndex((a) => !a.ok);
-        assert(
-          firstFail > 0,
-          `no failed attempt after the first success: ${JSON.stringify(r.attempts)}`,
-        );
-        assertMatch(r.attempts[firstFail]!.error, /connection (refused|reset|closed)/);
-        assert(r.attempts.at(-1)!.ok, "the run ends on a success");
-        const okAfter = r.attempts.slice(firstFail).filter((a) => a.ok).length;
-        assert(okAfter >= 12, `the streak started over: ${okAfter} successes after the failure`);
-        assert(r.exitAfterVerdictMs < EXIT_AFTER_VERDICT_MS, `${r.exitAfterVerdictMs} ms`);
-      },
-    );
 
     await t.step(
       "TLS: verified with --ca-file, refused without, --insecure skips the check",
@@ -252,24 +130,6 @@ async function rabbitmqTests(t: Deno.TestContext) {
         );
       },
     );
-
-    await t.step(
-      "a wrong password times out naming the user, in text mode too; no password",
-      async () => {
-        const wrong = mq.url("admin", "Wr0ng-passw0rd");
-        const r = await runCli(["--timeout", "2s", "--interval", "300ms", "rabbitmq", wrong]);
-        assertEquals(r.code, 1);
-        assertEquals(r.stdout, "");
-        assertStringIncludes(
-          r.stderr,
-          `waitcmd: timed out after 2s; not satisfied: rabbitmq amqp://admin:***@127.0.0.1:${mq.port}/%2F: authentication failed for user "admin"`,
-        );
-        assertNoSecret([r.stdout, r.stderr], "Wr0ng-passw0rd");
-        const j = await runJson(["--timeout", "2s", "--interval", "300ms", "rabbitmq", wrong]);
-        assertEquals([j.code, j.stderr], [1, ""]);
-        assertNoSecret([j.stdout], "Wr0ng-passw0rd");
-      },
-    );
   } finally {
     await mq.stop();
   }
@@ -278,7 +138,7 @@ async function rabbitmqTests(t: Deno.TestContext) {
 Deno.test({
   name: "rabbitmq kind: usage errors through the CLI, never showing the password",
   ...opts,
-  fn: async (t) => {
+  fn: async () => {
     const rows: [string[], string][] = [
       [["rabbitmq", "http://app:S3cr3t-pw@h/"], "expected amqp:// or amqps://"],
       [
@@ -294,14 +154,7 @@ Deno.test({
         "cannot be combined with a password in the URL",
       ],
     ];
-    for (const [args, fragment] of rows) {
-      await t.step(args.join(" "), async () => {
-        const r = await runCli(args, { env: { X: "other-secret" } });
-        const line = usageErrorLine(r);
-        assertStringIncludes(line, fragment);
-        assert(!line.includes("S3cr3t-pw"), line);
-      });
-    }
+    await assertUsageErrors(rows, { env: { X: "other-secret" }, secrets: ["S3cr3t-pw"] });
   },
 });
 

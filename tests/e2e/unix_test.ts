@@ -1,27 +1,11 @@
+/**
+ * The unix kind's own end-to-end cases: a socket file nobody listens on, and
+ * a missing path. A listening socket, one created late or re-created, and
+ * the timeout are the live conformance suite's (tests/conformance/live_test.ts).
+ */
+
 import { assert, assertEquals } from "../_assert.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
-
-Deno.test("unix is satisfied by a listening socket, created late", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-unix-" });
-  const path = `${dir}/app.sock`;
-  let l: Deno.Listener | undefined;
-  try {
-    const r = await runJson(["--timeout", "10s", "--interval", "100ms", "unix", path], {
-      started: async () => {
-        await new Promise((res) => setTimeout(res, 500));
-        l = Deno.listen({ transport: "unix", path });
-      },
-    });
-    assertEquals(r.code, 0);
-    const c = r.json.conditions[0]!;
-    assertEquals(c.name, `unix ${path}`);
-    assert(c.attempts > 1);
-    assertEquals(c.last_error, "no such file or directory");
-  } finally {
-    l?.close();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
 
 Deno.test("unix keeps retrying a socket nobody listens on", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-unix-" });

@@ -10,7 +10,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { runJson } from "../e2e/_cli.ts";
-import { type LiveCli, startCli } from "../e2e/_live.ts";
+import { type LiveCli, startCli } from "../e2e/_cli.ts";
 import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };

@@ -521,7 +521,7 @@ Deno.test({
     );
     try {
       const url = `http://127.0.0.1:${server.addr.port}/`;
-      const { startCli } = await import("../e2e/_live.ts");
+      const { startCli } = await import("../e2e/_cli.ts");
       const run = startCli(["-o", "json", "-t", "500ms", "http", url, "--matches", "^(a+)+$"]);
       const started = performance.now();
       const r = await run.done();
@@ -551,7 +551,7 @@ Deno.test({
       // Three lines of nearly 4 MiB that `^(a+)+$` does not match: about 0.8 s of matching
       // each. On the main thread that held the 500 ms deadline past 2 s; in a worker it does not.
       await Deno.writeTextFile(file, ("a".repeat((4 << 20) - 10) + "!\n").repeat(3));
-      const { startCli } = await import("../e2e/_live.ts");
+      const { startCli } = await import("../e2e/_cli.ts");
       const args = ["log", file, "--from-start", "--matches", "^(a+)+$"];
       const timed = startCli(["-o", "json", "-t", "500ms", ...args]);
       const started = performance.now();
@@ -633,7 +633,7 @@ for (const [mode, pauseMs] of [["rename", 0], ["copytruncate", 10]] as const) {
         ];
         // 200 must be reached (0 lost); 201 must never be (0 counted twice): both runs follow
         // the same writer, from its first line.
-        const { startCli } = await import("../e2e/_live.ts");
+        const { startCli } = await import("../e2e/_cli.ts");
         const exact = startCli(["-o", "jsonl", ...args(200)]);
         const over = startCli(["-o", "jsonl", "-t", "30s", ...args(201).slice(2)]);
         // Both follow the file (their first attempt is done) before the first line is written.

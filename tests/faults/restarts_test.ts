@@ -15,7 +15,7 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { assertReportSchema } from "../_schema.ts";
 import type { JsonReportShape } from "../e2e/_cli.ts";
-import { type LiveCli, startCli } from "../e2e/_live.ts";
+import { type LiveCli, startCli } from "../e2e/_cli.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { DOCKER_CLI, DOCKERD_BIN, startDocker } from "../services/docker.ts";
 import { buildKube, buildKwok, type KubeEnv, STAGE_LABEL, startKube } from "../services/kube.ts";

@@ -7,7 +7,7 @@
  */
 
 import { assert } from "../_assert.ts";
-import { WAITCMD } from "../e2e/_cli.ts";
+import { runCli, runOnTerminal } from "../e2e/_cli.ts";
 
 const MARK = "Zq9SecretMark";
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -184,27 +184,9 @@ async function run(
   env: Record<string, string>,
   tty: boolean,
 ): Promise<string> {
-  if (!tty) {
-    const out = await new Deno.Command(WAITCMD, {
-      args: argv,
-      env: { NO_COLOR: "1", ...env },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const d = new TextDecoder();
-    return d.decode(out.stdout) + d.decode(out.stderr);
-  }
-  const quoted = [WAITCMD, ...argv].map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
-  const out = await new Deno.Command("script", {
-    args: ["-qefc", `stty cols 120; ${quoted}`, "/dev/null"],
-    env: { TERM: "xterm", ...env },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const d = new TextDecoder();
-  return d.decode(out.stdout) + d.decode(out.stderr);
+  if (tty) return (await runOnTerminal(argv, { columns: 120, env })).raw;
+  const r = await runCli(argv, { env });
+  return r.stdout + r.stderr;
 }
 
 Deno.test({

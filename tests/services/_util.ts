@@ -5,12 +5,47 @@
  * build on these so that every service is started and torn down the same way.
  */
 
-/** A loopback port that was free a moment ago. */
+/** Ports this process handed out: a service that is down keeps its port, no other gets it. */
+const handedOut = new Set<number>();
+
+/**
+ * The kernel's range of ephemeral ports (the source ports of outgoing connections): a service
+ * restarted on a port from it may find the port taken by a client's connection meanwhile.
+ */
+const EPHEMERAL: readonly [number, number] = (() => {
+  try {
+    const [lo, hi] = Deno.readTextFileSync("/proc/sys/net/ipv4/ip_local_port_range").trim()
+      .split(/\s+/).map(Number);
+    if (Number.isInteger(lo) && Number.isInteger(hi)) return [lo!, hi!];
+  } catch {
+    // not Linux: the kernel picks (port 0) below
+  }
+  return [0, 0];
+})();
+
+/**
+ * A loopback port that was free a moment ago, and that no caller in this process got before.
+ * Taken below the ephemeral range where there is one, so that no client connection (waitcmd's
+ * own, of every test) is ever given it while its service is down and about to restart.
+ */
 export function freePort(hostname = "127.0.0.1"): number {
-  const l = Deno.listen({ hostname, port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
+  const [lo] = EPHEMERAL;
+  const below = lo > 11_000;
+  for (let tries = 0;; tries++) {
+    const wanted = below && tries < 1000 ? 10_000 + Math.floor(Math.random() * (lo - 10_000)) : 0;
+    let l: Deno.Listener;
+    try {
+      l = Deno.listen({ hostname, port: wanted });
+    } catch {
+      continue; // taken: another try
+    }
+    const port = (l.addr as Deno.NetAddr).port;
+    l.close();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Root of the per-machine cache for built test services (outside the clone, survives CI runs). */
@@ -230,4 +265,107 @@ export function reapOnExit(dir: string): { setPids(pids: number[]): void; releas
     setPids: (pids) => void unreaped.set(id, { pids, dir }),
     release: () => void unreaped.delete(id),
   };
+}
+
+/**
+ * A server in `dir` that can be stopped and started again (on the same
+ * port): `spawn` starts its process, `ready` waits until it answers. The
+ * process is reaped if the tests end first; `remove()` stops it and deletes
+ * `dir`.
+ */
+export interface Restartable {
+  /** Starts it unless it runs; resolves once `ready` does. */
+  start(): Promise<void>;
+  /** Stops it (a no-op when it is stopped); its port refuses. */
+  stop(): Promise<void>;
+  /** Stops it and removes its directory. */
+  remove(): Promise<void>;
+}
+
+/** Makes a {@link Restartable} (see there); `halt` signals the process before it is stopped. */
+export function restartable(
+  dir: string,
+  spawn: () => Service | Promise<Service>,
+  ready: (svc: Service) => Promise<unknown>,
+  halt?: (svc: Service) => void,
+): Restartable {
+  const reap = reapOnExit(dir);
+  let svc: Service | undefined;
+  const r: Restartable = {
+    async start() {
+      if (!svc) {
+        svc = await spawn();
+        reap.setPids([svc.pid]);
+      }
+      await ready(svc);
+    },
+    async stop() {
+      if (!svc) return;
+      const s = svc;
+      svc = undefined;
+      halt?.(s);
+      await s.stop();
+      reap.setPids([]);
+    },
+    async remove() {
+      await r.stop();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      reap.release();
+    },
+  };
+  return r;
+}
+
+/** Starts `server` unless `start` is false; removes it when it fails to start. */
+export async function started<T extends Restartable>(server: T, start = true): Promise<T> {
+  if (start) {
+    try {
+      await server.start();
+    } catch (e) {
+      await server.remove();
+      throw e;
+    }
+  }
+  return server;
+}
+
+/** `user:password` percent-encoded for a URL (`user` alone when the password is empty). */
+export function userinfo(user: string, password: string): string {
+  return password === ""
+    ? encodeURIComponent(user)
+    : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
+}
+
+/** Why one of `bins` is not installed here (scripts/install-test-deps.sh), or undefined. */
+export async function binariesMissing(...bins: string[]): Promise<string | undefined> {
+  for (const bin of bins) {
+    if (!(await Deno.stat(bin).then(() => true, () => false))) {
+      return `${bin} not found (run scripts/install-test-deps.sh)`;
+    }
+  }
+  return undefined;
+}
+
+/** Why `build` (a build script's wrapper) fails here, or undefined once it built. */
+export async function buildMissing(build: () => Promise<unknown>): Promise<string | undefined> {
+  try {
+    await build();
+    return undefined;
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** Why a Java service that `build` makes cannot be had (no java, or no build), or undefined. */
+export async function javaBuildMissing(
+  build: () => Promise<unknown>,
+): Promise<string | undefined> {
+  try {
+    await sh("java", ["-version"]);
+  } catch (e) {
+    return `java not found (run scripts/install-test-deps.sh): ${
+      e instanceof Error ? e.message : e
+    }`;
+  }
+  return await buildMissing(build);
 }

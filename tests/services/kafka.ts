@@ -22,6 +22,7 @@
 
 import {
   freePort,
+  javaBuildMissing,
   reapOnExit,
   runBuildScript,
   type Service,
@@ -39,20 +40,8 @@ export async function kafkaLib(): Promise<string> {
 }
 
 /** Why Kafka cannot be had here (no java, no mvn, no jars), or undefined. */
-export async function kafkaMissing(): Promise<string | undefined> {
-  try {
-    await sh("java", ["-version"]);
-  } catch (e) {
-    return `java not found (run scripts/install-test-deps.sh): ${
-      e instanceof Error ? e.message : e
-    }`;
-  }
-  try {
-    await kafkaLib();
-    return undefined;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
+export function kafkaMissing(): Promise<string | undefined> {
+  return javaBuildMissing(kafkaLib);
 }
 
 /** SASL/PLAIN users of the SASL listener: name -> password. */

@@ -8,7 +8,18 @@
  * started again on the same port, or given TLS.
  */
 
-import { freePort, reapOnExit, type Service, sh, spawnService, waitUntil } from "./_util.ts";
+import {
+  binariesMissing,
+  freePort,
+  reapOnExit,
+  restartable,
+  type Service,
+  sh,
+  spawnService,
+  started,
+  userinfo,
+  waitUntil,
+} from "./_util.ts";
 
 /** The server binary. */
 export const MARIADBD = "/usr/sbin/mariadbd";
@@ -17,15 +28,8 @@ export const MY_USER = "app";
 export const MY_PASSWORD = "app-pw-4Rt";
 
 /** Why MariaDB cannot run here, or undefined. */
-export async function mariadbMissing(): Promise<string | undefined> {
-  for (const bin of [MARIADBD, "/usr/bin/mariadb-install-db", "/usr/bin/mariadb"]) {
-    try {
-      await Deno.stat(bin);
-    } catch {
-      return `${bin} not found (run scripts/install-test-deps.sh)`;
-    }
-  }
-  return undefined;
+export function mariadbMissing(): Promise<string | undefined> {
+  return binariesMissing(MARIADBD, "/usr/bin/mariadb-install-db", "/usr/bin/mariadb");
 }
 
 async function mysqlDir(prefix: string): Promise<string> {
@@ -144,7 +148,6 @@ export interface Mariadb {
 export async function makeMariadb(opts: MariadbOptions = {}): Promise<Mariadb> {
   const data0 = await templateData();
   const dir = await mysqlDir("waitcmd-my-");
-  const reap = reapOnExit(dir);
   const data = `${dir}/data`;
   await sh("cp", ["-a", data0, data]);
   const extra: string[] = [];
@@ -165,44 +168,14 @@ export async function makeMariadb(opts: MariadbOptions = {}): Promise<Mariadb> {
     );
   }
   const port = freePort();
-  let svc: Service | undefined;
   const db: Mariadb = {
+    ...restartable(dir, () => startServer(dir, data, port, extra), () => ready(dir, port)),
     host: "127.0.0.1",
     port,
     dir,
-    url(user = MY_USER, password = MY_PASSWORD, name = "app") {
-      const info = password === ""
-        ? encodeURIComponent(user)
-        : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
-      return `mysql://${info}@127.0.0.1:${port}/${name}`;
-    },
+    url: (user = MY_USER, password = MY_PASSWORD, name = "app") =>
+      `mysql://${userinfo(user, password)}@127.0.0.1:${port}/${name}`,
     sql: (text) => sqlAt(dir, text),
-    async start() {
-      if (svc) return;
-      svc = startServer(dir, data, port, extra);
-      reap.setPids([svc.pid]);
-      await ready(dir, port);
-    },
-    async stop() {
-      if (!svc) return;
-      const s = svc;
-      svc = undefined;
-      await s.stop();
-      reap.setPids([]);
-    },
-    async remove() {
-      await db.stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      reap.release();
-    },
   };
-  if (opts.start ?? true) {
-    try {
-      await db.start();
-    } catch (e) {
-      await db.remove();
-      throw e;
-    }
-  }
-  return db;
+  return await started(db, opts.start);
 }

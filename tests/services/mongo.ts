@@ -19,10 +19,10 @@
 
 import {
   freePort,
+  javaBuildMissing,
   reapOnExit,
   runBuildScript,
   type Service,
-  sh,
   spawnService,
   waitUntil,
 } from "./_util.ts";
@@ -33,20 +33,8 @@ export async function mongoStandIn(): Promise<string> {
 }
 
 /** Why the stand-in cannot be had here (no java, no mvn, no build), or undefined. */
-export async function mongoMissing(): Promise<string | undefined> {
-  try {
-    await sh("java", ["-version"]);
-  } catch (e) {
-    return `java not found (run scripts/install-test-deps.sh): ${
-      e instanceof Error ? e.message : e
-    }`;
-  }
-  try {
-    await mongoStandIn();
-    return undefined;
-  } catch (e) {
-    return e instanceof Error ? e.message : String(e);
-  }
+export function mongoMissing(): Promise<string | undefined> {
+  return javaBuildMissing(mongoStandIn);
 }
 
 /** The stand-in, started or not. */

@@ -19,19 +19,21 @@ import {
 } from "@nats-io/jwt";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
-import { freePort, reapOnExit, type Service, spawnService, waitUntil } from "./_util.ts";
+import {
+  binariesMissing,
+  freePort,
+  restartable,
+  spawnService,
+  started,
+  waitUntil,
+} from "./_util.ts";
 
 /** The server binary. */
 export const NATS_SERVER = "/usr/sbin/nats-server";
 
 /** Why nats-server cannot run here, or undefined. */
-export async function natsMissing(): Promise<string | undefined> {
-  try {
-    await Deno.stat(NATS_SERVER);
-    return undefined;
-  } catch {
-    return `${NATS_SERVER} not found (run scripts/install-test-deps.sh)`;
-  }
+export function natsMissing(): Promise<string | undefined> {
+  return binariesMissing(NATS_SERVER);
 }
 
 /** Options of {@link makeNats}. */
@@ -74,7 +76,6 @@ export interface NatsServer {
 /** Makes a NATS server, started unless `start: false`. */
 export async function makeNats(opts: NatsServerOptions = {}): Promise<NatsServer> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-nats-" });
-  const reap = reapOnExit(dir);
   const port = opts.port ?? freePort();
   const args = ["-a", "127.0.0.1", "-p", String(port), "-n", "waitcmd-test"];
   if (opts.user) args.push("--user", opts.user.name, "--pass", opts.user.password);
@@ -113,24 +114,22 @@ export async function makeNats(opts: NatsServerOptions = {}): Promise<NatsServer
     args.push("-c", `${dir}/server.conf`);
   }
   const scheme = opts.tls ? "tls" : "nats";
-  let svc: Service | undefined;
   const n: NatsServer = {
+    ...restartable(
+      dir,
+      () => spawnService(NATS_SERVER, args, { logFile: `${dir}/nats.log` }),
+      () =>
+        waitUntil(`nats-server on 127.0.0.1:${port}`, () => sendsInfo(port), {
+          timeoutMs: 30_000,
+          everyMs: 50,
+          logFile: `${dir}/nats.log`,
+        }),
+    ),
     host: "127.0.0.1",
     port,
     dir,
     credsFile,
     url: (userinfo) => `${scheme}://${userinfo ? `${userinfo}@` : ""}127.0.0.1:${port}`,
-    async start() {
-      if (!svc) {
-        svc = spawnService(NATS_SERVER, args, { logFile: `${dir}/nats.log` });
-        reap.setPids([svc.pid]);
-      }
-      await waitUntil(`nats-server on 127.0.0.1:${port}`, () => sendsInfo(port), {
-        timeoutMs: 30_000,
-        everyMs: 50,
-        logFile: `${dir}/nats.log`,
-      });
-    },
     async addStream(name) {
       const nc = await connect({
         servers: `127.0.0.1:${port}`,
@@ -145,28 +144,8 @@ export async function makeNats(opts: NatsServerOptions = {}): Promise<NatsServer
         await nc.close();
       }
     },
-    async stop() {
-      if (!svc) return;
-      const s = svc;
-      svc = undefined;
-      await s.stop();
-      reap.setPids([]);
-    },
-    async remove() {
-      await n.stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      reap.release();
-    },
   };
-  if (opts.start ?? true) {
-    try {
-      await n.start();
-    } catch (e) {
-      await n.remove();
-      throw e;
-    }
-  }
-  return n;
+  return await started(n, opts.start);
 }
 
 /** Whether a server on `port` accepts a connection and sends its INFO line. */

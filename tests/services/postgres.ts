@@ -17,12 +17,16 @@
  */
 
 import {
+  binariesMissing,
   freePort,
   killGroup,
   reapOnExit,
+  restartable,
   type Service,
   sh,
   spawnService,
+  started,
+  userinfo,
   waitUntil,
 } from "./_util.ts";
 
@@ -34,11 +38,8 @@ export const PG_PASSWORD = "app-pw-7Hq";
 
 /** Why PostgreSQL cannot run here, or undefined. */
 export async function postgresMissing(): Promise<string | undefined> {
-  try {
-    await Deno.stat(`${PG_BIN}/postgres`);
-  } catch {
-    return `${PG_BIN}/postgres not found (run scripts/install-test-deps.sh)`;
-  }
+  const bin = await binariesMissing(`${PG_BIN}/postgres`);
+  if (bin) return bin;
   try {
     await sh("id", ["postgres"]);
   } catch {
@@ -191,7 +192,6 @@ export interface Postgres {
 export async function makePostgres(opts: PostgresOptions = {}): Promise<Postgres> {
   const data0 = await templateData();
   const dir = await postgresDir("waitcmd-pg-");
-  const reap = reapOnExit(dir);
   const data = `${dir}/data`;
   await sh("cp", ["-a", data0, data]);
   const extra: string[] = [];
@@ -216,49 +216,25 @@ export async function makePostgres(opts: PostgresOptions = {}): Promise<Postgres
     );
   }
   const port = freePort();
-  let svc: Service | undefined;
+  const server = restartable(
+    dir,
+    () => startServer(dir, data, port, extra),
+    (svc) => ready(dir, port, svc.logFile),
+    // SIGINT: a fast shutdown (connections closed at once).
+    (svc) => killGroup(svc.pid, "SIGINT"),
+  );
   const pg: Postgres = {
+    ...server,
     host: "127.0.0.1",
     port,
     dir,
     logFile: `${dir}/postgres.log`,
-    url(user = PG_USER, password = PG_PASSWORD, db = "app") {
-      const info = password === ""
-        ? encodeURIComponent(user)
-        : `${encodeURIComponent(user)}:${encodeURIComponent(password)}`;
-      return `postgres://${info}@127.0.0.1:${port}/${db}`;
-    },
+    url: (user = PG_USER, password = PG_PASSWORD, db = "app") =>
+      `postgres://${userinfo(user, password)}@127.0.0.1:${port}/${db}`,
     psql: (sql, db) => psqlAt(dir, port, sql, db),
-    async start() {
-      if (svc) return;
-      svc = startServer(dir, data, port, extra);
-      reap.setPids([svc.pid]);
-      await ready(dir, port, svc.logFile);
-    },
-    async stop() {
-      if (!svc) return;
-      const s = svc;
-      svc = undefined;
-      killGroup(s.pid, "SIGINT");
-      await s.stop();
-      reap.setPids([]);
-    },
     async promote() {
       await sh("setpriv", asPostgres(`${PG_BIN}/pg_ctl`, ["promote", "-w", "-D", data]));
     },
-    async remove() {
-      await pg.stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      reap.release();
-    },
   };
-  if (opts.start ?? true) {
-    try {
-      await pg.start();
-    } catch (e) {
-      await pg.remove();
-      throw e;
-    }
-  }
-  return pg;
+  return await started(pg, opts.start);
 }

@@ -8,7 +8,15 @@
  * its dataset (`key-load-delay`, to see LOADING).
  */
 
-import { freePort, reapOnExit, type Service, sh, spawnService, waitUntil } from "./_util.ts";
+import {
+  binariesMissing,
+  freePort,
+  restartable,
+  sh,
+  spawnService,
+  started,
+  waitUntil,
+} from "./_util.ts";
 
 /** The server binary. */
 export const REDIS_SERVER = "/usr/bin/redis-server";
@@ -17,15 +25,8 @@ export const REDIS_USER = "app";
 export const REDIS_PASSWORD = "app-pw-9Kd";
 
 /** Why Redis cannot run here, or undefined. */
-export async function redisMissing(): Promise<string | undefined> {
-  for (const bin of [REDIS_SERVER, "/usr/bin/redis-cli"]) {
-    try {
-      await Deno.stat(bin);
-    } catch {
-      return `${bin} not found (run scripts/install-test-deps.sh)`;
-    }
-  }
-  return undefined;
+export function redisMissing(): Promise<string | undefined> {
+  return binariesMissing(REDIS_SERVER, "/usr/bin/redis-cli");
 }
 
 /** Options of {@link makeRedis}. */
@@ -60,7 +61,6 @@ export interface Redis {
 /** Makes a Redis server, started unless `start: false`. */
 export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-redis-" });
-  const reap = reapOnExit(dir);
   const port = freePort();
   const scheme = opts.tls ? "rediss" : "redis";
   const base = [
@@ -92,7 +92,6 @@ export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
       ]
       : []),
   ];
-  let svc: Service | undefined;
   const cliArgs = (args: string[]) => [
     "-h",
     "127.0.0.1",
@@ -106,14 +105,34 @@ export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
     ...(opts.tls ? ["--tls", "--cacert", opts.tls.caFile] : []),
     ...args,
   ];
-  const launch = async (extra: string[] = []) => {
-    if (svc) return;
-    const conf = `${dir}/redis.conf`;
-    await Deno.writeTextFile(conf, [...base, ...extra, ""].join("\n"));
-    svc = spawnService(REDIS_SERVER, [conf], { logFile: `${dir}/redis.out` });
-    reap.setPids([svc.pid]);
+  /** The extra config lines of the next start, and whether that start waits for PING. */
+  let next = { extra: [] as string[], wait: true };
+  const server = restartable(
+    dir,
+    async () => {
+      const conf = `${dir}/redis.conf`;
+      await Deno.writeTextFile(conf, [...base, ...next.extra, ""].join("\n"));
+      return spawnService(REDIS_SERVER, [conf], { logFile: `${dir}/redis.out` });
+    },
+    () =>
+      next.wait
+        ? waitUntil(`redis on 127.0.0.1:${port}`, async () => (await r.cli("PING")) === "PONG", {
+          timeoutMs: 30_000,
+          everyMs: 50,
+          logFile: `${dir}/redis.log`,
+        })
+        : Promise.resolve(),
+  );
+  const startWith = async (extra: string[], wait: boolean) => {
+    next = { extra, wait };
+    try {
+      await server.start();
+    } finally {
+      next = { extra: [], wait: true };
+    }
   };
   const r: Redis = {
+    ...server,
     host: "127.0.0.1",
     port,
     dir,
@@ -122,35 +141,8 @@ export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
       return `${scheme}://${info}127.0.0.1:${port}${db === undefined ? "" : `/${db}`}`;
     },
     cli: (...args) => sh("redis-cli", cliArgs(args)),
-    launch,
-    async start(extra = []) {
-      await launch(extra);
-      await waitUntil(
-        `redis on 127.0.0.1:${port}`,
-        async () => (await r.cli("PING")) === "PONG",
-        { timeoutMs: 30_000, everyMs: 50, logFile: `${dir}/redis.log` },
-      );
-    },
-    async stop() {
-      if (!svc) return;
-      const s = svc;
-      svc = undefined;
-      await s.stop();
-      reap.setPids([]);
-    },
-    async remove() {
-      await r.stop();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-      reap.release();
-    },
+    launch: (extra = []) => startWith(extra, false),
+    start: (extra = []) => startWith(extra, true),
   };
-  if (opts.start ?? true) {
-    try {
-      await r.start();
-    } catch (e) {
-      await r.remove();
-      throw e;
-    }
-  }
-  return r;
+  return await started(r, opts.start);
 }

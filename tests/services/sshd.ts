@@ -80,8 +80,8 @@ export async function readBanner(
   }
 }
 
-/** Starts sshd on 127.0.0.1 on a free port; resolves once it sends its SSH-2.0 banner. */
-export async function startSshd(): Promise<Sshd> {
+/** Starts sshd on 127.0.0.1 on `opts.port` or a free one; resolves once it sends its SSH-2.0 banner. */
+export async function startSshd(opts: { port?: number } = {}): Promise<Sshd> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-sshd-" });
   // sshd reads authorized_keys as the user: let it traverse the directory.
   await Deno.chmod(dir, 0o711);
@@ -103,8 +103,9 @@ export async function startSshd(): Promise<Sshd> {
   const clientKey = await Deno.readTextFile(clientKeyFile);
 
   let lastErr: unknown;
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = freePort();
+  // A free port can be taken before sshd binds it: try another (not when the port is given).
+  for (let attempt = 0; attempt < (opts.port ? 1 : 3); attempt++) {
+    const port = opts.port ?? freePort();
     const config = `${dir}/sshd_config`;
     await Deno.writeTextFile(
       config,

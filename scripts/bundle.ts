@@ -312,6 +312,9 @@ export async function bundle(opts: BundleOptions = {}): Promise<Manifest> {
   const parent = out.slice(0, out.lastIndexOf("/")) || ".";
   await Deno.mkdir(parent, { recursive: true });
   const work = await Deno.makeTempDir({ dir: parent, prefix: ".bundle-" });
+  // A temporary directory is private (0700); a build output is for every user, as the binary is
+  // (tests run it as nobody).
+  await Deno.chmod(work, 0o755);
   try {
     const workers = Object.values(WORKERS) as string[];
     const result = await new Deno.Command(Deno.execPath(), {

@@ -98,7 +98,8 @@ Deno.test({
 });
 
 Deno.test({
-  name: "bundle: every worker and asset is in it, and a left-out module throws, naming itself",
+  name:
+    "bundle: every worker and asset is in it, every user may run it, and a left-out module throws, naming itself",
   ignore: ignoreWithout("a bundle of these sources", noBundle),
   async fn() {
     assert(noBundle === undefined, noBundle);
@@ -108,6 +109,9 @@ Deno.test({
       assert(files.has(manifest.workers[name]!), `worker ${name}`);
     }
     for (const a of manifest.assets) assert(files.has(a), `asset ${a}`);
+    // Every user may run it, as the binary (the fault tests run waitcmd as nobody).
+    assertEquals((await Deno.stat(BUNDLE_DIR)).mode! & 0o055, 0o055, "dist/bundle is private");
+    assertEquals((await Deno.stat(`${BUNDLE_DIR}/${LAUNCHER}`)).mode! & 0o055, 0o055);
     assert(![...files].some((f) => /\.(map|ts|node)$/.test(f)), "no maps, sources or add-ons");
     for (const l of LEFT_OUT) {
       const mod = await import(`${BUNDLE_DIR}/${leftOutPath(l.module)}`);

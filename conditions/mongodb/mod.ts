@@ -5,7 +5,8 @@
  *
  * The probe talks to the deployment with the official `npm:mongodb` driver,
  * imported only by probe.ts, which also lets the driver parse the URI in
- * `validate`, before anything is probed; `judge.ts` holds the decisions.
+ * `validate`, before anything is probed; `judge.ts` holds the decisions and
+ * `errors.ts` the texts of failed attempts.
  *
  * @module
  */

@@ -7,7 +7,8 @@
  * (`client.ts`). An endpoint override (MinIO, R2, Ceph, versitygw, ...) uses
  * path-style addressing and the SDK's request checksums only where the API
  * requires them, so that S3-compatible servers accept the requests. This
- * file declares the kind and parses its flags; `judge.ts` reads the answers.
+ * file declares the kind and parses its flags; `judge.ts` reads the answers and
+ * `errors.ts` the SDK's errors.
  *
  * @module
  */

@@ -31,8 +31,16 @@ export interface ReadyPlan extends Plan {
   readonly conditions: readonly ReadyCondition[];
 }
 
-/** Runs every kind's library validation, in condition order; throws the first `UsageError`. */
-export async function validatePlan(plan: Plan): Promise<void> {
+/**
+ * Runs every kind's library validation, in condition order; throws the first `UsageError`.
+ * With `env`, the settings of the environment that only a run reads are checked as well
+ * (`WAITCMD_MEMORY_CAP`, engine/isolate.ts).
+ */
+export async function validatePlan(
+  plan: Plan,
+  env?: Readonly<Record<string, string>>,
+): Promise<void> {
+  if (env?.WAITCMD_MEMORY_CAP !== undefined) (await import("./isolate.ts")).memoryCap(env);
   for (const c of plan.conditions) {
     if (!c.kind.validate) continue;
     const where = `condition ${c.index} (${c.kindWord})`;
@@ -78,16 +86,39 @@ export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
   return { ...plan, ...expanded };
 }
 
+/** How `preparePlan` makes the probes. */
+export interface PrepareOptions {
+  /**
+   * Every probe on this thread, isolated kinds' too: for tests that drive probes with a fake
+   * clock or look at them in-process.
+   */
+  readonly inProcess?: boolean;
+  /** The entry module of isolated kinds' workers (a test's own); engine/isolate_worker.ts. */
+  readonly workerUrl?: URL;
+}
+
 /**
  * Loads each kind's probe module once (concurrently) and makes one probe per
- * condition, awaiting the factories that import a library for their options.
+ * condition, awaiting the factories that import a library for their options. The probes of
+ * a kind that declares `isolate` are made in a worker of the kind's own, which imports the
+ * probe module there (engine/isolate.ts); the others on this thread.
  */
-export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan> {
+export async function preparePlan(
+  plan: Plan,
+  env: ProbeEnv,
+  opts: PrepareOptions = {},
+): Promise<ReadyPlan> {
   const kinds = [...new Set(plan.conditions.map((c) => c.kind))];
-  const factories = new Map<ConditionKind, ProbeFactory<unknown>>(
-    await Promise.all(kinds.map(async (k) => [k, await k.load()] as const)),
+  const isolated = new Set(opts.inProcess ? [] : kinds.filter((k) => k.isolate));
+  const [factories, isolates] = await Promise.all([
+    Promise.all(
+      kinds.filter((k) => !isolated.has(k)).map(async (k) => [k, await k.load()] as const),
+    ).then((entries) => new Map<ConditionKind, ProbeFactory<unknown>>(entries)),
+    isolated.size === 0 ? undefined : isolatedProbes(plan, isolated, env, opts),
+  ]);
+  const made = plan.conditions.map((c) =>
+    isolates?.get(c) ?? factories.get(c.kind)!(c.options, env)
   );
-  const made = plan.conditions.map((c) => factories.get(c.kind)!(c.options, env));
   // Most factories are synchronous: a thousand such conditions need no thousand awaits.
   const probes = made.some((p) => p instanceof Promise)
     ? await Promise.all(made)
@@ -99,6 +130,37 @@ export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan>
       return { ...c, probe: c.negate ? negated(probe) : probe };
     }),
   };
+}
+
+/** The probes of the conditions of isolated kinds, made in one worker per kind. */
+async function isolatedProbes(
+  plan: Plan,
+  kinds: ReadonlySet<ConditionKind>,
+  env: ProbeEnv,
+  opts: PrepareOptions,
+): Promise<Map<ConditionPlan, Probe>> {
+  const { KindIsolate, memoryCap, setMemoryCap } = await import("./isolate.ts");
+  try {
+    setMemoryCap(memoryCap(env.env));
+  } catch {
+    // Checked by validatePlan; a caller that skipped it gets the default.
+  }
+  const out = new Map<ConditionPlan, Probe>();
+  const isolates = [...kinds].map((kind) =>
+    [kind, new KindIsolate(kind.name, { env: env.env, workerUrl: opts.workerUrl })] as const
+  );
+  try {
+    await Promise.all(isolates.map(async ([kind, isolate]) => {
+      const conditions = plan.conditions.filter((c) => c.kind === kind);
+      const probes = await isolate.probes(conditions.map((c) => c.options));
+      conditions.forEach((c, i) => out.set(c, probes[i]!));
+    }));
+  } catch (e) {
+    // One kind that cannot load: the others' workers end with it.
+    await Promise.all(isolates.map(([, isolate]) => isolate.close()));
+    throw e;
+  }
+  return out;
 }
 
 /**

@@ -89,6 +89,7 @@ export const mongodb = defineKind<MongodbOptions>({
   // The driver parses the URI (probe.ts: the only module that imports it).
   validate: (options, fail) => import("./probe.ts").then((m) => m.validateUri(options, fail)),
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: MongodbOptions } {

@@ -13,12 +13,14 @@ import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { readPassword } from "../_common/dsurl.ts";
 import { describeMongoError } from "./errors.ts";
+import { guardFraming } from "./framing.ts";
 import { type HelloReply, judgeHello } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";
 import { driverOptions } from "./options.ts";
 
 /** Makes the probe of one mongodb condition. */
-export function create(options: MongodbOptions, env: ProbeEnv): Probe {
+export async function create(options: MongodbOptions, env: ProbeEnv): Promise<Probe> {
+  await guardFraming();
   // The client has no other way to drop its connections than close(): not awaited on abort.
   const sessions = new DriverSessions<MongoClient>({
     end: (c) => c.close(),

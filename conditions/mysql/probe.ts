@@ -13,7 +13,7 @@ import type { TLSSocket } from "node:tls";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
-import { DriverSessions } from "../_common/driver.ts";
+import { capReads, DriverSessions } from "../_common/driver.ts";
 import { canonicalIp, type HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
@@ -57,6 +57,7 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
     const o = options;
     const socket = netConnect({ host: address.hostname, port: address.port });
     socket.setNoDelay(true);
+    capReads(socket);
     // The driver verifies the name of a DNS host itself; an IP address is checked below.
     const hostIsIp = canonicalIp(o.hp.hostname) !== undefined;
     const conn: Connection = mysql.createConnection({

@@ -354,5 +354,6 @@ export const objstore = defineKind<ObjstoreOptions>({
     return /^s3:\/\/./i.test(word) ? `s3 ${word}` : undefined;
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });

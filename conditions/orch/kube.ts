@@ -32,6 +32,12 @@ import {
   requestCredentials,
 } from "./kubeconfig.ts";
 
+/**
+ * The longest answer read (docs/contract.md §9): a list of thousands of objects fits; a server
+ * that sends without end is not kept.
+ */
+const ANSWER_MAX_CHARS = 32 << 20;
+
 /** An answer read whole: status and parsed JSON (undefined when the body is not JSON). */
 export interface JsonResponse {
   readonly status: number;
@@ -147,6 +153,7 @@ export class KubeClient {
       body = await readAll(r, signal);
     } catch (e) {
       if (signal.aborted) throw signal.reason ?? e;
+      if (e instanceof KubeError) throw e;
       throw new KubeError("network", `reading the answer: ${describeRequestError(e)}`);
     }
     let json: unknown;
@@ -252,6 +259,13 @@ async function readAll(r: HttpReply, signal: AbortSignal): Promise<string> {
       const { value, done } = await reader.read();
       if (done) return out;
       out += value;
+      if (out.length > ANSWER_MAX_CHARS) {
+        stop();
+        throw new KubeError(
+          "http",
+          `the answer is longer than ${ANSWER_MAX_CHARS >> 20} Mi characters (not read further)`,
+        );
+      }
     }
   } finally {
     signal.removeEventListener("abort", stop);

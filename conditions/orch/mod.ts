@@ -316,5 +316,6 @@ export const orch = defineKind<OrchOptions>({
     await validateJsonPaths([options.want.expr], fail);
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.kubeconfig(env)),
 });

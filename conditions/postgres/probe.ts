@@ -12,7 +12,7 @@ import { Socket } from "node:net";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
-import { DriverSessions } from "../_common/driver.ts";
+import { capReads, DriverSessions } from "../_common/driver.ts";
 import type { HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
@@ -78,6 +78,7 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
   ): Promise<ProbeResult> {
     signal.throwIfAborted();
     const socket = new Socket();
+    capReads(socket);
     const client = new pg.Client({
       host: address.hostname,
       port: address.port,

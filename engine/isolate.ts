@@ -1,0 +1,452 @@
+/**
+ * Isolation (docs/contract.md §2, docs/reliability.md): the probes of a kind
+ * that declares `isolate` run in a Web Worker of their own, one per kind per
+ * run, so that a third-party protocol or parser that spins, blocks or
+ * allocates without end can hold neither the deadline nor a signal. The
+ * main thread keeps the clock and the signals; it sees each probe through a
+ * proxy that forwards attempts, aborts, watchers and closing to the worker
+ * (engine/isolate_serve.ts is the worker's side).
+ *
+ * - An aborted attempt ends on the main thread at once (engine/attempt.ts).
+ *   The worker must answer the abort within `ABORT_ANSWER_MS`; a worker that
+ *   does not is terminated, the other attempts it held end as pending with
+ *   an error that says so, and the next attempt starts a fresh worker.
+ * - A memory watchdog samples the process's RSS while workers run; as it
+ *   nears the cap (`WAITCMD_MEMORY_CAP`, default 512 MiB; `watchdogThreshold`)
+ *   the workers with work in flight are terminated and their attempts end as
+ *   pending, naming the cap.
+ * - Closing at the run's end asks each worker to close its probes and
+ *   terminates it after `CLOSE_ANSWER_MS` at most.
+ *
+ * A limit of the runtime: Deno 2.9's `Worker.terminate()` does not stop a
+ * worker caught in a synchronous loop (denoland/deno#35657, comment of
+ * 2026-08-05): it keeps its thread until the process exits, which the
+ * deadline and signals still decide. So that such threads do not pile up,
+ * no fresh worker of a kind starts while one it terminated for not answering
+ * still runs (Linux tells, through /proc; elsewhere at most
+ * `BLIND_RESTARTS` are started); attempts meanwhile end as pending, saying
+ * why.
+ *
+ * @module
+ */
+
+import { onAbort } from "./abort.ts";
+import { UsageError } from "./errors.ts";
+import type { FromWorker, ToWorker } from "./isolate_serve.ts";
+import type { Probe, ProbeResult, WatchContext } from "./types.ts";
+
+/** How long a worker may take to answer an aborted attempt before it is terminated. */
+export const ABORT_ANSWER_MS = 500;
+/** How long a worker may take to close its probes at the run's end before it is terminated. */
+export const CLOSE_ANSWER_MS = 50;
+/** How often the memory watchdog samples the process's RSS while workers run. */
+export const WATCHDOG_INTERVAL_MS = 50;
+/** The variable that sets the memory cap. */
+export const MEMORY_CAP_VARIABLE = "WAITCMD_MEMORY_CAP";
+/** The memory cap without the variable: 512 MiB. */
+export const DEFAULT_MEMORY_CAP = 512 * 2 ** 20;
+/**
+ * How far below the cap the watchdog acts: memory a worker allocates between two samples
+ * and while it is being terminated stays under the cap (a quarter of it, at most 64 MiB).
+ */
+export function watchdogThreshold(cap: number): number {
+  return cap - Math.min(64 * 2 ** 20, cap / 4);
+}
+/**
+ * Fresh workers started, per kind, after terminating one whose thread cannot be seen
+ * (outside Linux); after that, attempts end as pending.
+ */
+export const BLIND_RESTARTS = 2;
+
+/**
+ * The memory cap of `WAITCMD_MEMORY_CAP` (`512M`, `1G`, `768` in MiB), in bytes; the
+ * default without it. A value that is not a size is a usage error naming the variable.
+ */
+export function memoryCap(env: Readonly<Record<string, string>>): number {
+  const text = env[MEMORY_CAP_VARIABLE];
+  if (text === undefined || text === "") return DEFAULT_MEMORY_CAP;
+  const m = /^(\d+(?:\.\d+)?)\s*(m|mb|mib|g|gb|gib)?$/i.exec(text.trim());
+  const mib = m ? Number(m[1]) * (/^g/i.test(m[2] ?? "") ? 1024 : 1) : NaN;
+  if (!(mib >= 64) || !Number.isFinite(mib)) {
+    throw new UsageError(
+      MEMORY_CAP_VARIABLE,
+      `expected a size of at least 64M, such as 512M or 2G, got ${JSON.stringify(text)}`,
+    );
+  }
+  return Math.round(mib * 2 ** 20);
+}
+
+/** `512 MiB`, `1.5 GiB`. */
+function formatCap(bytes: number): string {
+  const mib = bytes / 2 ** 20;
+  return mib >= 1024 ? `${+(mib / 1024).toFixed(2)} GiB` : `${+mib.toFixed(1)} MiB`;
+}
+
+/** Calls `fn` after `ms` (on Deno's own timers: no node:timers at start-up, engine/clock.ts). */
+function after(ms: number, fn: () => void): () => void {
+  const signal = AbortSignal.timeout(ms);
+  signal.addEventListener("abort", fn, { once: true });
+  return () => signal.removeEventListener("abort", fn);
+}
+
+/** Whether thread `tid` of this process still runs (Linux); undefined where it cannot be told. */
+function threadAlive(tid: number | undefined): boolean | undefined {
+  if (tid === undefined) return undefined;
+  try {
+    Deno.statSync(`/proc/self/task/${tid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How a kind's workers are started: the entry module (a test's own) and what they get. */
+export interface IsolateOptions {
+  /** The process environment, for the probes (`ProbeEnv.env`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The worker's entry module; default engine/isolate_worker.ts. */
+  readonly workerUrl?: URL;
+}
+
+/** An attempt in flight in a worker. */
+interface Call {
+  resolve(r: ProbeResult): void;
+}
+
+/** A watcher's end on the main thread. */
+interface WatchSink {
+  change(): void;
+  notice(message: string): void;
+  end(error?: string): void;
+}
+
+/** One running worker and what it holds. */
+class Live {
+  readonly calls = new Map<number, Call>();
+  readonly watches = new Map<number, WatchSink>();
+  tid: number | undefined;
+  /** Called when the worker says its probes are closed. */
+  closed: (() => void) | undefined;
+  /** Resolves once the probes are made; rejects when making them failed. */
+  readonly prepared: Promise<void>;
+  #onPrepared!: { resolve(): void; reject(e: Error): void };
+
+  constructor(readonly worker: Worker) {
+    this.prepared = new Promise((resolve, reject) => this.#onPrepared = { resolve, reject });
+    this.prepared.catch(() => {}); // also handled by every awaiter
+  }
+
+  settlePrepared(error?: string): void {
+    if (error === undefined) this.#onPrepared.resolve();
+    else this.#onPrepared.reject(new Error(error));
+  }
+
+  post(m: ToWorker): void {
+    try {
+      this.worker.postMessage(m);
+    } catch {
+      // terminated meanwhile
+    }
+  }
+
+  /** Whether anything waits on it: an attempt or a watcher. */
+  get busy(): boolean {
+    return this.calls.size > 0 || this.watches.size > 0;
+  }
+}
+
+/**
+ * The worker of one isolated kind in one run and the probes of its conditions, seen from
+ * the main thread through proxies.
+ */
+export class KindIsolate {
+  #live: Live | undefined;
+  #options: readonly unknown[] = [];
+  #calls = 0;
+  #closing: Promise<void> | undefined;
+  /** Workers terminated for not answering, whose threads may still run. */
+  readonly #stuck: { tid: number | undefined }[] = [];
+  #blindRestarts = 0;
+  #started = 0;
+
+  constructor(readonly kind: string, readonly opts: IsolateOptions) {}
+
+  /** How many workers it started (the first, and fresh ones after one was stopped). */
+  get started(): number {
+    return this.#started;
+  }
+
+  /** Starts the worker and makes a probe per options (in order); rejects when that fails. */
+  async probes(options: readonly unknown[]): Promise<Probe[]> {
+    this.#options = options;
+    const live = this.#start();
+    await live.prepared;
+    return options.map((_, id) => this.#proxy(id));
+  }
+
+  /** Asks the worker to close its probes, and terminates it after `CLOSE_ANSWER_MS` at most. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const live = this.#live;
+      if (live === undefined) return;
+      await new Promise<void>((resolve) => {
+        const cancel = after(CLOSE_ANSWER_MS, resolve);
+        live.closed = () => {
+          cancel();
+          resolve();
+        };
+        live.post({ t: "close" });
+      });
+      this.#kill(live, "run ended");
+    })();
+    return this.#closing;
+  }
+
+  /** Ends `live`: terminates it and ends what waits on it with `reason`. */
+  #kill(live: Live, reason: string, stuck = false): void {
+    if (this.#live === live) this.#live = undefined;
+    live.worker.terminate();
+    watchdog.forget(this, live);
+    live.settlePrepared(reason);
+    for (const [call, c] of live.calls) {
+      live.calls.delete(call);
+      c.resolve({ status: "pending", error: reason });
+    }
+    for (const [id, w] of live.watches) {
+      live.watches.delete(id);
+      w.end(reason);
+    }
+    if (stuck) this.#stuck.push({ tid: live.tid });
+  }
+
+  /** Ends the worker for memory use past the cap (the watchdog's call). */
+  killForMemory(live: Live, cap: number): void {
+    this.#kill(
+      live,
+      `memory use reached the cap of ${
+        formatCap(cap)
+      } (${MEMORY_CAP_VARIABLE}): the ${this.kind} ` +
+        `worker was stopped`,
+      true,
+    );
+  }
+
+  /** A worker for the next attempt: the live one, a fresh one, or why there is none. */
+  #worker(): Live | string {
+    if (this.#live) return this.#live;
+    if (this.#closing) return "run ended";
+    const running = this.#stuck.filter((s) => threadAlive(s.tid) !== false);
+    this.#stuck.splice(0, this.#stuck.length, ...running);
+    if (running.some((s) => s.tid !== undefined)) {
+      return `the ${this.kind} driver is still busy in the worker stopped for not answering ` +
+        `(a worker in a synchronous loop cannot be ended before waitcmd exits); no attempt ` +
+        `until it returns`;
+    }
+    if (running.length > 0) {
+      if (this.#blindRestarts >= BLIND_RESTARTS) {
+        return `the ${this.kind} worker stopped answering ${BLIND_RESTARTS + 1} times; ` +
+          `no fresh one is started (a worker in a synchronous loop cannot be ended before ` +
+          `waitcmd exits)`;
+      }
+      this.#blindRestarts++;
+    }
+    return this.#start();
+  }
+
+  #start(): Live {
+    const worker = this.opts.workerUrl
+      ? new Worker(this.opts.workerUrl, { type: "module" })
+      : new Worker(new URL("./isolate_worker.ts", import.meta.url), { type: "module" });
+    const live = new Live(worker);
+    this.#live = live;
+    this.#started++;
+    worker.onmessage = (e: MessageEvent<FromWorker>) => this.#receive(live, e.data);
+    worker.onerror = (e) => {
+      e.preventDefault();
+      this.#kill(live, `the ${this.kind} worker failed: ${e.message || "unknown error"}`);
+    };
+    live.post({
+      t: "prepare",
+      kind: this.kind,
+      env: this.opts.env,
+      probes: this.#options.map((options, id) => ({ id, options })),
+    });
+    watchdog.watch(this, live);
+    return live;
+  }
+
+  #receive(live: Live, m: FromWorker): void {
+    switch (m.t) {
+      case "ready":
+        live.tid = m.tid;
+        return;
+      case "prepared":
+        return live.settlePrepared();
+      case "failed":
+        live.settlePrepared(`cannot load the ${this.kind} probes: ${m.error}`);
+        return this.#kill(live, `cannot load the ${this.kind} probes: ${m.error}`);
+      case "result": {
+        const c = live.calls.get(m.call);
+        live.calls.delete(m.call);
+        return c?.resolve(m.result);
+      }
+      case "change":
+        return live.watches.get(m.id)?.change();
+      case "notice":
+        return live.watches.get(m.id)?.notice(m.message);
+      case "unwatched": {
+        const w = live.watches.get(m.id);
+        live.watches.delete(m.id);
+        return w?.end(m.error);
+      }
+      case "closed":
+        return live.closed?.();
+    }
+  }
+
+  /** One attempt of probe `id` in the worker. */
+  async #check(id: number, signal: AbortSignal, n: number): Promise<ProbeResult> {
+    const live = this.#worker();
+    if (typeof live === "string") return { status: "pending", error: live };
+    try {
+      // A fresh worker (after one was stopped) imports the kind and makes the probes again.
+      await live.prepared;
+    } catch (e) {
+      return { status: "pending", error: (e as Error).message };
+    }
+    if (signal.aborted) return { status: "pending", error: "aborted" };
+    const call = ++this.#calls;
+    return await new Promise<ProbeResult>((resolve) => {
+      let cancel: (() => void) | undefined;
+      const off = onAbort(signal, () => {
+        live.post({
+          t: "abort",
+          call,
+          reason: signal.reason instanceof Error ? signal.reason.message : "aborted",
+        });
+        // A worker that cannot answer is caught in a loop: only terminating it frees the
+        // attempts it holds (docs/reliability.md).
+        cancel = after(ABORT_ANSWER_MS, () => {
+          if (!live.calls.has(call)) return;
+          this.#kill(
+            live,
+            `the ${this.kind} driver did not answer within ${ABORT_ANSWER_MS} ms of an ` +
+              `aborted attempt: its worker was stopped`,
+            true,
+          );
+        });
+      });
+      live.calls.set(call, {
+        resolve: (r) => {
+          off();
+          cancel?.();
+          resolve(r);
+        },
+      });
+      live.post({ t: "check", call, id, attempt: n });
+    });
+  }
+
+  /** The changes of probe `id`'s watcher in the worker. */
+  async *#watch(id: number, ctx: WatchContext): AsyncGenerator<void> {
+    const live = this.#worker();
+    if (typeof live === "string") throw new Error(live);
+    await live.prepared;
+    let changes = 0;
+    let ended = false;
+    let error: string | undefined;
+    let wake: (() => void) | undefined;
+    const sink: WatchSink = {
+      change() {
+        changes++;
+        wake?.();
+      },
+      notice: (message) => ctx.notice(message),
+      end(e) {
+        ended = true;
+        error = e;
+        wake?.();
+      },
+    };
+    live.watches.set(id, sink);
+    live.post({ t: "watch", id });
+    const off = onAbort(ctx.signal, () => {
+      live.post({ t: "unwatch", id });
+      live.watches.delete(id);
+      sink.end();
+    });
+    try {
+      while (true) {
+        if (changes > 0) {
+          changes = 0;
+          yield;
+          continue;
+        }
+        if (ended) break;
+        await new Promise<void>((resolve) => wake = resolve);
+        wake = undefined;
+      }
+    } finally {
+      off();
+      live.watches.delete(id);
+    }
+    if (error !== undefined) throw new Error(error);
+  }
+
+  #proxy(id: number): Probe {
+    return {
+      check: (ctx) => this.#check(id, ctx.signal, ctx.attempt),
+      watch: (ctx) => this.#watch(id, ctx),
+      close: () => this.close(),
+    };
+  }
+}
+
+/**
+ * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
+ * workers that have attempts or watchers in flight.
+ */
+class Watchdog {
+  readonly #live = new Map<Live, KindIsolate>();
+  #cap = DEFAULT_MEMORY_CAP;
+  #stop: (() => void) | undefined;
+
+  setCap(bytes: number): void {
+    this.#cap = bytes;
+  }
+
+  watch(owner: KindIsolate, live: Live): void {
+    this.#live.set(live, owner);
+    if (this.#stop === undefined) this.#tick();
+  }
+
+  forget(_owner: KindIsolate, live: Live): void {
+    this.#live.delete(live);
+    if (this.#live.size === 0) {
+      this.#stop?.();
+      this.#stop = undefined;
+    }
+  }
+
+  #tick(): void {
+    this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
+      this.#stop = undefined;
+      if (this.#live.size === 0) return;
+      if (Deno.memoryUsage().rss > watchdogThreshold(this.#cap)) {
+        // Only a worker at work can be growing with what a server sends; one that waits (or
+        // loads its kind) holds what it holds, and stopping it would free nothing that grows.
+        for (const [live, owner] of this.#live) {
+          if (live.busy) owner.killForMemory(live, this.#cap);
+        }
+      }
+      if (this.#live.size > 0) this.#tick();
+    });
+  }
+}
+
+const watchdog = new Watchdog();
+
+/** Sets the memory cap of every isolated kind's workers (from `memoryCap`). */
+export function setMemoryCap(bytes: number): void {
+  watchdog.setCap(bytes);
+}

@@ -22,10 +22,9 @@
  * worker caught in a synchronous loop (denoland/deno#35657, comment of
  * 2026-08-05): it keeps its thread until the process exits, which the
  * deadline and signals still decide. So that such threads do not pile up,
- * no fresh worker of a kind starts while one it terminated for not answering
- * still runs (Linux tells, through /proc; elsewhere at most
- * `BLIND_RESTARTS` are started); attempts meanwhile end as pending, saying
- * why.
+ * no fresh worker of a kind starts while one it terminated still runs
+ * (Linux tells, through /proc; elsewhere at most `BLIND_RESTARTS` are
+ * started); attempts meanwhile end as pending, saying why.
  *
  * @module
  */
@@ -38,7 +37,7 @@ import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
 export const ABORT_ANSWER_MS = 500;
 /** How long a worker may take to close its probes at the run's end before it is terminated. */
-export const CLOSE_ANSWER_MS = 50;
+export const CLOSE_ANSWER_MS = 20;
 /** How often the memory watchdog samples the process's RSS while workers run. */
 export const WATCHDOG_INTERVAL_MS = 50;
 /** The variable that sets the memory cap. */
@@ -164,7 +163,7 @@ export class KindIsolate {
   #options: readonly unknown[] = [];
   #calls = 0;
   #closing: Promise<void> | undefined;
-  /** Workers terminated for not answering, whose threads may still run. */
+  /** Workers terminated (for not answering, or near the memory cap) whose threads may still run. */
   readonly #stuck: { tid: number | undefined }[] = [];
   #blindRestarts = 0;
   #started = 0;
@@ -219,16 +218,11 @@ export class KindIsolate {
     if (stuck) this.#stuck.push({ tid: live.tid });
   }
 
-  /** Ends the worker for memory use past the cap (the watchdog's call). */
+  /** Ends the worker for memory use near the cap (the watchdog's call). */
   killForMemory(live: Live, cap: number): void {
-    this.#kill(
-      live,
-      `memory use reached the cap of ${
-        formatCap(cap)
-      } (${MEMORY_CAP_VARIABLE}): the ${this.kind} ` +
-        `worker was stopped`,
-      true,
-    );
+    const reason = `memory use reached the cap of ${formatCap(cap)} (${MEMORY_CAP_VARIABLE}): ` +
+      `the ${this.kind} worker was stopped`;
+    this.#kill(live, reason, true);
   }
 
   /** A worker for the next attempt: the live one, a fresh one, or why there is none. */
@@ -238,9 +232,8 @@ export class KindIsolate {
     const running = this.#stuck.filter((s) => threadAlive(s.tid) !== false);
     this.#stuck.splice(0, this.#stuck.length, ...running);
     if (running.some((s) => s.tid !== undefined)) {
-      return `the ${this.kind} driver is still busy in the worker stopped for not answering ` +
-        `(a worker in a synchronous loop cannot be ended before waitcmd exits); no attempt ` +
-        `until it returns`;
+      return `the ${this.kind} driver is still busy in a stopped worker (a worker in a ` +
+        `synchronous loop cannot be ended before waitcmd exits); no attempt until it returns`;
     }
     if (running.length > 0) {
       if (this.#blindRestarts >= BLIND_RESTARTS) {

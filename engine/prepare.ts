@@ -140,10 +140,13 @@ async function isolatedProbes(
   opts: PrepareOptions,
 ): Promise<Map<ConditionPlan, Probe>> {
   const { KindIsolate, memoryCap, setMemoryCap } = await import("./isolate.ts");
-  try {
-    setMemoryCap(memoryCap(env.env));
-  } catch {
-    // Checked by validatePlan; a caller that skipped it gets the default.
+  // Checked by validatePlan (a usage error); without the variable, the cap stays as it is.
+  if (env.env.WAITCMD_MEMORY_CAP !== undefined) {
+    try {
+      setMemoryCap(memoryCap(env.env));
+    } catch {
+      // A caller that skipped validatePlan keeps the cap it had.
+    }
   }
   const out = new Map<ConditionPlan, Probe>();
   const isolates = [...kinds].map((kind) =>

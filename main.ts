@@ -84,7 +84,7 @@ export async function main(
     }
     command = parseArgv(words, registry, io.env);
     if (command.type === "run") {
-      await validatePlan(command.plan, io.env);
+      await validatePlan(command.plan, { env: io.env, isolate: true, signal: io.signal });
       command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
     }
   } catch (e) {

@@ -31,7 +31,7 @@
 
 import { onAbort } from "./abort.ts";
 import { UsageError } from "./errors.ts";
-import type { FromWorker, ToWorker } from "./isolate_serve.ts";
+import type { FromWorker, Invalid, ToWorker } from "./isolate_serve.ts";
 import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
@@ -126,6 +126,10 @@ class Live {
   tid: number | undefined;
   /** Called when the worker says its probes are closed. */
   closed: (() => void) | undefined;
+  /** Waits for the worker's answer to a validation. */
+  validated:
+    | { resolve(f: readonly (Invalid | undefined)[]): void; reject(e: Error): void }
+    | undefined;
   /** Resolves once the probes are made; rejects when making them failed. */
   readonly prepared: Promise<void>;
   #onPrepared!: { resolve(): void; reject(e: Error): void };
@@ -175,12 +179,32 @@ export class KindIsolate {
     return this.#started;
   }
 
-  /** Starts the worker and makes a probe per options (in order); rejects when that fails. */
+  /**
+   * Runs the kind's `validate` on each options in the worker (which imports what it needs
+   * there, and stays for the probes): per options, undefined or the usage error's flag and
+   * text. Rejects when the kind cannot be loaded.
+   */
+  async validate(options: readonly unknown[]): Promise<readonly (Invalid | undefined)[]> {
+    const live = this.#live ?? this.#start();
+    const answer = new Promise<readonly (Invalid | undefined)[]>((resolve, reject) => {
+      live.validated = { resolve, reject };
+    });
+    live.post({ t: "validate", kind: this.kind, options });
+    return await answer;
+  }
+
+  /** Makes a probe per options (in order) in the worker, started if need be; rejects on failure. */
   async probes(options: readonly unknown[]): Promise<Probe[]> {
     this.#options = options;
-    const live = this.#start();
+    const live = this.#live ?? this.#start();
+    this.#prepare(live);
     await live.prepared;
     return options.map((_, id) => this.#proxy(id));
+  }
+
+  /** Whether it was closed (a run's end): `kindIsolate` then makes another. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
   }
 
   /** Asks the worker to close its probes, and terminates it after `CLOSE_ANSWER_MS` at most. */
@@ -207,6 +231,7 @@ export class KindIsolate {
     live.worker.terminate();
     watchdog.forget(this, live);
     live.settlePrepared(reason);
+    live.validated?.reject(new Error(reason));
     for (const [call, c] of live.calls) {
       live.calls.delete(call);
       c.resolve({ status: "pending", error: reason });
@@ -243,7 +268,19 @@ export class KindIsolate {
       }
       this.#blindRestarts++;
     }
-    return this.#start();
+    const live = this.#start();
+    this.#prepare(live);
+    return live;
+  }
+
+  /** Asks `live` to make the probes of the options given to `probes`. */
+  #prepare(live: Live): void {
+    live.post({
+      t: "prepare",
+      kind: this.kind,
+      env: this.opts.env,
+      probes: this.#options.map((options, id) => ({ id, options })),
+    });
   }
 
   #start(): Live {
@@ -258,12 +295,6 @@ export class KindIsolate {
       e.preventDefault();
       this.#kill(live, `the ${this.kind} worker failed: ${e.message || "unknown error"}`);
     };
-    live.post({
-      t: "prepare",
-      kind: this.kind,
-      env: this.opts.env,
-      probes: this.#options.map((options, id) => ({ id, options })),
-    });
     watchdog.watch(this, live);
     return live;
   }
@@ -273,10 +304,14 @@ export class KindIsolate {
       case "ready":
         live.tid = m.tid;
         return;
+      case "validated": {
+        const v = live.validated;
+        live.validated = undefined;
+        return v?.resolve(m.failures);
+      }
       case "prepared":
         return live.settlePrepared();
       case "failed":
-        live.settlePrepared(`cannot load the ${this.kind} probes: ${m.error}`);
         return this.#kill(live, `cannot load the ${this.kind} probes: ${m.error}`);
       case "result": {
         const c = live.calls.get(m.call);
@@ -393,6 +428,23 @@ export class KindIsolate {
       close: () => this.close(),
     };
   }
+}
+
+/** The isolates of the run, by kind (and worker entry): one worker per kind per run. */
+const isolates = new Map<string, KindIsolate>();
+
+/**
+ * The run's isolate of `kind`: the one its validation started, or a new one (once the run's
+ * end closed the last). One worker per kind serves both the validation and the probes.
+ */
+export function kindIsolate(kind: string, opts: IsolateOptions): KindIsolate {
+  const key = `${kind}\0${opts.workerUrl?.href ?? ""}`;
+  let isolate = isolates.get(key);
+  if (isolate === undefined || isolate.closed) {
+    isolate = new KindIsolate(kind, opts);
+    isolates.set(key, isolate);
+  }
+  return isolate;
 }
 
 /**

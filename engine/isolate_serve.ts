@@ -24,6 +24,12 @@ import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts
 
 /** A message from the main thread to a kind's worker. */
 export type ToWorker =
+  /** Run the kind's `validate` on each options (a library's checks, before the run). */
+  | {
+    readonly t: "validate";
+    readonly kind: string;
+    readonly options: readonly unknown[];
+  }
   /** Import the kind's probe module and make these probes (again, in a fresh worker). */
   | {
     readonly t: "prepare";
@@ -46,6 +52,8 @@ export type ToWorker =
 export type FromWorker =
   /** The worker runs; `tid` is its thread's id where the system tells (Linux). */
   | { readonly t: "ready"; readonly tid: number | undefined }
+  /** What `validate` found, per options: undefined when they are valid. */
+  | { readonly t: "validated"; readonly failures: readonly (Invalid | undefined)[] }
   /** The probes are made. */
   | { readonly t: "prepared" }
   /** Making them failed (a bug of ours, or a module that cannot load). */
@@ -60,6 +68,12 @@ export type FromWorker =
   | { readonly t: "unwatched"; readonly id: number; readonly error?: string }
   /** Every probe is closed. */
   | { readonly t: "closed" };
+
+/** A usage error that `validate` raised: the flag (or the target) and what is wrong. */
+export interface Invalid {
+  readonly flag: string | undefined;
+  readonly message: string;
+}
 
 /** What a worker's global scope offers the runtime. */
 export interface WorkerScope {
@@ -129,6 +143,29 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   let kind: Promise<ConditionKind> | undefined;
   let factory: Promise<ProbeFactory<unknown>> | undefined;
 
+  /** Runs the kind's `validate` on each options; a failure is a usage error's flag and text. */
+  async function validate(m: ToWorker & { t: "validate" }): Promise<void> {
+    try {
+      kind ??= findKind(m.kind);
+      const k = await kind;
+      const failures: (Invalid | undefined)[] = [];
+      for (const options of m.options) {
+        try {
+          await k.validate?.(options, (flag, message) => {
+            throw new InvalidOptions({ flag, message });
+          });
+          failures.push(undefined);
+        } catch (e) {
+          if (!(e instanceof InvalidOptions)) throw e;
+          failures.push(e.invalid);
+        }
+      }
+      post({ t: "validated", failures });
+    } catch (e) {
+      post({ t: "failed", error: describeError(e) });
+    }
+  }
+
   async function prepare(m: ToWorker & { t: "prepare" }): Promise<void> {
     try {
       kind ??= findKind(m.kind);
@@ -194,6 +231,8 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   scope.onmessage = (e) => {
     const m = e.data;
     switch (m.t) {
+      case "validate":
+        return void validate(m);
       case "prepare":
         return void prepare(m);
       case "check":
@@ -209,6 +248,13 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
     }
   };
   post({ t: "ready", tid: threadId() });
+}
+
+/** Thrown by the `fail` a kind's `validate` gets in a worker. */
+class InvalidOptions extends Error {
+  constructor(readonly invalid: Invalid) {
+    super(invalid.message);
+  }
 }
 
 /**

@@ -41,6 +41,21 @@ Deno.test("KindIsolate runs a kind's probes in a worker, with their options and 
   });
 });
 
+Deno.test("KindIsolate.validate() runs the kind's validate in the worker, which then serves the probes", async () => {
+  const isolate = new KindIsolate("echo", { env: {}, workerUrl });
+  try {
+    assertEquals(await isolate.validate([{ n: 1 }, { bad: "port" }]), [
+      undefined,
+      { flag: "port", message: "refused in the worker: port" },
+    ]);
+    const [p] = await isolate.probes([{ n: 1 }]);
+    assertEquals((await checkOnce(p!, never)).status, "satisfied");
+    assertEquals(isolate.started, 1);
+  } finally {
+    await isolate.close();
+  }
+});
+
 Deno.test("KindIsolate applies the error rule in the worker: FatalError is fatal", async () => {
   await withIsolate("fatal", [{}], async ([p]) => {
     assertEquals(await checkOnce(p!, never), {

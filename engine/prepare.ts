@@ -12,9 +12,11 @@ import { UsageError } from "./errors.ts";
 import { checkCaptureNames } from "./grammar.ts";
 import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
 import { resultOf } from "./attempt.ts";
+import type { Invalid } from "./isolate_serve.ts";
 import type {
   ConditionKind,
   ExpandContext,
+  Fail,
   Probe,
   ProbeEnv,
   ProbeFactory,
@@ -31,22 +33,67 @@ export interface ReadyPlan extends Plan {
   readonly conditions: readonly ReadyCondition[];
 }
 
+/** How `validatePlan` runs. */
+export interface ValidateOptions {
+  /**
+   * The process environment: the settings that only a run reads are checked as well
+   * (`WAITCMD_MEMORY_CAP`, engine/isolate.ts).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Validate the conditions of isolated kinds in their workers, which then serve the run's
+   * probes: the libraries a validation needs load there (the CLI).
+   */
+  readonly isolate?: boolean;
+  /** Once it aborts, the validation is not waited for (the run is cancelled anyway). */
+  readonly signal?: AbortSignal;
+}
+
 /**
  * Runs every kind's library validation, in condition order; throws the first `UsageError`.
- * With `env`, the settings of the environment that only a run reads are checked as well
- * (`WAITCMD_MEMORY_CAP`, engine/isolate.ts).
  */
-export async function validatePlan(
+export async function validatePlan(plan: Plan, opts: ValidateOptions = {}): Promise<void> {
+  const env = opts.env ?? {};
+  if (env.WAITCMD_MEMORY_CAP !== undefined) (await import("./isolate.ts")).memoryCap(env);
+  const validating = validateConditions(plan, opts.isolate === true, env);
+  if (opts.signal === undefined) return await validating;
+  validating.catch(() => {}); // after a signal, of no interest
+  await Promise.race([
+    validating,
+    new Promise<void>((resolve) => {
+      if (opts.signal!.aborted) resolve();
+      opts.signal!.addEventListener("abort", () => resolve(), { once: true });
+    }),
+  ]);
+}
+
+/** The validation itself: isolated kinds' in their workers (all at once), the others here. */
+async function validateConditions(
   plan: Plan,
-  env?: Readonly<Record<string, string>>,
+  isolate: boolean,
+  env: Readonly<Record<string, string>>,
 ): Promise<void> {
-  if (env?.WAITCMD_MEMORY_CAP !== undefined) (await import("./isolate.ts")).memoryCap(env);
+  const inWorkers = isolate
+    ? [...new Set(plan.conditions.map((c) => c.kind))].filter((k) => k.isolate && k.validate)
+    : [];
+  const found = new Map<ConditionPlan, Invalid | undefined>();
+  if (inWorkers.length > 0) {
+    const { kindIsolate } = await import("./isolate.ts");
+    await Promise.all(inWorkers.map(async (kind) => {
+      const conditions = plan.conditions.filter((c) => c.kind === kind);
+      const failures = await kindIsolate(kind.name, { env })
+        .validate(conditions.map((c) => c.options));
+      conditions.forEach((c, i) => found.set(c, failures[i]));
+    }));
+  }
   for (const c of plan.conditions) {
     if (!c.kind.validate) continue;
     const where = `condition ${c.index} (${c.kindWord})`;
-    await c.kind.validate(c.options, (flag, message) => {
+    const fail: Fail = (flag, message) => {
       throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
-    });
+    };
+    if (!found.has(c)) await c.kind.validate(c.options, fail);
+    else if (found.get(c) !== undefined) fail(found.get(c)!.flag, found.get(c)!.message);
   }
 }
 
@@ -139,7 +186,7 @@ async function isolatedProbes(
   env: ProbeEnv,
   opts: PrepareOptions,
 ): Promise<Map<ConditionPlan, Probe>> {
-  const { KindIsolate, memoryCap, setMemoryCap } = await import("./isolate.ts");
+  const { kindIsolate, memoryCap, setMemoryCap } = await import("./isolate.ts");
   // Checked by validatePlan (a usage error); without the variable, the cap stays as it is.
   if (env.env.WAITCMD_MEMORY_CAP !== undefined) {
     try {
@@ -150,7 +197,7 @@ async function isolatedProbes(
   }
   const out = new Map<ConditionPlan, Probe>();
   const isolates = [...kinds].map((kind) =>
-    [kind, new KindIsolate(kind.name, { env: env.env, workerUrl: opts.workerUrl })] as const
+    [kind, kindIsolate(kind.name, { env: env.env, workerUrl: opts.workerUrl })] as const
   );
   try {
     await Promise.all(isolates.map(async ([kind, isolate]) => {

@@ -99,5 +99,14 @@ const factories: Record<string, ProbeFactory<unknown>> = {
 serveProbes(self as unknown as WorkerScope, (name) => {
   const factory = factories[name];
   if (factory === undefined) return Promise.reject(new Error(`no test kind ${name}`));
-  return Promise.resolve(fakeKind(name, factory));
+  const kind = fakeKind(name, factory);
+  // Every kind here validates: options with `bad` are refused at that flag.
+  return Promise.resolve({
+    ...kind,
+    validate(options: unknown, fail: (flag: string | undefined, message: string) => never) {
+      const bad = (options as { bad?: string }).bad;
+      if (bad !== undefined) fail(bad, `refused in the worker: ${bad}`);
+      return Promise.resolve();
+    },
+  });
 });

@@ -19,8 +19,8 @@ Deno.test({
   name: "isolation: SIGTERM while the kinds' libraries load ends the run at once (exit 143)",
   ...opts,
   fn: async () => {
-    // Four of the heaviest libraries (Kubernetes, Kafka, S3, Docker): well over a second of
-    // module evaluation on one thread; each in its worker, the main thread stays free.
+    // Five of the heaviest libraries (Kubernetes, Kafka, S3, Docker, MongoDB): well over a
+    // second of module evaluation on one thread; each in its worker, the main thread stays free.
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-isolation-" });
     try {
       await Deno.writeTextFile(
@@ -48,6 +48,10 @@ Deno.test({
           "--",
           "container",
           "web",
+          // mongodb's validation loads its driver too (in its worker).
+          "--",
+          "mongodb",
+          "mongodb://127.0.0.1:1/app",
         ],
         env: { NO_COLOR: "1", DOCKER_HOST: "tcp://127.0.0.1:1" },
         stdin: "null",

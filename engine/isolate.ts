@@ -52,6 +52,11 @@ export function watchdogThreshold(cap: number): number {
   return cap - Math.min(64 * 2 ** 20, cap / 4);
 }
 /**
+ * Room above what the run holds once its probes are made, when that alone is near the cap
+ * (a run of a dozen isolated kinds holds about 420 MiB): the watchdog acts past that instead.
+ */
+export const MEMORY_ROOM = 128 * 2 ** 20;
+/**
  * Fresh workers started, per kind, after terminating one whose thread cannot be seen
  * (outside Linux); after that, attempts end as pending.
  */
@@ -334,7 +339,18 @@ export class KindIsolate {
 
   /** One attempt of probe `id` in the worker. */
   async #check(id: number, signal: AbortSignal, n: number): Promise<ProbeResult> {
-    const live = this.#worker();
+    let live = this.#worker();
+    // A worker just terminated needs a moment to end its thread: a short wait before saying
+    // it is stuck.
+    for (
+      let i = 0;
+      typeof live === "string" && !this.#closing && this.#stuck.length > 0 && i < 10;
+      i++
+    ) {
+      await new Promise<void>((resolve) => after(25, resolve));
+      if (signal.aborted) return { status: "pending", error: "aborted" };
+      live = this.#worker();
+    }
     if (typeof live === "string") return { status: "pending", error: live };
     try {
       // A fresh worker (after one was stopped) imports the kind and makes the probes again.
@@ -454,10 +470,22 @@ export function kindIsolate(kind: string, opts: IsolateOptions): KindIsolate {
 class Watchdog {
   readonly #live = new Map<Live, KindIsolate>();
   #cap = DEFAULT_MEMORY_CAP;
+  /** What the process held once the run's probes were made; 0 before. */
+  #floor = 0;
   #stop: (() => void) | undefined;
 
   setCap(bytes: number): void {
     this.#cap = bytes;
+    this.#floor = 0;
+  }
+
+  noteFloor(): void {
+    this.#floor = Deno.memoryUsage().rss;
+  }
+
+  /** The RSS past which workers at work are stopped. */
+  get limit(): number {
+    return Math.max(watchdogThreshold(this.#cap), this.#floor + MEMORY_ROOM);
   }
 
   watch(owner: KindIsolate, live: Live): void {
@@ -477,7 +505,7 @@ class Watchdog {
     this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
       this.#stop = undefined;
       if (this.#live.size === 0) return;
-      if (Deno.memoryUsage().rss > watchdogThreshold(this.#cap)) {
+      if (Deno.memoryUsage().rss > this.limit) {
         // Only a worker at work can be growing with what a server sends; one that waits (or
         // loads its kind) holds what it holds, and stopping it would free nothing that grows.
         for (const [live, owner] of this.#live) {
@@ -494,4 +522,13 @@ const watchdog = new Watchdog();
 /** Sets the memory cap of every isolated kind's workers (from `memoryCap`). */
 export function setMemoryCap(bytes: number): void {
   watchdog.setCap(bytes);
+}
+
+/**
+ * Notes what the process holds once the run's probes are made (every kind's libraries
+ * loaded, a worker each): a run of many isolated kinds may start near the cap, and then
+ * keeps `MEMORY_ROOM` above that.
+ */
+export function noteMemoryFloor(): void {
+  watchdog.noteFloor();
 }

@@ -5,6 +5,7 @@ import {
   DEFAULT_MEMORY_CAP,
   KindIsolate,
   memoryCap,
+  noteMemoryFloor,
   setMemoryCap,
 } from "./isolate.ts";
 import { UsageError } from "./errors.ts";
@@ -168,6 +169,32 @@ Deno.test("KindIsolate: past the memory cap, the worker is stopped and its attem
   // The worker's heap goes with it (freed by its thread as it ends).
   for (let i = 0; i < 50 && Deno.memoryUsage().rss >= cap; i++) await sleep(100);
   assert(Deno.memoryUsage().rss < cap, "memory given back");
+});
+
+Deno.test("KindIsolate: a run that starts above the cap keeps room above what it holds", async () => {
+  // A cap far below what this process holds: a worker at work would be stopped at once...
+  setMemoryCap(64 * 2 ** 20);
+  try {
+    await withIsolate("hang", [{}], async ([p]) => {
+      const attempt = async () => {
+        const ctl = new AbortController();
+        const r = checkOnce(p!, ctl.signal);
+        await sleep(300);
+        ctl.abort(new Error("attempt timed out after 300ms"));
+        return await r;
+      };
+      const before = await p!.check({ signal: AbortSignal.timeout(300), attempt: 1 });
+      assertStringIncludes((before as { error: string }).error, "memory use reached the cap");
+      // ...unless the run noted what it holds once its probes were made.
+      noteMemoryFloor();
+      assertEquals(await attempt(), {
+        status: "pending",
+        error: "attempt timed out after 300ms",
+      });
+    });
+  } finally {
+    setMemoryCap(TEST_CAP);
+  }
 });
 
 Deno.test("KindIsolate.close() ends a worker that cannot answer", async () => {

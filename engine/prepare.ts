@@ -186,7 +186,7 @@ async function isolatedProbes(
   env: ProbeEnv,
   opts: PrepareOptions,
 ): Promise<Map<ConditionPlan, Probe>> {
-  const { kindIsolate, memoryCap, setMemoryCap } = await import("./isolate.ts");
+  const { kindIsolate, memoryCap, noteMemoryFloor, setMemoryCap } = await import("./isolate.ts");
   // Checked by validatePlan (a usage error); without the variable, the cap stays as it is.
   if (env.env.WAITCMD_MEMORY_CAP !== undefined) {
     try {
@@ -210,6 +210,7 @@ async function isolatedProbes(
     await Promise.all(isolates.map(([, isolate]) => isolate.close()));
     throw e;
   }
+  noteMemoryFloor();
   return out;
 }
 

@@ -7,17 +7,17 @@
  */
 
 import denoJson from "./deno.json" with { type: "json" };
-import { loadRegistry } from "./conditions/mod.ts";
+import { KINDS, loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
 import { errorText, UsageError } from "./engine/errors.ts";
-import { FileReadError, readBounded } from "./engine/files.ts";
+import { FileReadError, isUtf8, readBounded } from "./engine/files.ts";
 import { type Command, parseArgv } from "./engine/grammar.ts";
-import { type Handover, handOver, SIGNAL_NUMBERS } from "./engine/handover.ts";
+import { type Handover, handOver, signalExitCode } from "./engine/handover.ts";
 import { type ExpandIo, expandPlan, validatePlan } from "./engine/prepare.ts";
 import type { Registry } from "./engine/registry.ts";
 import type { Report } from "./engine/report.ts";
 import { isHarmlessStray } from "./engine/strays.ts";
-import { makeRedactor } from "./output/redact.ts";
+import { lineRedactor, makeRedactor } from "./output/redact.ts";
 import { runSession, type SessionIo } from "./output/session.ts";
 import { SafeStreams } from "./output/streams.ts";
 
@@ -25,6 +25,20 @@ import { SafeStreams } from "./output/streams.ts";
 export interface Io extends SessionIo {
   /** The text of a file (`-` is standard input), bounded (docs/contract.md §9). */
   readText(path: string): Promise<string>;
+  /** What the process's command line and environment hold that is not UTF-8. */
+  readonly notUtf8?: NotUtf8;
+}
+
+/**
+ * The words and variables whose bytes are not UTF-8. The runtime hands them over mangled
+ * (argv with U+FFFD in place of each bad byte) or not at all (the environment), so waitcmd
+ * would use another path or value than the one given (docs/contract.md §1).
+ */
+export interface NotUtf8 {
+  /** Indexes into the arguments. */
+  readonly args: readonly number[];
+  /** Names of variables. */
+  readonly env: readonly string[];
 }
 
 /** The largest recipe or manifest read (docs/contract.md §9). */
@@ -46,7 +60,7 @@ export function exitCode(report: Report, timeoutCode = 1): number {
     case "fatal":
       return 3;
     case "cancelled":
-      return 128 + (SIGNAL_NUMBERS[report.signal as Deno.Signal] ?? 2);
+      return signalExitCode(String(report.signal));
   }
 }
 
@@ -60,40 +74,21 @@ export async function main(
 ): Promise<{ code: number; handover?: Handover }> {
   let full: Promise<Registry> | undefined;
   const everyKind = () => (full ??= loadRegistry());
-  let locate = (e: UsageError) => e;
   let command: Command;
   let registry: Registry;
   try {
-    let words: readonly string[] = argv;
-    // Recipes (and their parser) load only for a command line that may name one.
-    const recipe = argv.some((a) => CONFIG_FLAG.test(a))
-      ? await import("./engine/recipe.ts")
-      : undefined;
-    const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };
-    if (file !== undefined) {
-      registry = await everyKind();
-      const expanded = await recipe!.expandRecipe(await readInput(io, file), file, rest, registry);
-      words = expanded.argv;
-      locate = expanded.locate;
-    } else {
-      // The declarations of the kinds the command line names, and no others: a run of one
-      // kind does not load thirty (docs/performance.md). Help and doctor list every kind.
-      const all = argv[0] === "doctor" || argv[0] === "help" || argv.includes("--help") ||
-        argv.includes("-h") || argv[0] === "completions";
-      registry = all ? await everyKind() : await loadRegistry(words);
-    }
-    command = parseArgv(words, registry, io.env);
-    if (command.type === "run") {
-      await validatePlan(command.plan, { env: io.env, isolate: true, signal: io.signal });
-      command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
-    }
+    // Every phase before the wait answers a signal at once (docs/contract.md §3): a recipe
+    // or a key that is a FIFO nobody writes, a slow import, a large recipe.
+    ({ command, registry } = await untilSignal(readCommand(argv, io, everyKind), io.signal));
   } catch (e) {
+    if (e instanceof Cancelled) {
+      io.stderr(`waitcmd: cancelled by ${e.signal} before the wait started\n`);
+      return { code: signalExitCode(e.signal) };
+    }
     if (!(e instanceof UsageError)) throw e;
-    // A hint that needs every kind (did you mean …?) is completed now, without parsing again.
-    const error = locate(e.complete ? e.complete(await everyKind()) : e);
     const { argvSecrets } = await import("./engine/secrets.ts");
     const secrets = argvSecrets(argv, secretFlags(await everyKind()));
-    io.stderr(makeRedactor(secrets)(error.format()) + "\n");
+    io.stderr(lineRedactor(makeRedactor(secrets), false)(e.format()) + "\n");
     return { code: 2 };
   }
   switch (command.type) {
@@ -115,12 +110,144 @@ export async function main(
       return { code: await doctor(command, registry, io) };
     }
     case "run": {
-      const end = await runSession(command.plan, io);
+      const kindWords = new Set(KINDS.flatMap((k) => [k.name, ...k.aliases]));
+      const end = await runSession(command.plan, io, kindWords);
       if (!end.report) return { code: end.code ?? 0 };
       const code = exitCode(end.report, command.plan.options.timeoutExitCode);
       return { code, handover: end.handover };
     }
   }
+}
+
+/**
+ * The command the words (and the recipe they name) ask for, validated and expanded; a usage
+ * error located in the recipe when it comes from one, with every hint completed.
+ */
+async function readCommand(
+  argv: readonly string[],
+  io: Io,
+  everyKind: () => Promise<Registry>,
+): Promise<{ command: Command; registry: Registry }> {
+  let locate = (e: UsageError) => e;
+  try {
+    if (io.notUtf8) checkUtf8(argv, io.notUtf8);
+    let words: readonly string[] = argv;
+    let registry: Registry;
+    // Recipes (and their parser) load only for a command line that may name one.
+    const recipe = argv.some((a) => CONFIG_FLAG.test(a))
+      ? await import("./engine/recipe.ts")
+      : undefined;
+    const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };
+    if (file !== undefined) {
+      registry = await everyKind();
+      const expanded = await recipe!.expandRecipe(await readInput(io, file), file, rest, registry);
+      words = expanded.argv;
+      locate = expanded.locate;
+    } else {
+      // The declarations of the kinds the command line names, and no others: a run of one
+      // kind does not load thirty (docs/performance.md). Help and doctor list every kind.
+      const all = argv[0] === "doctor" || argv[0] === "help" || argv.includes("--help") ||
+        argv.includes("-h") || argv[0] === "completions";
+      registry = all ? await everyKind() : await loadRegistry(words);
+    }
+    let command = parseArgv(words, registry, io.env);
+    if (command.type === "run") {
+      await validatePlan(command.plan, { env: io.env, isolate: true });
+      command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
+    }
+    return { command, registry };
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e;
+    // A hint that needs every kind (did you mean …?) is completed now, without parsing again.
+    throw locate(e.complete ? e.complete(await everyKind()) : e);
+  }
+}
+
+/**
+ * A usage error for the first word or `WAITCMD_*` variable that is not UTF-8: the runtime
+ * decodes such a word with U+FFFD, so `lockfile $'/run/x\xff.lock'` would look at another path
+ * (docs/contract.md §1). The word itself is not shown: it may be a secret.
+ */
+function checkUtf8(argv: readonly string[], bad: NotUtf8): void {
+  const name = bad.env.find((n) => n.startsWith("WAITCMD_"));
+  if (name !== undefined) {
+    throw new UsageError(name, "the value is not valid UTF-8", "environment");
+  }
+  const at = bad.args[0];
+  if (at === undefined) return;
+  const after = at > 0 ? ` (after ${JSON.stringify(argv[at - 1])})` : "";
+  throw new UsageError(
+    "",
+    `argument ${at + 1}${after} is not valid UTF-8: waitcmd cannot use such a path or word ` +
+      "exactly as given",
+  );
+}
+
+/**
+ * What the raw command line (/proc/self/cmdline) and environment (/proc/self/environ) hold
+ * that is not UTF-8; nothing where /proc cannot be read. Every such word or value holds U+FFFD
+ * once decoded, so the bytes are looked at only then (a typed U+FFFD is valid): a loop over
+ * every byte at each start cost 5 MB of peak memory, the compiler's (docs/performance.md).
+ * Of the environment, only `WAITCMD_*` variables count.
+ */
+function findNotUtf8(args: readonly string[]): NotUtf8 {
+  const read = (path: string) => {
+    try {
+      return Deno.readFileSync(path);
+    } catch {
+      return new Uint8Array();
+    }
+  };
+  /** The NUL-terminated entries of `raw`, as bytes. */
+  const entries = (raw: Uint8Array) => {
+    const out: Uint8Array[] = [];
+    for (let from = 0; from < raw.length;) {
+      const end = raw.indexOf(0, from);
+      out.push(raw.subarray(from, end < 0 ? raw.length : end));
+      from = end < 0 ? raw.length : end + 1;
+    }
+    return out;
+  };
+  const badArgs: number[] = [];
+  if (args.some((a) => a.includes("\uFFFD"))) {
+    // The runtime's own words (deno run … main.ts) come first; the arguments are the last ones.
+    const words = entries(read("/proc/self/cmdline")).slice(-args.length);
+    if (words.length === args.length) words.forEach((w, i) => isUtf8(w) || badArgs.push(i));
+  }
+  const badEnv: string[] = [];
+  const raw = read("/proc/self/environ");
+  const suspect = new TextDecoder().decode(raw).split("\0").some((e) =>
+    e.startsWith("WAITCMD_") && e.includes("\uFFFD")
+  );
+  if (suspect) {
+    for (const entry of entries(raw)) {
+      const text = new TextDecoder().decode(entry);
+      if (text.startsWith("WAITCMD_") && !isUtf8(entry)) badEnv.push(text.replace(/=.*$/s, ""));
+    }
+  }
+  return { args: badArgs, env: badEnv };
+}
+
+/** A signal came before the wait started. */
+class Cancelled extends Error {
+  override name = "Cancelled";
+  constructor(readonly signal: string) {
+    super(`cancelled by ${signal}`);
+  }
+}
+
+/**
+ * `work`, or a `Cancelled` as soon as `signal` aborts. What `work` still waits for (an open
+ * of a FIFO nobody writes) is left behind: the process exits.
+ */
+function untilSignal<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {}); // a failure after the signal is of no interest
+  return new Promise<T>((resolve, reject) => {
+    const cancel = () => reject(new Cancelled(String(signal.reason)));
+    if (signal.aborted) return cancel();
+    signal.addEventListener("abort", cancel, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", cancel));
+  });
 }
 
 /** A recipe or manifest given on the command line, bounded; a usage error when unreadable. */
@@ -170,8 +297,34 @@ const CANCELLING = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"] as const;
 /** Signals forwarded to `then`'s command. */
 const FORWARDED: Deno.Signal[] = ["SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"];
 
+/** The fewest open files a run needs: the runtime, its signal handlers, a command's pipes. */
+const MIN_OPEN_FILES = 32;
+
+/**
+ * The line to exit 3 with when the open-files limit (`ulimit -n`) is too low for the runtime
+ * itself (docs/contract.md §3), or undefined. The runtime panics when it cannot get a
+ * descriptor it needs (a signal handler's, a child's pipes): so the limit is said before.
+ */
+export function openFilesProblem(limits: string): string | undefined {
+  const soft = /^Max open files\s+(\d+)/m.exec(limits)?.[1];
+  if (soft === undefined || Number(soft) >= MIN_OPEN_FILES) return undefined;
+  return `waitcmd: fatal: the open files limit (ulimit -n) is ${soft}; ` +
+    `waitcmd needs at least ${MIN_OPEN_FILES}\n`;
+}
+
 if (import.meta.main) {
   const streams = new SafeStreams(Deno.stdout, Deno.stderr);
+  let limits = "";
+  try {
+    limits = Deno.readTextFileSync("/proc/self/limits");
+  } catch {
+    // Not Linux, or no /proc: nothing to say.
+  }
+  const tooFew = openFilesProblem(limits);
+  if (tooFew !== undefined) {
+    streams.write(Deno.stderr, tooFew);
+    Deno.exit(3);
+  }
   const onStray = (reason: unknown, prevent: () => void) => {
     prevent();
     const line = strayLine(reason);
@@ -206,8 +359,10 @@ if (import.meta.main) {
         }
       },
       clock: cliClock as Clock,
+      wallClock: Date.now,
       signal: cancel.signal,
-      readText: (path) => readBounded(path, INPUT_MAX_BYTES),
+      readText: (path) => readBounded(path, INPUT_MAX_BYTES, true),
+      notUtf8: findNotUtf8(Deno.args),
     });
   } catch (e) {
     // A bug of ours: one line, never a stack trace (WAITCMD_DEBUG shows it).

@@ -9,14 +9,33 @@
  */
 
 import { Aborter, onAbort } from "./abort.ts";
-import { describeError, FatalError } from "./errors.ts";
+import { describeError, FatalError, hintOf } from "./errors.ts";
+import { redactText } from "./secrets.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
-/** The result the error rule gives a thrown value: `FatalError` is fatal, anything else pending. */
+/**
+ * The result the error rule gives a thrown value: `FatalError` is fatal, anything else pending;
+ * the hint it carries (`withHint`) comes along.
+ */
 export function resultOf(e: unknown): ProbeResult {
-  return e instanceof FatalError
-    ? { status: "fatal", error: e.message }
-    : { status: "pending", error: describeError(e) };
+  const hint = hintOf(e);
+  const error = e instanceof FatalError ? e.message : describeError(e);
+  const status = e instanceof FatalError ? "fatal" : "pending";
+  return hint === undefined ? { status, error } : { status, error, hint };
+}
+
+/**
+ * A probe's result with the URL passwords in its texts masked: they come from outside (a
+ * server's answer, a command's output), where a password nobody registered may show
+ * (docs/contract.md §9). A look for `://` per text, and the same result when there is none.
+ */
+function fromOutside(r: ProbeResult): ProbeResult {
+  if (r.status !== "satisfied") {
+    return r.error.includes("://") ? { ...r, error: redactText(r.error) } : r;
+  }
+  if (!r.detail.includes("://") && !r.summary?.includes("://")) return r;
+  const out = { ...r, detail: redactText(r.detail) };
+  return r.summary === undefined ? out : { ...out, summary: redactText(r.summary) };
 }
 
 /**
@@ -50,7 +69,7 @@ export function attempt<A>(
     };
     ctl.whenAborted = () => end(aborted());
     if (ctl.signal.aborted) end(aborted());
-    started.then(end, (e: unknown) => end(resultOf(e)));
+    started.then((r) => end(fromOutside(r)), (e: unknown) => end(resultOf(e)));
   });
 }
 

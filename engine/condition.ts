@@ -15,6 +15,7 @@ import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
 import type { ReadyCondition } from "./prepare.ts";
 import type { ConditionReport, RunEvent, Streak } from "./report.ts";
+import { redactText } from "./secrets.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
@@ -72,6 +73,8 @@ export class ConditionRun {
   satisfied = false;
   detail = "";
   lastError = "";
+  /** The hint of the last failed attempt (docs/contract.md §6, hints). */
+  hint: string | undefined;
   fatal = false;
   exhausted = false;
   captures: Readonly<Record<string, string>> = NO_CAPTURES;
@@ -161,6 +164,7 @@ export class ConditionRun {
       attempts: this.attempts,
       detail: this.detail,
       lastError: this.lastError,
+      ...(this.hint === undefined ? {} : { hint: this.hint }),
       fatal: this.fatal,
       exhausted: this.exhausted,
       stopped: this.stopped,
@@ -245,6 +249,7 @@ export class ConditionRun {
     this.#failures = result.status === "pending" ? this.#failures + 1 : 0;
     if (result.status === "fatal") {
       this.lastError = result.error;
+      this.hint = result.hint;
       this.fatal = true;
       this.#emitAttempt(n, result, now, false);
       host.fatal(this);
@@ -265,6 +270,7 @@ export class ConditionRun {
   #failed(n: number, result: ProbeResult & { status: "pending" }, now: number) {
     this.#streak = 0;
     this.lastError = result.error;
+    this.hint = result.hint;
     this.#emitAttempt(n, result, now, false);
     const max = this.host.options.maxAttempts;
     if (!this.c.guard && max !== undefined && n >= max) {
@@ -337,7 +343,8 @@ export class ConditionRun {
   }
 
   /** Tells the user something once (human mode only). */
-  #notice(message: string): void {
+  #notice(text: string): void {
+    const message = redactText(text); // a watcher's error may quote a URL (docs/contract.md §9)
     this.#notices ??= new Set();
     if (this.#notices.has(message)) return;
     this.#notices.add(message);

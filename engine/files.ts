@@ -18,9 +18,15 @@ export class FileReadError extends Error {
 /**
  * The text of `path` (`-`: standard input), at most `maxBytes`; throws a
  * `FileReadError` saying why (`no such file or directory`, `is a
- * directory`, `larger than 4 MiB`).
+ * directory`, `larger than 4 MiB`). `strict`: bytes that are not UTF-8 are
+ * an error (`not valid UTF-8`) instead of U+FFFD, for texts whose words are
+ * used as they are (a recipe's paths).
  */
-export async function readBounded(path: string, maxBytes: number): Promise<string> {
+export async function readBounded(
+  path: string,
+  maxBytes: number,
+  strict = false,
+): Promise<string> {
   let file: { read(p: Uint8Array): Promise<number | null>; close?(): void };
   try {
     if (path === "-") {
@@ -55,7 +61,11 @@ export async function readBounded(path: string, maxBytes: number): Promise<strin
       out.set(c, at);
       at += c.length;
     }
-    return new TextDecoder().decode(out);
+    try {
+      return new TextDecoder("utf-8", { fatal: strict }).decode(out);
+    } catch {
+      throw new FileReadError("not valid UTF-8");
+    }
   } catch (e) {
     if (e instanceof FileReadError) throw e;
     throw new FileReadError(describeError(e));
@@ -67,4 +77,34 @@ export async function readBounded(path: string, maxBytes: number): Promise<strin
 /** `4 MiB`, `512 KiB`. */
 function formatCap(bytes: number): string {
   return bytes >= 1 << 20 ? `${bytes / (1 << 20)} MiB` : `${bytes / 1024} KiB`;
+}
+
+/** Whether `b` is well-formed UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF). */
+export function isUtf8(b: Uint8Array): boolean {
+  for (let i = 0; i < b.length;) {
+    const c = b[i]!;
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    // The first continuation byte's range depends on the lead byte (RFC 3629, table 3-7).
+    let n: number, lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) n = 1;
+    else if (c >= 0xe0 && c <= 0xef) {
+      n = 2;
+      if (c === 0xe0) lo = 0xa0;
+      if (c === 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      n = 3;
+      if (c === 0xf0) lo = 0x90;
+      if (c === 0xf4) hi = 0x8f;
+    } else return false;
+    for (let k = 1; k <= n; k++) {
+      const d = b[i + k];
+      if (d === undefined) return false;
+      if (k === 1 ? d < lo || d > hi : d < 0x80 || d > 0xbf) return false;
+    }
+    i += n + 1;
+  }
+  return true;
 }

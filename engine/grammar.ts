@@ -673,6 +673,7 @@ class Parser {
       guard,
       negate,
       name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
+      ...(label === undefined ? {} : { label }),
       target: parsed.target,
       options: parsed.options,
       captures: parsed.captures ?? [],

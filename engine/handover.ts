@@ -158,3 +158,8 @@ export const SIGNAL_NUMBERS: Partial<Record<Deno.Signal, number>> = {
   SIGUSR2: 12,
   SIGTERM: 15,
 };
+
+/** 128 + the signal's number: 130 for SIGINT, 131 for SIGQUIT, 143 for SIGTERM. */
+export function signalExitCode(signal: string): number {
+  return 128 + (SIGNAL_NUMBERS[signal as Deno.Signal] ?? 2);
+}

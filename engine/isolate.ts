@@ -32,6 +32,7 @@
 import { onAbort } from "./abort.ts";
 import { UsageError } from "./errors.ts";
 import type { FromWorker, Invalid, ToWorker } from "./isolate_serve.ts";
+import type { SecretRegistry } from "./secrets.ts";
 import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
@@ -170,6 +171,7 @@ class Live {
 export class KindIsolate {
   #live: Live | undefined;
   #options: readonly unknown[] = [];
+  #secrets: SecretRegistry | undefined;
   #calls = 0;
   #closing: Promise<void> | undefined;
   /** Workers terminated (for not answering, or near the memory cap) whose threads may still run. */
@@ -198,9 +200,14 @@ export class KindIsolate {
     return await answer;
   }
 
-  /** Makes a probe per options (in order) in the worker, started if need be; rejects on failure. */
-  async probes(options: readonly unknown[]): Promise<Probe[]> {
+  /**
+   * Makes a probe per options (in order) in the worker, started if need be; rejects on
+   * failure. `secrets` is the run's registry: the probes get what it holds, and what they
+   * register reaches it.
+   */
+  async probes(options: readonly unknown[], secrets?: SecretRegistry): Promise<Probe[]> {
     this.#options = options;
+    this.#secrets = secrets;
     const live = this.#live ?? this.#start();
     this.#prepare(live);
     await live.prepared;
@@ -284,6 +291,7 @@ export class KindIsolate {
       t: "prepare",
       kind: this.kind,
       env: this.opts.env,
+      secrets: this.#secrets ? [...this.#secrets.values()] : [],
       probes: this.#options.map((options, id) => ({ id, options })),
     });
   }
@@ -334,6 +342,8 @@ export class KindIsolate {
       }
       case "closed":
         return live.closed?.();
+      case "secret":
+        return this.#secrets?.add(m.value);
     }
   }
 

@@ -19,6 +19,7 @@ import { Aborter } from "./abort.ts";
 import { attempt } from "./attempt.ts";
 import { cliClock } from "./clock.ts";
 import { describeError } from "./errors.ts";
+import { SecretRegistry } from "./secrets.ts";
 import { isHarmlessStray } from "./strays.ts";
 import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts";
 
@@ -35,6 +36,8 @@ export type ToWorker =
     readonly t: "prepare";
     readonly kind: string;
     readonly env: Readonly<Record<string, string>>;
+    /** The run's secrets known so far: the probes mask them before they cut a text. */
+    readonly secrets: readonly string[];
     readonly probes: readonly { readonly id: number; readonly options: unknown }[];
   }
   /** Run one attempt of probe `id`; `call` names it in the answer. */
@@ -67,7 +70,9 @@ export type FromWorker =
   /** Probe `id`'s watcher ended; with `error` when it failed. */
   | { readonly t: "unwatched"; readonly id: number; readonly error?: string }
   /** Every probe is closed. */
-  | { readonly t: "closed" };
+  | { readonly t: "closed" }
+  /** A probe registered a secret (a kubeconfig's token): the run's output must mask it too. */
+  | { readonly t: "secret"; readonly value: string };
 
 /** A usage error that `validate` raised: the flag (or the target) and what is wrong. */
 export interface Invalid {
@@ -171,7 +176,7 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
       kind ??= findKind(m.kind);
       factory ??= kind.then((k) => k.load());
       const make = await factory;
-      const env = { clock: cliClock, env: m.env };
+      const env = { clock: cliClock, env: m.env, secrets: new ForwardedSecrets(m.secrets, post) };
       const made = await Promise.all(m.probes.map(async (p) => [p.id, await make(p.options, env)]));
       for (const [id, probe] of made as [number, Probe][]) probes.set(id, probe);
       post({ t: "prepared" });
@@ -248,6 +253,25 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
     }
   };
   post({ t: "ready", tid: threadId() });
+}
+
+/**
+ * The run's secrets as a worker's probes see them: those known when the probes were made, and
+ * each one a probe registers, which is also sent to the main thread's registry (the output's).
+ */
+class ForwardedSecrets extends SecretRegistry {
+  /** Set once constructed: the values given to the constructor are the main thread's already. */
+  forward: ((m: FromWorker) => void) | undefined;
+
+  constructor(values: readonly string[], post: (m: FromWorker) => void) {
+    super(values);
+    this.forward = post;
+  }
+
+  override add(value: string | undefined): void {
+    super.add(value);
+    if (value !== undefined) this.forward?.({ t: "secret", value });
+  }
 }
 
 /** Thrown by the `fail` a kind's `validate` gets in a worker. */

@@ -9,9 +9,10 @@ import {
   setMemoryCap,
 } from "./isolate.ts";
 import { UsageError } from "./errors.ts";
+import { SecretRegistry } from "./secrets.ts";
 import type { Probe } from "./types.ts";
 
-const workerUrl = new URL("../tests/engine/_isolate_worker.ts", import.meta.url);
+const workerUrl = new URL("./_isolate_worker.ts", import.meta.url);
 
 // The memory cap is the process's, and a test process (its type checker, the tests before)
 // is far larger than the CLI: a cap of its own, but for the test of the cap.
@@ -52,6 +53,18 @@ Deno.test("KindIsolate.validate() runs the kind's validate in the worker, which 
     const [p] = await isolate.probes([{ n: 1 }]);
     assertEquals((await checkOnce(p!, never)).status, "satisfied");
     assertEquals(isolate.started, 1);
+  } finally {
+    await isolate.close();
+  }
+});
+
+Deno.test("KindIsolate: the probes mask the run's secrets, and what they register reaches the run", async () => {
+  const secrets = new SecretRegistry(["Zq9KnownBefore"]);
+  const isolate = new KindIsolate("secretive", { env: {}, workerUrl });
+  try {
+    const [p] = await isolate.probes([{}], secrets);
+    assertEquals(await checkOnce(p!, never), { status: "pending", error: "given ***" });
+    assertEquals(secrets.mask("token Zq9FoundAtRunTime"), "token ***");
   } finally {
     await isolate.close();
   }

@@ -22,6 +22,8 @@ export interface ConditionPlan {
   readonly negate: boolean;
   /** Display name: `[not ]<kind word> <target>`, or `--label`. */
   readonly name: string;
+  /** Its `--label`, when given. */
+  readonly label?: string;
   readonly target: string;
   /** What the kind's `parse` returned, for its probe module. */
   readonly options: unknown;

@@ -117,6 +117,14 @@ export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
       },
     });
     if (leaves === undefined) continue;
+    if (c.label !== undefined) {
+      throw new UsageError(
+        `${where}: --label`,
+        "names one condition, and this one stands for one condition per object; label a group " +
+          "instead: all [ ... ] --label TEXT",
+        c.kind.name,
+      );
+    }
     parts.set(
       c,
       leaves.map((p) => ({
@@ -202,7 +210,7 @@ async function isolatedProbes(
   try {
     await Promise.all(isolates.map(async ([kind, isolate]) => {
       const conditions = plan.conditions.filter((c) => c.kind === kind);
-      const probes = await isolate.probes(conditions.map((c) => c.options));
+      const probes = await isolate.probes(conditions.map((c) => c.options), env.secrets);
       conditions.forEach((c, i) => out.set(c, probes[i]!));
     }));
   } catch (e) {

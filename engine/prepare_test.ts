@@ -5,7 +5,7 @@ import { DEFAULT_OPTIONS } from "./options.ts";
 import { expandPlan, preparePlan } from "./prepare.ts";
 import { UsageError } from "./errors.ts";
 import type { ConditionKind, Probe } from "./types.ts";
-import { fakeKind } from "../tests/engine/_fake_kind.ts";
+import { fakeKind } from "./_fake_kind.ts";
 
 function planOf(rows: { kind: ConditionKind; negate?: boolean }[]): Plan {
   const conditions: ConditionPlan[] = rows.map((r, i) => ({
@@ -100,4 +100,20 @@ Deno.test("expandPlan() turns a kind's fail into a usage error located at the co
     err.format(),
     "waitcmd: condition 1 (bad): --file: no manifests in dir/ (see: waitcmd help bad)",
   );
+});
+
+Deno.test("expandPlan() rejects a --label on a condition that stands for several", async () => {
+  const many: ConditionKind = {
+    ...fakeKind("many"),
+    expand: () => Promise.resolve([{ target: "a", options: "a" }, { target: "b", options: "b" }]),
+  };
+  const p = planOf([{ kind: many }]);
+  const labelled = { ...p, conditions: [{ ...p.conditions[0]!, label: "web", name: "web" }] };
+  const err = await expandPlan({ ...labelled, root: flatRoot("all", labelled.conditions) }, {
+    readText: () => Promise.reject(new Error("unused")),
+    readDir: () => Promise.resolve([]),
+    isDirectory: () => Promise.resolve(false),
+  }).then(() => undefined, (e: unknown) => e);
+  assert(err instanceof UsageError);
+  assert(err.format().includes("condition 1 (many): --label: names one condition"), err.format());
 });

@@ -12,6 +12,7 @@ import { UsageError } from "./errors.ts";
 import { GLOBAL_FLAGS } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
+import { documentValue, YamlValueError } from "./yaml.ts";
 
 /** Keys of a condition entry. */
 const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
@@ -103,7 +104,13 @@ export async function expandRecipe(
     const at = node?.range?.[0];
     return at === undefined ? undefined : counter.linePos(at).line;
   };
-  const root: unknown = doc.toJS();
+  let root: unknown;
+  try {
+    root = documentValue(doc);
+  } catch (e) {
+    if (!(e instanceof YamlValueError)) throw e;
+    fail(undefined, `not valid YAML or JSON: ${e.message}`);
+  }
   if (root === null || typeof root !== "object" || Array.isArray(root)) {
     fail(1, "expected a mapping of options and conditions (conditions: [...])");
   }

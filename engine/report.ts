@@ -26,6 +26,8 @@ export interface ConditionReport {
   readonly detail: string;
   /** Text of the last failed attempt; "" when there was none. */
   readonly lastError: string;
+  /** What is likely wrong and how to fix it, for the last failed attempt; absent: no hint. */
+  readonly hint?: string;
   /** This condition ended the run with exit 3. */
   readonly fatal: boolean;
   /** It used up `--max-attempts` without holding. */

@@ -121,3 +121,110 @@ export function commandSecrets(words: readonly string[]): string[] {
   });
   return out.filter((s) => s !== "");
 }
+
+/**
+ * The secrets of one run (docs/contract.md §9): those known once the command line is parsed,
+ * and those found while it runs (a password file's content, a kubeconfig's token). Output and
+ * probes share it: what a probe registers is masked from every output made after.
+ */
+export class SecretRegistry {
+  readonly #values = new Set<string>();
+  /** Longest first, so that overlapping secrets vanish whole; rebuilt after an `add`. */
+  #sorted: string[] | undefined = [];
+
+  constructor(values: Iterable<string> = []) {
+    for (const v of values) this.add(v);
+  }
+
+  /**
+   * Registers a secret, and its percent-encoded form (how it shows inside a URL). Values under
+   * 3 characters are not: masking them would mangle unrelated text and protect nothing.
+   */
+  add(value: string | undefined): void {
+    if (value === undefined || value.length < 3) return;
+    let encoded = value;
+    try {
+      encoded = encodeURIComponent(value);
+    } catch {
+      // A lone surrogate has no encoded form.
+    }
+    for (const v of [value, encoded]) {
+      if (this.#values.has(v)) continue;
+      this.#values.add(v);
+      this.#sorted = undefined;
+    }
+  }
+
+  /** The registered values (as written and percent-encoded), e.g. to hand them to a worker. */
+  values(): IterableIterator<string> {
+    return this.#values.values();
+  }
+
+  /** How many values are registered (none: masking has nothing to do). */
+  get size(): number {
+    return this.#values.size;
+  }
+
+  /** `text` with each registered value as `***`. */
+  mask(text: string): string {
+    if (this.#values.size === 0) return text;
+    this.#sorted ??= [...this.#values].sort((a, b) => b.length - a.length);
+    let out = text;
+    for (const s of this.#sorted) {
+      if (out.includes(s)) out = out.split(s).join("***");
+    }
+    return out;
+  }
+}
+
+/**
+ * `scheme://user:password@`: the password is every character up to the `@`. Brackets are not
+ * user-info (RFC 3986 has them percent-encoded there), so a form such as
+ * `postgres://[user[:password]@]host` in a usage error stays as it is.
+ */
+const URL_PASSWORD = /([a-z][a-z0-9+.-]*:\/\/[^\s/?#:@[\]]*):[^\s/?#@[\]]*@/gi;
+
+/**
+ * The one redaction rule for every text waitcmd shows (docs/contract.md §9): each registered
+ * secret becomes `***`, and so does the password of every URL (`postgres://app:***@db`), which
+ * keeps the user (shown, as the data-store kinds show it) and hides what a server's or a
+ * command's text may echo without anyone having registered it.
+ */
+export function redactText(text: string, secrets?: SecretRegistry): string {
+  const out = secrets ? secrets.mask(text) : text;
+  return out.includes("://") ? out.replace(URL_PASSWORD, "$1:***@") : out;
+}
+
+/** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
+// deno-lint-ignore no-control-regex
+const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g;
+
+/**
+ * `text` with its control characters written as escapes (`\n`, `\r`, `\x1b`, `\u2028`), tabs
+ * kept: a text from outside can then never start a line of its own (forge `[ok] …` or
+ * `waitcmd: satisfied`) or move a terminal's cursor (docs/contract.md §6).
+ */
+export function escapeControls(text: string): string {
+  CONTROL.lastIndex = 0;
+  if (!CONTROL.test(text)) return text;
+  return text.replace(CONTROL, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, "0")}`;
+  });
+}
+
+/**
+ * A text from outside (a server's answer, a command's output, a library's error) made short
+ * for a result: redacted (`redactText`), then its control characters escaped, then cut to `max`
+ * characters with `…`. In this order, so that no cut ever leaves the start of a secret
+ * (docs/contract.md §9).
+ */
+export function clip(text: string, max: number, secrets?: SecretRegistry): string {
+  const safe = escapeControls(redactText(text, secrets));
+  if (safe.length <= max) return safe;
+  // Never half a character: a cut between a surrogate pair would leave an invalid one.
+  const end = /[\ud800-\udbff]/.test(safe.charAt(max - 2)) ? max - 2 : max - 1;
+  return `${safe.slice(0, end)}…`;
+}

@@ -11,6 +11,7 @@
  */
 
 import type { Clock } from "./clock.ts";
+import type { SecretRegistry } from "./secrets.ts";
 
 /** What one attempt found. A target that is down is data, not an exception. */
 export type ProbeResult =
@@ -28,10 +29,14 @@ export type ProbeResult =
      */
     readonly captures?: Readonly<Record<string, string>>;
   }
-  /** Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying. */
-  | { readonly status: "pending"; readonly error: string }
+  /**
+   * Not yet; `error` says why (`connection refused`, `1/3 matches`) and is worth retrying.
+   * `hint`, when a common cause is known, says what is likely wrong and how to fix it
+   * (docs/contract.md §6, hints).
+   */
+  | { readonly status: "pending"; readonly error: string; readonly hint?: string }
   /** No retry can fix this (a job failed, a command does not exist): the run ends with exit 3. */
-  | { readonly status: "fatal"; readonly error: string };
+  | { readonly status: "fatal"; readonly error: string; readonly hint?: string };
 
 /** What a probe gets for one attempt. */
 export interface AttemptContext {
@@ -71,12 +76,18 @@ export interface Probe {
   close?(): void | Promise<void>;
 }
 
-/** What a probe module gets besides its options: the run's clock and environment. */
+/** What a probe module gets besides its options: the run's clock, environment and secrets. */
 export interface ProbeEnv {
   /** The engine's clock; kinds never read time or sleep on their own. */
   readonly clock: Clock;
   /** The process environment, for documented fallbacks read at run time. */
   readonly env: Readonly<Record<string, string>>;
+  /**
+   * The run's secrets (docs/contract.md §9), shared with the output: a kind cuts a text from
+   * outside with `clip(text, max, env.secrets)`, and registers what it finds at run time (a
+   * password file's content) with `env.secrets.add`. Absent outside a run (tests).
+   */
+  readonly secrets?: SecretRegistry;
 }
 
 /**

@@ -19,6 +19,8 @@ export interface JsonCondition {
   attempts: number;
   detail: string;
   last_error: string;
+  /** What is likely wrong and how to fix it (docs/contract.md §7); "" when no hint applies. */
+  hint: string;
   fatal: boolean;
   exhausted: boolean;
   elapsed_seconds: number | null;
@@ -63,6 +65,7 @@ function jsonCondition(c: ConditionReport): JsonCondition {
     attempts: c.attempts,
     detail: c.detail,
     last_error: c.lastError,
+    hint: c.hint ?? "",
     fatal: c.fatal,
     exhausted: c.exhausted,
     elapsed_seconds: c.elapsedMs === null ? null : seconds(c.elapsedMs),
@@ -118,6 +121,9 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
         ok: event.result.status === "satisfied",
         detail: event.result.status === "satisfied" ? event.result.detail : "",
         error: event.result.status === "satisfied" ? "" : event.result.error,
+        ...(event.result.status !== "satisfied" && event.result.hint !== undefined
+          ? { hint: event.result.hint }
+          : {}),
         elapsed_seconds: seconds(event.elapsedMs),
       };
       break;

@@ -85,7 +85,7 @@ export class LiveRenderer {
           condition: c,
           attempts: 0,
           elapsedMs: 0,
-          text: "starting",
+          text: "",
           done: false,
         }));
         this.#timer = setInterval(() => {
@@ -115,11 +115,20 @@ export class LiveRenderer {
         clearInterval(this.#timer);
         this.#clear();
         const lines: string[] = [];
+        const reported = new Map(e.report.conditions.map((c) => [c.index, c]));
         for (const r of this.#rows) {
           if (r.condition.guard && !r.done) continue;
           const tag = r.done ? this.style.ok("[ok]") : this.style.wait("[..]");
-          const head = `${r.condition.name} attempt ${r.attempts} (${formatElapsed(r.elapsedMs)})`;
-          lines.push(`${tag} ${head}${r.text ? `: ${r.text}` : ""}`);
+          const c = reported.get(r.condition.index);
+          // No attempt finished (a command still running at the deadline): what the report says.
+          const [n, at, text] = r.attempts === 0 && c
+            ? [c.attempts, e.report.elapsedMs, c.lastError || "no attempt finished"]
+            : [r.attempts, r.elapsedMs, r.text];
+          lines.push(
+            `${tag} ${r.condition.name} attempt ${n} (${formatElapsed(at)})${
+              text ? `: ${text}` : ""
+            }`,
+          );
         }
         lines.push(...summaryLines(e.report, this.style));
         this.write(lines.map((l) => this.redact(l) + "\n").join(""));
@@ -128,9 +137,14 @@ export class LiveRenderer {
     }
   }
 
+  /**
+   * Erases the block. The cursor goes back to the first column first: the terminal may have
+   * moved it (its echo of ^C), and erasing from there would leave the start of a row, a
+   * spinner glyph, on the screen.
+   */
   #clear(): void {
     if (this.#drawn === 0) return;
-    this.write(`\x1b[${this.#drawn}A\x1b[0J`);
+    this.write(`\r\x1b[${this.#drawn}A\x1b[0J`);
     this.#drawn = 0;
   }
 
@@ -142,12 +156,14 @@ export class LiveRenderer {
       const mark = r.done ? this.style.ok("✓") : this.style.wait(FRAMES[this.#frame]!);
       // A condition still waiting shows the run's time so far; a done one, when it was done.
       const at = r.done ? r.elapsedMs : Math.max(elapsed, r.elapsedMs);
+      // Before its first answer a condition is on its first attempt, not its 0th.
+      const text = r.attempts === 0 ? "waiting for the first answer" : r.text;
       // Cut before colouring so a wrapped line never breaks the redraw.
       return `${mark} ${
         rowText(
           flat(r.condition.name),
-          `attempt ${r.attempts}  ${formatElapsed(at)}`,
-          flat(r.text),
+          `attempt ${Math.max(1, r.attempts)}  ${formatElapsed(at)}`,
+          flat(text),
           width - 2,
         )
       }`;
@@ -156,7 +172,7 @@ export class LiveRenderer {
       ? `${formatLeft(this.#timeoutMs - elapsed)} left`
       : "no timeout";
     lines.push(cut(`  elapsed ${formatElapsed(elapsed)}, ${left}`, width));
-    let out = this.#drawn > 0 ? `\x1b[${this.#drawn}A` : "";
+    let out = this.#drawn > 0 ? `\r\x1b[${this.#drawn}A` : "";
     out += lines.map((l) => `\x1b[2K${l}\n`).join("");
     this.#drawn = lines.length;
     this.write(out);

@@ -3,8 +3,10 @@
  * after it, safely. A regular file (or a new one) is replaced atomically: a
  * temporary file with an unpredictable name is created exclusively beside
  * it (never through a link someone planted), given the old file's mode, and
- * renamed over it. A target that is not a regular file (a device, a FIFO,
- * `/dev/stdout`) is written directly, never replaced.
+ * renamed over it; a link at the path is replaced, not followed. A target
+ * that is not a regular file (a device, a FIFO, `/dev/stdout`) is written
+ * directly, never replaced, but only through a link of ours or root's: a
+ * link another user owns is replaced like a missing file.
  *
  * @module
  */
@@ -27,9 +29,15 @@ function tempName(path: string): string {
   return `${dirOf(path)}/.waitcmd-report-${tag}.tmp`;
 }
 
-/** What the path names once links are followed, or undefined when nothing is there. */
+/**
+ * What the path names once links are followed, or undefined when nothing is there or the
+ * path is a link that must not be followed: one owned by another user than us and root
+ * (planted in a shared directory such as /tmp), which is replaced like a missing file.
+ */
 async function targetOf(path: string): Promise<Deno.FileInfo | undefined> {
   try {
+    const link = await Deno.lstat(path);
+    if (link.isSymlink && link.uid !== Deno.uid() && link.uid !== 0) return undefined;
     return await Deno.stat(path);
   } catch (e) {
     if (e instanceof Deno.errors.NotFound) return undefined;

@@ -9,13 +9,14 @@
  */
 
 import type { Clock } from "../engine/clock.ts";
-import { UsageError } from "../engine/errors.ts";
-import { checkThen, type Handover, thenEnvironment } from "../engine/handover.ts";
+import { describeError, UsageError } from "../engine/errors.ts";
+import { checkThen, type Handover, signalExitCode, thenEnvironment } from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
 import { run } from "../engine/runner.ts";
-import { makeRedactor, type Redact } from "./redact.ts";
+import { SecretRegistry } from "../engine/secrets.ts";
+import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
 export interface SessionIo {
@@ -25,6 +26,8 @@ export interface SessionIo {
   readonly stderrIsTerminal: boolean;
   columns(): number;
   readonly clock: Clock;
+  /** The wall clock, ms since the epoch (GitLab's section markers; default `Date.now`). */
+  wallClock?(): number;
   /** Aborted with "SIGINT", "SIGTERM", "SIGHUP" or "SIGQUIT" to cancel the run. */
   readonly signal: AbortSignal;
 }
@@ -37,9 +40,19 @@ export interface SessionEnd {
   readonly handover?: Handover;
 }
 
-/** Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2. */
-export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd> {
-  const redact = makeRedactor(plan.secrets);
+/**
+ * Runs `plan` to its end. A usage error found here (a `then` that cannot run) is exit 2.
+ * `kindWords`: every kind's name and aliases, for the warning about `then`'s words.
+ */
+export async function runSession(
+  plan: Plan,
+  io: SessionIo,
+  kindWords: ReadonlySet<string> = new Set(),
+): Promise<SessionEnd> {
+  // One registry for the run: what probes register while it runs is masked from output too.
+  const secrets = new SecretRegistry(plan.secrets);
+  const redact = makeRedactor(secrets);
+  const line = lineRedactor(redact, false);
   const o = plan.options;
   try {
     if (plan.then) checkThen(plan.then[0]!, io.env);
@@ -48,11 +61,13 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     }
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.stderr(redact(e.format()) + "\n");
+    io.stderr(line(e.format()) + "\n");
     return { code: 2 };
   }
   if (o.explain) {
     const { explainObject, explainText } = await import("./explain.ts");
+    // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
+    if (io.signal.aborted) return cancelledBefore(io);
     io.stdout(
       o.output === "text"
         ? explainText(plan, redact)
@@ -60,12 +75,15 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
     );
     return { code: 0 };
   }
-  for (const w of thenWarnings(plan)) if (!o.quiet) io.stderr(redact(w) + "\n");
-  const ready = await loadProbes(plan, io);
+  // JSON output keeps stderr empty (docs/contract.md §7).
+  if (o.output === "text" && !o.quiet) {
+    for (const w of thenWarnings(plan, kindWords)) io.stderr(line(w) + "\n");
+  }
+  const ready = await loadProbes(plan, io, secrets);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
-    listener(plan, io, redact),
+    listener(plan, io, (t) => redact(t)),
   ]);
   const report = ready === undefined
     ? cancelledBeforeStart(plan, io.signal.reason)
@@ -78,7 +96,18 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
       await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
-      io.stderr(redact(`waitcmd: --report ${o.reportFile}: ${(e as Error).message}`) + "\n");
+      io.stderr(line(`waitcmd: --report ${o.reportFile}: ${describeError(e)}`) + "\n");
+    }
+  }
+  if (io.env.GITHUB_STEP_SUMMARY) {
+    const ci = await import("./ci.ts");
+    try {
+      await ci.writeStepSummary(io.env, report, redact);
+    } catch (e) {
+      io.stderr(
+        line(`waitcmd: GITHUB_STEP_SUMMARY ${io.env.GITHUB_STEP_SUMMARY}: ${describeError(e)}`) +
+          "\n",
+      );
     }
   }
   if (report.status !== "satisfied" || !plan.then) return { report };
@@ -92,11 +121,22 @@ export async function runSession(plan: Plan, io: SessionIo): Promise<SessionEnd>
   };
 }
 
+/** The end of a session a signal cancelled before its wait (or its --explain) began. */
+function cancelledBefore(io: SessionIo): SessionEnd {
+  const signal = String(io.signal.reason);
+  io.stderr(`waitcmd: cancelled by ${signal} before the wait started\n`);
+  return { code: signalExitCode(signal) };
+}
+
 /**
  * Makes every probe (a kind's library is imported here, before the run's clock starts:
  * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
  */
-async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefined> {
+async function loadProbes(
+  plan: Plan,
+  io: SessionIo,
+  secrets: SecretRegistry,
+): Promise<ReadyPlan | undefined> {
   if (io.signal.aborted) return undefined;
   let loaded = false;
   // (AbortSignal.timeout, not setTimeout: the first setTimeout costs start-up time; clock.ts.)
@@ -105,7 +145,7 @@ async function loadProbes(plan: Plan, io: SessionIo): Promise<ReadyPlan | undefi
       if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
     });
   }
-  const preparing = preparePlan(plan, { clock: io.clock, env: io.env });
+  const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secrets });
   const cancelled = new Promise<undefined>((resolve) => {
     io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });
@@ -151,25 +191,31 @@ function cancelledBeforeStart(plan: Plan, reason: unknown): Report {
 
 /**
  * `-- then echo hi -- file x` runs `echo hi -- file x`: a kind after a `--` in `then`'s words
- * is most likely a condition written after it (docs/contract.md §1). Said once.
+ * is most likely a condition written after it (docs/contract.md §1). Said once, for the first.
+ * `kindWords`: every kind's name and aliases (the plan knows only its own kinds).
  */
-function thenWarnings(plan: Plan): string[] {
+export function thenWarnings(plan: Plan, kindWords: ReadonlySet<string>): string[] {
   const words = plan.then ?? [];
-  const kinds = new Set(plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]));
+  const kinds = new Set([
+    "guard",
+    "not",
+    ...plan.conditions.flatMap((c) => [c.kind.name, c.kindWord]),
+  ]);
   const at = words.findIndex((w, i) =>
-    w === "--" && i + 1 < words.length &&
-    (kinds.has(words[i + 1]!) || KIND_LIKE.test(words[i + 1]!))
+    w === "--" && i + 1 < words.length && (kinds.has(words[i + 1]!) || kindWords.has(words[i + 1]!))
   );
   if (at < 0) return [];
+  const shown = words.slice(0, at + 2).join(" ") + (words.length > at + 2 ? " …" : "");
   return [
-    `waitcmd: warning: then's words include "-- ${words[at + 1]}": conditions go before then; ` +
-    `everything after "-- then" is the command's (${words.slice(0, 3).join(" ")} …)`,
+    `waitcmd: warning: then's command gets "-- ${words[at + 1]}" (${shown}): conditions go ` +
+    `before "-- then"; every word after it is the command's`,
   ];
 }
 
-/** Words that name a kind without the registry at hand (the plan knows only its own kinds). */
-const KIND_LIKE =
-  /^(http|tcp|file|log|dns|tls|ssh|objstore|s3|glob|ports|orch|k8s|kubernetes|container|docker|process|svcmgr|systemd|exec|unix|postgres|pg|mysql|redis|mongodb|rabbitmq|kafka|grpc|websocket|ws|udp|ntp|icmp|ping|pidfile|lockfile|permission|checksum|archive|cosign|nats|guard|not)$/;
+/** Whether the environment may name a CI system (output/ci.ts decides; loaded only then). */
+function ciSystemOf(env: Readonly<Record<string, string>>): boolean {
+  return env.GITHUB_ACTIONS === "true" || env.GITLAB_CI === "true";
+}
 
 /** The listener of the run's events for `--output` and the terminal; undefined for json. */
 async function listener(
@@ -191,14 +237,22 @@ async function listener(
   const color = io.stderrIsTerminal && !o.noColor &&
     !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
   const style = color ? text.ansiStyle : text.plainStyle;
+  // Text lines: control characters escaped, so a server's newline cannot forge a line (§6).
+  const lineRedact = lineRedactor(redact, color);
   if (io.stderrIsTerminal && !o.quiet) {
     const { LiveRenderer } = await import("./live.ts");
-    const live = new LiveRenderer(io.stderr, redact, style, io.columns);
+    const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
     return (e) => live.onEvent(e);
   }
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), redact, {
+  // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
+  const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
+  const system = ci?.ciSystem(io.env);
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), lineRedact, {
     quiet: o.quiet,
     style,
+    progress: o.progress,
+    clock: io.clock,
+    fold: system && ci!.ciFold(system, () => io.wallClock?.() ?? Date.now()),
   });
   return (e) => lines.onEvent(e);
 }

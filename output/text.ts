@@ -6,8 +6,9 @@
  * @module
  */
 
+import type { Clock } from "../engine/clock.ts";
 import { formatDuration, formatElapsed } from "../engine/duration.ts";
-import type { Plan } from "../engine/plan.ts";
+import { groupsOf, type Plan } from "../engine/plan.ts";
 import type { ConditionReport, Report, RunEvent, Streak } from "../engine/report.ts";
 import type { ProbeResult } from "../engine/types.ts";
 import type { Redact } from "./redact.ts";
@@ -66,6 +67,11 @@ export function attemptText(result: ProbeResult, streak: Streak | undefined): st
   return result.error;
 }
 
+/** `connection refused (hint: …)`: a failure's text and, when there is one, its hint. */
+export function withHint(text: string, hint: string | undefined): string {
+  return hint === undefined ? text : `${text} (hint: ${hint})`;
+}
+
 /** The line for one attempt, or undefined when the summary says it better. */
 export function attemptLine(
   e: Extract<RunEvent, { type: "attempt" }>,
@@ -100,7 +106,7 @@ export function summaryLines(report: Report, style: Style = plainStyle): string[
   const wanted = report.conditions.filter((c) => !c.guard);
   const elapsed = formatElapsed(report.elapsedMs);
   const decider = report.conditions.find((c) => c.index === report.decidedBy);
-  const why = (c: ConditionReport) => c.lastError || "no attempt finished";
+  const why = (c: ConditionReport) => withHint(c.lastError || "no attempt finished", c.hint);
   switch (report.status) {
     case "satisfied":
       if (report.mode === "any" && decider) {
@@ -131,7 +137,7 @@ export function summaryLines(report: Report, style: Style = plainStyle): string[
       if (decider?.guard) {
         return [style.bad(`waitcmd: guard ${decider.name} matched: ${decider.detail}`)];
       }
-      if (decider) return [style.bad(`waitcmd: fatal: ${decider.name}: ${decider.lastError}`)];
+      if (decider) return [style.bad(`waitcmd: fatal: ${decider.name}: ${why(decider)}`)];
       return [style.bad("waitcmd: fatal")];
     }
     case "cancelled": {
@@ -148,49 +154,205 @@ export function groupLine(e: Extract<RunEvent, { type: "group" }>, style: Style 
   return e.held ? `${style.ok("[ok]")} ${e.group.name} (${formatElapsed(e.elapsedMs)})` : undefined;
 }
 
+/** How often `--progress changes` names what is still pending (docs/contract.md §6). */
+export const HEARTBEAT_MS = 30_000;
+
+/**
+ * What folds the progress lines in a CI system's log (output/ci.ts): the lines that open the
+ * fold (the header its title), close it, and the annotation after a failed run's summary.
+ */
+export interface Fold {
+  open(header: string): string;
+  close(): string;
+  /** The annotation after the summary (`lines`: the summary, plain and redacted), if any. */
+  annotation(report: Report, lines: readonly string[]): string | undefined;
+}
+
+/** What the line renderer is asked for besides its output. */
+export interface LineOptions {
+  readonly quiet: boolean;
+  readonly style: Style;
+  /** `--progress` (default `attempts`). */
+  readonly progress?: "attempts" | "changes";
+  /** The run's clock: the heartbeat of `--progress changes` sleeps on it. */
+  readonly clock?: Clock;
+  /** The CI system's fold, when the log is one's (output/ci.ts). */
+  readonly fold?: Fold;
+}
+
+/** What the renderer last knew of a condition. */
+interface Seen {
+  /** Number of its latest finished attempt. */
+  attempt: number;
+  /** Text of its latest attempt that did not decide it (error or streak). */
+  text: string;
+  /** The hint of that attempt. */
+  hint: string | undefined;
+  /** The hint shown last (a hint is shown when it first appears or changes). */
+  shownHint: string | undefined;
+  /** `--progress attempts`: when the last pending line was printed, and its text. */
+  printed: { text: string; at: number } | undefined;
+  /** `--progress changes`: the state and error last printed. */
+  state: string | undefined;
+  /** It holds, gave up, or its group was decided: no longer waited for. */
+  done: boolean;
+}
+
 /**
  * Renders events as scrolling lines (the non-terminal human mode).
  *
  * Event-driven kinds may attempt many times per second on a busy target; a
  * pending line that says the same as the last one printed for its condition
  * less than an interval ago is therefore dropped. Polled attempts are at
- * least an interval apart, so each of them is still printed.
+ * least an interval apart, so each of them is still printed. With
+ * `--progress changes`, a condition's line is printed only when its state or
+ * its error changes, and every 30 s a heartbeat repeats the line of each
+ * condition still waited for (docs/contract.md §6). A hint is shown on the
+ * first line that has it, and in every heartbeat.
  */
 export class LineRenderer {
   #intervalMs = 0;
-  #lastPending = new Map<number, { text: string; at: number }>();
+  #plan: Plan | undefined;
+  #seen = new Map<number, Seen>();
+  #start = 0;
+  #beating: AbortController | undefined;
+  #folded = false;
 
   constructor(
     private readonly write: (line: string) => void,
     private readonly redact: Redact,
-    private readonly opts: { quiet: boolean; style: Style },
+    private readonly opts: LineOptions,
   ) {}
+
+  #out(line: string | undefined): void {
+    if (line !== undefined) this.write(this.redact(line));
+  }
+
+  /**
+   * A CI system's own marker line, whose control bytes (GitLab's ESC and CR) are the point: it
+   * is written as it is, made from texts already redacted.
+   */
+  #marker(line: string | undefined): void {
+    if (line !== undefined) this.write(line);
+  }
+
+  #of(index: number): Seen {
+    let s = this.#seen.get(index);
+    if (s === undefined) {
+      s = {
+        attempt: 0,
+        text: "",
+        hint: undefined,
+        shownHint: undefined,
+        printed: undefined,
+        state: undefined,
+        done: false,
+      };
+      this.#seen.set(index, s);
+    }
+    return s;
+  }
 
   /** Consumes one run event. */
   onEvent(e: RunEvent): void {
-    const out = (line: string | undefined) => {
-      if (line !== undefined) this.write(this.redact(line));
-    };
-    if (e.type === "end") return summaryLines(e.report, this.opts.style).forEach(out);
+    if (e.type === "end") return this.#end(e.report);
+    if (e.type === "start") {
+      this.#plan = e.plan;
+      this.#intervalMs = e.plan.options.intervalMs;
+      this.#start = this.opts.clock?.now() ?? 0;
+    }
     if (this.opts.quiet) return;
     switch (e.type) {
-      case "start":
-        this.#intervalMs = e.plan.options.intervalMs;
-        return out(headerLine(e.plan));
-      case "attempt": {
-        if (!e.decisive && e.result.status !== "fatal") {
-          const text = attemptText(e.result, e.streak);
-          const last = this.#lastPending.get(e.condition.index);
-          // 10% slack: timers and clocks may round a full interval down a little.
-          if (last && last.text === text && e.elapsedMs - last.at < this.#intervalMs * 0.9) return;
-          this.#lastPending.set(e.condition.index, { text, at: e.elapsedMs });
-        }
-        return out(attemptLine(e, this.opts.style));
+      case "start": {
+        const header = headerLine(e.plan);
+        if (this.opts.fold) {
+          this.#folded = true;
+          this.#marker(this.opts.fold.open(this.redact(header)));
+        } else this.#out(header);
+        if (this.opts.progress === "changes" && this.opts.clock) this.#beat(this.opts.clock);
+        return;
       }
+      case "attempt":
+        return this.#attempt(e);
       case "group":
-        return out(groupLine(e, this.opts.style));
+        for (const g of groupsOf(e.group)) {
+          for (const n of g.children) {
+            if (n.type === "leaf") this.#of(n.condition.index).done = true;
+          }
+        }
+        return this.#out(groupLine(e, this.opts.style));
+      case "exhausted":
+        this.#of(e.condition.index).done = true;
+        return;
       case "notice":
-        return out(`waitcmd: ${e.condition.name}: ${e.message}`);
+        return this.#out(`waitcmd: ${e.condition.name}: ${e.message}`);
     }
+  }
+
+  #attempt(e: Extract<RunEvent, { type: "attempt" }>): void {
+    const s = this.#of(e.condition.index);
+    s.attempt = e.attempt;
+    if (e.decisive || e.result.status === "fatal") {
+      s.done = true;
+      return this.#out(attemptLine(e, this.opts.style));
+    }
+    const text = attemptText(e.result, e.streak);
+    const hint = e.result.status === "pending" ? e.result.hint : undefined;
+    s.text = text;
+    s.hint = hint;
+    if (this.opts.progress === "changes") {
+      // A streak's count changes at every success: its state is that it succeeds.
+      const state = e.result.status === "pending" ? `pending: ${text}` : "succeeding";
+      if (state === s.state && hint === s.shownHint) return;
+      s.state = state;
+    } else {
+      const last = s.printed;
+      // 10% slack: timers and clocks may round a full interval down a little.
+      if (
+        last && last.text === text && hint === s.shownHint &&
+        e.elapsedMs - last.at < this.#intervalMs * 0.9
+      ) return;
+      s.printed = { text, at: e.elapsedMs };
+    }
+    const line = attemptLine(e, this.opts.style)!;
+    this.#out(hint !== undefined && hint !== s.shownHint ? `${line} (hint: ${hint})` : line);
+    s.shownHint = hint;
+  }
+
+  /** Every 30 s of the run's clock, the line of each condition still waited for. */
+  async #beat(clock: Clock): Promise<void> {
+    const ctl = this.#beating = new AbortController();
+    try {
+      while (true) {
+        await clock.sleep(HEARTBEAT_MS, ctl.signal);
+        if (ctl.signal.aborted) return;
+        this.#heartbeat(clock.now() - this.#start);
+      }
+    } catch {
+      // A renderer that cannot write stops beating; the run goes on (docs/contract.md §8).
+    }
+  }
+
+  /** `[..] tcp db:5432 attempt 15 (30.0s): connection refused` for each condition waited for. */
+  #heartbeat(elapsedMs: number): void {
+    const at = formatElapsed(elapsedMs);
+    for (const c of this.#plan?.conditions ?? []) {
+      const s = this.#seen.get(c.index);
+      if (c.guard || s?.done) continue;
+      const text = s === undefined ? "no attempt finished yet" : withHint(s.text, s.hint);
+      this.#out(
+        `${this.opts.style.wait("[..]")} ${c.name} attempt ${
+          Math.max(1, s?.attempt ?? 0)
+        } (${at}): ${text}`,
+      );
+    }
+  }
+
+  #end(report: Report): void {
+    this.#beating?.abort();
+    if (this.#folded) this.#marker(this.opts.fold!.close());
+    summaryLines(report, this.opts.style).forEach((l) => this.#out(l));
+    const fold = this.opts.fold;
+    if (fold) this.#marker(fold.annotation(report, summaryLines(report).map(this.redact)));
   }
 }

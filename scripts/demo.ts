@@ -6,6 +6,8 @@
  * Run: scripts/deno task demo
  */
 
+import { shellQuote } from "../output/quote.ts";
+
 const root = new URL("../", import.meta.url).pathname;
 
 // Set-up: every kind's npm packages (scripts/packages), so no wait ever downloads.
@@ -33,24 +35,27 @@ const t2 = setTimeout(async () => {
   for await (const conn of server) conn.close();
 }, 2000);
 
+const args = [
+  "--timeout",
+  "30s",
+  "--interval",
+  "250ms",
+  "tcp",
+  `127.0.0.1:${port}`,
+  "--",
+  "file",
+  `${dir}/ready`,
+  "--contains",
+  "ok",
+  "--",
+  "then",
+  "echo",
+  "demo: dependencies are up, starting the app",
+];
+// The command itself, to copy: run from the clone, `scripts/waitcmd` is waitcmd.
+console.error(`demo: $ ${shellQuote(["scripts/waitcmd", ...args])}`);
 const child = new Deno.Command(`${root}scripts/waitcmd`, {
-  args: [
-    "--timeout",
-    "30s",
-    "--interval",
-    "250ms",
-    "tcp",
-    `127.0.0.1:${port}`,
-    "--",
-    "file",
-    `${dir}/ready`,
-    "--contains",
-    "ok",
-    "--",
-    "then",
-    "echo",
-    "demo: dependencies are up, starting the app",
-  ],
+  args,
   stdin: "null",
   stdout: "inherit",
   stderr: "inherit",

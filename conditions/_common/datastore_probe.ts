@@ -7,6 +7,7 @@
  * @module
  */
 
+import { hintOf, withHint } from "../../engine/errors.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import {
   isConnectFailure,
@@ -15,7 +16,8 @@ import {
   type TlsChoice,
 } from "./datastore.ts";
 import { type PasswordSource, readPassword } from "./dsurl.ts";
-import { type HostPort, onEveryAddress } from "./net.ts";
+import { type HostPort, loopbackRefusal, onEveryAddress } from "./net.ts";
+import { nodeErrorHint } from "./hints.ts";
 import { describeNodeError } from "./nodeerr.ts";
 
 /** What a data-store kind's options say about reaching the server. */
@@ -61,11 +63,14 @@ export async function attemptEveryAddress<U extends string | undefined>(
     return await onEveryAddress(
       o.hp,
       signal,
-      (address) => session(address, password, tls),
+      (address) => session(address, password, tls).catch((e) => loopbackRefusal(e, address)),
       isConnectFailure,
     );
   } catch (e) {
-    return judge(e, { user: o.user, hostname: o.hp.hostname, secrets: [password] });
+    const result = judge(e, { user: o.user, hostname: o.hp.hostname, secrets: [password] });
+    // What the shared helpers knew (docs/contract.md §6, hints) survives the kind's judgement.
+    const hint = hintOf(e) ?? nodeErrorHint(e, o.hp.hostname);
+    return result.status === "satisfied" || hint === undefined ? result : { ...result, hint };
   }
 }
 
@@ -82,9 +87,10 @@ export async function connectOrDescribe<T>(
     return await connect();
   } catch (e) {
     if (isConnectFailure(e)) {
-      throw Object.assign(new Error(describeNodeError(e, hostname)), {
+      const error = Object.assign(new Error(describeNodeError(e, hostname)), {
         code: (e as { code: string }).code,
       });
+      throw withHint(error, nodeErrorHint(e, hostname));
     }
     throw e;
   }

@@ -61,22 +61,6 @@ export async function kubeconfig(env: Env): Promise<string | undefined> {
   return `no kubeconfig: ${list.join(", ")} not found (set KUBECONFIG or use --kubeconfig)`;
 }
 
-/** The systemd bus: the system bus, or the user bus (for --user). */
-export async function systemdBus(env: Env): Promise<string | undefined> {
-  const system = (env.DBUS_SYSTEM_BUS_ADDRESS ?? "unix:path=/run/dbus/system_bus_socket")
-    .replace(/^unix:path=/, "").replace(/,.*$/, "");
-  const runtime = env.XDG_RUNTIME_DIR || `/run/user/${Deno.uid() ?? 0}`;
-  const user = (env.DBUS_SESSION_BUS_ADDRESS ?? `unix:path=${runtime}/bus`)
-    .replace(/^unix:path=/, "").replace(/,.*$/, "");
-  const sys = await socketAnswers(system);
-  if (sys === undefined) return undefined;
-  const usr = await socketAnswers(user);
-  if (usr === undefined) return undefined;
-  const systemctl = await onPath("systemctl", env);
-  if (systemctl) return undefined; // systemctl polling is the fallback.
-  return `no systemd bus: system ${system}: ${sys}; user ${user}: ${usr}; no systemctl on PATH`;
-}
-
 /** inotify instances and watches are not exhausted (file, log and glob watch directories). */
 export async function inotify(): Promise<string | undefined> {
   if (Deno.build.os !== "linux") return undefined;

@@ -1,5 +1,5 @@
 import { assertEquals, assertRejects } from "../../tests/_assert.ts";
-import { drive, FakeClock, settle } from "../../tests/engine/_fake_clock.ts";
+import { drive, FakeClock, settle } from "../../engine/_fake_clock.ts";
 import { CLOSE_GRACE_MS, DriverSessions } from "./driver.ts";
 
 /** A client that records what was done to it; `end` answers only when `answer` is called. */

@@ -3,7 +3,8 @@
  * and `**` (zero or more directories). Like bash, wildcards do not match a
  * leading dot, `**` does not descend into dot-directories or symlinked
  * directories (no loops), and a pattern without wildcards matches only an
- * existing path.
+ * existing path. With `strict`, a directory the pattern must look into that
+ * cannot be read (permission denied) is an error instead of no match.
  *
  * @module
  */
@@ -107,22 +108,44 @@ function join(dir: string, name: string): string {
   return dir.endsWith("/") ? dir + name : `${dir}/${name}`;
 }
 
-/** Every existing path matching the pattern, sorted. Relative patterns resolve against `cwd`. */
+/**
+ * Every existing path matching the pattern, sorted. Relative patterns resolve against `cwd`.
+ * `strict`: a directory that cannot be read throws (its error) instead of holding no match,
+ * for a caller to whom a missed match would be a false verdict (`--absent`, `--max`).
+ */
 export async function glob(
   pattern: string,
-  opts: { cwd?: string; signal?: AbortSignal } = {},
+  opts: { cwd?: string; signal?: AbortSignal; strict?: boolean } = {},
 ): Promise<string[]> {
   const found = new Set<string>();
-  for (const p of expandBraces(pattern)) await globOne(p, found, opts.cwd, opts.signal);
+  const ctx = { cwd: opts.cwd, signal: opts.signal, strict: opts.strict ?? false };
+  for (const p of expandBraces(pattern)) await globOne(p, found, ctx);
   return [...found].sort();
 }
 
 async function globOne(
   pattern: string,
   found: Set<string>,
-  cwd: string | undefined,
-  signal?: AbortSignal,
+  { cwd, signal, strict }: { cwd?: string; signal?: AbortSignal; strict: boolean },
 ) {
+  /** Whether an error means no match here; else it is thrown (see `glob`). */
+  const noMatch = (e: unknown) => absent(e) || !strict;
+  const list = async (dir: string): Promise<Deno.DirEntry[]> => {
+    try {
+      return await Array.fromAsync(Deno.readDir(dir));
+    } catch (e) {
+      if (noMatch(e)) return [];
+      throw e;
+    }
+  };
+  const isDir = async (path: string): Promise<boolean> => {
+    try {
+      return (await Deno.stat(path)).isDirectory;
+    } catch (e) {
+      if (noMatch(e)) return false;
+      throw e;
+    }
+  };
   const absolute = pattern.startsWith("/");
   const segs = pattern.split("/").filter((s) => s !== "");
   // Leading literal segments form the base directory: nothing to list there.
@@ -163,13 +186,15 @@ async function globOne(
     }
     if (!MAGIC.test(seg)) {
       const child = join(dir, unescape(seg));
+      let info: Deno.FileInfo;
       try {
-        const info = await Deno.stat(fsPath(child));
-        if (last) found.add(child);
-        else if (info.isDirectory) await walk(child, at + 1);
-      } catch {
-        // Does not exist (yet): no match.
+        info = await Deno.stat(fsPath(child));
+      } catch (e) {
+        if (noMatch(e)) return; // does not exist (yet): no match
+        throw e;
       }
+      if (last) found.add(child);
+      else if (info.isDirectory) await walk(child, at + 1);
       return;
     }
     const match = segmentMatcher(seg);
@@ -186,18 +211,7 @@ async function globOne(
   await walk(base, 0);
 }
 
-async function list(dir: string): Promise<Deno.DirEntry[]> {
-  try {
-    return await Array.fromAsync(Deno.readDir(dir));
-  } catch {
-    return [];
-  }
-}
-
-async function isDir(path: string): Promise<boolean> {
-  try {
-    return (await Deno.stat(path)).isDirectory;
-  } catch {
-    return false;
-  }
+/** Whether an error says the path is not there (or is not a directory). */
+function absent(e: unknown): boolean {
+  return e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory;
 }

@@ -17,7 +17,8 @@
  */
 
 import { onAbort } from "../../engine/abort.ts";
-import { describeError } from "../../engine/errors.ts";
+import { describeError, withHint } from "../../engine/errors.ts";
+import { nodeErrorHint } from "./hints.ts";
 import { canonicalIp } from "./net.ts";
 import { describeNodeError, TLS_REASONS } from "./nodeerr.ts";
 
@@ -225,7 +226,10 @@ export function nodeTransport(opts: NodeOptions = {}): HttpTransport {
           off();
           if (signal.aborted) return reject(signal.reason ?? e);
           const code = (e as { code?: string }).code;
-          reject(new RequestError(describeNodeError(e, servername ?? hostname), code));
+          const name = servername ?? hostname;
+          reject(
+            withHint(new RequestError(describeNodeError(e, name), code), nodeErrorHint(e, name)),
+          );
         });
         r.once("response", (res) => {
           off();

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Fail } from "../../engine/types.ts";
 import { type JsonPathExpr, type JsonPathLeaf, type JsonPathNode, leavesOf } from "./jsonpath.ts";
 import { memoize } from "./memo.ts";
@@ -192,15 +193,17 @@ const NEVER = new AbortController().signal;
 
 /**
  * Evaluates an expression against a parsed JSON document; `signal` ends a
- * regular-expression match on a long text (docs/contract.md §9).
+ * regular-expression match on a long text (docs/contract.md §9). The values
+ * `detail` shows are cut after the run's `secrets` are masked.
  */
 export async function evaluateJsonPath(
   expr: JsonPathExpr,
   doc: unknown,
   signal: AbortSignal = NEVER,
+  secrets?: SecretRegistry,
 ): Promise<JsonPathOutcome> {
   const run = (await library.get()).JSONPath as unknown as RunPath;
-  const { ok, detail, value } = await evaluateNode(expr.root, doc, run, signal);
+  const { ok, detail, value } = await evaluateNode(expr.root, doc, { run, signal, secrets });
   return ok ? { ok, detail, value } : { ok, detail };
 }
 
@@ -209,14 +212,20 @@ interface Outcome extends JsonPathOutcome {
   readonly shape: "leaf" | "and" | "or";
 }
 
+/** What evaluating needs besides the node and the document. */
+interface Evaluation {
+  readonly run: RunPath;
+  readonly signal: AbortSignal;
+  readonly secrets: SecretRegistry | undefined;
+}
+
 /** Evaluates a node; `detail` describes what decided the outcome. */
 async function evaluateNode(
   node: JsonPathNode,
   doc: unknown,
-  run: RunPath,
-  signal: AbortSignal,
+  ev: Evaluation,
 ): Promise<Outcome> {
-  if (node.type === "leaf") return await evaluateLeaf(node, doc, run, signal);
+  if (node.type === "leaf") return await evaluateLeaf(node, doc, ev);
   const wrap = (o: Outcome) =>
     o.shape !== "leaf" && o.shape !== node.type ? `(${o.detail})` : o.detail;
   const join = (x: Outcome, y: Outcome, ok: boolean): Outcome => ({
@@ -225,22 +234,21 @@ async function evaluateNode(
     shape: node.type,
     value: y.value,
   });
-  const a = await evaluateNode(node.left, doc, run, signal);
+  const a = await evaluateNode(node.left, doc, ev);
   if (node.type === "and") {
     if (!a.ok) return a;
-    const b = await evaluateNode(node.right, doc, run, signal);
+    const b = await evaluateNode(node.right, doc, ev);
     return b.ok ? join(a, b, true) : b;
   }
   if (a.ok) return a;
-  const b = await evaluateNode(node.right, doc, run, signal);
+  const b = await evaluateNode(node.right, doc, ev);
   return b.ok ? b : join(a, b, false);
 }
 
 async function evaluateLeaf(
   leaf: JsonPathLeaf,
   doc: unknown,
-  run: RunPath,
-  signal: AbortSignal,
+  { run, signal, secrets }: Evaluation,
 ): Promise<Outcome> {
   const head = leaf.op === undefined
     ? leaf.display
@@ -270,7 +278,7 @@ async function evaluateLeaf(
   } else {
     hit = values.findIndex((v) => holds(leaf, v));
   }
-  const detail = `${head} (got ${describeValues(values)})`;
+  const detail = `${head} (got ${describeValues(values, secrets)})`;
   return hit < 0
     ? { ok: false, detail, shape: "leaf" }
     : { ok: true, detail, shape: "leaf", value: values[hit] };
@@ -344,11 +352,11 @@ function ordered(v: unknown, lit: unknown, op: ">" | ">=" | "<" | "<="): boolean
   }
 }
 
-function describeValues(values: unknown[]): string {
+/** Up to 3 values as JSON, each redacted and cut to 60 characters (docs/contract.md §9). */
+function describeValues(values: unknown[], secrets: SecretRegistry | undefined): string {
   if (values.length === 0) return "nothing";
-  const shown = values.slice(0, 3).map((v) => {
-    const s = v === undefined ? "undefined" : JSON.stringify(v);
-    return s.length > 60 ? s.slice(0, 59) + "…" : s;
-  });
+  const shown = values.slice(0, 3).map((v) =>
+    clip(v === undefined ? "undefined" : JSON.stringify(v), 60, secrets)
+  );
   return shown.join(", ") + (values.length > 3 ? `, … (${values.length} values)` : "");
 }

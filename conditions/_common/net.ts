@@ -7,8 +7,9 @@
  * @module
  */
 
-import { describeError } from "../../engine/errors.ts";
+import { describeError, withHint } from "../../engine/errors.ts";
 import type { KindInput } from "../../engine/types.ts";
+import { noSuchHostHint, otherFamilyHint } from "./hints.ts";
 
 /** A parsed `host:port` or `[v6]:port`. */
 export interface HostPort {
@@ -101,7 +102,8 @@ export async function resolveAll(hostname: string, signal?: AbortSignal): Promis
   } catch (e) {
     const code = (e as { code?: string }).code;
     const why = code === "ENOTFOUND" ? "no such host" : code ?? (e as Error).message;
-    throw new Error(`cannot resolve host ${hostname}: ${why}`);
+    const error = new Error(`cannot resolve host ${hostname}: ${why}`);
+    throw code === "ENOTFOUND" ? withHint(error, noSuchHostHint(hostname)) : error;
   }
   if (found.length === 0) throw new Error(`cannot resolve host ${hostname}`);
   return [...new Set(found.map((a) => a.address))];
@@ -132,6 +134,58 @@ export function onEveryAddress<T>(
   } catch (e) {
     return Promise.reject(e);
   }
+}
+
+/** The loopback address of the other IP family. */
+const OTHER_LOOPBACK: Readonly<Record<string, string>> = { "127.0.0.1": "::1", "::1": "127.0.0.1" };
+
+/** Per loopback address and port: refusals seen, the look under way, and what it found. */
+const familyLooks = new Map<
+  string,
+  { refusals: number; looking: Promise<void> | undefined; hint: string | undefined }
+>();
+
+/** Whether `e` is a refused connection, from Deno or node:net. */
+function refused(e: unknown): boolean {
+  return e instanceof Deno.errors.ConnectionRefused ||
+    (e as { code?: unknown } | null)?.code === "ECONNREFUSED";
+}
+
+/**
+ * Rejects with `e`, with a hint when `e` refused a connection to a loopback address and the
+ * other IP family's loopback accepts on that port (docs/contract.md §6, hints): a server that
+ * listens on `::1` only is refused at `127.0.0.1`. Kinds call it on a failed attempt at
+ * `address`. The other family is looked at on the first refusal and every tenth after (the
+ * server may still be starting), so a condition refused for minutes costs one more connect in
+ * ten, and a connection that succeeds costs nothing.
+ */
+export function loopbackRefusal(e: unknown, address: HostPort): Promise<never> {
+  const ip = canonicalIp(address.hostname);
+  const other = ip === undefined ? undefined : OTHER_LOOPBACK[ip];
+  if (other === undefined || !refused(e) || !(e instanceof Error)) return Promise.reject(e);
+  const key = `${ip} ${address.port}`;
+  let look = familyLooks.get(key);
+  if (look === undefined) {
+    if (familyLooks.size >= 1024) familyLooks.clear();
+    familyLooks.set(key, look = { refusals: 0, looking: undefined, hint: undefined });
+  }
+  if (look.refusals++ % 10 === 0) {
+    const l = look;
+    l.looking = Deno.connect({ hostname: other, port: address.port }).then((c) => {
+      c.close();
+      l.hint = otherFamilyHint(ip!, other, address.port);
+    }, () => {
+      l.hint = undefined;
+    });
+  }
+  // Most refusals find the last look done: they reject at once, without a frame of their own.
+  const looking = look.looking;
+  if (looking === undefined) return Promise.reject(withHint(e, look.hint));
+  const l = look;
+  return looking.then(() => {
+    if (l.looking === looking) l.looking = undefined;
+    throw withHint(e, l.hint);
+  });
 }
 
 /** `onEveryAddress` for a name, resolved first. */
@@ -206,10 +260,12 @@ export class Connector {
     this.#underWay--;
     closeConn(conn);
   };
-  readonly #failed = (e: unknown): never => {
+  readonly #failed = (e: unknown): Promise<never> => {
     this.#underWay--;
-    throw e;
+    return loopbackRefusal(e, this.#target!);
   };
+  /** The address being connected to (one probe connects to one target). */
+  #target: HostPort | undefined;
 
   /** `dial` is Deno's connect; a test passes its own to see what is asked of it. */
   constructor(dial: Dial = Deno.connect) {
@@ -222,8 +278,12 @@ export class Connector {
       if (this.#underWay > 0) this.#cancel = true;
       const { hostname, port } = address;
       if (this.#cancel) {
-        return this.#dial({ hostname, port, signal }).then(closeConn);
+        return this.#dial({ hostname, port, signal }).then(
+          closeConn,
+          (e) => loopbackRefusal(e, address),
+        );
       }
+      this.#target = address;
       this.#underWay++;
       return this.#dial({ hostname, port }).then(this.#connected, this.#failed);
     });

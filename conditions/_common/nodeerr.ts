@@ -42,5 +42,11 @@ export function describeNodeError(e: unknown, hostname: string): string {
   if (TLS_REASONS[code]) return TLS_REASONS[code]!;
   const msg = e instanceof Error ? e.message : String(e);
   if (/^socket hang up$/i.test(msg)) return "connection closed before a response";
-  return describeError(msg.replace(/^connect \w+ \S+$/, code.toLowerCase()));
+  // llhttp's `Parse Error: Expected HTTP/, RTSP/ or ICE/`: the bytes are no HTTP answer.
+  if (code.startsWith("HPE_")) {
+    const why = msg.replace(/^parse error:\s*/i, "");
+    return `not an HTTP answer (${why.charAt(0).toLowerCase()}${why.slice(1)})`;
+  }
+  // `connect EMFILE 127.0.0.1:80`: describeError says what the code means.
+  return describeError(e);
 }

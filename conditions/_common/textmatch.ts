@@ -7,6 +7,7 @@
  * @module
  */
 
+import { redactText, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Fail, KindInput } from "../../engine/types.ts";
 import { type Captures, toJsSyntax } from "./captures.ts";
 
@@ -109,16 +110,21 @@ const PREVIEW_CHARS = 60;
 /**
  * A received payload as a short quoted text for details and errors:
  * `"pong"`, `"a long text…" (120 B)`, or hex for binary data (`0x1c02…`).
+ * The run's `secrets` are masked before the text is cut (docs/contract.md
+ * §9); binary data that holds one is not shown at all.
  */
-export function preview(bytes: Uint8Array): string {
+export function preview(bytes: Uint8Array, secrets?: SecretRegistry): string {
   const text = new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  const shown = redactText(text, secrets);
   // deno-lint-ignore no-control-regex
   const binary = text.includes("\uFFFD") || /[\x00-\x08\x0e-\x1f\x7f]/.test(text);
   const size = `${bytes.length} B`;
   if (binary) {
+    if (shown !== text) return `binary data (${size})`;
     const hex = Array.from(bytes.subarray(0, 24), (b) => b.toString(16).padStart(2, "0")).join("");
     return `0x${hex}${bytes.length > 24 ? "…" : ""} (${size})`;
   }
-  if (text.length <= PREVIEW_CHARS) return `${JSON.stringify(text)} (${size})`;
-  return `${JSON.stringify(text.slice(0, PREVIEW_CHARS))}… (${size})`;
+  // JSON's quoting escapes the control characters.
+  if (shown.length <= PREVIEW_CHARS) return `${JSON.stringify(shown)} (${size})`;
+  return `${JSON.stringify(shown.slice(0, PREVIEW_CHARS))}… (${size})`;
 }

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { configure, type Entry, Reader, ZipReader } from "@zip.js/zip.js";
+import { configure, Reader, ZipReader } from "@zip.js/zip.js";
 import tar from "tar-stream";
 
 configure({ useWebWorkers: false });
@@ -180,21 +180,36 @@ class FileReader extends Reader<string> {
 }
 
 /**
+ * The most members of a zip read (docs/contract.md §9): zip.js takes about 30 µs and a few KB
+ * per entry of the central directory, and checking an entry's data about 1 ms, so an archive
+ * of a million empty entries (a few MB) would hold an attempt for minutes and gigabytes.
+ */
+export const ZIP_MAX_MEMBERS = 100_000;
+
+/**
  * Every member of the zip archive at `path`. Each entry's data is read and
  * discarded so a corrupt one fails its CRC-32 check: a listing alone would
- * not notice it. Throws on a truncated or corrupt archive.
+ * not notice it (an empty entry has nothing to check). Entries are read one
+ * at a time, never all held; more than `ZIP_MAX_MEMBERS` is an error. Throws
+ * on a truncated or corrupt archive.
  */
 export async function listZip(path: string, signal?: AbortSignal): Promise<Member[]> {
   const reader = new FileReader(path);
   const zip = new ZipReader(reader, { checkCrc32: true, signal });
+  const members: Member[] = [];
   try {
-    const entries: Entry[] = await zip.getEntries();
-    for (const e of entries) {
+    for await (const e of zip.getEntriesGenerator()) {
       signal?.throwIfAborted();
+      if (members.length === ZIP_MAX_MEMBERS) {
+        const cap = ZIP_MAX_MEMBERS.toLocaleString("en");
+        throw new Error(`it has more than ${cap} members (waitcmd reads at most ${cap})`);
+      }
+      members.push({ name: normalize(e.filename), dir: e.directory });
       if (e.directory) continue;
+      if (e.uncompressedSize === 0 && e.compressedSize <= 2) continue; // (deflated: 2 bytes)
       await e.getData(new WritableStream<Uint8Array>(), { checkCrc32: true, signal });
     }
-    return entries.map((e) => ({ name: normalize(e.filename), dir: e.directory }));
+    return members;
   } finally {
     await zip.close().catch(() => {});
     reader.close();

@@ -16,8 +16,9 @@ import Docker from "dockerode";
 import type { IncomingMessage } from "node:http";
 import { onAbort } from "../../engine/abort.ts";
 import type { Clock } from "../../engine/clock.ts";
-import { describeError, FatalError } from "../../engine/errors.ts";
+import { describeError, FatalError, withHint } from "../../engine/errors.ts";
 import type { WatchContext } from "../../engine/types.ts";
+import { missingSocketHint } from "../_common/hints.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { Engine } from "./dockerhost.ts";
@@ -174,6 +175,18 @@ function notFound(e: unknown): boolean {
   return e instanceof ApiError && e.statusCode === 404;
 }
 
+/** What to do about an engine that got no request (docs/contract.md §6, hints). */
+function engineHint(e: unknown, display: string): string | undefined {
+  switch ((e as { code?: unknown } | null)?.code) {
+    case "ENOENT":
+      return `${missingSocketHint(display.replace(/^unix:\/\//, ""), "the Docker Engine")} ` +
+        "(set DOCKER_HOST)";
+    case "EACCES":
+      return "add this user to the docker group, or run as root";
+  }
+  return undefined;
+}
+
 /** A request that got no answer, as a short text: `no such socket`, `connection refused`. */
 function requestError(e: unknown): string {
   switch ((e as { code?: unknown } | null)?.code) {
@@ -283,7 +296,10 @@ export class ContainerClient {
       if (signal.aborted) throw new Error("aborted");
       if (e instanceof NotFound || e instanceof BadAnswer) throw e;
       if (e instanceof ApiError) throw new Error(`docker engine: ${e.message}`);
-      throw new Error(`cannot reach the Docker engine at ${conn.display}: ${requestError(e)}`);
+      const error = new Error(
+        `cannot reach the Docker engine at ${conn.display}: ${requestError(e)}`,
+      );
+      throw withHint(error, engineHint(e, conn.display));
     }
   }
 

@@ -6,6 +6,7 @@
  * @module
  */
 
+import { clip } from "../../engine/secrets.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { normValue, type Rec, type RecordType } from "./records.ts";
 
@@ -38,10 +39,7 @@ function sorted(records: readonly Rec[]): Rec[] {
 }
 
 function listRecords(type: string, records: readonly Rec[]): string {
-  const shown = sorted(records).slice(0, SHOWN).map((r) =>
-    r.text.length > 80 ? r.text.slice(0, 79) + "…" : r.text
-  )
-    .join(", ");
+  const shown = sorted(records).slice(0, SHOWN).map((r) => clip(r.text, 80)).join(", ");
   return `${type} ${shown}${records.length > SHOWN ? `, … (${records.length} records)` : ""}`;
 }
 

@@ -6,7 +6,10 @@
 
 import type { Clock } from "../../engine/clock.ts";
 
-/** Time between SIGTERM and SIGKILL when an attempt is aborted. */
+/**
+ * Time between SIGTERM and SIGKILL when an attempt is aborted (--attempt-timeout, the
+ * deadline, a signal: docs/contract.md §9).
+ */
 export const KILL_GRACE_MS = 2000;
 
 /** Sends `signal` to the process group `pid` leads, if it is still there. */
@@ -18,7 +21,8 @@ export function killGroup(pid: number, signal: Deno.Signal): void {
   }
 }
 
-function groupAlive(pid: number): boolean {
+/** Whether the process group `pid` leads still has a member. */
+export function groupAlive(pid: number): boolean {
   try {
     Deno.kill(-pid, 0 as unknown as Deno.Signal);
     return true;
@@ -32,4 +36,18 @@ export async function reapGroup(pid: number, clock: Clock): Promise<void> {
   const until = clock.now() + KILL_GRACE_MS;
   while (clock.now() < until && groupAlive(pid)) await clock.sleep(50);
   killGroup(pid, "SIGKILL");
+}
+
+/**
+ * Ends the process groups `pids` lead: SIGTERM to each that is still there, then, once they
+ * are gone or `KILL_GRACE_MS` has passed, SIGKILL to what is left. For the end of a run, so
+ * that a command ignoring SIGTERM does not outlive waitcmd.
+ */
+export async function endGroups(pids: Iterable<number>, clock: Clock): Promise<void> {
+  const alive = [...pids].filter(groupAlive);
+  if (alive.length === 0) return;
+  for (const pid of alive) killGroup(pid, "SIGTERM");
+  const until = clock.now() + KILL_GRACE_MS;
+  while (clock.now() < until && alive.some(groupAlive)) await clock.sleep(20);
+  for (const pid of alive) killGroup(pid, "SIGKILL");
 }

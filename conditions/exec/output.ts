@@ -6,50 +6,47 @@
  * @module
  */
 
-import { readCapped } from "../_common/stream.ts";
+import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { concatBytes } from "../_common/stream.ts";
 
 /** Most captured output (stdout and stderr together) kept per attempt. */
 export const OUTPUT_CAP = 1 << 20;
 
-/** Yields the chunks of every stream as they arrive, until all have ended. */
-export async function* interleave(
-  ...streams: ReadableStream<Uint8Array>[]
-): AsyncGenerator<Uint8Array> {
-  const readers = streams.map((s) => s.getReader());
-  type Read = { i: number; r: ReadableStreamReadResult<Uint8Array> };
-  const reads = new Map<number, Promise<Read>>();
-  const pull = (i: number) => reads.set(i, readers[i]!.read().then((r) => ({ i, r })));
-  readers.forEach((_, i) => pull(i));
-  try {
-    while (reads.size) {
-      const { i, r } = await Promise.race(reads.values());
-      if (r.done) {
-        reads.delete(i);
-        continue;
-      }
-      pull(i);
-      yield r.value;
-    }
-  } finally {
-    // Left early: stop the streams still open.
-    for (const i of reads.keys()) readers[i]!.cancel().catch(() => {});
-  }
+/**
+ * The command's output as text: stdout and stderr in arrival order, at most
+ * `OUTPUT_CAP` bytes kept, the rest read and dropped. Each stream is read by a
+ * loop of its own, one read at a time: a race of the two reads would leave a
+ * reaction on the quiet stream's pending read per chunk of the busy one
+ * (`exec -- yes` grew by gigabytes; docs/reliability.md).
+ */
+export async function readOutput(child: Deno.ChildProcess): Promise<string> {
+  const kept: Uint8Array[] = [];
+  let size = 0;
+  const take = (chunk: Uint8Array) => {
+    const room = OUTPUT_CAP - size;
+    if (room <= 0) return;
+    // Copy: a reader may reuse its buffer for the next chunk.
+    const part = chunk.length > room ? chunk.slice(0, room) : chunk.slice();
+    kept.push(part);
+    size += part.length;
+  };
+  await Promise.all([drain(child.stdout, take), drain(child.stderr, take)]);
+  return new TextDecoder().decode(concatBytes(kept, size));
+}
+
+/** Reads `stream` to its end, giving each chunk to `take`. */
+async function drain(
+  stream: ReadableStream<Uint8Array>,
+  take: (chunk: Uint8Array) => void,
+): Promise<void> {
+  for await (const chunk of stream) take(chunk);
 }
 
 /**
- * The command's output as text: stdout and stderr interleaved, at most
- * `OUTPUT_CAP` bytes kept, the rest read and dropped.
+ * The last non-empty line of `text`, redacted and cut to 200 characters (in that order:
+ * docs/contract.md §9).
  */
-export async function readOutput(child: Deno.ChildProcess): Promise<string> {
-  const { bytes } = await readCapped(interleave(child.stdout, child.stderr), OUTPUT_CAP, {
-    drain: true,
-  });
-  return new TextDecoder().decode(bytes);
-}
-
-/** The last non-empty line of `text`, at most 200 characters. */
-export function lastLine(text: string): string {
+export function lastLine(text: string, secrets?: SecretRegistry): string {
   const lines = text.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const line = lines.at(-1) ?? "";
-  return line.length > 200 ? line.slice(0, 199) + "…" : line;
+  return clip(lines.at(-1) ?? "", 200, secrets);
 }

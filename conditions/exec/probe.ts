@@ -7,7 +7,7 @@
 
 import { describeError, FatalError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { KILL_GRACE_MS, killGroup, reapGroup } from "./group.ts";
+import { endGroups, groupAlive, KILL_GRACE_MS, killGroup, reapGroup } from "./group.ts";
 import type { ExecOptions } from "./mod.ts";
 import { lastLine, readOutput } from "./output.ts";
 
@@ -29,18 +29,27 @@ function spawn(command: string, args: readonly string[]): Deno.ChildProcess {
     if (e instanceof Deno.errors.PermissionDenied) {
       throw new FatalError(`command is not executable: ${command}`);
     }
-    throw new FatalError(`cannot start ${command}: ${describeError(e)}`);
+    const why = describeError(e).replace(/^cannot start [^:]*: /, "");
+    // Out of descriptors or processes for now: the next attempt may start it.
+    if (TRANSIENT.test(why)) throw new Error(`cannot start ${command}: ${why}`);
+    throw new FatalError(`cannot start ${command}: ${why}`);
   }
 }
+
+/** Start failures that a later attempt may not meet (descriptors, processes, memory). */
+const TRANSIENT = /too many open files|resource temporarily unavailable|cannot allocate memory/i;
 
 /** Makes the probe of one exec condition. */
 export function create(options: ExecOptions, env: ProbeEnv): Probe {
   const { command, args, exitCode: want, outputContains: needle } = options;
   const clock = env.clock;
+  /** The process groups started and not yet seen gone: ended by `close` at the end of the run. */
+  const groups = new Set<number>();
   /** One run of the command. */
   async function run(signal: AbortSignal): Promise<ProbeResult> {
     const child = spawn(command, args);
     const pid = child.pid;
+    groups.add(pid);
     const grace = new AbortController();
     const onAbort = () => {
       killGroup(pid, "SIGTERM");
@@ -62,7 +71,7 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
       const output = await reading;
       if (status.signal) return { status: "pending", error: `killed by ${status.signal}` };
       if (status.code !== want) {
-        const tail = lastLine(output);
+        const tail = lastLine(output, env.secrets);
         return {
           status: "pending",
           error: `exit ${status.code}${want !== 0 ? `, expected ${want}` : ""}${
@@ -85,8 +94,14 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
     } finally {
       signal.removeEventListener("abort", onAbort);
       grace.abort();
+      if (!groupAlive(pid)) groups.delete(pid);
     }
   }
 
-  return { check: ({ signal }) => run(signal) };
+  return {
+    check: ({ signal }) => run(signal),
+    // The run is over (deadline, signal, verdict): nothing the command started outlives it,
+    // a command that ignores SIGTERM included (docs/contract.md §9, exec kill grace).
+    close: () => endGroups(groups, clock).finally(() => groups.clear()),
+  };
 }

@@ -23,7 +23,9 @@ export function create(options: GlobOptions, env: ProbeEnv): Probe {
   const { pattern, absent, min, max } = options;
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
-      const paths = await globPaths(pattern, { signal });
+      // A directory that cannot be read hides what would make --absent or --max false: an
+      // error (pending) then, as lockfile and file --deleted (docs/contract.md §5 glob).
+      const paths = await globPaths(pattern, { signal, strict: absent || max !== undefined });
       const n = paths.length;
       const count = `${n} match${n === 1 ? "" : "es"}`;
       if (absent) {

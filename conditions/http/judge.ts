@@ -5,15 +5,20 @@
  * @module
  */
 
+import type { SecretRegistry } from "../../engine/secrets.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import { type HttpReply, statusLine } from "../_common/httpx.ts";
 import { captureText } from "../_common/captures.ts";
+import { httpAuthHint } from "../_common/hints.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
 import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
 import { statusMatches } from "./options.ts";
+
+/** Headers that carry credentials (a 401 then means they were refused, not missing). */
+const CREDENTIAL_HEADER = /^(authorization|cookie|x-api-key|x-auth-token)$/i;
 
 /** Most body bytes read per response. */
 export const BODY_LIMIT = 10 << 20;
@@ -28,10 +33,14 @@ export async function judge(
   reply: HttpReply,
   method: string,
   signal: AbortSignal,
+  secrets?: SecretRegistry,
 ): Promise<ProbeResult> {
   const line = statusLine(reply.status, reply.statusText);
   if (!statusMatches(o.status, reply.status)) {
-    return { status: "pending", error: `status ${reply.status}, expected ${o.status.text}` };
+    const error = `status ${reply.status}, expected ${o.status.text}`;
+    const sent = o.headers.some((h) => CREDENTIAL_HEADER.test(h.name));
+    const hint = httpAuthHint(reply.status, sent, reply.header("www-authenticate"));
+    return hint === undefined ? { status: "pending", error } : { status: "pending", error, hint };
   }
   const needsBody = o.contains !== undefined || matches !== undefined || o.jsonpaths.length > 0;
   if (!needsBody || method === "HEAD") return { status: "satisfied", detail: line };
@@ -71,16 +80,26 @@ export async function judge(
     try {
       doc = JSON.parse(text);
     } catch (e) {
-      const msg = (e as Error).message;
-      const why = text.trim() === "" ? "it is empty" : msg.charAt(0).toLowerCase() + msg.slice(1);
+      const why = text.trim() === "" ? "it is empty" : jsonSyntaxError(e);
       return { status: "pending", error: `body is not JSON: ${why} (${line})` };
     }
     for (const expr of o.jsonpaths) {
-      const r = await evaluateJsonPath(expr, doc, signal);
+      const r = await evaluateJsonPath(expr, doc, signal, secrets);
       if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
       parts.push(r.detail);
       captures.value = captureText(r.value);
     }
   }
   return { status: "satisfied", detail: parts.join("; "), captures };
+}
+
+/**
+ * `JSON.parse`'s reason without the piece of the body V8 quotes and cuts (`Unexpected token
+ * 'x', "…secr"... is not valid JSON`): cut before any redaction, it could show the start of a
+ * secret (docs/contract.md §9). The position says where instead.
+ */
+export function jsonSyntaxError(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const text = msg.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, "").replace(/\s+/g, " ");
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -25,7 +25,7 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 export function create(o: HttpOptions, env: ProbeEnv): Probe {
   const matches = o.matches === undefined ? undefined : compileRegex(o.matches, "m");
   return {
-    check: ({ signal }) => attempt(o, matches, env.env, signal),
+    check: ({ signal }) => attempt(o, matches, env, signal),
   };
 }
 
@@ -45,7 +45,7 @@ async function readTls(o: HttpOptions): Promise<TlsOptions> {
 async function attempt(
   o: HttpOptions,
   matches: UserRegex | undefined,
-  env: Readonly<Record<string, string>>,
+  { env, secrets }: ProbeEnv,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
   const tls = await readTls(o);
@@ -93,7 +93,7 @@ async function attempt(
         url = next;
         continue;
       }
-      return await judge(o, matches, reply, method, signal);
+      return await judge(o, matches, reply, method, signal, secrets);
     } catch (e) {
       if (signal.aborted) throw e;
       throw new Error(`reading the response: ${describeError(e)}`);

@@ -13,7 +13,7 @@ import {
   RequestError,
   type TlsOptions,
 } from "../_common/httpx.ts";
-import { onEveryAddress } from "../_common/net.ts";
+import { loopbackRefusal, onEveryAddress } from "../_common/net.ts";
 import { type Header, proxyFor } from "./options.ts";
 
 /** Connection errors after which the next address of the name is tried. */
@@ -59,7 +59,10 @@ export function send(out: Outgoing): Promise<HttpReply> {
   return onEveryAddress(
     host,
     out.signal,
-    (address) => nodeTransport({ ...out.tls, address: address.hostname }).request(req),
+    (address) =>
+      nodeTransport({ ...out.tls, address: address.hostname }).request(req).catch((e) =>
+        loopbackRefusal(e, address)
+      ),
     (e) => e instanceof RequestError && TRY_NEXT.has(e.code ?? ""),
   );
 }

@@ -5,6 +5,7 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
+import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 
 /** An SDK error as far as it is read here. */
 export interface SdkError {
@@ -23,6 +24,8 @@ export interface ErrorContext {
   readonly endpoint: string;
   /** `access key id AK... (from flags)`; `no credentials (anonymous request)`. */
   readonly who: string;
+  /** The run's secrets, masked before a message is cut (docs/contract.md §9). */
+  readonly secrets?: SecretRegistry;
 }
 
 /**
@@ -64,7 +67,7 @@ export function describeS3Error(e: unknown, ctx: ErrorContext): string {
     case "AuthorizationHeaderMalformed":
       return `wrong region (${tag}); set --region or CLOUD_REGION`;
     case "CredentialsProviderError":
-      return `no credentials: ${firstLine(err.message)}`;
+      return `no credentials: ${firstLine(err.message, ctx.secrets)}`;
   }
   if (status === 403) {
     return `access denied (403) to ${ctx.key ? "the object" : "the bucket"}; ${ctx.who}`;
@@ -74,15 +77,16 @@ export function describeS3Error(e: unknown, ctx: ErrorContext): string {
       ? `object ${JSON.stringify(ctx.key)} not found`
       : `bucket ${JSON.stringify(ctx.bucket)} does not exist`;
   }
-  const msg = err.message && err.message !== "UnknownError" ? `: ${firstLine(err.message)}` : "";
+  const msg = err.message && err.message !== "UnknownError"
+    ? `: ${firstLine(err.message, ctx.secrets)}`
+    : "";
   if (tag) return `${tag}${msg}`;
   return describeError(err.message ?? String(e));
 }
 
-/** The first line of a message, at most 200 characters. */
-export function firstLine(s: string | undefined): string {
-  const t = (s ?? "").trim().split("\n")[0] ?? "";
-  return t.length > 200 ? t.slice(0, 200) + "..." : t;
+/** The first line of a message, redacted, then cut to 200 characters (docs/contract.md §9). */
+export function firstLine(s: string | undefined, secrets?: SecretRegistry): string {
+  return clip((s ?? "").trim().split("\n")[0] ?? "", 200, secrets);
 }
 
 function networkReason(err: SdkError): string | undefined {

@@ -7,7 +7,7 @@
  * @module
  */
 
-import type { Probe, ProbeResult } from "../../engine/types.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize, indexOfBytes } from "../_common/bytes.ts";
 import { memoize } from "../_common/memo.ts";
 import { connect, type S3Client, s3Library, type Session } from "./client.ts";
@@ -31,7 +31,7 @@ interface Found {
 }
 
 /** Makes the probe of one objstore condition. */
-export async function create(o: ObjstoreOptions): Promise<Probe> {
+export async function create(o: ObjstoreOptions, env: ProbeEnv): Promise<Probe> {
   await s3Library.get();
   let clients: S3Client[] = [];
   const session = memoize(() => connect(o, (c) => clients.push(c)));
@@ -48,6 +48,7 @@ export async function create(o: ObjstoreOptions): Promise<Probe> {
           key: o.uri.key,
           endpoint: o.endpoint?.url ?? "AWS S3",
           who: s?.who ?? "",
+          secrets: env.secrets,
         });
         return { status: "pending", error };
       }

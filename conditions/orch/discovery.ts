@@ -221,3 +221,20 @@ export function collectionPath(r: ApiResource, namespace: string): string {
     ? `${base}/namespaces/${encodeURIComponent(namespace)}/${r.plural}`
     : `${base}/${r.plural}`;
 }
+
+/**
+ * The resource type of a manifest's object: its `apiVersion`'s group and its `kind` (exactly,
+ * as the server names it). The server's preferred version of that group is used when it
+ * serves several.
+ */
+export function resolveKind(
+  resources: readonly ApiResource[],
+  apiVersion: string,
+  kind: string,
+): ApiResource | undefined {
+  const slash = apiVersion.indexOf("/");
+  const group = slash < 0 ? "" : apiVersion.slice(0, slash);
+  const version = apiVersion.slice(slash + 1);
+  const all = resources.filter((r) => r.group === group && r.kind === kind);
+  return all.find((r) => r.version === version) ?? all[0];
+}

@@ -20,7 +20,9 @@ export type KubeErrorKind =
   /** Any other HTTP error status. */
   | "http"
   /** The exec credential plugin or the token file failed. */
-  | "credentials";
+  | "credentials"
+  /** A manifest's kind the server does not serve (yet: its CRD may be on its way): retried. */
+  | "unserved";
 
 /** A failed request, as a short lower-case text and a kind. */
 export class KubeError extends Error {

@@ -7,6 +7,7 @@
  */
 
 import type { ProbeResult } from "../../engine/types.ts";
+import { captureText } from "../_common/captures.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
 import type { Want } from "./mod.ts";
 
@@ -14,18 +15,24 @@ import type { Want } from "./mod.ts";
 export interface Verdict {
   readonly state: "ok" | "wait" | "fail";
   readonly text: string;
+  /** What a `--jsonpath` that holds compared, captured as `value` (docs/contract.md §7). */
+  readonly value?: unknown;
 }
 
 /** A Kubernetes object as read from the API (JSON). */
 export type KubeObject = Record<string, unknown>;
 
-const ok = (text: string): Verdict => ({ state: "ok", text });
-const wait = (text: string): Verdict => ({ state: "wait", text });
-const fail = (text: string): Verdict => ({ state: "fail", text });
+/** Holds. */
+export const ok = (text: string): Verdict => ({ state: "ok", text });
+/** Not yet. */
+export const wait = (text: string): Verdict => ({ state: "wait", text });
+/** Never will. */
+export const fail = (text: string): Verdict => ({ state: "fail", text });
 
 // --- reading objects -------------------------------------------------------
 
-function field(obj: unknown, ...path: string[]): unknown {
+/** The value at `path` in an object, else undefined. */
+export function field(obj: unknown, ...path: string[]): unknown {
   let v: unknown = obj;
   for (const p of path) {
     if (typeof v !== "object" || v === null) return undefined;
@@ -34,7 +41,8 @@ function field(obj: unknown, ...path: string[]): unknown {
   return v;
 }
 
-function num(obj: unknown, ...path: string[]): number | undefined {
+/** The number at `path` in an object, else undefined. */
+export function num(obj: unknown, ...path: string[]): number | undefined {
   const v = field(obj, ...path);
   return typeof v === "number" ? v : undefined;
 }
@@ -45,7 +53,8 @@ export function str(obj: unknown, ...path: string[]): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-interface Condition {
+/** A status condition of an object. */
+export interface Condition {
   type?: string;
   status?: string;
   reason?: string;
@@ -58,11 +67,13 @@ function conditionsOf(obj: KubeObject): Condition[] {
   return Array.isArray(c) ? c.filter((x) => typeof x === "object" && x !== null) : [];
 }
 
-function findCondition(obj: KubeObject, type: string): Condition | undefined {
+/** The status condition of type `type` (case-insensitive), else undefined. */
+export function findCondition(obj: KubeObject, type: string): Condition | undefined {
   return conditionsOf(obj).find((c) => c.type?.toLowerCase() === type.toLowerCase());
 }
 
-function because(c: Condition): string {
+/** `: Reason: message` of a condition, or nothing. */
+export function because(c: Condition): string {
   const parts = [c.reason, c.message].filter((s) => typeof s === "string" && s !== "");
   return parts.length ? `: ${parts.join(": ")}` : "";
 }
@@ -207,11 +218,14 @@ export function jobComplete(obj: KubeObject): Verdict {
   return wait(`not complete (${counts})`);
 }
 
-/** How one object stands against the wait (not `delete`, which is about absence). */
+/**
+ * How one object stands against the wait (not `delete`, which is about absence; `readiness`
+ * is `readiness.ts`'s).
+ */
 export async function judgeObject(
   obj: KubeObject,
   r: { group: string; plural: string },
-  want: Want,
+  want: Exclude<Want, { type: "readiness" }>,
 ): Promise<Verdict> {
   switch (want.type) {
     case "exists": {
@@ -222,8 +236,8 @@ export async function judgeObject(
     case "condition":
       return judgeCondition(obj, want.condition, want.status);
     case "jsonpath": {
-      const { ok: holds, detail } = await evaluateJsonPath(want.expr, obj);
-      return holds ? ok(detail) : wait(detail);
+      const r = await evaluateJsonPath(want.expr, obj);
+      return r.ok ? { state: "ok", text: r.detail, value: r.value } : wait(r.detail);
     }
     case "rollout":
       if (r.plural === "deployments") return deploymentRollout(obj);
@@ -257,7 +271,14 @@ export function wantPhrase(want: Want): string {
       return "complete";
     case "delete":
       return "deleted";
+    case "readiness":
+      return "ready";
   }
+}
+
+/** A verdict's captures for a satisfied result: `--jsonpath`'s value, when it has one. */
+export function capturesOf(v: Verdict): { captures?: Record<string, string> } {
+  return v.value === undefined ? {} : { captures: { value: captureText(v.value) } };
 }
 
 /** `deployment/web`. */
@@ -283,12 +304,19 @@ export function judgeSelected(
   const first = (list: typeof judged) => `${list[0]!.label}: ${list[0]!.verdict.text}`;
   if (all) {
     if (failed.length) return { status: "fatal", error: first(failed) };
-    if (good.length === n) return { status: "satisfied", detail: `${n}/${n} ${what}: ${phrase}` };
+    if (good.length === n) {
+      return {
+        status: "satisfied",
+        detail: `${n}/${n} ${what}: ${phrase}`,
+        ...capturesOf(good[0]!.verdict),
+      };
+    }
   } else {
     if (good.length) {
       return {
         status: "satisfied",
         detail: `${good.length}/${n} ${what}: ${phrase}; ${first(good)}`,
+        ...capturesOf(good[0]!.verdict),
       };
     }
     if (failed.length === n) return { status: "fatal", error: first(failed) };

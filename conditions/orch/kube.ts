@@ -12,6 +12,7 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
+import { hintOf, withHint } from "../../engine/errors.ts";
 import {
   describeRequestError,
   fetchTransport,
@@ -30,13 +31,15 @@ import {
   type Kubeconfig,
   loadKubeconfig,
   requestCredentials,
+  requestSecrets,
 } from "./kubeconfig.ts";
 
 /**
- * The longest answer read (docs/contract.md §9): a list of thousands of objects fits; a server
- * that sends without end is not kept.
+ * The largest API answer read: a get, one page of a list, an event list, one
+ * event of a watch (docs/contract.md §9). A larger one is a failed attempt,
+ * and memory stays bounded whatever the server sends.
  */
-const ANSWER_MAX_CHARS = 32 << 20;
+export const ANSWER_MAX_BYTES = 16 << 20;
 
 /** An answer read whole: status and parsed JSON (undefined when the body is not JSON). */
 export interface JsonResponse {
@@ -73,9 +76,23 @@ export class KubeClient {
   /** Serialises credential lookups, so an exec plugin runs once when attempts and the watch start together. */
   #prepLock: Promise<unknown> = Promise.resolve();
 
-  constructor(readonly source: ConfigSource, clock: Clock) {
+  /** Registers a credential with the run's redactor (docs/contract.md §9). */
+  readonly #secret: (value: string) => void;
+  /** The credentials already registered. */
+  readonly #registered = new Set<string>();
+
+  /**
+   * `secret` receives every credential the kubeconfig holds or a plugin hands out, before a
+   * request carries it, so that no output can show it (a server may echo it back).
+   */
+  constructor(readonly source: ConfigSource, clock: Clock, secret?: (value: string) => void) {
     this.#clock = clock;
-    this.#config = memoize(() => loadKubeconfig(source));
+    this.#secret = secret ?? (() => {});
+    this.#config = memoize(async () => {
+      const loaded = await loadKubeconfig(source);
+      this.#register(loaded.secrets);
+      return loaded;
+    });
     this.#discovery = memoize(() =>
       fetchDiscovery(
         (path, signal, accept) => this.getJson(path, signal, accept),
@@ -100,9 +117,32 @@ export class KubeClient {
     return p;
   }
 
+  #register(values: readonly string[]): void {
+    for (const v of values) {
+      if (this.#registered.has(v) || v.length < 3) continue;
+      this.#registered.add(v);
+      this.#secret(v);
+    }
+  }
+
+  /**
+   * An error answer's text with the credentials masked: the server may echo the request's
+   * Authorization header, and the text is cut for errors after this (a cut secret would slip
+   * past the run's redactor; docs/contract.md §9).
+   */
+  #mask(text: string): string {
+    let out = text;
+    for (const s of [...this.#registered].sort((a, b) => b.length - a.length)) {
+      if (out.includes(s)) out = out.split(s).join("***");
+    }
+    return out;
+  }
+
   async #prepareNow(): Promise<Prepared> {
     const { kc, conn } = await this.#config.get();
     const c = await requestCredentials(kc);
+    // Exec plugins and token files hand out new tokens: each is registered before it is sent.
+    this.#register(requestSecrets(c));
     // fetch cannot skip verification or check another name: node:https does those.
     const node = c.insecure || c.servername !== undefined;
     const key = JSON.stringify([node, c.ca, c.cert, c.key, c.insecure, c.servername, c.proxy]);
@@ -133,19 +173,32 @@ export class KubeClient {
     } catch (e) {
       if (signal.aborted) throw signal.reason ?? e;
       const why = e instanceof RequestError ? e.message : describeRequestError(e);
-      throw new KubeError("network", `${conn.server}: ${why}`);
+      throw withHint(new KubeError("network", `${conn.server}: ${why}`), hintOf(e));
     }
     if (r.status === 401 || r.status === 403) {
-      const body = await readAll(r, signal).catch(() => "");
+      const body = this.#mask(await readAll(r, signal).catch(() => ""));
       const what = r.status === 401
         ? `credentials refused (${statusLine(401)})`
         : `access forbidden (${statusLine(403)}): ${statusMessage(body)}`;
-      throw new KubeError("auth", `${what}; ${conn.credentials}; server ${conn.server}`, r.status);
+      const error = new KubeError(
+        "auth",
+        `${what}; ${conn.credentials}; server ${conn.server}`,
+        r.status,
+      );
+      throw withHint(
+        error,
+        r.status === 401
+          ? "the token or certificate expired or is another cluster's: refresh the kubeconfig"
+          : "grant the user get, list and watch on it (check with kubectl auth can-i)",
+      );
     }
     return r;
   }
 
-  /** GET and read the whole answer; statuses other than 401/403 are returned, not thrown. */
+  /**
+   * GET and read the whole answer (at most {@linkcode ANSWER_MAX_BYTES}); statuses other than
+   * 401/403 are returned, not thrown.
+   */
   async get(path: string, signal: AbortSignal, accept?: string): Promise<JsonResponse> {
     const r = await this.#send(path, signal, accept);
     let body: string;
@@ -153,7 +206,7 @@ export class KubeClient {
       body = await readAll(r, signal);
     } catch (e) {
       if (signal.aborted) throw signal.reason ?? e;
-      if (e instanceof KubeError) throw e;
+      if (e instanceof KubeError) throw new KubeError(e.kind, `GET ${path}: ${e.message}`);
       throw new KubeError("network", `reading the answer: ${describeRequestError(e)}`);
     }
     let json: unknown;
@@ -162,6 +215,8 @@ export class KubeClient {
     } catch {
       json = undefined;
     }
+    // Only an error answer's text is ever shown (httpProblem).
+    if (r.status < 200 || r.status > 299) body = this.#mask(body);
     return { status: r.status, json, text: body };
   }
 
@@ -195,48 +250,33 @@ export class KubeClient {
     const q = new URLSearchParams({ ...query, watch: "1", allowWatchBookmarks: "true" });
     const r = await this.#send(`${path}?${q}`, signal);
     if (r.status !== 200) {
-      const body = await readAll(r, signal).catch(() => "");
+      const body = this.#mask(await readAll(r, signal).catch(() => ""));
       throw new KubeError(
         "http",
         `watch ${path}: ${httpProblem({ status: r.status, text: body })}`,
         r.status,
       );
     }
-    const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
-    const stop = () => reader.cancel().catch(() => {});
-    signal.addEventListener("abort", stop, { once: true });
-    if (signal.aborted) stop();
-    let buf = "";
     try {
-      while (true) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += value;
-        let nl: number;
-        while ((nl = buf.indexOf("\n")) >= 0) {
-          const line = buf.slice(0, nl).trim();
-          buf = buf.slice(nl + 1);
-          if (!line) continue;
-          let ev: WatchEvent;
-          try {
-            ev = JSON.parse(line) as WatchEvent;
-          } catch {
-            continue;
-          }
-          if (ev.type === "ERROR") {
-            const st = ev.object as { code?: number; message?: string };
-            throw new KubeError("http", `watch ${path}: ${st.message ?? "error event"}`, st.code);
-          }
-          yield ev;
+      for await (const line of readLines(r, signal)) {
+        let ev: WatchEvent;
+        try {
+          ev = JSON.parse(line) as WatchEvent;
+        } catch {
+          continue;
         }
+        if (ev.type === "ERROR") {
+          const st = ev.object as { code?: number; message?: string };
+          throw new KubeError("http", st.message ?? "error event", st.code);
+        }
+        yield ev;
       }
     } catch (e) {
-      if (signal.aborted || e instanceof KubeError) throw e;
+      if (signal.aborted) throw e;
+      if (e instanceof KubeError) {
+        throw new KubeError(e.kind, `watch ${path}: ${e.message}`, e.status);
+      }
       throw new KubeError("network", `watch ${path}: ${describeRequestError(e)}`);
-    } finally {
-      signal.removeEventListener("abort", stop);
-      reader.cancel().catch(() => {});
-      r.close();
     }
   }
 
@@ -247,28 +287,94 @@ export class KubeClient {
   }
 }
 
-/** The whole body of `r` as text; the answer is released after. */
-async function readAll(r: HttpReply, signal: AbortSignal): Promise<string> {
+/**
+ * The non-empty lines of `r`'s body (a watch stream: one event per line), each at most `max`
+ * characters: a longer one is a `KubeError("http")`, and is not kept whole. Each chunk is
+ * searched once, so a long line costs its length, not its length squared. The answer is
+ * released after.
+ */
+export async function* readLines(
+  r: HttpReply,
+  signal: AbortSignal,
+  max = ANSWER_MAX_BYTES,
+): AsyncGenerator<string> {
   const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
   const stop = () => reader.cancel().catch(() => {});
   signal.addEventListener("abort", stop, { once: true });
   if (signal.aborted) stop();
-  let out = "";
+  let head: string[] = [];
+  let headLength = 0;
   try {
     while (true) {
       const { value, done } = await reader.read();
-      if (done) return out;
-      out += value;
-      if (out.length > ANSWER_MAX_CHARS) {
-        stop();
-        throw new KubeError(
-          "http",
-          `the answer is longer than ${ANSWER_MAX_CHARS >> 20} Mi characters (not read further)`,
-        );
+      if (done) {
+        const last = head.join("").trim();
+        if (last) yield last;
+        return;
+      }
+      let start = 0;
+      let nl: number;
+      while ((nl = value.indexOf("\n", start)) >= 0) {
+        const line = (head.join("") + value.slice(start, nl)).trim();
+        head = [];
+        headLength = 0;
+        start = nl + 1;
+        if (line) yield line;
+      }
+      if (start < value.length) {
+        head.push(value.slice(start));
+        headLength += value.length - start;
+        if (headLength > max) throw new KubeError("http", tooLarge("an event", max));
       }
     }
   } finally {
     signal.removeEventListener("abort", stop);
+    reader.cancel().catch(() => {});
+    r.close();
+  }
+}
+
+function tooLarge(what: string, max: number): string {
+  const size = max % (1 << 20) === 0 ? `${max >> 20} MiB` : `${max} bytes`;
+  return `${what} larger than ${size} (the most waitcmd reads)`;
+}
+
+/**
+ * The whole body of `r` as text, at most `max` bytes (else a `KubeError("http")`, read no
+ * further); the answer is released after.
+ */
+export async function readAll(
+  r: HttpReply,
+  signal: AbortSignal,
+  max = ANSWER_MAX_BYTES,
+): Promise<string> {
+  const reader = r.body.getReader();
+  const stop = () => reader.cancel().catch(() => {});
+  signal.addEventListener("abort", stop, { once: true });
+  if (signal.aborted) stop();
+  // Bytes, decoded once at the end: decoding piece by piece made twice the garbage (a stream
+  // over the cap measured 480 MB of RSS against 250 MB).
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > max) throw new KubeError("http", tooLarge("an answer", max));
+      chunks.push(value);
+    }
+    const all = new Uint8Array(size);
+    let at = 0;
+    for (const c of chunks) {
+      all.set(c, at);
+      at += c.byteLength;
+    }
+    chunks.length = 0;
+    return new TextDecoder().decode(all);
+  } finally {
+    signal.removeEventListener("abort", stop);
+    reader.cancel().catch(() => {});
     r.close();
   }
 }

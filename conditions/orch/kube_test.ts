@@ -1,8 +1,15 @@
-import { assertEquals } from "../../tests/_assert.ts";
-import { describeRequestError } from "../_common/httpx.ts";
-import { type ApiResource, collectionPath, fromAggregated, resolveResource } from "./discovery.ts";
-import { httpProblem } from "./errors.ts";
-import { describeCredentials, kubeconfigFiles } from "./kubeconfig.ts";
+import { assertEquals, assertRejects } from "../../tests/_assert.ts";
+import { describeRequestError, type HttpReply } from "../_common/httpx.ts";
+import {
+  type ApiResource,
+  collectionPath,
+  fromAggregated,
+  resolveKind,
+  resolveResource,
+} from "./discovery.ts";
+import { httpProblem, KubeError } from "./errors.ts";
+import { readAll, readLines } from "./kube.ts";
+import { describeCredentials, kubeconfigFiles, requestSecrets, userSecrets } from "./kubeconfig.ts";
 
 /** A slice of a real aggregated discovery answer (kube-apiserver v1.33). */
 const CORE = {
@@ -221,4 +228,122 @@ Deno.test("orch imports client-node when its probe is made, before the run's clo
   assertEquals(loaded === undefined, false, "client-node is not being imported");
   assertEquals(typeof (await loaded!).KubeConfig, "function");
   await probe.close?.();
+});
+
+/** An answer whose body is `chunks` (then ends), or endless copies of the first. */
+function reply(chunks: string[], endless = false): HttpReply & { closed: boolean } {
+  const enc = new TextEncoder();
+  let i = 0;
+  const r = {
+    status: 200,
+    statusText: "OK",
+    closed: false,
+    header: () => undefined,
+    body: new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (endless) return c.enqueue(enc.encode(chunks[0]!));
+        if (i < chunks.length) c.enqueue(enc.encode(chunks[i++]!));
+        else c.close();
+      },
+    }),
+    close() {
+      r.closed = true;
+    },
+  };
+  return r;
+}
+
+Deno.test("readAll() reads an answer whole, up to its cap; over it is an error, read no further", async () => {
+  const signal = new AbortController().signal;
+  // A multi-byte character split across chunks is decoded whole.
+  assertEquals(await readAll(reply(['{"a":"\u00e9', '\u00e9"}']), signal), '{"a":"éé"}');
+  const endless = reply(["x".repeat(1000)], true);
+  const e = await assertRejects(() => readAll(endless, signal, 10_000), KubeError);
+  assertEquals([e.kind, e.message], [
+    "http",
+    "an answer larger than 10000 bytes (the most waitcmd reads)",
+  ]);
+  assertEquals(endless.closed, true);
+});
+
+Deno.test("readLines() splits a watch stream into lines; a line over the cap is an error", async () => {
+  const signal = new AbortController().signal;
+  const lines: string[] = [];
+  for await (const l of readLines(reply(['{"a":', '1}\n\n{"b"', ':2}\n{"c":3}']), signal)) {
+    lines.push(l);
+  }
+  assertEquals(lines, ['{"a":1}', '{"b":2}', '{"c":3}']);
+  const endless = reply(["y".repeat(4096)], true);
+  const e = await assertRejects(async () => {
+    for await (const _ of readLines(endless, signal, 100_000)) { /* none */ }
+  }, KubeError);
+  assertEquals(
+    e.message,
+    "an event larger than 100000 bytes (the most waitcmd reads)",
+  );
+  assertEquals(endless.closed, true);
+});
+
+Deno.test("userSecrets() and requestSecrets() find every credential to redact", () => {
+  const key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEE\n-----END EC PRIVATE KEY-----\n";
+  assertEquals(
+    userSecrets({
+      name: "u",
+      token: "tok-123 ",
+      password: "pw-456",
+      keyData: btoa(key),
+      authProvider: {
+        name: "oidc",
+        config: {
+          "id-token": "idt-789",
+          "refresh-token": "rft-012",
+          "client-secret": "cls-345",
+          "client-id": "public-id",
+          tokenFile: "/path/token",
+        },
+      },
+    }),
+    ["tok-123 ", "tok-123", "pw-456", btoa(key), key, key.trim(), "idt-789", "rft-012", "cls-345"],
+  );
+  assertEquals(userSecrets(null), []);
+  const creds = (headers: Record<string, string>, k?: string) => ({
+    headers,
+    ca: undefined,
+    cert: undefined,
+    key: k,
+    insecure: false,
+    servername: undefined,
+    proxy: undefined,
+  });
+  assertEquals(requestSecrets(creds({ Authorization: "Bearer exec-token-1", accept: "x" })), [
+    "Bearer exec-token-1",
+    "exec-token-1",
+  ]);
+  assertEquals(requestSecrets(creds({ authorization: `Basic ${btoa("admin:hunter2")}` }, key)), [
+    `Basic ${btoa("admin:hunter2")}`,
+    btoa("admin:hunter2"),
+    "admin:hunter2",
+    "hunter2",
+    key,
+    key.trim(),
+  ]);
+});
+
+Deno.test("resolveKind() finds a manifest's type by group and kind", () => {
+  const apps: ApiResource = {
+    group: "apps",
+    version: "v1",
+    plural: "deployments",
+    singular: "deployment",
+    kind: "Deployment",
+    namespaced: true,
+    shortNames: ["deploy"],
+    verbs: [],
+  };
+  const list = [...fromAggregated(CORE, true), apps];
+  assertEquals(resolveKind(list, "apps/v1", "Deployment"), apps);
+  assertEquals(resolveKind(list, "apps/v1beta1", "Deployment"), apps, "the served version");
+  assertEquals(resolveKind(list, "v1", "Pod")?.plural, "pods");
+  assertEquals(resolveKind(list, "extensions/v1beta1", "Deployment"), undefined);
+  assertEquals(resolveKind(list, "v1", "pod"), undefined, "kinds are exact");
 });

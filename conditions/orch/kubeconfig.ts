@@ -7,9 +7,10 @@
  * @module
  */
 
-import { describeError } from "../../engine/errors.ts";
+import { describeError, withHint } from "../../engine/errors.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { KubeError } from "./errors.ts";
+import { fileType } from "./files.ts";
 
 /** Where to find a kubeconfig, from the flags and the environment. */
 export interface ConfigSource {
@@ -30,11 +31,19 @@ export function kubeconfigFiles(src: ConfigSource): { files: string[]; from: str
   return { files: home ? [`${home}/.kube/config`] : [], from: "default" };
 }
 
+/**
+ * The largest kubeconfig read, and the largest file it names (token file, certificate, key, CA
+ * bundle): the cap of files given to flags (docs/contract.md §9).
+ */
+export const KUBECONFIG_MAX_BYTES = 4 << 20;
+
 /** The parts of client-node's types that are used here. */
 export interface KcUser {
   readonly name: string;
   readonly certData?: string;
   readonly certFile?: string;
+  readonly keyData?: string | null;
+  readonly password?: string | null;
   readonly exec?: { command?: string } | null;
   readonly authProvider?: { name?: string; config?: Record<string, unknown> } | null;
   readonly token?: string;
@@ -63,7 +72,8 @@ export interface KubeConfigLike {
   users: KcUser[];
   contexts: KcContext[];
   currentContext: string;
-  loadFromFile(file: string): void;
+  loadFromString(config: string): void;
+  makePathsAbsolute(rootDirectory: string): void;
   loadFromCluster(): void;
   loadFromOptions(options: unknown): void;
   getCurrentCluster(): KcCluster | null;
@@ -117,6 +127,65 @@ function text(v: Uint8Array | string | undefined): string | undefined {
 export interface Kubeconfig {
   readonly kc: KubeConfigLike;
   readonly conn: Connection;
+  /** The credentials of its user that it holds itself (tokens, password, key), to redact. */
+  readonly secrets: readonly string[];
+}
+
+/** Names of auth-provider settings that hold credentials (`access-token`, `client-secret`, ...). */
+const SECRET_SETTING = /token|secret|passw|key/i;
+
+/**
+ * The credentials a kubeconfig user holds in the file: its token, password, client key (as
+ * written, base64, and decoded) and the token-like settings of its auth provider
+ * (docs/contract.md §9). Tokens from exec plugins and token files come with each request
+ * ({@linkcode requestSecrets}).
+ */
+export function userSecrets(user: KcUser | null | undefined): string[] {
+  if (!user) return [];
+  const out: string[] = [];
+  const add = (v: unknown) => {
+    if (typeof v === "string" && v.trim() !== "") out.push(v, v.trim());
+  };
+  add(user.token);
+  add(user.password);
+  if (user.keyData) {
+    add(user.keyData);
+    try {
+      add(new TextDecoder().decode(Uint8Array.from(atob(user.keyData), (c) => c.charCodeAt(0))));
+    } catch {
+      // not base64: client-node will fail to use it, and says so
+    }
+  }
+  for (const [k, v] of Object.entries(user.authProvider?.config ?? {})) {
+    if (SECRET_SETTING.test(k) && !/file|path/i.test(k)) add(v);
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * The credentials one request carries: the Authorization header (whole, and its credential
+ * without the scheme; for Basic, the decoded `user:password` and the password) and the client
+ * key (docs/contract.md §9).
+ */
+export function requestSecrets(c: Credentials): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(c.headers)) {
+    if (name.toLowerCase() !== "authorization" || !value) continue;
+    out.push(value);
+    const m = /^(\S+)\s+(.+)$/.exec(value);
+    if (!m) continue;
+    out.push(m[2]!);
+    if (m[1]!.toLowerCase() === "basic") {
+      try {
+        const plain = atob(m[2]!);
+        out.push(plain, plain.slice(plain.indexOf(":") + 1));
+      } catch {
+        // not base64
+      }
+    }
+  }
+  if (c.key) out.push(c.key, c.key.trim());
+  return [...new Set(out.filter((v) => v.length >= 3))];
 }
 
 /** What one request sends: headers (authentication included) and TLS material. */
@@ -147,6 +216,12 @@ export const kubeClientLibrary: Memo<KubeModule> = memoize(async () => {
 });
 
 /**
+ * The YAML parser that finds the files a kubeconfig names before client-node reads them
+ * ({@linkcode loadKubeconfig}); imported by the probe's `create` too, before the clock starts.
+ */
+export const yamlLibrary: Memo<typeof import("yaml")> = memoize(() => import("yaml"));
+
+/**
  * Loads the kubeconfig of `source` (the merged files, else the in-cluster
  * config in a pod) and checks its context. Throws `KubeError("config")` when
  * there is none or it cannot be read, `KubeError("context")` when the context
@@ -169,20 +244,25 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
         throw new KubeError("config", `in-cluster config: ${describeError(e)}`);
       }
     } else if (from === "default") {
-      throw new KubeError(
-        "config",
-        files.length
-          ? `no kubeconfig: ${files[0]} does not exist (set --kubeconfig or KUBECONFIG)`
-          : "no kubeconfig: set --kubeconfig or KUBECONFIG",
+      throw withHint(
+        new KubeError(
+          "config",
+          files.length
+            ? `no kubeconfig: ${files[0]} does not exist (set --kubeconfig or KUBECONFIG)`
+            : "no kubeconfig: set --kubeconfig or KUBECONFIG",
+        ),
+        "point KUBECONFIG or --kubeconfig at the cluster's kubeconfig, or run in a pod with a " +
+          "service account",
       );
     } else {
-      throw new KubeError(
-        "config",
-        `kubeconfig ${files.join(", ")} (${from}): no such file`,
+      throw withHint(
+        new KubeError("config", `kubeconfig ${files.join(", ")} (${from}): no such file`),
+        `nothing at ${files.join(", ")} yet: write the kubeconfig there (waiting for it), or ` +
+          `fix ${from}`,
       );
     }
   } else {
-    mergeFiles(k8s, kc, existing);
+    await mergeFiles(k8s, kc, existing);
   }
   const ctxName = source.context ?? kc.currentContext;
   if (!ctxName) {
@@ -194,10 +274,15 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
   const ctx = kc.getContextObject(ctxName);
   if (!ctx) {
     const names = kc.contexts.map((c) => c.name);
-    throw new KubeError(
-      "context",
-      `context ${JSON.stringify(ctxName)} is not in the kubeconfig` +
-        (names.length ? ` (contexts: ${names.join(", ")})` : ""),
+    throw withHint(
+      new KubeError(
+        "context",
+        `context ${JSON.stringify(ctxName)} is not in the kubeconfig` +
+          (names.length ? ` (contexts: ${names.join(", ")})` : ""),
+      ),
+      names.length
+        ? `pass --context with one of: ${names.join(", ")} (kubectl config get-contexts)`
+        : "this kubeconfig has no contexts: it is empty, or not the one meant",
     );
   }
   kc.setCurrentContext(ctxName);
@@ -211,14 +296,13 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
     );
   }
   const where = existing.length ? ` in ${existing.join(", ")}` : " (in-cluster)";
+  const user = kc.getCurrentUser();
   const conn = {
     server: cluster.server.replace(/\/+$/, ""),
     namespace: ctx.namespace?.trim() || "default",
-    credentials: `${describeCredentials(kc.getCurrentUser())}, context ${
-      JSON.stringify(ctxName)
-    }${where}`,
+    credentials: `${describeCredentials(user)}, context ${JSON.stringify(ctxName)}${where}`,
   };
-  return { kc, conn };
+  return { kc, conn, secrets: userSecrets(user) };
 }
 
 /**
@@ -228,6 +312,11 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
  */
 export async function requestCredentials(kc: KubeConfigLike): Promise<Credentials> {
   const opts: HttpsOptions = {};
+  // client-node reads an auth provider's token file again every minute, synchronously.
+  const tokenFile = kc.getCurrentUser()?.authProvider?.config?.tokenFile;
+  if (typeof tokenFile === "string" && tokenFile !== "") {
+    await checkRegular(tokenFile, `token file ${tokenFile}`);
+  }
   try {
     const k = kc as unknown as { applyOptions?(o: HttpsOptions): Promise<void> };
     if (typeof k.applyOptions === "function") await k.applyOptions(opts);
@@ -240,7 +329,11 @@ export async function requestCredentials(kc: KubeConfigLike): Promise<Credential
   }
   const headers: Record<string, string> = { accept: "application/json", "user-agent": "waitcmd" };
   for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k] = String(v).trim();
-  if (opts.auth && !headers.Authorization) headers.Authorization = `Basic ${btoa(opts.auth)}`;
+  // client-node's applyOptions leaves basic auth out (only its applyToHTTPSOptions sets it).
+  const user = kc.getCurrentUser();
+  const basic = opts.auth ??
+    (user?.username ? `${user.username}:${user.password ?? ""}` : undefined);
+  if (basic && !headers.Authorization) headers.Authorization = `Basic ${btoa(basic)}`;
   const cluster = kc.getCurrentCluster()!;
   return {
     headers,
@@ -253,15 +346,19 @@ export async function requestCredentials(kc: KubeConfigLike): Promise<Credential
   };
 }
 
-function mergeFiles(k8s: KubeModule, kc: KubeConfigLike, files: string[]): void {
+async function mergeFiles(k8s: KubeModule, kc: KubeConfigLike, files: string[]): Promise<void> {
   const clusters: KcCluster[] = [];
   const users: KcUser[] = [];
   const contexts: KcContext[] = [];
   let current = "";
   for (const f of files) {
+    const text = await readBounded(f, `kubeconfig ${f}`);
+    // client-node reads the files a kubeconfig names synchronously: each is checked first.
+    await checkNamedFiles(text, f);
     const one = new k8s.KubeConfig();
     try {
-      one.loadFromFile(f);
+      one.loadFromString(text);
+      one.makePathsAbsolute(dirname(f));
     } catch (e) {
       throw new KubeError("config", `kubeconfig ${f}: ${firstLine(e)}`);
     }
@@ -281,4 +378,101 @@ function mergeFiles(k8s: KubeModule, kc: KubeConfigLike, files: string[]): void 
 function firstLine(e: unknown): string {
   const t = describeError(e).trim().split("\n")[0] ?? "";
   return t.length > 200 ? t.slice(0, 200) + "..." : t;
+}
+
+function dirname(path: string): string {
+  const slash = path.lastIndexOf("/");
+  return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+}
+
+/**
+ * Throws `KubeError("config")` (pending: the file may be fixed) when `path` exists and is not a
+ * regular file of at most {@linkcode KUBECONFIG_MAX_BYTES}: a named pipe without a writer or a
+ * device would block a read or never end it (docs/contract.md §5 orch).
+ */
+async function checkRegular(path: string, what: string): Promise<Deno.FileInfo | undefined> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+  } catch {
+    return undefined;
+  }
+  if (!info.isFile) {
+    throw new KubeError(
+      "config",
+      `${what}: not a regular file (${
+        fileType(info)
+      }); waitcmd reads kubeconfigs and the files they name only from regular files`,
+    );
+  }
+  if (info.size > KUBECONFIG_MAX_BYTES) {
+    throw new KubeError("config", `${what}: larger than ${KUBECONFIG_MAX_BYTES >> 20} MiB`);
+  }
+  return info;
+}
+
+/** The text of the regular file `path`, read asynchronously, at most {@linkcode KUBECONFIG_MAX_BYTES}. */
+async function readBounded(path: string, what: string): Promise<string> {
+  if (!await checkRegular(path, what)) throw new KubeError("config", `${what}: no such file`);
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (e) {
+    throw new KubeError("config", `${what}: ${firstLine(e).replace(/: \w+ '.*'$/, "")}`);
+  }
+  try {
+    const buf = new Uint8Array(KUBECONFIG_MAX_BYTES + 1);
+    let size = 0;
+    while (size < buf.length) {
+      const n = await file.read(buf.subarray(size));
+      if (n === null) break;
+      size += n;
+    }
+    if (size > KUBECONFIG_MAX_BYTES) {
+      throw new KubeError("config", `${what}: larger than ${KUBECONFIG_MAX_BYTES >> 20} MiB`);
+    }
+    return new TextDecoder().decode(buf.subarray(0, size));
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Checks the files a kubeconfig's text names (token files, client certificates and keys, CA
+ * bundles) with {@linkcode checkRegular}, as client-node will resolve them: certificates, keys
+ * and CA bundles relative to the kubeconfig's directory, token files as written.
+ */
+async function checkNamedFiles(text: string, file: string): Promise<void> {
+  const { parse } = await yamlLibrary.get();
+  let doc: unknown;
+  try {
+    doc = parse(text);
+  } catch {
+    return; // client-node reports what is wrong with it
+  }
+  const dir = dirname(file);
+  const paths: [string, string][] = [];
+  const at = (v: unknown, key: string, relative: boolean) => {
+    if (typeof v !== "object" || v === null) return;
+    const p = (v as Record<string, unknown>)[key];
+    if (typeof p !== "string" || p === "") return;
+    paths.push([key, relative && !p.startsWith("/") ? `${dir}/${p}` : p]);
+  };
+  const list = (key: string, inner: string) => {
+    const l = (doc as Record<string, unknown> | null)?.[key];
+    return Array.isArray(l)
+      ? l.map((e) =>
+        typeof e === "object" && e !== null ? (e as Record<string, unknown>)[inner] : undefined
+      )
+      : [];
+  };
+  for (const c of list("clusters", "cluster")) at(c, "certificate-authority", true);
+  for (const u of list("users", "user")) {
+    at(u, "client-certificate", true);
+    at(u, "client-key", true);
+    at(u, "token-file", false);
+    const provider = (u as Record<string, unknown> | undefined)?.["auth-provider"];
+    at((provider as Record<string, unknown> | undefined)?.config, "tokenFile", false);
+  }
+  for (const [key, path] of paths) await checkRegular(path, `kubeconfig ${file}: ${key} ${path}`);
 }

@@ -16,8 +16,15 @@
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
 
-/** Values of `--for`. */
-export const FOR_VALUES: readonly string[] = ["exists", "rollout", "ready", "complete", "delete"];
+/** Values of `--for` (`create`, kubectl's name since 1.31, means `exists`). */
+export const FOR_VALUES: readonly string[] = [
+  "exists",
+  "create",
+  "rollout",
+  "ready",
+  "complete",
+  "delete",
+];
 
 /** What the condition waits for. */
 export type Want =
@@ -27,7 +34,9 @@ export type Want =
   | { readonly type: "rollout" }
   | { readonly type: "ready" }
   | { readonly type: "complete" }
-  | { readonly type: "delete" };
+  | { readonly type: "delete" }
+  /** The readiness of the object's kind (`orch -f`; docs/contract.md §5 orch). */
+  | { readonly type: "readiness" };
 
 /** Which objects the condition is about. */
 export type Selection =
@@ -46,6 +55,17 @@ export interface OrchOptions {
   readonly kubeconfig?: string;
   /** `--context`, when given (else the current context). */
   readonly context?: string;
+  /**
+   * `-f`/`--file`: the manifests (a file, a directory, `-`) whose objects this condition stands
+   * for; `expand` replaces it by one condition per object before the first probe.
+   */
+  readonly file?: string;
+  /**
+   * The object's `apiVersion`, for a condition made from a manifest: its type is found by
+   * group and kind (`resource` is then the kind), and a type the server does not serve yet is
+   * pending rather than fatal (a CRD being installed).
+   */
+  readonly apiVersion?: string;
 }
 
 /** Whether `--for rollout` / `--for complete` apply to a resource. */
@@ -66,8 +86,10 @@ export function supports(want: Want, r: { group: string; plural: string }): stri
 }
 
 const RESOURCE_WORD = /^[A-Za-z][A-Za-z0-9-]*(\.[A-Za-z0-9-]+)*$/;
-const OBJECT_NAME = /^[^\s/]+$/;
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+/** An object's name as it may appear in a target or a manifest. */
+export const OBJECT_NAME = /^[^\s/]+$/;
+/** A namespace name (a DNS label). */
+export const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const LABEL_KEY =
   /^([a-z0-9]([-a-z0-9.]*[a-z0-9])?\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
@@ -159,8 +181,8 @@ function parseWant(input: KindInput, resource: string): Want {
       return input.fail("jsonpath", (e as Error).message);
     }
   }
-  const type = (input.string("for") ?? "exists") as Want["type"];
-  const want = { type } as Want;
+  const word = input.string("for") ?? "exists";
+  const want = { type: word === "create" ? "exists" : word } as Want;
   const known = WELL_KNOWN[resource.toLowerCase()];
   if (known) {
     const problem = supports(want, known);
@@ -169,8 +191,77 @@ function parseWant(input: KindInput, resource: string): Want {
   return want;
 }
 
+/** The wait types `-f` takes: each object's readiness by default, or `--for create|delete`. */
+const FILE_FOR = ["exists", "create", "delete"];
+
+/**
+ * Parses `-f PATH`: the manifests are read by `expand` (`manifest.ts`); here only what can be
+ * told without them. A target, a selector or a wait type other than create/delete are usage
+ * errors.
+ */
+function parseFile(input: KindInput, file: string): OrchOptions {
+  if (file === "") input.fail("file", "expected a file, a directory or - (standard input)");
+  if (input.target !== undefined) {
+    input.fail(
+      "file",
+      `cannot be combined with a target (${
+        JSON.stringify(input.target)
+      }); the manifests name the objects`,
+    );
+  }
+  for (const f of ["selector", "all", "condition", "jsonpath"]) {
+    if (input.has(f)) {
+      input.fail(
+        f,
+        "cannot be combined with --file; each object waits for the readiness of its kind " +
+          "(or --for create, --for delete)",
+      );
+    }
+  }
+  const word = input.string("for");
+  if (word !== undefined && !FILE_FOR.includes(word)) {
+    input.fail(
+      "for",
+      `${word} cannot be combined with --file; give create or delete, ` +
+        "or none for the readiness of each object's kind",
+    );
+  }
+  const kubeconfig = input.string("kubeconfig");
+  const context = input.string("context");
+  return {
+    resource: "",
+    selection: { by: "selector", selector: undefined, all: true },
+    want: word === undefined
+      ? { type: "readiness" }
+      : { type: word === "delete" ? "delete" : "exists" },
+    namespace: input.string("namespace"),
+    file,
+    ...(kubeconfig !== undefined ? { kubeconfig } : {}),
+    ...(context !== undefined ? { context } : {}),
+  };
+}
+
 /** Parses the target and flags (no I/O). */
 export function parseOrch(input: KindInput): OrchOptions {
+  for (const f of ["kubeconfig", "context"]) {
+    if (input.string(f) === "") input.fail(f, "expected a value, got an empty string");
+  }
+  const namespace = input.string("namespace");
+  if (namespace !== undefined && !NAMESPACE.test(namespace)) {
+    input.fail(
+      "namespace",
+      `expected a namespace name like default, got ${JSON.stringify(namespace)}`,
+    );
+  }
+  const file = input.string("file");
+  if (file !== undefined) return parseFile(input, file);
+  if (input.target === undefined) {
+    input.fail(
+      undefined,
+      "missing target KIND/NAME (deployment/web), KIND with --selector or --all, " +
+        "or -f FILE for the objects of manifests",
+    );
+  }
   const target = input.target ?? "";
   const slash = target.indexOf("/");
   const resource = slash < 0 ? target : target.slice(0, slash);
@@ -196,16 +287,6 @@ export function parseOrch(input: KindInput): OrchOptions {
     const problem = checkSelector(selector);
     if (problem) input.fail("selector", problem);
   }
-  const namespace = input.string("namespace");
-  if (namespace !== undefined && !NAMESPACE.test(namespace)) {
-    input.fail(
-      "namespace",
-      `expected a namespace name like default, got ${JSON.stringify(namespace)}`,
-    );
-  }
-  for (const f of ["kubeconfig", "context"]) {
-    if (input.string(f) === "") input.fail(f, "expected a value, got an empty string");
-  }
   const want = parseWant(input, resource);
   const kubeconfig = input.string("kubeconfig");
   const context = input.string("context");
@@ -225,14 +306,15 @@ export function parseOrch(input: KindInput): OrchOptions {
 export const orch = defineKind<OrchOptions>({
   name: "orch",
   aliases: ["k8s", "kubernetes"],
-  summary: "a Kubernetes object exists, is ready, rolled out, complete, has a condition or is gone",
+  summary:
+    "a Kubernetes object (or every object of manifests) exists, is ready, rolled out, complete, has a condition or is gone",
   description:
-    "Asks the Kubernetes API server of the kubeconfig (--kubeconfig, else KUBECONFIG, else ~/.kube/config; in a pod, the in-cluster service account) with its credentials (client certificates, tokens, token files, exec plugins such as aws eks get-token). The target is KIND/NAME, or KIND with --selector (or --all): any resource the server knows, by kind, plural or short name (deploy, po, sts, a CRD's names), optionally with its group (deployments.apps). Without a wait type, satisfied when the object exists. --for rollout follows kubectl rollout status; --for ready waits for a pod's Ready condition (a Failed pod is fatal); --for complete for a job's Complete condition (a Failed job is fatal); --for delete until the object is gone. With a selector one matching object suffices; with --all every one must hold. A missing object, a selector matching nothing and an unreachable server are retried; refused credentials (401/403) and an unknown kind are fatal (a 401/403 within 30 s of the server being unreachable is retried: a restarting server refuses until its authorization data is loaded). A watch on the objects triggers an attempt as soon as they change.",
+    "Asks the Kubernetes API server of the kubeconfig (--kubeconfig, else KUBECONFIG, else ~/.kube/config; in a pod, the in-cluster service account) with its credentials (client certificates, tokens, token files, exec plugins such as aws eks get-token). The target is KIND/NAME, or KIND with --selector (or --all): any resource the server knows, by kind, plural or short name (deploy, po, sts, a CRD's names), optionally with its group (deployments.apps). Without a wait type, satisfied when the object exists. --for rollout follows kubectl rollout status; --for ready waits for a pod's Ready condition (a Failed pod is fatal); --for complete for a job's Complete condition (a Failed job is fatal); --for delete until the object is gone. With a selector one matching object suffices; with --all every one must hold. A missing object, a selector matching nothing and an unreachable server are retried; refused credentials (401/403) and an unknown kind are fatal (a 401/403 within 30 s of the server being unreachable is retried: a restarting server refuses until its authorization data is loaded). A watch on the objects triggers an attempt as soon as they change. With -f FILE (a manifest, a directory of .yaml/.yml/.json files, or - for standard input) every object in it becomes its own condition, named orch KIND/NAME, and waits for the readiness of its kind: Deployments, StatefulSets and DaemonSets rolled out; Jobs complete; Pods Ready; PersistentVolumeClaims Bound; Services with a ready endpoint (LoadBalancer: an address); any other object its Ready or Available condition when it has one, else that it exists. --for create or --for delete waits for existence or absence instead. A Deployment past its progress deadline is fatal, and the newest Warning event of an object that is not ready is part of its error.",
   target: {
-    shape: "required",
+    shape: "optional",
     placeholder: "KIND[/NAME]",
     description:
-      "resource kind and object name (deployment/web), or a kind with --selector or --all",
+      "resource kind and object name (deployment/web), or a kind with --selector or --all; none with -f",
   },
   flags: [
     {
@@ -240,7 +322,17 @@ export const orch = defineKind<OrchOptions>({
       type: "enum",
       values: FOR_VALUES,
       placeholder: "STATE",
-      description: "exists (default), rollout, ready (pods), complete (jobs) or delete",
+      description:
+        "exists (default; also create), rollout, ready (pods), complete (jobs) or delete",
+    },
+    {
+      name: "file",
+      short: "f",
+      type: "string",
+      placeholder: "PATH",
+      description:
+        "every object of these manifests (file, directory of .yaml/.yml/.json, - for stdin), each ready by its kind",
+      complete: "file",
     },
     {
       name: "condition",
@@ -303,18 +395,28 @@ export const orch = defineKind<OrchOptions>({
       description: "wait until at least two replicas are ready",
     },
     {
+      args: "--timeout 5m k8s -f deploy/ --namespace shop",
+      description:
+        "after kubectl apply -f deploy/: wait until every object in it is ready (rolled out, complete, bound, ...)",
+    },
+    {
       args: "k8s certificate/site-tls --condition Ready --context prod",
       description: "a custom resource's condition, in another context",
     },
   ],
   parse(input) {
-    return { target: input.target ?? "", options: parseOrch(input) };
+    const options = parseOrch(input);
+    return { target: options.file !== undefined ? `-f ${options.file}` : input.target!, options };
   },
   async validate(options, fail) {
     if (options.want.type !== "jsonpath") return;
     const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
     await validateJsonPaths([options.want.expr], fail);
   },
+  expand: (options, ctx) =>
+    options.file === undefined
+      ? Promise.resolve(undefined)
+      : import("./manifest.ts").then((m) => m.expandManifests(options, options.file!, ctx)),
   load: () => import("./probe.ts").then((m) => m.create),
   isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.kubeconfig(env)),

@@ -1,9 +1,10 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
 import { realClock } from "../../engine/clock.ts";
 import type { ApiResource } from "./discovery.ts";
 import { KubeError } from "./errors.ts";
 import {
+  capturesOf,
   daemonSetRollout,
   deploymentRollout,
   jobComplete,
@@ -15,6 +16,7 @@ import {
   statefulSetRollout,
   type Verdict,
 } from "./judge.ts";
+import { parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { checkSelector, type OrchOptions, supports } from "./mod.ts";
 import { AUTH_GRACE_MS, type KubeApi, OrchProbe } from "./probe.ts";
 
@@ -440,6 +442,26 @@ Deno.test("orch parse() reads targets, selectors and wait types", async (t) => {
     assert(w.type === "jsonpath");
     assertEquals(w.expr.source, ".status.readyReplicas >= 2");
   });
+  await t.step("--for create is kubectl's name for exists", () => {
+    assertEquals(optionsOf<OrchOptions>(["k8s", "cm/lock", "--for", "create"]).want, {
+      type: "exists",
+    });
+  });
+  await t.step("-f and --file take manifests instead of a target", () => {
+    const c = conditionOf(["k8s", "-f", "deploy/", "--namespace", "shop"]);
+    assertEquals([c.name, c.target], ["k8s -f deploy/", "-f deploy/"]);
+    assertEquals(c.options, {
+      resource: "",
+      selection: { by: "selector", selector: undefined, all: true },
+      want: { type: "readiness" },
+      namespace: "shop",
+      file: "deploy/",
+    });
+    for (const [word, type] of [["create", "exists"], ["exists", "exists"], ["delete", "delete"]]) {
+      const o = optionsOf<OrchOptions>(["orch", "--file", "-", "--for", word!]);
+      assertEquals([o.file, o.want.type], ["-", type]);
+    }
+  });
   await t.step("unknown words (CRDs) are left to discovery", () => {
     assertEquals(
       optionsOf<OrchOptions>(["k8s", "widgets.example.com/w1", "--for", "rollout"]).resource,
@@ -506,6 +528,30 @@ Deno.test("orch parse() rejects malformed targets and combinations", async (t) =
     [
       ["k8s", "pod/p", "--context", ""],
       "waitcmd: condition 1 (k8s): --context: expected a value, got an empty string",
+    ],
+    [
+      ["k8s"],
+      "waitcmd: condition 1 (k8s): missing target KIND/NAME (deployment/web), KIND with --selector or --all, or -f FILE for the objects of manifests",
+    ],
+    [
+      ["k8s", "deploy/web", "-f", "app.yaml"],
+      'waitcmd: condition 1 (k8s): --file: cannot be combined with a target ("deploy/web"); the manifests name the objects',
+    ],
+    [
+      ["k8s", "-f", ""],
+      "waitcmd: condition 1 (k8s): --file: expected a file, a directory or - (standard input)",
+    ],
+    [
+      ["k8s", "-f", "app.yaml", "--selector", "app=web"],
+      "waitcmd: condition 1 (k8s): --selector: cannot be combined with --file; each object waits for the readiness of its kind (or --for create, --for delete)",
+    ],
+    [
+      ["k8s", "-f", "app.yaml", "--condition", "Ready"],
+      "waitcmd: condition 1 (k8s): --condition: cannot be combined with --file; each object waits for the readiness of its kind (or --for create, --for delete)",
+    ],
+    [
+      ["k8s", "-f", "app.yaml", "--for", "rollout"],
+      "waitcmd: condition 1 (k8s): --for: rollout cannot be combined with --file; give create or delete, or none for the readiness of each object's kind",
     ],
   ];
   for (const [args, want] of rows) {
@@ -621,4 +667,245 @@ Deno.test("OrchProbe.check(): refused credentials are fatal, except just after t
   failed = "";
   await probe.check(signal).catch((e) => (failed = (e as Error).name));
   assertEquals(failed, "FatalError");
+});
+
+/** A resource type as discovery gives it. */
+function resource(group: string, plural: string, kind: string, namespaced = true): ApiResource {
+  return {
+    group,
+    version: "v1",
+    plural,
+    singular: kind.toLowerCase(),
+    kind,
+    namespaced,
+    shortNames: [],
+    verbs: ["get", "list", "watch"],
+  };
+}
+
+/** A KubeApi that answers GETs from `routes` (by path, query included) and records them. */
+function fakeApi(
+  resources: ApiResource[],
+  routes: Record<string, unknown | (() => unknown)>,
+): KubeApi & { paths: string[] } {
+  const paths: string[] = [];
+  return {
+    paths,
+    connection: () =>
+      Promise.resolve({ server: "https://k", namespace: "default", credentials: "test" }),
+    discover: () => Promise.resolve({ resources, fetchedAt: Date.now() }),
+    get(path: string) {
+      paths.push(path);
+      const route = routes[path];
+      if (route === undefined) return Promise.resolve({ status: 404, json: {}, text: "" });
+      const json = typeof route === "function" ? route() : route;
+      if (json instanceof Error) return Promise.reject(json);
+      return Promise.resolve({ status: 200, json, text: JSON.stringify(json) });
+    },
+  } as unknown as KubeApi & { paths: string[] };
+}
+
+/** The options of one object of `k8s -f` (what manifest.ts makes). */
+function leaf(apiVersion: string, kind: string, name: string, namespace = "shop"): OrchOptions {
+  return {
+    resource: kind,
+    apiVersion,
+    selection: { by: "name", name },
+    want: { type: "readiness" },
+    namespace,
+  };
+}
+
+Deno.test("OrchProbe.check() on a manifest's object: its kind's readiness and newest Warning event", async (t) => {
+  const signal = new AbortController().signal;
+  const deployments = resource("apps", "deployments", "Deployment");
+  const services = resource("", "services", "Service");
+  const claims = resource("", "persistentvolumeclaims", "PersistentVolumeClaim");
+  const types = [deployments, services, claims];
+  const stuck = {
+    metadata: {
+      name: "web",
+      namespace: "shop",
+      uid: "u1",
+      generation: 1,
+      creationTimestamp: "2026-01-01T10:00:00Z",
+    },
+    spec: { replicas: 1 },
+    status: {
+      observedGeneration: 1,
+      conditions: [{
+        type: "Progressing",
+        status: "False",
+        reason: "ProgressDeadlineExceeded",
+        message: 'ReplicaSet "web-5d8f9c7b6d" has timed out progressing.',
+      }],
+    },
+  };
+  const scheduling = {
+    type: "Warning",
+    reason: "FailedScheduling",
+    involvedObject: { kind: "Pod", name: "web-5d8f9c7b6d-x2k4q" },
+    message: "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.",
+    eventTime: "2026-01-01T10:00:01.000000Z",
+  };
+  const events = "/api/v1/namespaces/shop/events?fieldSelector=type%3DWarning";
+
+  await t.step(
+    "a Deployment past its progress deadline is fatal, its pods' warning said",
+    async () => {
+      const api = fakeApi(types, {
+        "/apis/apps/v1/namespaces/shop/deployments/web": stuck,
+        [events]: { items: [scheduling] },
+      });
+      const r = await new OrchProbe(leaf("apps/v1", "Deployment", "web"), api, realClock).check(
+        signal,
+      );
+      assertEquals(r, {
+        status: "fatal",
+        error:
+          `deployment/web rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-5d8f9c7b6d" has timed out progressing.; Warning FailedScheduling: 0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector.`,
+      });
+      assertEquals(api.paths.length, 2, "one get, one event list");
+    },
+  );
+
+  await t.step("events that cannot be read leave the verdict as it is", async () => {
+    const api = fakeApi(types, {
+      "/apis/apps/v1/namespaces/shop/deployments/web": stuck,
+      [events]: () => new KubeError("auth", "access forbidden (403 Forbidden)", 403),
+    });
+    const r = await new OrchProbe(leaf("apps/v1", "Deployment", "web"), api, realClock).check(
+      signal,
+    );
+    assertEquals(r.status, "fatal");
+    assert(r.status === "fatal" && !r.error.includes("Warning"), JSON.stringify(r));
+  });
+
+  await t.step("a Service waits for a ready endpoint in its EndpointSlices", async () => {
+    const slices = "/apis/discovery.k8s.io/v1/namespaces/shop/endpointslices?labelSelector=" +
+      "kubernetes.io%2Fservice-name%3Dweb";
+    let ready = false;
+    const api = fakeApi(types, {
+      "/api/v1/namespaces/shop/services/web": {
+        metadata: { name: "web", namespace: "shop", uid: "s1" },
+        spec: { selector: { app: "web" } },
+      },
+      [slices]: () => ({ items: [{ endpoints: [{ conditions: { ready } }] }] }),
+      "/api/v1/namespaces/shop/events?fieldSelector=involvedObject.uid%3Ds1%2Ctype%3DWarning": {
+        items: [],
+      },
+    });
+    const probe = new OrchProbe(leaf("v1", "Service", "web"), api, realClock);
+    assertEquals(await probe.check(signal), {
+      status: "pending",
+      error: "service/web no ready endpoints (1 not ready)",
+    });
+    ready = true;
+    assertEquals(await probe.check(signal), {
+      status: "satisfied",
+      detail: "service/web 1 ready endpoint",
+    });
+  });
+
+  await t.step("a kind the server does not serve (yet) is pending, not fatal", async () => {
+    const api = fakeApi(types, {});
+    const r = await new OrchProbe(leaf("example.com/v1", "Widget", "w1"), api, realClock).check(
+      signal,
+    );
+    assertEquals(r, {
+      status: "pending",
+      error: "the server does not serve Widget of example.com/v1 (yet; see kubectl api-resources)",
+    });
+  });
+
+  await t.step("a missing object is pending, --for delete of a leaf holds", async () => {
+    const api = fakeApi(types, {});
+    const missing = leaf("v1", "PersistentVolumeClaim", "data");
+    assertEquals(await new OrchProbe(missing, api, realClock).check(signal), {
+      status: "pending",
+      error: "persistentvolumeclaim/data not found in namespace shop",
+    });
+    assertEquals(
+      await new OrchProbe({ ...missing, want: { type: "delete" } }, api, realClock).check(signal),
+      {
+        status: "satisfied",
+        detail: "persistentvolumeclaim/data does not exist in namespace shop",
+      },
+    );
+  });
+});
+
+Deno.test("OrchProbe.check() reads a selector's objects page by page", async () => {
+  const pods = resource("", "pods", "Pod");
+  const pod = (name: string, ready: boolean) => ({
+    metadata: { name },
+    status: { phase: "Running", conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  });
+  const base = "/api/v1/namespaces/default/pods?limit=250&labelSelector=app%3Dweb";
+  const api = fakeApi([pods], {
+    [base]: { metadata: { continue: "p2" }, items: [pod("a", true), pod("b", true)] },
+    [`${base}&continue=p2`]: { metadata: { continue: "" }, items: [pod("c", false)] },
+  });
+  const o = optionsOf<OrchOptions>([
+    "k8s",
+    "pods",
+    "--selector",
+    "app=web",
+    "--all",
+    "--for",
+    "ready",
+  ]);
+  const r = await new OrchProbe(o, api, realClock).check(new AbortController().signal);
+  assertEquals(r, {
+    status: "pending",
+    error:
+      "2/3 pods matching app=web in namespace default: Ready; pod/c: not Ready (phase Running)",
+  });
+  assertEquals(api.paths, [base, `${base}&continue=p2`]);
+});
+
+Deno.test("OrchProbe.watch() of a manifest's Service watches its EndpointSlices too", async () => {
+  const calls: string[] = [];
+  const fake = {
+    connection: () =>
+      Promise.resolve({ server: "https://k", namespace: "default", credentials: "test" }),
+    discover: () =>
+      Promise.resolve({
+        resources: [resource("", "services", "Service")],
+        fetchedAt: Date.now(),
+      }),
+    getJson(path: string) {
+      calls.push(`list ${path}`);
+      return Promise.resolve({ metadata: { resourceVersion: "1" } });
+    },
+    async *watch(path: string, query: Record<string, string>) {
+      calls.push(`watch ${path} ${query.fieldSelector ?? query.labelSelector}`);
+      yield { type: "MODIFIED", object: {} };
+      throw new KubeError("auth", "credentials refused", 401);
+    },
+  } as unknown as KubeApi;
+  const probe = new OrchProbe(leaf("v1", "Service", "web"), fake, realClock);
+  let wakes = 0;
+  for await (const _ of probe.watch({ signal: new AbortController().signal, notice() {} })) {
+    wakes++;
+  }
+  assertEquals(calls.sort(), [
+    "list /api/v1/namespaces/shop/services?fieldSelector=metadata.name%3Dweb&limit=1",
+    "list /apis/discovery.k8s.io/v1/namespaces/shop/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Dweb&limit=1",
+    "watch /api/v1/namespaces/shop/services metadata.name=web",
+    "watch /apis/discovery.k8s.io/v1/namespaces/shop/endpointslices kubernetes.io/service-name=web",
+  ]);
+  // Each collection: one wake after its list, one for its change; refused credentials end both.
+  assertEquals(wakes, 4);
+});
+
+Deno.test("judgeObject() --jsonpath keeps the value it compared, captured as value", async () => {
+  const want = { type: "jsonpath" as const, expr: parseJsonPathExpr(".status.readyReplicas >= 2") };
+  const obj = { status: { readyReplicas: 3 } };
+  const v = await judgeObject(obj, { group: "apps", plural: "deployments" }, want);
+  assertEquals(v.state, "ok");
+  assertEquals(capturesOf(v), { captures: { value: "3" } });
+  const selected = judgeSelected([{ label: "pod/a", verdict: v }], false, "pods", "x");
+  assertEquals(selected.status === "satisfied" && selected.captures, { value: "3" });
+  assertEquals(capturesOf({ state: "ok", text: "ready" }), {});
 });

@@ -8,22 +8,26 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
-import { FatalError } from "../../engine/errors.ts";
-import { settle } from "../../engine/settle.ts";
+import { FatalError, hintOf, withHint } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
-import { type ApiResource, collectionPath, resolveResource } from "./discovery.ts";
+import { mergeIterables } from "../_common/filestamp.ts";
+import { type ApiResource, collectionPath, resolveKind, resolveResource } from "./discovery.ts";
 import { httpProblem, KubeError } from "./errors.ts";
+import { newestWarning, type Warning, warningSelector } from "./events.ts";
 import {
+  capturesOf,
   judgeObject,
   judgeSelected,
   type KubeObject,
   objectLabel,
   str,
+  type Verdict,
   wantPhrase,
 } from "./judge.ts";
 import { KubeClient } from "./kube.ts";
-import { kubeClientLibrary } from "./kubeconfig.ts";
+import { kubeClientLibrary, yamlLibrary } from "./kubeconfig.ts";
 import { type OrchOptions, supports } from "./mod.ts";
+import { needsEndpoints, readiness } from "./readiness.ts";
 
 /** What an attempt needs resolved before it can look at objects. */
 interface Resolved {
@@ -38,6 +42,11 @@ const MIN_PAUSE_MS = 250;
 const MAX_PAUSE_MS = 5000;
 /** A watch asks the server to end it after this long (then it lists and watches again). */
 const WATCH_SECONDS = 290;
+/**
+ * Objects per page of a selector's list: each page is one answer, so that a namespace of
+ * thousands of objects stays under the answer cap (kube.ts `ANSWER_MAX_BYTES`).
+ */
+export const LIST_PAGE = 250;
 /**
  * How long after the API server was unreachable a 401/403 is still pending:
  * a restarted server refuses every user but the admins until its
@@ -67,16 +76,28 @@ export class OrchProbe {
    */
   async resolve(signal: AbortSignal, attemptStart: number): Promise<Resolved> {
     const conn = await this.client.connection(signal);
+    const { apiVersion, resource } = this.options;
+    const find = (list: readonly ApiResource[]) =>
+      apiVersion === undefined
+        ? resolveResource(list, resource)
+        : resolveKind(list, apiVersion, resource);
     let d = await this.client.discover(signal);
-    let res = resolveResource(d.resources, this.options.resource);
+    let res = find(d.resources);
     if (!res && d.fetchedAt < attemptStart) {
       d = await this.client.discover(signal, true);
-      res = resolveResource(d.resources, this.options.resource);
+      res = find(d.resources);
+    }
+    if (!res && apiVersion !== undefined) {
+      // A manifest's custom resource whose definition is still being installed.
+      throw new KubeError(
+        "unserved",
+        `the server does not serve ${resource} of ${apiVersion} (yet; see kubectl api-resources)`,
+      );
     }
     if (!res) {
       throw new KubeError(
         "context",
-        `the server has no resource type ${JSON.stringify(this.options.resource)} ` +
+        `the server has no resource type ${JSON.stringify(resource)} ` +
           `(not a kind, plural or short name it knows; see kubectl api-resources)`,
       );
     }
@@ -114,8 +135,11 @@ export class OrchProbe {
       if (this.#restarting(e)) {
         return { status: "pending", error: `${e.message} (the server was just unreachable)` };
       }
-      if (e.fatal) throw new FatalError(e.message);
-      return { status: "pending", error: e.message };
+      const hint = hintOf(e);
+      if (e.fatal) throw withHint(new FatalError(e.message), hint);
+      return hint === undefined
+        ? { status: "pending", error: e.message }
+        : { status: "pending", error: e.message, hint };
     }
   }
 
@@ -160,10 +184,60 @@ export class OrchProbe {
         error: `${label} still exists${terminating ? " (terminating)" : ""}`,
       };
     }
-    const v = await judgeObject(obj, r.res, want);
-    const text = `${label} ${v.text}`;
-    if (v.state === "ok") return { status: "satisfied", detail: text };
+    const v = want.type === "readiness"
+      ? await this.readiness(obj, r, signal)
+      : await judgeObject(obj, r.res, want);
+    if (v.state === "ok") {
+      return { status: "satisfied", detail: `${label} ${v.text}`, ...capturesOf(v) };
+    }
+    // Why it is not ready is often only in an event (a pod that cannot be scheduled); one the
+    // verdict already quotes (a failed job's reason) is not said twice.
+    const warning = await this.warning(obj, r, signal);
+    const text = warning && !(warning.message && v.text.includes(warning.message))
+      ? `${label} ${v.text}; ${warning.text}`
+      : `${label} ${v.text}`;
     return { status: v.state === "fail" ? "fatal" : "pending", error: text };
+  }
+
+  /** The readiness of `obj`'s kind; a Service's EndpointSlices are listed when it needs them. */
+  async readiness(obj: KubeObject, r: Resolved, signal: AbortSignal): Promise<Verdict> {
+    if (!needsEndpoints(obj, r.res)) return readiness(obj, r.res);
+    const ns = str(obj, "metadata", "namespace") ?? r.namespace;
+    const q = new URLSearchParams({
+      labelSelector: `kubernetes.io/service-name=${str(obj, "metadata", "name") ?? ""}`,
+    });
+    const got = await this.client.get(
+      `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices?${q}`,
+      signal,
+    );
+    if (got.status < 200 || got.status > 299 || typeof got.json !== "object" || !got.json) {
+      return { state: "wait", text: `its endpoint slices: ${httpProblem(got)}` };
+    }
+    const items = (got.json as { items?: unknown }).items;
+    return readiness(obj, r.res, Array.isArray(items) ? items as KubeObject[] : []);
+  }
+
+  /**
+   * The newest Warning event about `obj` (or about the pods its controller made), from one
+   * list call; undefined when there is none or the events cannot be read (they are a hint: no
+   * failure of theirs changes the verdict).
+   */
+  async warning(obj: KubeObject, r: Resolved, signal: AbortSignal): Promise<Warning | undefined> {
+    // Events of cluster-scoped objects are recorded in the default namespace.
+    const ns = str(obj, "metadata", "namespace") ?? (r.res.namespaced ? r.namespace : "default");
+    const q = new URLSearchParams({ fieldSelector: warningSelector(r.res, obj) });
+    try {
+      const got = await this.client.get(
+        `/api/v1/namespaces/${encodeURIComponent(ns)}/events?${q}`,
+        signal,
+      );
+      const items = (got.json as { items?: unknown } | undefined)?.items;
+      if (got.status !== 200 || !Array.isArray(items)) return undefined;
+      return newestWarning(items as KubeObject[], obj, r.res);
+    } catch (e) {
+      if (signal.aborted) throw e;
+      return undefined;
+    }
   }
 
   /** Judges the objects a selector (or `--all`) selects. */
@@ -173,27 +247,44 @@ export class OrchProbe {
     all: boolean,
     signal: AbortSignal,
   ): Promise<ProbeResult> {
-    const q = selector ? `?${new URLSearchParams({ labelSelector: selector })}` : "";
-    const got = await this.client.get(`${r.path}${q}`, signal);
-    if (got.status < 200 || got.status > 299 || typeof got.json !== "object" || !got.json) {
-      return { status: "pending", error: `${r.res.plural}: ${httpProblem(got)}` };
-    }
-    const items = ((got.json as { items?: unknown }).items ?? []) as KubeObject[];
+    const want = this.options.want;
+    if (want.type === "readiness") throw new Error("orch: readiness is judged per named object");
     const what = this.what(r);
-    if (this.options.want.type === "delete") {
-      if (items.length === 0) return { status: "satisfied", detail: `no ${what}` };
-      const names = items.slice(0, 3).map((o) => objectLabel(r.res, o)).join(", ");
-      const more = items.length > 3 ? `, ... (${items.length} in all)` : "";
-      return { status: "pending", error: `${items.length} ${what} still exist: ${names}${more}` };
+    const judged: { label: string; verdict: Verdict }[] = [];
+    const names: string[] = [];
+    let count = 0;
+    // Page by page (kubectl's chunked lists): only the verdicts are kept.
+    let next: string | undefined = "";
+    while (next !== undefined) {
+      const q = new URLSearchParams({ limit: String(LIST_PAGE) });
+      if (selector) q.set("labelSelector", selector);
+      if (next) q.set("continue", next);
+      const got = await this.client.get(`${r.path}?${q}`, signal);
+      if (got.status < 200 || got.status > 299 || typeof got.json !== "object" || !got.json) {
+        return { status: "pending", error: `${r.res.plural}: ${httpProblem(got)}` };
+      }
+      const page = got.json as { items?: unknown; metadata?: { continue?: unknown } };
+      const items = (Array.isArray(page.items) ? page.items : []) as KubeObject[];
+      const cont = page.metadata?.continue;
+      next = typeof cont === "string" && cont !== "" ? cont : undefined;
+      count += items.length;
+      for (const o of items) {
+        if (want.type === "delete") {
+          if (names.length < 3) names.push(objectLabel(r.res, o));
+          continue;
+        }
+        judged.push({ label: objectLabel(r.res, o), verdict: await judgeObject(o, r.res, want) });
+      }
     }
-    const judged = [];
-    for (const o of items) {
-      judged.push({
-        label: objectLabel(r.res, o),
-        verdict: await judgeObject(o, r.res, this.options.want),
-      });
+    if (want.type === "delete") {
+      if (count === 0) return { status: "satisfied", detail: `no ${what}` };
+      const more = count > 3 ? `, ... (${count} in all)` : "";
+      return {
+        status: "pending",
+        error: `${count} ${what} still exist: ${names.join(", ")}${more}`,
+      };
     }
-    return judgeSelected(judged, all, what, wantPhrase(this.options.want));
+    return judgeSelected(judged, all, what, wantPhrase(want));
   }
 
   /**
@@ -202,20 +293,47 @@ export class OrchProbe {
    * changed meanwhile) after a 410 (version too old), after the stream ends
    * and after errors, the latter with a growing pause. Refused credentials
    * and unknown kinds end the watch: the attempts report them. The interval
-   * stays the upper bound.
+   * stays the upper bound. A manifest's Service is ready by its
+   * EndpointSlices, which change without the Service: they are watched too.
    */
-  async *watch({ signal }: WatchContext): AsyncGenerator<void> {
+  watch({ signal }: WatchContext): AsyncIterable<void> {
+    const objects = this.#watchCollection(signal, async () => {
+      const r = await this.resolve(signal, 0);
+      const q: Record<string, string> = {};
+      const sel = this.options.selection;
+      if (sel.by === "name") q.fieldSelector = `metadata.name=${sel.name}`;
+      else if (sel.selector) q.labelSelector = sel.selector;
+      return { path: r.path, query: q };
+    });
+    const { want, apiVersion, resource, selection } = this.options;
+    if (
+      want.type !== "readiness" || apiVersion !== "v1" || resource !== "Service" ||
+      selection.by !== "name"
+    ) {
+      return objects;
+    }
+    const slices = this.#watchCollection(signal, async () => {
+      const ns = this.options.namespace ?? (await this.client.connection(signal)).namespace;
+      return {
+        path: `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`,
+        query: { labelSelector: `kubernetes.io/service-name=${selection.name}` },
+      };
+    });
+    return mergeIterables([objects, slices]);
+  }
+
+  /** The list-then-watch loop of `watch` on the collection that `target` names. */
+  async *#watchCollection(
+    signal: AbortSignal,
+    target: () => Promise<{ path: string; query: Record<string, string> }>,
+  ): AsyncGenerator<void> {
     let pauseMs = MIN_PAUSE_MS;
     while (!signal.aborted) {
       let pause = false;
       try {
-        const r = await this.resolve(signal, 0);
-        const q: Record<string, string> = {};
-        const sel = this.options.selection;
-        if (sel.by === "name") q.fieldSelector = `metadata.name=${sel.name}`;
-        else if (sel.selector) q.labelSelector = sel.selector;
+        const { path, query: q } = await target();
         const list = await this.client.getJson(
-          `${r.path}?${new URLSearchParams({ ...q, limit: "1" })}`,
+          `${path}?${new URLSearchParams({ ...q, limit: "1" })}`,
           signal,
         );
         const rv = str(list, "metadata", "resourceVersion") ?? "";
@@ -223,7 +341,7 @@ export class OrchProbe {
         const started = this.clock.now();
         let events = 0;
         for await (
-          const ev of this.client.watch(r.path, {
+          const ev of this.client.watch(path, {
             ...q,
             resourceVersion: rv,
             timeoutSeconds: String(WATCH_SECONDS),
@@ -248,17 +366,58 @@ export class OrchProbe {
   }
 }
 
-/** Makes the probe of one orch condition: its own API client, closed with it. */
+/** An API client that the conditions of a run with the same kubeconfig and context share. */
+interface Shared {
+  readonly client: KubeClient;
+  readonly clock: Clock;
+  users: number;
+}
+
+/**
+ * The clients in use, by the run's environment and then by kubeconfig and context: the
+ * objects of `orch -f` share one kubeconfig load, one discovery, one credential plugin run
+ * and the kept-alive connections.
+ */
+const clients = new WeakMap<object, Map<string, Shared>>();
+
+/** A client for `o`'s kubeconfig and context, shared with the run's other conditions. */
+function sharedClient(o: OrchOptions, env: ProbeEnv): { client: KubeClient; release(): void } {
+  const key = JSON.stringify([o.kubeconfig ?? null, o.context ?? null]);
+  let byKey = clients.get(env.env);
+  if (!byKey) clients.set(env.env, byKey = new Map());
+  let shared = byKey.get(key);
+  if (!shared || shared.clock !== env.clock) {
+    const client = new KubeClient(
+      { kubeconfig: o.kubeconfig, context: o.context, env: env.env },
+      env.clock,
+      env.secrets && ((v: string) => env.secrets!.add(v)),
+    );
+    shared = { client, clock: env.clock, users: 0 };
+    byKey.set(key, shared);
+  }
+  const s = shared;
+  s.users++;
+  let released = false;
+  return {
+    client: s.client,
+    release() {
+      if (released) return;
+      released = true;
+      if (--s.users > 0) return;
+      s.client.close();
+      if (byKey.get(key) === s) byKey.delete(key);
+    },
+  };
+}
+
+/** Makes the probe of one orch condition; its API client is shared and closed with the last. */
 export async function create(o: OrchOptions, env: ProbeEnv): Promise<Probe> {
-  await kubeClientLibrary.get();
-  const client = new KubeClient(
-    { kubeconfig: o.kubeconfig, context: o.context, env: env.env },
-    env.clock,
-  );
+  await Promise.all([kubeClientLibrary.get(), yamlLibrary.get()]);
+  const { client, release } = sharedClient(o, env);
   const probe = new OrchProbe(o, client, env.clock);
   return {
-    check: ({ signal }) => settle(signal, () => probe.check(signal)),
+    check: ({ signal }) => probe.check(signal),
     watch: (ctx) => probe.watch(ctx),
-    close: () => client.close(),
+    close: release,
   };
 }

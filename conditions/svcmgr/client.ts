@@ -7,7 +7,7 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
-import { describeError } from "../../engine/errors.ts";
+import { describeError, withHint } from "../../engine/errors.ts";
 import type { WatchContext } from "../../engine/types.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import {
@@ -30,6 +30,17 @@ const capitalize = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 const propsRule = (path: string) =>
   `type='signal',sender='${SYSTEMD}',path='${path}',interface='${PROPS}',member='PropertiesChanged'`;
+
+/**
+ * What to do when neither the bus nor systemctl reached the manager (docs/contract.md §6,
+ * hints): on a machine without systemd (a container) nothing will answer until a bus is given.
+ */
+export function unreachableHint(user: boolean): string {
+  return user
+    ? "no systemd user manager here: log in (or loginctl enable-linger), or set " +
+      "DBUS_SESSION_BUS_ADDRESS to its bus"
+    : "no systemd here (a container?): set DBUS_SYSTEM_BUS_ADDRESS to a systemd's system bus";
+}
 
 /** Asks one manager about one unit, over D-Bus or with systemctl. */
 export class UnitClient {
@@ -138,9 +149,10 @@ export class UnitClient {
     } catch (e) {
       if (signal.aborted) throw new Error("aborted");
       const manager = this.user ? "the systemd user manager" : "systemd";
-      throw new Error(
+      const error = new Error(
         `cannot reach ${manager}: D-Bus: ${busError}; systemctl: ${describeError(e)}`,
       );
+      throw withHint(error, unreachableHint(this.user));
     }
   }
 

@@ -106,5 +106,6 @@ export const svcmgr = defineKind<SvcmgrOptions>({
     return { target: unit, options: { unit, want, user, address: busAddress(user, input.env) } };
   },
   load: () => import("./probe.ts").then((m) => m.create),
-  doctor: (env) => import("../_common/doctor.ts").then((m) => m.systemdBus(env)),
+  // The bus the kind uses, then systemctl, as an attempt would (docs/contract.md §1).
+  doctor: (env) => import("./doctor.ts").then((m) => m.systemdReachable(env)),
 });

@@ -4,7 +4,6 @@
  * @module
  */
 
-import { settle } from "../../engine/settle.ts";
 import type { Probe } from "../../engine/types.ts";
 import { Connector, formatHostPort } from "../_common/net.ts";
 import type { TcpOptions } from "./mod.ts";
@@ -15,13 +14,9 @@ export function create(hp: TcpOptions): Probe {
   const connector = new Connector();
   return {
     check: ({ signal }) =>
-      settle(
-        signal,
-        () =>
-          connector.connect(hp, signal).then(() => ({
-            status: "satisfied",
-            detail: `connected to ${target}`,
-          })),
-      ),
+      connector.connect(hp, signal).then(() => ({
+        status: "satisfied",
+        detail: `connected to ${target}`,
+      })),
   };
 }

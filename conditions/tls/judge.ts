@@ -8,6 +8,7 @@
 
 import { formatDuration } from "../../engine/duration.ts";
 import type { ProbeResult } from "../../engine/types.ts";
+import { certificateNameHint } from "../_common/hints.ts";
 import { canonicalIp } from "../_common/net.ts";
 
 const DAY = 86_400_000;
@@ -59,7 +60,11 @@ export function judgeCertificate(cert: CertFacts, want: CertRequirements, now: D
     const names = cert.subjectAltName.trim() === ""
       ? "it has no subject alternative names"
       : `it is for ${cert.subjectAltName}`;
-    return { status: "pending", error: `certificate name does not match ${want.name}: ${names}` };
+    return {
+      status: "pending",
+      error: `certificate name does not match ${want.name}: ${names}`,
+      hint: certificateNameHint(want.name, { cert: { subjectaltname: cert.subjectAltName } }),
+    };
   }
   const left = cert.notAfter.getTime() - now.getTime();
   if (want.validForMs !== undefined && left < want.validForMs) {

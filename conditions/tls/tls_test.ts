@@ -70,11 +70,22 @@ Deno.test("judgeCertificate() names the failed check", async (t) => {
     ],
   ];
   for (const [label, cert, w, error] of rows) {
-    await t.step(
-      label,
-      () => assertEquals(judgeCertificate(cert, w, NOW), { status: "pending", error }),
-    );
+    await t.step(label, () => {
+      const result = judgeCertificate(cert, w, NOW);
+      assertEquals(result.status === "pending" ? result.error : result, error);
+    });
   }
+  // A name mismatch says what to do (docs/contract.md §6, hints).
+  assertEquals(
+    judgeCertificate(CERT, { name: "www.example.com", validForMs: undefined }, NOW),
+    {
+      status: "pending",
+      error: `certificate name does not match www.example.com: it is for ${CERT.subjectAltName}`,
+      hint: `the certificate is for ${
+        CERT.subjectAltName.split(", ").map((n) => n.replace(/^(DNS|IP Address):/, "")).join(", ")
+      }: connect by one of its names, or give the server one for www.example.com`,
+    },
+  );
 });
 
 Deno.test("nameMatches() compares DNS names with DNS SANs and IPs with IP SANs", () => {

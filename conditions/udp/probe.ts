@@ -42,14 +42,14 @@ export function create(o: UdpOptions, env: ProbeEnv): Probe {
         const checks = asksText(o.match) ? `, ${describeTextMatch(o.match)}` : "";
         return {
           status: "satisfied",
-          detail: `reply from ${formatHostPort(r.from)}: ${preview(r.data)}${checks}`,
+          detail: `reply from ${formatHostPort(r.from)}: ${preview(r.data, env.secrets)}${checks}`,
           captures,
         };
       } catch (e) {
         if (e instanceof NoReply && e.last !== undefined) {
           return {
             status: "pending",
-            error: `${e.message}; last reply ${preview(e.last)} ${e.why}`,
+            error: `${e.message}; last reply ${preview(e.last, env.secrets)} ${e.why}`,
           };
         }
         throw e;

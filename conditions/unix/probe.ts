@@ -4,7 +4,9 @@
  * @module
  */
 
+import { withHint } from "../../engine/errors.ts";
 import type { Probe, ProbeResult } from "../../engine/types.ts";
+import { missingSocketHint } from "../_common/hints.ts";
 import type { UnixOptions } from "./mod.ts";
 
 /** Makes the probe of one unix condition. */
@@ -28,7 +30,7 @@ export function create({ path }: UnixOptions): Probe {
       } catch (e) {
         // A connection that opens after the abort is closed, not leaked.
         connecting.then((c) => c.close(), () => {});
-        throw e;
+        throw e instanceof Deno.errors.NotFound ? withHint(e, missingSocketHint(path)) : e;
       } finally {
         signal.removeEventListener("abort", onAbort);
       }

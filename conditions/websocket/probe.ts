@@ -10,7 +10,8 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
 import WebSocket from "ws";
 import { describeError } from "../../engine/errors.ts";
-import type { Probe, ProbeResult } from "../../engine/types.ts";
+import type { SecretRegistry } from "../../engine/secrets.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { statusLine } from "../_common/httpx.ts";
 import { type HostPort, onEveryAddress } from "../_common/net.ts";
@@ -55,7 +56,7 @@ class ConnectError extends Error {
 }
 
 /** Makes the probe of one websocket condition. */
-export function create(o: WebsocketOptions): Probe {
+export function create(o: WebsocketOptions, env: ProbeEnv): Probe {
   const judge = textMatcher(o.match);
   judge.catch(() => {});
   const url = new URL(o.url);
@@ -70,7 +71,7 @@ export function create(o: WebsocketOptions): Probe {
       return await onEveryAddress(
         host,
         signal,
-        (address) => connect(o, address.hostname, ca, test, signal),
+        (address) => connect(o, address.hostname, ca, test, signal, env.secrets),
         (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
       );
     },
@@ -86,6 +87,7 @@ function connect(
   ca: string | undefined,
   test: (text: string, signal: AbortSignal) => Promise<TextVerdict>,
   signal: AbortSignal,
+  secrets: SecretRegistry | undefined,
 ): Promise<ProbeResult> {
   signal.throwIfAborted();
   const family = address.includes(":") ? 6 : 4;
@@ -161,13 +163,13 @@ function connect(
         if ("captures" in verdict) {
           finish({
             status: "satisfied",
-            detail: `${upgraded}; message ${preview(bytes)} ${describeTextMatch(o.match)}`,
+            detail: `${upgraded}; message ${preview(bytes, secrets)} ${describeTextMatch(o.match)}`,
             captures: verdict.captures,
           });
           return;
         }
         skipped++;
-        last = `${preview(bytes)} ${verdict.why}`;
+        last = `${preview(bytes, secrets)} ${verdict.why}`;
       }).catch((e) => finish(e instanceof Error ? e : new Error(String(e))));
     });
     ws.on("close", (code: number, reason: Buffer) => {

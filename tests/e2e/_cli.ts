@@ -35,6 +35,7 @@ export interface JsonReportShape {
     attempts: number;
     detail: string;
     last_error: string;
+    hint?: string;
     fatal?: boolean;
   }[];
 }
@@ -49,12 +50,15 @@ export interface CliOptions {
   started?: (child: Deno.ChildProcess) => void | Promise<void>;
 }
 
-/** Runs `waitcmd ...args` to completion. */
+/**
+ * Runs `waitcmd ...args` to completion, with NO_COLOR and WAITCMD_CI=off unless `env` sets
+ * them (a suite run inside GitHub Actions or GitLab CI must not fold its runs' lines).
+ */
 export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   const child = new Deno.Command(WAITCMD, {
     args,
     cwd: opts.cwd,
-    env: { NO_COLOR: "1", ...opts.env },
+    env: { NO_COLOR: "1", WAITCMD_CI: "off", ...opts.env },
     stdin: opts.stdin === undefined ? "null" : "piped",
     stdout: "piped",
     stderr: "piped",

@@ -34,7 +34,7 @@ export function startCli(
   const child = new Deno.Command(cmd, {
     args: argv,
     cwd: opts.cwd,
-    env: { NO_COLOR: "1", ...opts.env },
+    env: { NO_COLOR: "1", WAITCMD_CI: "off", ...opts.env },
     stdin: "null",
     stdout: "piped",
     stderr: "piped",

@@ -167,6 +167,7 @@ Deno.test("waitcmd --output json writes one report and nothing on stderr, for ev
         "exhausted",
         "fatal",
         "guard",
+        "hint",
         "kind",
         "last_error",
         "name",

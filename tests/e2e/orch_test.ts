@@ -18,15 +18,8 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { freePort, ServiceUnavailableError } from "../services/_util.ts";
-import {
-  buildKube,
-  buildKwok,
-  type KubeEnv,
-  NODE_NAME,
-  STAGE_LABEL,
-  startKube,
-} from "../services/kube.ts";
+import { freePort } from "../services/_util.ts";
+import { type KubeEnv, NODE_NAME, STAGE_LABEL, startKube, whyNoCluster } from "../services/kube.ts";
 import { runCli, runJson, usageErrorLine } from "./_cli.ts";
 import { runLate } from "./_late.ts";
 
@@ -155,14 +148,7 @@ function kubeconfigWith(
 }
 
 /** Why the suite cannot build the cluster's binaries here, or undefined when it can. */
-let whyMissing: string | undefined;
-try {
-  await buildKube({ cluster: true });
-  await buildKwok();
-} catch (e) {
-  if (!(e instanceof ServiceUnavailableError)) throw e;
-  whyMissing = e.message;
-}
+const whyMissing = await whyNoCluster();
 
 Deno.test({
   name: "orch against a real cluster (kube-apiserver, controllers, scheduler, KWOK)",

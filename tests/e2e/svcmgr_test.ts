@@ -411,6 +411,32 @@ Deno.test({
         assertEquals(r.json.conditions[0]!.detail, "active (running)");
       });
 
+      await t.step(
+        "doctor asks the bus svcmgr uses, then systemctl, as an attempt would",
+        async () => {
+          const system = { DBUS_SYSTEM_BUS_ADDRESS: env.DBUS_SESSION_BUS_ADDRESS! };
+          const ok = await runCli(["doctor", "-o", "json", "--require", "svcmgr"], { env: system });
+          const row = (r: { stdout: string }) =>
+            (JSON.parse(r.stdout) as { kinds: { kind: string; ok: boolean; reason: string }[] })
+              .kinds.find((k) => k.kind === "svcmgr")!;
+          assertEquals([ok.code, row(ok)], [0, { kind: "svcmgr", ok: true, reason: "" }]);
+          // No system bus, and systemctl cannot reach a manager (systemd is not PID 1 here): a
+          // systemctl on PATH or a user bus that answers is not enough for svcmgr without --user.
+          const pid1 = (await Deno.readTextFile("/proc/1/comm").catch(() => "")).trim();
+          if (pid1 === "systemd") return;
+          const none = {
+            ...env,
+            DBUS_SYSTEM_BUS_ADDRESS: "unix:path=/nonexistent/system_bus_socket",
+          };
+          const no = await runCli(["doctor", "-o", "json", "--require", "svcmgr"], { env: none });
+          assertEquals(no.code, 1, no.stdout);
+          assertMatch(
+            row(no).reason,
+            /^cannot reach systemd: D-Bus: .*\/nonexistent\/system_bus_socket.*; systemctl: .* \(svcmgr --user works: the user manager answers\)$/,
+          );
+        },
+      );
+
       await t.step("svcmgr usage errors print one line and probe nothing", async (t) => {
         const rows: [string[], string][] = [
           [

@@ -16,7 +16,10 @@
  *   are scheduled onto it and become Running and Ready, Job pods succeed,
  *   pods labelled {@linkcode STAGE_LABEL}`=fail` fail and pods labelled
  *   {@linkcode STAGE_LABEL}`=hold` stay Pending until the label goes.
- *   Deployments roll out, Jobs complete or fail, namespaces and owners are
+ *   Deployments roll out, Jobs complete or fail, Services get EndpointSlices
+ *   (and Endpoints) of their ready pods, PersistentVolumeClaims bind to a
+ *   matching PersistentVolume the test creates (no provisioner runs: a
+ *   `hostPath` volume with the claim's storage class), namespaces and owners are
  *   deleted with what they hold (namespace controller, garbage collector),
  *   and a pod deleted with a grace period stays `Terminating` for that long.
  *   {@linkcode KubeEnv.pauseControllers} freezes the controller-manager
@@ -248,6 +251,22 @@ export function buildKube(opts: StartOptions = {}): Promise<string> {
  */
 export function buildKwok(): Promise<string> {
   return runBuildScript("build-kwok.sh", `kwok ${KWOK_VERSION}`);
+}
+
+/**
+ * Builds what `startKube({ cluster: true })` needs (cached after the first
+ * time); returns why it cannot be built here ({@linkcode ServiceUnavailableError}'s
+ * message), or undefined when it can. For a test file's `ignoreWithout`.
+ */
+export async function whyNoCluster(): Promise<string | undefined> {
+  try {
+    await buildKube({ cluster: true });
+    await buildKwok();
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof ServiceUnavailableError)) throw e;
+    return e.message;
+  }
 }
 
 /**
@@ -902,6 +921,11 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
           "namespace-controller",
           "serviceaccount-controller",
           "pod-garbage-collector-controller",
+          // Services get endpoints from ready pods (orch -f waits for them).
+          "endpoints-controller",
+          "endpointslice-controller",
+          // Claims bind to matching volumes (static provisioning: tests create the volumes).
+          "persistentvolume-binder-controller",
         ].join(","),
         `--root-ca-file=${dir}/ca.crt`,
       ], { logFile: logs.controllerManager, cwd: dir });

@@ -6,9 +6,9 @@
  * @module
  */
 
-import { FatalError } from "../../engine/errors.ts";
-import { serveProbes, type WorkerScope } from "../../engine/isolate_serve.ts";
-import type { Probe, ProbeFactory } from "../../engine/types.ts";
+import { FatalError } from "./errors.ts";
+import { serveProbes, type WorkerScope } from "./isolate_serve.ts";
+import type { Probe, ProbeFactory } from "./types.ts";
 import { fakeKind } from "./_fake_kind.ts";
 
 /** Blocks this thread for `ms` (a driver caught in a synchronous loop that ends). */
@@ -39,6 +39,16 @@ const factories: Record<string, ProbeFactory<unknown>> = {
       await new Promise((r) => setTimeout(r, 20));
       busy((options as { ms: number }).ms);
       return { status: "satisfied", detail: "stalled" };
+    },
+  }),
+  /** Registers a secret it found, and masks the run's secrets it was given. */
+  secretive: (_options, env): Probe => ({
+    check: () => {
+      env.secrets?.add("Zq9FoundAtRunTime");
+      return Promise.resolve({
+        status: "pending",
+        error: `given ${env.secrets?.mask("Zq9KnownBefore") ?? "nothing"}`,
+      });
     },
   }),
   /** Throws a FatalError: fatal. */

@@ -1,16 +1,16 @@
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { UsageError } from "../../engine/errors.ts";
-import { type Command, parseArgv } from "../../engine/grammar.ts";
-import type { Plan, PlanNode } from "../../engine/plan.ts";
-import { createRegistry } from "../../engine/registry.ts";
-import { type ConditionKind, defineKind } from "../../engine/types.ts";
-import { exec } from "../../conditions/exec/mod.ts";
-import { file } from "../../conditions/file/mod.ts";
-import { glob } from "../../conditions/glob/mod.ts";
-import { ports } from "../../conditions/ports/mod.ts";
-import { process } from "../../conditions/process/mod.ts";
-import { tcp } from "../../conditions/tcp/mod.ts";
-import { unix } from "../../conditions/unix/mod.ts";
+import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { UsageError } from "./errors.ts";
+import { type Command, parseArgv } from "./grammar.ts";
+import type { Plan, PlanNode } from "./plan.ts";
+import { createRegistry } from "./registry.ts";
+import { type ConditionKind, defineKind } from "./types.ts";
+import { exec } from "../conditions/exec/mod.ts";
+import { file } from "../conditions/file/mod.ts";
+import { glob } from "../conditions/glob/mod.ts";
+import { ports } from "../conditions/ports/mod.ts";
+import { process } from "../conditions/process/mod.ts";
+import { tcp } from "../conditions/tcp/mod.ts";
+import { unix } from "../conditions/unix/mod.ts";
 
 // The local kinds, plus a kind with an alias and a secret flag, exercise every grammar rule.
 const secretKind: ConditionKind = defineKind<undefined>({

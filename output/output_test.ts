@@ -1,23 +1,17 @@
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { type ConditionPlan, flatRoot, type Plan } from "../../engine/plan.ts";
-import { DEFAULT_OPTIONS } from "../../engine/options.ts";
-import { createRegistry } from "../../engine/registry.ts";
-import type { ConditionReport, Report, RunEvent } from "../../engine/runner.ts";
-import { completionScript } from "../../output/completions.ts";
-import { kindHelp, mainHelp } from "../../output/help.ts";
-import { jsonReport, renderJsonlEvent, renderJsonReport } from "../../output/json.ts";
-import { LiveRenderer, rowText } from "../../output/live.ts";
-import { makeRedactor } from "../../output/redact.ts";
-import {
-  attemptLine,
-  headerLine,
-  LineRenderer,
-  plainStyle,
-  summaryLines,
-} from "../../output/text.ts";
-import { tcp } from "../../conditions/tcp/mod.ts";
-import { file } from "../../conditions/file/mod.ts";
-import { exec } from "../../conditions/exec/mod.ts";
+import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "../engine/plan.ts";
+import { DEFAULT_OPTIONS } from "../engine/options.ts";
+import { createRegistry } from "../engine/registry.ts";
+import type { ConditionReport, Report, RunEvent } from "../engine/runner.ts";
+import { completionScript } from "./completions.ts";
+import { kindHelp, mainHelp } from "./help.ts";
+import { jsonReport, renderJsonlEvent, renderJsonReport } from "./json.ts";
+import { LiveRenderer, rowText } from "./live.ts";
+import { makeRedactor } from "./redact.ts";
+import { attemptLine, headerLine, LineRenderer, plainStyle, summaryLines } from "./text.ts";
+import { tcp } from "../conditions/tcp/mod.ts";
+import { file } from "../conditions/file/mod.ts";
+import { exec } from "../conditions/exec/mod.ts";
 
 const noop = makeRedactor([]);
 
@@ -226,7 +220,10 @@ Deno.test("LineRenderer prints only the summary with --quiet and redacts everyth
 });
 
 Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
-  const j = jsonReport(report({ conditions: [cr({ lastError: "connection refused" })] }), noop);
+  const j = jsonReport(
+    report({ conditions: [cr({ lastError: "connection refused", hint: "start it" })] }),
+    noop,
+  );
   assertEquals(j, {
     status: "satisfied",
     elapsed_seconds: 6.1,
@@ -241,12 +238,14 @@ Deno.test("jsonReport() has the spec's fields and the settled extras", () => {
       attempts: 4,
       detail: "connected to db:5432",
       last_error: "connection refused",
+      hint: "start it",
       fatal: false,
       exhausted: false,
       elapsed_seconds: 6.1,
       captures: {},
     }],
   });
+  assertEquals(jsonReport(report({}), noop).conditions[0]!.hint, "");
   const text = renderJsonReport(report({}), noop);
   assert(text.endsWith("}\n"));
   assertEquals(JSON.parse(text).status, "satisfied");

@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { Clock } from "../../engine/clock.ts";
+import type { Clock } from "./clock.ts";
 
 interface Timer {
   at: number;

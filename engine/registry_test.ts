@@ -1,9 +1,9 @@
-import { assert, assertEquals } from "../_assert.ts";
-import { registry } from "../../conditions/all.ts";
-import { UsageError } from "../../engine/errors.ts";
-import { parseArgv } from "../../engine/grammar.ts";
-import { RESERVED_WORDS } from "../../engine/registry.ts";
-import { EXAMPLE_ENV, shellWords } from "../_kit.ts";
+import { assert, assertEquals } from "../tests/_assert.ts";
+import { registry } from "../conditions/all.ts";
+import { UsageError } from "./errors.ts";
+import { parseArgv } from "./grammar.ts";
+import { RESERVED_WORDS } from "./registry.ts";
+import { EXAMPLE_ENV, shellWords } from "../tests/_kit.ts";
 
 Deno.test("registry kinds each document a target, flags and two or more examples", () => {
   for (const kind of registry.kinds) {
@@ -49,7 +49,7 @@ Deno.test("registry accepts every settled alias that is registered", () => {
 });
 
 Deno.test("loadRegistry() loads the kinds a command line names, by name or alias, and no others", async () => {
-  const { KINDS, loadRegistry } = await import("../../conditions/mod.ts");
+  const { KINDS, loadRegistry } = await import("../conditions/mod.ts");
   const some = await loadRegistry(["--timeout", "1s", "pg", "localhost", "--", "tcp", "h:1", "x"]);
   assertEquals(some.kinds.map((k) => k.name), ["tcp", "postgres"]);
   assertEquals(some.lookup("postgresql")?.name, "postgres");

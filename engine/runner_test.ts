@@ -1,12 +1,12 @@
-import { assert, assertEquals } from "../_assert.ts";
-import type { ReadyCondition, ReadyPlan } from "../../engine/prepare.ts";
-import { DEFAULT_OPTIONS, type RunOptions } from "../../engine/options.ts";
-import { pauseMs, run, type RunEvent } from "../../engine/runner.ts";
-import type { AttemptContext, Probe, ProbeResult } from "../../engine/types.ts";
-import { flatRoot, groupName, type GroupNode, type PlanNode } from "../../engine/plan.ts";
+import { assert, assertEquals } from "../tests/_assert.ts";
+import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
+import { DEFAULT_OPTIONS, type RunOptions } from "./options.ts";
+import { pauseMs, run, type RunEvent } from "./runner.ts";
+import type { AttemptContext, Probe, ProbeResult } from "./types.ts";
+import { flatRoot, groupName, type GroupNode, type PlanNode } from "./plan.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
 import { fakeKind } from "./_fake_kind.ts";
-import { FatalError } from "../../engine/errors.ts";
+import { FatalError } from "./errors.ts";
 
 const fake = fakeKind();
 

@@ -1,10 +1,10 @@
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { registry } from "../../conditions/all.ts";
-import { UsageError } from "../../engine/errors.ts";
-import { parseArgv } from "../../engine/grammar.ts";
-import { expandRecipe, takeConfig } from "../../engine/recipe.ts";
-import { repoRootDir } from "../_kit.ts";
-import { assertRecipeSchema } from "../_schema.ts";
+import { assertEquals, assertStringIncludes } from "../tests/_assert.ts";
+import { registry } from "../conditions/all.ts";
+import { UsageError } from "./errors.ts";
+import { parseArgv } from "./grammar.ts";
+import { expandRecipe, takeConfig } from "./recipe.ts";
+import { repoRootDir } from "../tests/_kit.ts";
+import { assertRecipeSchema } from "../tests/_schema.ts";
 
 /** The usage-error line of a recipe with the command line's `rest`, or "" when it parses. */
 async function recipeError(text: string, rest: string[] = []): Promise<string> {

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ConditionKind, ProbeFactory } from "../../engine/types.ts";
+import type { ConditionKind, ProbeFactory } from "./types.ts";
 
 /** A kind named `name` whose probe module's `create` is `factory` (none: loading throws). */
 export function fakeKind(name = "fake", factory?: ProbeFactory<unknown>): ConditionKind {

@@ -1,0 +1,163 @@
+/**
+ * Captures through the CLI (docs/contract.md §7): what `--matches` and
+ * `--jsonpath` matched, in the JSON report and in `then`'s environment.
+ * Targets are local: a log file written late and an HTTP server in this
+ * process.
+ */
+
+import { assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-captures-" });
+  try {
+    return await fn(dir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+/** Appends the lines to the log after `ms`. */
+function writeLater(path: string, ms: number, ...lines: string[]): () => Promise<void> {
+  return async () => {
+    await new Promise((r) => setTimeout(r, ms));
+    await Deno.writeTextFile(path, lines.map((l) => l + "\n").join(""), { append: true });
+  };
+}
+
+Deno.test({
+  name: "captures: a log line written late gives then its named groups, and the report every group",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const log = `${dir}/server.log`;
+      await Deno.writeTextFile(log, "starting\n");
+      const out = `${dir}/then.out`;
+      const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
+      const r = await runCli(
+        [
+          "-t",
+          "20s",
+          "--report",
+          `${dir}/report.json`,
+          "log",
+          log,
+          "--matches",
+          pattern,
+          "--",
+          "then",
+          "sh",
+          "-c",
+          `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
+        ],
+        { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
+      );
+      assertEquals(r.code, 0, r.stderr);
+      assertEquals(await Deno.readTextFile(out), `127.0.0.1 43567 ${dir}/report.json`);
+      const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+      assertEquals(report.conditions[0].captures, {
+        "1": "127.0.0.1",
+        "2": "43567",
+        host: "127.0.0.1",
+        port: "43567",
+      });
+    }),
+});
+
+Deno.test({
+  name:
+    "captures: http --matches and --jsonpath's value reach the report; numbered groups stay out of then",
+  ...opts,
+  fn: async () => {
+    const server = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      () => Response.json({ version: "1.4.2", ready: true, url: "http://x/token=t0k" }),
+    );
+    try {
+      const url = `http://127.0.0.1:${server.addr.port}/`;
+      const r = await runJson([
+        "-t",
+        "10s",
+        "http",
+        url,
+        "--matches",
+        String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
+        "--jsonpath",
+        "$.version =~ /^1\\./",
+      ]);
+      assertEquals(r.code, 0);
+      assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {
+        "1": "1",
+        "2": "4",
+        minor: "4",
+        value: "1.4.2",
+      });
+      const env = await runCli([
+        "-t",
+        "10s",
+        "http",
+        url,
+        "--matches",
+        String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
+        "--",
+        "then",
+        "sh",
+        "-c",
+        `env | grep '^WAITCMD_CAPTURE_' | sort`,
+      ]);
+      assertEquals(env.code, 0);
+      assertEquals(env.stdout, "WAITCMD_CAPTURE_MINOR=4\n");
+    } finally {
+      await server.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "captures: a run that times out captures nothing ({}) and never runs then",
+  ...opts,
+  fn: () =>
+    withDir(async (dir) => {
+      const log = `${dir}/server.log`;
+      await Deno.writeTextFile(log, "");
+      const r = await runJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"]);
+      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
+    }),
+});
+
+Deno.test({
+  name: "captures: names that would give then one variable twice are usage errors, before waiting",
+  ...opts,
+  fn: async () => {
+    const rows: [string[], string][] = [
+      [
+        [
+          "log",
+          "/a.log",
+          "--matches",
+          "(?P<port>\\d+)",
+          "--",
+          "log",
+          "/b.log",
+          "--matches",
+          "(?<port>\\d+)",
+        ],
+        `condition 2 (log): capture group "port" is also captured by condition 1 (log)`,
+      ],
+      [
+        ["http", "http://h/", "--jsonpath", "$.v =~ /(?P<v>.+)/"],
+        `named group "v" in /(?P<v>.+)/ is never captured`,
+      ],
+      [
+        ["log", "/a.log", "--matches", "(?P<1bad>x)"],
+        "condition 1 (log): --matches: invalid regular expression",
+      ],
+    ];
+    for (const [args, want] of rows) {
+      assertStringIncludes(usageErrorLine(await runCli(args)), want);
+    }
+  },
+});

@@ -40,17 +40,17 @@ export const ABORT_ANSWER_MS = 500;
 /** How long a worker may take to close its probes at the run's end before it is terminated. */
 export const CLOSE_ANSWER_MS = 20;
 /** How often the memory watchdog samples the process's RSS while workers run. */
-export const WATCHDOG_INTERVAL_MS = 50;
+export const WATCHDOG_INTERVAL_MS = 25;
 /** The variable that sets the memory cap. */
 export const MEMORY_CAP_VARIABLE = "WAITCMD_MEMORY_CAP";
 /** The memory cap without the variable: 512 MiB. */
 export const DEFAULT_MEMORY_CAP = 512 * 2 ** 20;
 /**
  * How far below the cap the watchdog acts: memory a worker allocates between two samples
- * and while it is being terminated stays under the cap (a quarter of it, at most 64 MiB).
+ * and while it is being terminated stays under the cap (a quarter of it, at most 128 MiB).
  */
 export function watchdogThreshold(cap: number): number {
-  return cap - Math.min(64 * 2 ** 20, cap / 4);
+  return cap - Math.min(128 * 2 ** 20, cap / 4);
 }
 /**
  * Room above what the run holds once its probes are made, when that alone is near the cap

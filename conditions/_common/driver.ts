@@ -23,10 +23,10 @@ export const CLOSE_GRACE_MS = 500;
  * handshake and a small answer; what a server sends beyond this (a message announcing a
  * gigabyte, an endless stream) is not kept.
  */
-export const SESSION_READ_MAX = 16 << 20;
+export const SESSION_READ_MAX = 4 << 20;
 
 /**
- * Ends the session of a driver that runs on a socket of ours (pg, mysql2) once its server
+ * Ends the session of a driver that runs on a socket of ours (pg, mysql2, nats) once its server
  * has sent more than `max` bytes: the socket is destroyed with an error that says so, which
  * the driver reports as its connection's failure.
  */

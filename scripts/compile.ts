@@ -46,7 +46,11 @@ export const TARGETS = [
 ] as const;
 
 /** Modules started with `new Worker(...)`, which `deno compile` embeds only when told. */
-export const WORKERS: readonly string[] = ["conditions/_common/regex_worker.ts"];
+export const WORKERS: readonly string[] = [
+  "conditions/_common/regex_worker.ts",
+  // Isolated kinds' probes (engine/isolate.ts); it imports conditions/mod.ts dynamically.
+  "engine/isolate_worker.ts",
+];
 
 /** One of {@link TARGETS}. */
 export type Target = typeof TARGETS[number];

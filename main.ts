@@ -152,7 +152,7 @@ async function readCommand(
     }
     let command = parseArgv(words, registry, io.env);
     if (command.type === "run") {
-      await validatePlan(command.plan);
+      await validatePlan(command.plan, { env: io.env, isolate: true });
       command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
     }
     return { command, registry };

@@ -155,6 +155,11 @@ export class SecretRegistry {
     }
   }
 
+  /** The registered values (as written and percent-encoded), e.g. to hand them to a worker. */
+  values(): IterableIterator<string> {
+    return this.#values.values();
+  }
+
   /** How many values are registered (none: masking has nothing to do). */
   get size(): number {
     return this.#values.size;

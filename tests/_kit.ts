@@ -60,14 +60,17 @@ export function conditionOf(args: readonly string[]): ConditionPlan {
   return plan(args).conditions[0]!;
 }
 
-/** The plan of `args` with its probes made (kinds loaded), on the real clock. */
+/**
+ * The plan of `args` with its probes made (kinds loaded), on the real clock, in this
+ * process (isolated kinds too: the CLI runs those in workers, engine/isolate.ts).
+ */
 export async function readyPlan(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<ReadyPlan> {
   const p = plan(args, env);
   await validatePlan(p);
-  return await preparePlan(p, { clock: realClock, env });
+  return await preparePlan(p, { clock: realClock, env }, { inProcess: true });
 }
 
 /** The probe of the first condition of `args`. */

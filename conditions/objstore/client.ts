@@ -7,7 +7,7 @@
  */
 
 import { type Memo, memoize } from "../_common/memo.ts";
-import { firstLine } from "./judge.ts";
+import { firstLine } from "./errors.ts";
 import type { ObjstoreOptions } from "./mod.ts";
 
 /** The SDK module. */

@@ -34,6 +34,7 @@ interface SshClient {
   on(event: string, fn: (...args: never[]) => void): SshClient;
   connect(config: Record<string, unknown>): void;
   end(): void;
+  destroy(): void;
   _protocol?: { _remoteIdentRaw?: Uint8Array };
   _remoteVer?: string;
 }
@@ -63,7 +64,11 @@ export async function checkHandshake(
       done = true;
       signal.removeEventListener("abort", onAbort);
       try {
-        client.end();
+        // A server that answered: goodbye. Any other: the socket goes at once, or a server
+        // that keeps sending would have its bytes read (and kept) after ssh2's end(), which
+        // half-closes; ssh2's destroy() does nothing once the socket was ended.
+        if (!(r instanceof Error) && r.status === "satisfied") client.end();
+        else client.destroy();
       } catch {
         // already closed
       }

@@ -13,6 +13,7 @@ import { GLOBAL_FLAGS } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
 import { documentValue, YamlValueError } from "./yaml.ts";
+import { commonJsExports } from "./commonjs.ts";
 
 /** Keys of a condition entry. */
 const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
@@ -88,11 +89,7 @@ export async function expandRecipe(
   cliRest: readonly string[],
   registry: Registry,
 ): Promise<Expanded> {
-  // yaml is CommonJS: its named exports exist when Deno runs it from the sources, but an
-  // import() of it from the release bundle gives module.exports as `default` alone.
-  const mod = await import("yaml");
-  const { parseDocument, LineCounter } = (mod as unknown as { default?: typeof mod }).default ??
-    mod;
+  const { parseDocument, LineCounter } = commonJsExports(await import("yaml"));
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const fail = (line: number | undefined, message: string): never => {

@@ -20,6 +20,8 @@
  * @module
  */
 
+import { commonJsExports } from "../../engine/commonjs.ts";
+
 /** Every MongoDB message starts with a 16-byte header (length, ids, opcode). */
 export const HEADER_BYTES = 16;
 /** The largest message a server sends (`maxMessageSizeBytes`, the driver's default). */
@@ -50,9 +52,11 @@ let guarded = false;
 export async function guardFraming(): Promise<void> {
   if (guarded) return;
   guarded = true;
-  const { SizedMessageTransform } = await import("mongodb/lib/cmap/connection.js") as {
-    SizedMessageTransform: { prototype: Splitter };
-  };
+  const { SizedMessageTransform } = commonJsExports(
+    await import("mongodb/lib/cmap/connection.js") as {
+      SizedMessageTransform: { prototype: Splitter };
+    },
+  );
   const proto = SizedMessageTransform.prototype;
   const push = proto.push;
   proto.push = function (this: Splitter, chunk: unknown) {

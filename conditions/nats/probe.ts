@@ -24,6 +24,7 @@ import { formatHostPort, type HostPort } from "../_common/net.ts";
 import { connectOnce } from "./client.ts";
 import { describeNatsError, JetStreamFailure } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** How long INFO to PONG may take before the client gives up by itself (an abort is sooner). */
 const HANDSHAKE_MS = 10_000;
@@ -39,10 +40,9 @@ type JetStreamModule = typeof import("@nats-io/jetstream");
  * JetStream (docs/contract.md §2).
  */
 export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe> {
-  // @nats-io/jetstream is CommonJS: its named exports exist when Deno runs it from the sources,
-  // but an import() of it from the release bundle gives module.exports as `default` alone.
-  const mod = options.jetstream ? await import("@nats-io/jetstream") : undefined;
-  const js = mod && ((mod as unknown as { default?: JetStreamModule }).default ?? mod);
+  const js = options.jetstream
+    ? commonJsExports(await import("@nats-io/jetstream") as JetStreamModule)
+    : undefined;
   // An abort destroys the socket by itself (client.ts); closing flushes and says nothing more.
   const sessions = new DriverSessions<NatsConnection>({
     end: (nc) => nc.close(),

@@ -11,6 +11,7 @@ import { describeError, withHint } from "../../engine/errors.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { KubeError } from "./errors.ts";
 import { fileType } from "./files.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** Where to find a kubeconfig, from the flags and the environment. */
 export interface ConfigSource {
@@ -220,10 +221,7 @@ export const kubeClientLibrary: Memo<KubeModule> = memoize(async () => {
  * ({@linkcode loadKubeconfig}); imported by the probe's `create` too, before the clock starts.
  */
 export const yamlLibrary: Memo<typeof import("yaml")> = memoize(async () => {
-  // yaml is CommonJS: its named exports exist when Deno runs it from the sources, but an
-  // import() of it from the release bundle gives module.exports as `default` alone.
-  const mod = await import("yaml");
-  return (mod as unknown as { default?: typeof mod }).default ?? mod;
+  return commonJsExports(await import("yaml"));
 });
 
 /**

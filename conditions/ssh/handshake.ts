@@ -13,6 +13,7 @@ import type { HostPort } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import type { SshOptions } from "./mod.ts";
 import { bannerCheck, keyType } from "./protocol.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** ssh2's client and node:crypto's hash, imported once. */
 export const sshLibrary: Memo<{
@@ -20,10 +21,7 @@ export const sshLibrary: Memo<{
   createHash: typeof import("node:crypto").createHash;
 }> = memoize(async () => {
   const [mod, crypto] = await Promise.all([import("ssh2"), import("node:crypto")]);
-  // ssh2 is CommonJS: `Client` is a named export when Deno runs it from the sources, but an
-  // import() of it from the release bundle gives module.exports as `default` alone.
-  type Ssh2 = { Client: new () => SshClient };
-  const ssh2 = (mod as unknown as { default?: Ssh2 }).default ?? (mod as unknown as Ssh2);
+  const ssh2 = commonJsExports(mod as unknown as { Client: new () => SshClient });
   return {
     Client: ssh2.Client,
     createHash: crypto.createHash,

@@ -1,10 +1,14 @@
 /**
- * The command-line grammar (DECISIONS §3), pure: argv in, a `Command` out, or
- * a `UsageError`. It never reads `Deno.args`, never exits, never probes.
+ * The command-line grammar (docs/contract.md §1), pure: argv in, a `Command`
+ * out, or a `UsageError`. It never reads `Deno.args`, never exits, never probes.
  *
  * ```
- * waitcmd [global options] [guard] <kind> [target] [flags]
- *         [-- [guard] <kind> ...]... [-- then <command> [args...]]
+ * waitcmd [global options] <member> [-- <member>]... [-- then <command> [args...]]
+ *   member = [guard] [not] <kind> [target] [flags]
+ *          | any [ <member> [-- <member>]... ] [--label TEXT]
+ *          | all [ <member> [-- <member>]... ] [--label TEXT]
+ * waitcmd doctor [-o text|json] [--require KIND]...
+ * waitcmd help [kind|topic] | completions bash|zsh|fish | version
  * ```
  *
  * @module

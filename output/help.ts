@@ -183,7 +183,11 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "                              a table to $GITHUB_STEP_SUMMARY",
     "  GITLAB_CI=true              fold the progress lines in a collapsed section",
     "  WAITCMD_CI=off              none of the CI folding",
+    "  WAITCMD_DEBUG=1             an internal error prints its stack trace too",
     "  A bad value is a usage error naming the variable.",
+    "",
+    "  waitcmd sets WAITCMD_CAPTURE_<NAME> and WAITCMD_REPORT for the command of then",
+    "  (waitcmd help then, waitcmd help captures).",
     "",
   ].join("\n"),
   output: [

@@ -20,6 +20,7 @@ function flagRows(flags: readonly FlagSpec[]): string[] {
   return flags.map((f, i) => {
     const extra = [
       f.repeatable ? "repeatable" : "",
+      f.secret ? "secret: never shown" : "",
       f.type === "enum" && f.values && !f.values.every((v) => f.placeholder?.includes(v))
         ? f.values.join("|")
         : "",

@@ -62,7 +62,8 @@ interface Segment {
   readonly words: string[];
 }
 
-const SHELLS = ["bash", "zsh", "fish"];
+/** The shells `waitcmd completions <shell>` has a script for. */
+export const SHELLS: readonly string[] = ["bash", "zsh", "fish"];
 
 /** The topics of `waitcmd help <topic>` besides the kinds (their text is output/help.ts's). */
 export const HELP_TOPIC_NAMES = [
@@ -76,10 +77,14 @@ export const HELP_TOPIC_NAMES = [
 ] as const;
 
 /** Words that open a group (followed by `[`). */
-const GROUP_WORDS: ReadonlySet<string> = new Set(["any", "all"]);
+export const GROUP_OPERATORS: readonly string[] = ["any", "all"];
+const GROUP_WORDS: ReadonlySet<string> = new Set(GROUP_OPERATORS);
+
+/** Words that may come before a condition's kind, in this order (`guard not http …`). */
+export const PREFIX_WORDS: readonly string[] = ["guard", "not"];
 
 /** Words other than kinds that may start a segment after a `--`. */
-const STARTERS: ReadonlySet<string> = new Set(["guard", "not", "then", "any", "all"]);
+const STARTERS: ReadonlySet<string> = new Set([...PREFIX_WORDS, "then", ...GROUP_OPERATORS]);
 
 /** Parses argv against the registry. `env` feeds kinds' documented environment fallbacks. */
 export function parseArgv(

@@ -228,16 +228,21 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
       "grpc",
       "svcmgr",
       "icmp",
+      "mongodb",
+      "rabbitmq",
+      "kafka",
+      "nats",
+      "cosign",
     ],
     why:
-      "what several kinds share (doctor's checks, captures, limits) and examples (orch -f, URLs)",
+      "what several kinds share (doctor's checks, captures, limits, the kinds run in workers) and examples (orch -f, URLs)",
   },
   "conditions/http/README.md": { kinds: ["orch"], why: "orch --jsonpath uses http's expressions" },
   "conditions/mysql/README.md": { kinds: ["postgres"], why: "satisfied as postgres is" },
   "conditions/udp/README.md": { kinds: ["icmp"], why: "ICMP the protocol" },
-  "docs/reliability.md": {
-    kinds: ["orch", "postgres", "redis", "cosign", "icmp"],
-    why: "the faults tested name the kinds they were tested with",
+  "docs/development.md": {
+    kinds: ["orch", "objstore", "kafka", "nats", "postgres", "mysql", "redis", "mongodb", "grpc"],
+    why: "the bundle's chunks of the kinds' libraries, and examples of lazy imports",
   },
   "conditions/_common/datastore.ts": {
     kinds: ["postgres", "mysql", "redis"],
@@ -246,6 +251,19 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
   "conditions/_common/sql.ts": {
     kinds: ["postgres", "mysql"],
     why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/driver.ts": {
+    kinds: ["postgres", "mysql", "redis", "mongodb", "rabbitmq", "kafka", "nats"],
+    why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/procs.ts": { kinds: ["pidfile"], why: "a shared helper names its users" },
+  "tests/faults/_garbage.ts": {
+    kinds: ["objstore", "orch", "websocket"],
+    why: "a shared helper names its users",
+  },
+  "scripts/bundle.ts": {
+    kinds: ["kafka", "orch", "svcmgr"],
+    why: "the packages the bundle treats apart, with the kinds that use them",
   },
   "conditions/_common/headers.ts": {
     kinds: ["grpc", "websocket"],

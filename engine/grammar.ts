@@ -1,6 +1,11 @@
 /**
- * The command-line grammar (DECISIONS §3), pure: argv in, a `Command` out, or
- * a `UsageError`. It never reads `Deno.args`, never exits, never probes.
+ * The command-line grammar (docs/contract.md §1), pure: argv in, a `Command`
+ * out, or a `UsageError`. It never reads `Deno.args`, never exits, never
+ * probes. This module walks the words: the commands, the global options,
+ * groups, `then` and each condition's segment. A flag's text becomes a typed
+ * value in flag_values.ts, a kind reads its segment through
+ * segment_input.ts, and the global flags become the run's options in
+ * run_options.ts.
  *
  * ```
  * waitcmd [global options] [guard] <kind> [target] [flags]
@@ -11,16 +16,14 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { formatDuration, parseDuration } from "./duration.ts";
 import {
   COMMON_CONDITION_FLAGS,
-  DEFAULT_OPTIONS,
-  ENV_DEFAULTS,
   GLOBAL_ALIASES,
   GLOBAL_FLAGS,
   type RunOptions,
 } from "./options.ts";
 import {
+  checkCaptureNames,
   type ConditionPlan,
   groupName,
   type GroupNode,
@@ -31,7 +34,17 @@ import {
 import type { Registry } from "./registry.ts";
 import { commandSecrets } from "./secrets.ts";
 import { conditionFor, didYouMean } from "./suggest.ts";
-import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
+import type { ConditionKind, FlagSpec } from "./types.ts";
+import {
+  type FlagValue,
+  q,
+  splitFlag,
+  timeoutValue,
+  typedValue,
+  unknownFlag,
+} from "./flag_values.ts";
+import { runOptionsOf } from "./run_options.ts";
+import { type Segment, SegmentInput } from "./segment_input.ts";
 
 /** What the command line asks for. */
 export type Command =
@@ -46,17 +59,6 @@ export type Command =
     /** Canonical names of the kinds whose failure makes the exit code 1. */
     readonly required: readonly string[];
   };
-
-type FlagValue = string | boolean | number;
-
-/** One condition's words, sorted: its target, its command (a command-shaped kind's) and its flags. */
-interface Segment {
-  readonly target: string | undefined;
-  readonly command: string[];
-  readonly flags: Map<string, FlagValue[]>;
-  /** The flags' words as typed, `--label` left out (for --explain). */
-  readonly words: string[];
-}
 
 const SHELLS = ["bash", "zsh", "fish"];
 
@@ -219,62 +221,7 @@ class Parser {
         "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
       );
     }
-    // Environment defaults: a flag wins; a bad value names the variable.
-    for (const [variable, flag] of Object.entries(ENV_DEFAULTS)) {
-      const raw = this.env[variable];
-      if (raw === undefined || raw === "" || values.has(flag)) continue;
-      const spec = GLOBAL_FLAGS.find((f) => f.name === flag)!;
-      values.set(
-        flag,
-        flag === "timeout"
-          ? timeoutValue(raw, variable)
-          : typedValue(spec, raw, variable, undefined),
-      );
-    }
-    const num = (flag: string) => values.get(flag) as number | undefined;
-    const options: RunOptions = {
-      timeoutMs: num("timeout") ?? DEFAULT_OPTIONS.timeoutMs,
-      intervalMs: num("interval") ?? DEFAULT_OPTIONS.intervalMs,
-      backoff: (values.get("backoff") as RunOptions["backoff"] | undefined) ??
-        DEFAULT_OPTIONS.backoff,
-      maxIntervalMs: num("max-interval") ?? DEFAULT_OPTIONS.maxIntervalMs,
-      jitter: values.has("jitter")
-        ? parseJitter(values.get("jitter") as string)
-        : DEFAULT_OPTIONS.jitter,
-      delayMs: num("delay") ?? DEFAULT_OPTIONS.delayMs,
-      attemptTimeoutMs: num("attempt-timeout"),
-      mode: (values.get("mode") as "all" | "any" | undefined) ?? DEFAULT_OPTIONS.mode,
-      successes: num("successes") ?? DEFAULT_OPTIONS.successes,
-      stableForMs: num("stable-for") ?? DEFAULT_OPTIONS.stableForMs,
-      maxAttempts: num("max-attempts") ?? DEFAULT_OPTIONS.maxAttempts,
-      timeoutExitCode: num("timeout-exit-code") ?? DEFAULT_OPTIONS.timeoutExitCode,
-      progress: (values.get("progress") as RunOptions["progress"] | undefined) ??
-        DEFAULT_OPTIONS.progress,
-      output: (values.get("output") as RunOptions["output"] | undefined) ?? DEFAULT_OPTIONS.output,
-      quiet: values.get("quiet") === true,
-      noColor: values.get("no-color") === true,
-      explain: values.get("explain") === true,
-      reportFile: values.get("report") as string | undefined,
-    };
-    if (options.attemptTimeoutMs !== undefined && options.attemptTimeoutMs <= 0) {
-      throw new UsageError("--attempt-timeout", "must be longer than 0");
-    }
-    if (options.intervalMs <= 0 && options.backoff === "exponential") {
-      throw new UsageError("--interval", "must be longer than 0 with --backoff exponential");
-    }
-    if (values.has("max-interval") && options.maxIntervalMs < options.intervalMs) {
-      throw new UsageError(
-        "--max-interval",
-        `must not be shorter than --interval (${formatDuration(options.intervalMs)}), got ${
-          formatDuration(options.maxIntervalMs)
-        }`,
-      );
-    }
-    if (values.has("max-interval") && options.backoff !== "exponential") {
-      throw new UsageError("--max-interval", "only applies with --backoff exponential");
-    }
-    if (options.reportFile === "") throw new UsageError("--report", "expected a file name");
-    return { type: "options", options };
+    return { type: "options", options: runOptionsOf(values, this.env) };
   }
 
   #timeoutValue(inline: string | undefined, where: string): number {
@@ -686,110 +633,6 @@ class Parser {
 }
 
 /**
- * What a kind's `parse` reads one condition's segment through. One object
- * per condition, its methods on the prototype: a thousand conditions make a
- * thousand of these, not ten thousand closures (docs/performance.md, "Cost
- * per condition").
- */
-class SegmentInput implements KindInput {
-  readonly kindWord: string;
-  readonly target: string | undefined;
-  readonly command: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly #kind: ConditionKind;
-  readonly #index: number;
-  readonly #flags: Map<string, FlagValue[]>;
-  readonly #secrets: string[];
-
-  constructor(
-    kind: ConditionKind,
-    word: string,
-    index: number,
-    seg: Segment,
-    env: Readonly<Record<string, string>>,
-    secrets: string[],
-  ) {
-    this.kindWord = word;
-    this.target = seg.target;
-    this.command = seg.command;
-    this.env = env;
-    this.#kind = kind;
-    this.#index = index;
-    this.#flags = seg.flags;
-    this.#secrets = secrets;
-  }
-
-  /** The flag's values; throws (a bug in the kind) for a flag it did not declare. */
-  #values(flag: string): FlagValue[] | undefined {
-    if (!this.#kind.flags.some((f) => f.name === flag)) {
-      throw new Error(`Cannot read flag --${flag} of kind '${this.#kind.name}': not declared`);
-    }
-    return this.#flags.get(flag);
-  }
-
-  #last(flag: string): FlagValue | undefined {
-    return this.#values(flag)?.at(-1);
-  }
-
-  has(flag: string): boolean {
-    return this.#values(flag) !== undefined;
-  }
-
-  string(flag: string): string | undefined {
-    return this.#last(flag) as string | undefined;
-  }
-
-  strings(flag: string): string[] {
-    return (this.#values(flag) ?? []) as string[];
-  }
-
-  bool(flag: string): boolean {
-    return this.#last(flag) === true;
-  }
-
-  integer(flag: string): number | undefined {
-    return this.#last(flag) as number | undefined;
-  }
-
-  duration(flag: string): number | undefined {
-    return this.#last(flag) as number | undefined;
-  }
-
-  fail(flag: string | undefined, message: string): never {
-    const where = `condition ${this.#index} (${this.kindWord})`;
-    throw new UsageError(flag ? `${where}: --${flag}` : where, message, this.#kind.name);
-  }
-
-  secret(value: string): void {
-    if (value) this.#secrets.push(value);
-  }
-}
-
-/**
- * Two conditions that can capture one name would give `then` one variable for two values
- * (docs/contract.md §7, captures): a usage error naming both.
- */
-export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
-  const owner = new Map<string, ConditionPlan>();
-  for (const c of conditions) {
-    for (const name of new Set(c.captures)) {
-      const first = owner.get(name);
-      if (first) {
-        throw new UsageError(
-          `condition ${c.index} (${c.kindWord})`,
-          `capture group ${
-            q(name)
-          } is also captured by condition ${first.index} (${first.kindWord}); ` +
-            "give each named group its own name",
-          c.kind.name,
-        );
-      }
-      owner.set(name, c);
-    }
-  }
-}
-
-/**
  * ` (did you mean …?)` for a word where a kind belongs: the condition a
  * target-shaped word was meant as (`tcp localhost:8080` for
  * `localhost:8080`), else the nearest kind word.
@@ -797,124 +640,4 @@ export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
 function kindHint(word: string, registry: Registry): string {
   const meant = conditionFor(word, registry.kinds);
   return meant ? ` (did you mean ${meant}?)` : didYouMean(word, registry.words);
-}
-
-/**
- * The message for a flag a condition does not take: the nearest flag of the kind, or where a
- * global option belongs (`-t`, `--timeout` after a condition), or how flags are written.
- */
-function unknownFlag(tok: string, name: string, long: boolean, kind: ConditionKind): string {
-  const all = [...kind.flags, ...COMMON_CONDITION_FLAGS].map((f) => f.name);
-  const global = GLOBAL_FLAGS.find((f) => long ? f.name === name : f.short === name);
-  let hint = long ? didYouMean(name, all, (s) => `--${s}`) : "";
-  if (!hint && global) {
-    hint = `; global options such as ${long ? "--" + name : `-${name} (--${global.name})`} go ` +
-      "before the first condition";
-  }
-  if (!long) hint ||= `; flags are written --name`;
-  return `unknown flag ${long ? "--" + name : tok}${hint}`;
-}
-
-/**
- * A flag's text as its declared type, range-checked; `raw` undefined means
- * a boolean flag given bare. Throws a `UsageError` located at `where`.
- */
-function typedValue(
-  spec: FlagSpec,
-  raw: string | undefined,
-  where: string,
-  topic: string | undefined,
-  siblings: readonly FlagSpec[] = [],
-): FlagValue {
-  const fail = (msg: string): never => {
-    throw new UsageError(where, msg, topic);
-  };
-  if (spec.type === "boolean") {
-    if (raw === undefined || raw === "true") return true;
-    if (raw === "false") return false;
-    return fail(`expected true or false, got ${q(raw)}`);
-  }
-  if (raw === undefined) return fail("missing value");
-  switch (spec.type) {
-    case "string":
-      return raw;
-    case "enum": {
-      const values = spec.values ?? [];
-      // Enum values are matched case-insensitively (`--type aaaa`), then given canonically.
-      const found = values.find((v) => v.toLowerCase() === raw.toLowerCase());
-      if (found === undefined) {
-        // A value of another flag of the kind (`docker web --status healthy`) points at that flag.
-        const owner = siblings.find((f) =>
-          f !== spec && f.type === "enum" &&
-          f.values?.some((v) => v.toLowerCase() === raw.toLowerCase())
-        );
-        const hint = owner ? ` (did you mean --${owner.name} ${raw}?)` : didYouMean(raw, values);
-        fail(`expected one of ${values.join(", ")}, got ${q(raw)}${hint}`);
-      }
-      return found!;
-    }
-    case "integer": {
-      const min = spec.min;
-      const max = spec.max;
-      const range = min !== undefined && max !== undefined
-        ? ` from ${min} to ${max}`
-        : min !== undefined
-        ? ` of at least ${min}`
-        : "";
-      if (!/^-?\d+$/.test(raw)) return fail(`expected a whole number${range}, got ${q(raw)}`);
-      const n = Number(raw);
-      if (
-        !Number.isSafeInteger(n) || (min !== undefined && n < min) ||
-        (max !== undefined && n > max)
-      ) {
-        return fail(`expected a whole number${range}, got ${q(raw)}`);
-      }
-      return n;
-    }
-    case "duration": {
-      const ms = parseDuration(raw);
-      if (ms === undefined) {
-        return fail(`expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`);
-      }
-      return ms;
-    }
-  }
-}
-
-/** `--timeout`'s value: a duration, or `0` / `none` for no deadline (Infinity). */
-function timeoutValue(raw: string, where: string): number {
-  if (raw.toLowerCase() === "none") return Infinity;
-  const ms = parseDuration(raw);
-  if (ms === undefined) {
-    throw new UsageError(
-      where,
-      `expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`,
-    );
-  }
-  return ms === 0 ? Infinity : ms;
-}
-
-/** `--jitter`: `20%` or `0.2`, from 0 to 100% (docs/contract.md §4). */
-export function parseJitter(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(raw.trim());
-  const value = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
-  if (!Number.isFinite(value) || value < 0 || value > 1) {
-    throw new UsageError(
-      "--jitter",
-      `expected a share from 0% to 100% (like 20% or 0.2), got ${q(raw)}`,
-    );
-  }
-  return value;
-}
-
-function splitFlag(tok: string): { name: string; inline: string | undefined } {
-  const body = tok.replace(/^--?/, "");
-  const eq = body.indexOf("=");
-  if (eq < 0) return { name: body, inline: undefined };
-  return { name: body.slice(0, eq), inline: body.slice(eq + 1) };
-}
-
-/** Quotes a user's word for an error line. */
-export function q(s: string): string {
-  return JSON.stringify(s);
 }

@@ -9,7 +9,7 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { checkCaptureNames } from "./grammar.ts";
+import { checkCaptureNames } from "./plan.ts";
 import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
 import { resultOf } from "./attempt.ts";
 import type { Invalid } from "./isolate_serve.ts";

@@ -13,7 +13,7 @@ import { describeError } from "../../engine/errors.ts";
 import type { SecretRegistry } from "../../engine/secrets.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
-import { statusLine } from "../_common/httpx.ts";
+import { statusLine } from "../_common/http_status.ts";
 import { type HostPort, NEXT_ADDRESS_CODES, onEveryAddress } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import {

@@ -1,8 +1,9 @@
 /**
  * The command-line grammar (docs/contract.md §1), pure: argv in, a `Command`
  * out, or a `UsageError`. It never reads `Deno.args`, never exits, never
- * probes. This module walks the words: the commands, the global options,
- * groups, `then` and each condition's segment. A flag's text becomes a typed
+ * probes. This module walks the line: the commands, the global options,
+ * groups, `then`, and each condition's prefixes and kind word. One
+ * condition's segment is read in leaf.ts, a flag's text becomes a typed
  * value in flag_values.ts, a kind reads its segment through
  * segment_input.ts, and the global flags become the run's options in
  * run_options.ts.
@@ -16,12 +17,7 @@
  */
 
 import { UsageError } from "./errors.ts";
-import {
-  COMMON_CONDITION_FLAGS,
-  GLOBAL_ALIASES,
-  GLOBAL_FLAGS,
-  type RunOptions,
-} from "./options.ts";
+import { GLOBAL_ALIASES, GLOBAL_FLAGS, type RunOptions } from "./options.ts";
 import {
   checkCaptureNames,
   type ConditionPlan,
@@ -33,18 +29,10 @@ import {
 } from "./plan.ts";
 import type { Registry } from "./registry.ts";
 import { commandSecrets } from "./secrets.ts";
-import { conditionFor, didYouMean } from "./suggest.ts";
-import type { ConditionKind, FlagSpec } from "./types.ts";
-import {
-  type FlagValue,
-  q,
-  splitFlag,
-  timeoutValue,
-  typedValue,
-  unknownFlag,
-} from "./flag_values.ts";
+import { didYouMean } from "./suggest.ts";
+import { type FlagValue, q, splitFlag, timeoutValue } from "./flag_values.ts";
 import { runOptionsOf } from "./run_options.ts";
-import { type Segment, SegmentInput } from "./segment_input.ts";
+import { buildLeaf, flagValue, kindHint, readSegment, type WordCursor } from "./leaf.ts";
 
 /** What the command line asks for. */
 export type Command =
@@ -89,9 +77,11 @@ export function parseArgv(
   return p.parse();
 }
 
-class Parser {
-  #i = 0;
-  readonly #secrets: string[] = [];
+class Parser implements WordCursor {
+  /** The index of the next word of argv. */
+  i = 0;
+  /** Every secret the line holds (docs/contract.md §9). */
+  readonly secrets: string[] = [];
 
   constructor(
     readonly argv: readonly string[],
@@ -172,8 +162,8 @@ class Parser {
 
   #globals(): { type: "options"; options: RunOptions } | { type: "command"; command: Command } {
     const values = new Map<string, FlagValue>();
-    while (this.#i < this.argv.length) {
-      const tok = this.argv[this.#i]!;
+    while (this.i < this.argv.length) {
+      const tok = this.argv[this.i]!;
       if (tok === "--help" || tok === "-h") {
         return { type: "command", command: this.#help(undefined) };
       }
@@ -182,7 +172,7 @@ class Parser {
       }
       if (tok === "--") {
         // A leading separator is harmless: `waitcmd -- tcp db:5432`.
-        this.#i++;
+        this.i++;
         continue;
       }
       if (!tok.startsWith("-") || tok === "-") break;
@@ -192,7 +182,7 @@ class Parser {
         ? GLOBAL_FLAGS.find((f) => f.name === (GLOBAL_ALIASES[name] ?? name))
         : GLOBAL_FLAGS.find((f) => f.short === name);
       if (!spec) {
-        throw this.#hinted("", `unknown global option ${long ? "--" : "-"}${name}`, (r) => {
+        throw this.hinted("", `unknown global option ${long ? "--" : "-"}${name}`, (r) => {
           const kindFlag = r.kinds.some((k) => k.flags.some((f) => f.name === name));
           return kindFlag
             ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
@@ -206,16 +196,16 @@ class Parser {
       if (values.has(spec.name)) {
         throw new UsageError(`--${spec.name}`, "given more than once");
       }
-      this.#i++;
+      this.i++;
       const where = `--${spec.name}`;
       values.set(
         spec.name,
         spec.name === "timeout"
           ? this.#timeoutValue(inline, where)
-          : this.#flagValue(spec, inline, where, undefined),
+          : flagValue(this, spec, inline, where, undefined),
       );
     }
-    if (this.#i >= this.argv.length) {
+    if (this.i >= this.argv.length) {
       throw new UsageError(
         "",
         "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
@@ -227,9 +217,9 @@ class Parser {
   #timeoutValue(inline: string | undefined, where: string): number {
     let raw = inline;
     if (raw === undefined) {
-      raw = this.argv[this.#i];
+      raw = this.argv[this.i];
       if (raw === undefined) throw new UsageError(where, "missing value DURATION");
-      this.#i++;
+      this.i++;
     }
     return timeoutValue(raw, where);
   }
@@ -238,7 +228,7 @@ class Parser {
    * A usage error whose hint may need every kind's declaration: with only some kinds loaded
    * (the CLI's registry of the kinds a line names), the hint is left to `complete`.
    */
-  #hinted(
+  hinted(
     where: string,
     message: string,
     hint: (registry: Registry) => string,
@@ -254,7 +244,7 @@ class Parser {
   }
 
   /** True when argv[at] may start a new segment after a `--`. */
-  #startsSegment(at: number): boolean {
+  startsSegment(at: number): boolean {
     const w = this.argv[at];
     return w !== undefined &&
       (STARTERS.has(w) || (w === "]" && this.#depth > 0) || this.registry.lookup(w) !== undefined);
@@ -262,6 +252,11 @@ class Parser {
 
   /** How many groups the parser is inside. */
   #depth = 0;
+
+  /** Whether the parser is inside a group. */
+  get inGroup(): boolean {
+    return this.#depth > 0;
+  }
   /** The leaves parsed so far, in order. */
   readonly #leaves: ConditionPlan[] = [];
   #then: string[] | undefined;
@@ -284,7 +279,7 @@ class Parser {
         conditions,
         root,
         then: this.#then,
-        secrets: [...new Set(this.#secrets)],
+        secrets: [...new Set(this.secrets)],
       },
     };
   }
@@ -295,8 +290,8 @@ class Parser {
    */
   #members(path: string): PlanNode[] {
     const children: PlanNode[] = [];
-    while (this.#i < this.argv.length && this.#helpTopic === undefined) {
-      const word = this.argv[this.#i]!;
+    while (this.i < this.argv.length && this.#helpTopic === undefined) {
+      const word = this.argv[this.i]!;
       if (word === "]") {
         if (this.#depth === 0) {
           throw new UsageError(
@@ -329,9 +324,9 @@ class Parser {
 
   /** The word after `guard`/`not` at the current position (for a group's error). */
   #afterPrefixes(): string {
-    let at = this.#i;
+    let at = this.i;
     while (this.argv[at] === "guard" || this.argv[at] === "not") at++;
-    return at === this.#i ? "" : this.argv[at] ?? "";
+    return at === this.i ? "" : this.argv[at] ?? "";
   }
 
   /** The members of a group end at its `]`: checked, and the `]` taken. */
@@ -348,13 +343,13 @@ class Parser {
         "nothing to wait for in this group: every member is a guard",
       );
     }
-    this.#i++;
+    this.i++;
     return children;
   }
 
   /** `any [ … ]` / `all [ … ]` [`--label TEXT`], and the separator after it. */
   #group(position: string): GroupNode {
-    const first = this.argv[this.#i]!;
+    const first = this.argv[this.i]!;
     if (first === "not" || first === "guard") {
       const op = this.#afterPrefixes();
       throw new UsageError(
@@ -370,7 +365,7 @@ class Parser {
     }
     const op = first as GroupOp;
     const path = `${position}.${op}`;
-    const bracket = this.argv[this.#i + 1];
+    const bracket = this.argv[this.i + 1];
     if (bracket !== "[") {
       throw new UsageError(
         `group ${path}`,
@@ -379,8 +374,8 @@ class Parser {
           : `${op} must be followed by [: ${op} [ <condition> -- <condition> ... ]`,
       );
     }
-    this.#i += 2;
-    const at = this.argv[this.#i];
+    this.i += 2;
+    const at = this.argv[this.i];
     if (at === "--mode" || at?.startsWith("--mode=")) {
       throw new UsageError(
         `group ${path}`,
@@ -391,9 +386,9 @@ class Parser {
     const children = this.#members(path);
     this.#depth--;
     let label: string | undefined;
-    if (this.argv[this.#i] === "--label" || this.argv[this.#i]?.startsWith("--label=")) {
-      const tok = this.argv[this.#i++]!;
-      label = tok.includes("=") ? tok.slice(tok.indexOf("=") + 1) : this.argv[this.#i++];
+    if (this.argv[this.i] === "--label" || this.argv[this.i]?.startsWith("--label=")) {
+      const tok = this.argv[this.i++]!;
+      label = tok.includes("=") ? tok.slice(tok.indexOf("=") + 1) : this.argv[this.i++];
       if (label === undefined) throw new UsageError(`group ${path}: --label`, "missing value TEXT");
     }
     this.#separator(`group ${path}`);
@@ -402,10 +397,10 @@ class Parser {
 
   /** After a group's `]`: the end, the enclosing `]`, or `--` before the next member. */
   #separator(where: string): void {
-    const next = this.argv[this.#i];
+    const next = this.argv[this.i];
     if (next === undefined || (next === "]" && this.#depth > 0)) return;
-    if (next === "--" && this.#startsSegment(this.#i + 1)) {
-      this.#i++;
+    if (next === "--" && this.startsSegment(this.i + 1)) {
+      this.i++;
       return;
     }
     throw new UsageError(
@@ -427,26 +422,26 @@ class Parser {
     if (this.#leaves.length === 0) {
       throw new UsageError("then", "needs a condition to wait for before it");
     }
-    this.#then = this.argv.slice(this.#i + 1);
+    this.#then = this.argv.slice(this.i + 1);
     if (this.#then.length === 0) {
       throw new UsageError("then", "expected a command: -- then <command> [args...]");
     }
     // Its arguments may carry credentials (a URL's password, a header's token): every output,
     // --explain included, masks them (docs/contract.md §9).
-    this.#secrets.push(...commandSecrets(this.#then));
-    this.#i = this.argv.length;
+    this.secrets.push(...commandSecrets(this.#then));
+    this.i = this.argv.length;
   }
 
   /** `[guard] [not] <kind> [target] [flags]`: one condition; undefined when it asked for help. */
   #leaf(path: string): ConditionPlan | undefined {
     const index = this.#leaves.length + 1;
-    let word = this.argv[this.#i]!;
+    let word = this.argv[this.i]!;
     let guard = false;
     let negate = false;
     if (word === "guard") {
       guard = true;
-      this.#i++;
-      const next = this.argv[this.#i];
+      this.i++;
+      const next = this.argv[this.i];
       if (next === undefined) {
         throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
       }
@@ -454,8 +449,8 @@ class Parser {
     }
     if (word === "not") {
       negate = true;
-      this.#i++;
-      const next = this.argv[this.#i];
+      this.i++;
+      const next = this.argv[this.i];
       if (next === undefined || next === "not" || next === "guard" || next === "then") {
         throw new UsageError(
           `condition ${index}`,
@@ -468,176 +463,19 @@ class Parser {
     }
     const kind = this.registry.lookup(word);
     if (!kind) {
-      throw this.#hinted(`condition ${index}`, `unknown kind ${q(word)}`, (r) => kindHint(word, r));
+      throw this.hinted(`condition ${index}`, `unknown kind ${q(word)}`, (r) => kindHint(word, r));
     }
-    this.#i++;
-    const seg = this.#segment(kind, word, index);
+    this.i++;
+    const seg = readSegment(this, kind, word, index);
     if (seg.type === "help") {
       this.#helpTopic = kind.name;
       return undefined;
     }
     // A command's arguments may carry credentials, like then's (docs/contract.md §9).
-    if (seg.command.length > 0) this.#secrets.push(...commandSecrets(seg.command));
-    const leaf = this.#build(kind, word, index, guard, negate, seg);
+    if (seg.command.length > 0) this.secrets.push(...commandSecrets(seg.command));
+    const leaf = buildLeaf(kind, word, index, guard, negate, seg, this.env, this.secrets);
     const placed = path ? { ...leaf, group: path } : leaf;
     this.#leaves.push(placed);
     return placed;
   }
-
-  #segment(kind: ConditionKind, word: string, index: number):
-    | { type: "help" }
-    | ({ type: "segment" } & Segment) {
-    const where = `condition ${index} (${word})`;
-    const fail = (msg: string): never => {
-      throw new UsageError(where, msg, kind.name);
-    };
-    const flags = new Map<string, FlagValue[]>();
-    const words: string[] = [];
-    const command: string[] = [];
-    let target: string | undefined;
-    let inCommand = false;
-    while (this.#i < this.argv.length) {
-      const tok = this.argv[this.#i]!;
-      // exec's own first "--" always starts its command, even `exec -- docker ps`.
-      const opensCommand = tok === "--" && kind.target.shape === "command" && !inCommand;
-      if (tok === "--" && !opensCommand && this.#startsSegment(this.#i + 1)) {
-        this.#i++;
-        break;
-      }
-      // A group's `]` ends its last member (an exec command's words too).
-      if (tok === "]" && this.#depth > 0) break;
-      if (tok === "]" && !inCommand) {
-        fail(`unexpected "]": no group is open (groups are any [ … ] or all [ … ])`);
-      }
-      this.#i++;
-      if (inCommand) {
-        command.push(tok);
-        continue;
-      }
-      if (opensCommand) {
-        inCommand = true;
-        continue;
-      }
-      if (tok === "--") {
-        const next = this.argv[this.#i];
-        if (next === undefined) fail(`nothing after "--"; expected a condition kind`);
-        throw this.#hinted(
-          where,
-          `unexpected "--" before ${q(next!)}: a new condition starts with a kind`,
-          (r) => kindHint(next!, r),
-          kind.name,
-        );
-      }
-      if (tok === "--help" || tok === "-h") return { type: "help" };
-      if (tok.startsWith("-") && tok.length > 1 && !/^-\d/.test(tok)) {
-        const { name, inline } = splitFlag(tok);
-        const long = tok.startsWith("--");
-        const spec = long
-          ? kind.flags.find((f) => f.name === name) ??
-            COMMON_CONDITION_FLAGS.find((f) => f.name === name)
-          : kind.flags.find((f) => f.short === name);
-        if (!spec) fail(unknownFlag(tok, name, long, kind));
-        const list = flags.get(spec!.name) ?? [];
-        if (list.length > 0 && !spec!.repeatable) fail(`--${spec!.name}: given more than once`);
-        const from = this.#i;
-        list.push(
-          this.#flagValue(spec!, inline, `${where}: --${spec!.name}`, kind.name, kind.flags),
-        );
-        flags.set(spec!.name, list);
-        if (spec!.name !== "label") words.push(tok, ...this.argv.slice(from, this.#i));
-        continue;
-      }
-      if (kind.target.shape !== "none" && kind.target.shape !== "command" && target === undefined) {
-        target = tok;
-        continue;
-      }
-      // A kind without a target says so first: `process postgres` means --name, not a kind.
-      if (kind.target.shape === "command") {
-        fail(`unexpected argument ${q(tok)}; the command goes after "--": ${word} -- ${tok} ...`);
-      }
-      if (kind.target.shape === "none") {
-        fail(`unexpected argument ${q(tok)}; ${word} takes no target, only flags`);
-      }
-      if (tok === "then") {
-        fail(`unexpected argument "then"; run a command after the wait with: -- then <command>`);
-      }
-      if (tok === "guard" || tok === "not" || this.registry.lookup(tok) !== undefined) {
-        fail(`unexpected argument ${q(tok)}; separate conditions with "--": ... -- ${tok} ...`);
-      }
-      // A target written KIND/NAME typed as two words: `k8s deployment web`.
-      const joined = kind.target.placeholder.includes("/") && !target!.includes("/") &&
-          !tok.includes("/")
-        ? ` (did you mean ${target}/${tok}?)`
-        : "";
-      fail(`unexpected argument ${q(tok)} after the target ${q(target!)}${joined}`);
-    }
-    if (kind.target.shape === "required" && target === undefined) {
-      fail(`missing target ${kind.target.placeholder}`);
-    }
-    if (kind.target.shape === "command" && command.length === 0) {
-      fail(`missing command: ${word} [flags] -- <command> [args...]`);
-    }
-    return { type: "segment", target, command, flags, words };
-  }
-
-  /** `siblings`: the other flags of the kind, for a value that belongs to one of them. */
-  #flagValue(
-    spec: FlagSpec,
-    inline: string | undefined,
-    where: string,
-    topic: string | undefined,
-    siblings: readonly FlagSpec[] = [],
-  ): FlagValue {
-    if (spec.type === "boolean") return typedValue(spec, inline, where, topic);
-    let raw = inline;
-    if (raw === undefined) {
-      raw = this.argv[this.#i];
-      if (raw === undefined) {
-        throw new UsageError(
-          where,
-          `missing value${spec.placeholder ? " " + spec.placeholder : ""}`,
-          topic,
-        );
-      }
-      this.#i++;
-    }
-    if (spec.secret) this.#secrets.push(raw);
-    return typedValue(spec, raw, where, topic, siblings);
-  }
-
-  #build(
-    kind: ConditionKind,
-    word: string,
-    index: number,
-    guard: boolean,
-    negate: boolean,
-    seg: Segment,
-  ): ConditionPlan {
-    const parsed = kind.parse(new SegmentInput(kind, word, index, seg, this.env, this.#secrets));
-    const label = seg.flags.get("label")?.at(-1) as string | undefined;
-    return {
-      index,
-      kind,
-      kindWord: word,
-      guard,
-      negate,
-      name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
-      ...(label === undefined ? {} : { label }),
-      target: parsed.target,
-      options: parsed.options,
-      captures: parsed.captures ?? [],
-      words: seg.words,
-      command: seg.command,
-    };
-  }
-}
-
-/**
- * ` (did you mean …?)` for a word where a kind belongs: the condition a
- * target-shaped word was meant as (`tcp localhost:8080` for
- * `localhost:8080`), else the nearest kind word.
- */
-function kindHint(word: string, registry: Registry): string {
-  const meant = conditionFor(word, registry.kinds);
-  return meant ? ` (did you mean ${meant}?)` : didYouMean(word, registry.words);
 }

@@ -51,7 +51,7 @@ const factories: Record<string, ProbeFactory<unknown>> = {
       });
     },
   }),
-  /** Throws a FatalError: fatal. */
+  /** A FatalError as a helper throws it (a client that cannot be set up), through check: fatal. */
   fatal: (): Probe => ({
     check: () => Promise.reject(new FatalError("no retry can fix this")),
   }),

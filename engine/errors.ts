@@ -49,9 +49,12 @@ export function errorText(e: unknown): string {
 }
 
 /**
- * A failure no retry can fix (a job failed, a command does not exist).
- * Thrown by a probe or a helper, it ends the run with exit 3
- * (docs/contract.md §8); every other thrown value is a pending attempt.
+ * A failure no retry can fix (a command does not exist, a client cannot be
+ * set up), thrown by a helper that returns something other than a
+ * `ProbeResult`; it ends the run with exit 3 (docs/contract.md §8). Code that
+ * returns a `ProbeResult` returns `{status: "fatal"}` instead
+ * (docs/development.md, the one fatal rule). Every other thrown value is a
+ * pending attempt.
  */
 export class FatalError extends Error {
   override name = "FatalError";

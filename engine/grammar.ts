@@ -1,6 +1,12 @@
 /**
  * The command-line grammar (docs/contract.md §1), pure: argv in, a `Command`
- * out, or a `UsageError`. It never reads `Deno.args`, never exits, never probes.
+ * out, or a `UsageError`. It never reads `Deno.args`, never exits, never
+ * probes. This module walks the line: the commands, the global options,
+ * groups, `then`, and each condition's prefixes and kind word. One
+ * condition's segment is read in leaf.ts, a flag's text becomes a typed
+ * value in flag_values.ts, a kind reads its segment through
+ * segment_input.ts, and the global flags become the run's options in
+ * run_options.ts.
  *
  * ```
  * waitcmd [global options] <member> [-- <member>]... [-- then <command> [args...]]
@@ -15,16 +21,9 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { formatDuration, parseDuration } from "./duration.ts";
+import { GLOBAL_ALIASES, GLOBAL_FLAGS, type RunOptions } from "./options.ts";
 import {
-  COMMON_CONDITION_FLAGS,
-  DEFAULT_OPTIONS,
-  ENV_DEFAULTS,
-  GLOBAL_ALIASES,
-  GLOBAL_FLAGS,
-  type RunOptions,
-} from "./options.ts";
-import {
+  checkCaptureNames,
   type ConditionPlan,
   groupName,
   type GroupNode,
@@ -34,8 +33,10 @@ import {
 } from "./plan.ts";
 import type { Registry } from "./registry.ts";
 import { commandSecrets } from "./secrets.ts";
-import { conditionFor, didYouMean } from "./suggest.ts";
-import type { ConditionKind, FlagSpec, KindInput } from "./types.ts";
+import { didYouMean } from "./suggest.ts";
+import { type FlagValue, q, splitFlag, timeoutValue } from "./flag_values.ts";
+import { runOptionsOf } from "./run_options.ts";
+import { buildLeaf, flagValue, kindHint, readSegment, type WordCursor } from "./leaf.ts";
 
 /** What the command line asks for. */
 export type Command =
@@ -50,17 +51,6 @@ export type Command =
     /** Canonical names of the kinds whose failure makes the exit code 1. */
     readonly required: readonly string[];
   };
-
-type FlagValue = string | boolean | number;
-
-/** One condition's words, sorted: its target, its command (a command-shaped kind's) and its flags. */
-interface Segment {
-  readonly target: string | undefined;
-  readonly command: string[];
-  readonly flags: Map<string, FlagValue[]>;
-  /** The flags' words as typed, `--label` left out (for --explain). */
-  readonly words: string[];
-}
 
 /** The shells `waitcmd completions <shell>` has a script for. */
 export const SHELLS: readonly string[] = ["bash", "zsh", "fish"];
@@ -96,9 +86,11 @@ export function parseArgv(
   return p.parse();
 }
 
-class Parser {
-  #i = 0;
-  readonly #secrets: string[] = [];
+class Parser implements WordCursor {
+  /** The index of the next word of argv. */
+  i = 0;
+  /** Every secret the line holds (docs/contract.md §9). */
+  readonly secrets: string[] = [];
 
   constructor(
     readonly argv: readonly string[],
@@ -179,8 +171,8 @@ class Parser {
 
   #globals(): { type: "options"; options: RunOptions } | { type: "command"; command: Command } {
     const values = new Map<string, FlagValue>();
-    while (this.#i < this.argv.length) {
-      const tok = this.argv[this.#i]!;
+    while (this.i < this.argv.length) {
+      const tok = this.argv[this.i]!;
       if (tok === "--help" || tok === "-h") {
         return { type: "command", command: this.#help(undefined) };
       }
@@ -189,7 +181,7 @@ class Parser {
       }
       if (tok === "--") {
         // A leading separator is harmless: `waitcmd -- tcp db:5432`.
-        this.#i++;
+        this.i++;
         continue;
       }
       if (!tok.startsWith("-") || tok === "-") break;
@@ -199,7 +191,7 @@ class Parser {
         ? GLOBAL_FLAGS.find((f) => f.name === (GLOBAL_ALIASES[name] ?? name))
         : GLOBAL_FLAGS.find((f) => f.short === name);
       if (!spec) {
-        throw this.#hinted("", `unknown global option ${long ? "--" : "-"}${name}`, (r) => {
+        throw this.hinted("", `unknown global option ${long ? "--" : "-"}${name}`, (r) => {
           const kindFlag = r.kinds.some((k) => k.flags.some((f) => f.name === name));
           return kindFlag
             ? "; flags of a condition go after its kind: waitcmd <kind> <target> --flag value"
@@ -213,85 +205,30 @@ class Parser {
       if (values.has(spec.name)) {
         throw new UsageError(`--${spec.name}`, "given more than once");
       }
-      this.#i++;
+      this.i++;
       const where = `--${spec.name}`;
       values.set(
         spec.name,
         spec.name === "timeout"
           ? this.#timeoutValue(inline, where)
-          : this.#flagValue(spec, inline, where, undefined),
+          : flagValue(this, spec, inline, where, undefined),
       );
     }
-    if (this.#i >= this.argv.length) {
+    if (this.i >= this.argv.length) {
       throw new UsageError(
         "",
         "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
       );
     }
-    // Environment defaults: a flag wins; a bad value names the variable.
-    for (const [variable, flag] of Object.entries(ENV_DEFAULTS)) {
-      const raw = this.env[variable];
-      if (raw === undefined || raw === "" || values.has(flag)) continue;
-      const spec = GLOBAL_FLAGS.find((f) => f.name === flag)!;
-      values.set(
-        flag,
-        flag === "timeout"
-          ? timeoutValue(raw, variable)
-          : typedValue(spec, raw, variable, undefined),
-      );
-    }
-    const num = (flag: string) => values.get(flag) as number | undefined;
-    const options: RunOptions = {
-      timeoutMs: num("timeout") ?? DEFAULT_OPTIONS.timeoutMs,
-      intervalMs: num("interval") ?? DEFAULT_OPTIONS.intervalMs,
-      backoff: (values.get("backoff") as RunOptions["backoff"] | undefined) ??
-        DEFAULT_OPTIONS.backoff,
-      maxIntervalMs: num("max-interval") ?? DEFAULT_OPTIONS.maxIntervalMs,
-      jitter: values.has("jitter")
-        ? parseJitter(values.get("jitter") as string)
-        : DEFAULT_OPTIONS.jitter,
-      delayMs: num("delay") ?? DEFAULT_OPTIONS.delayMs,
-      attemptTimeoutMs: num("attempt-timeout"),
-      mode: (values.get("mode") as "all" | "any" | undefined) ?? DEFAULT_OPTIONS.mode,
-      successes: num("successes") ?? DEFAULT_OPTIONS.successes,
-      stableForMs: num("stable-for") ?? DEFAULT_OPTIONS.stableForMs,
-      maxAttempts: num("max-attempts") ?? DEFAULT_OPTIONS.maxAttempts,
-      timeoutExitCode: num("timeout-exit-code") ?? DEFAULT_OPTIONS.timeoutExitCode,
-      progress: (values.get("progress") as RunOptions["progress"] | undefined) ??
-        DEFAULT_OPTIONS.progress,
-      output: (values.get("output") as RunOptions["output"] | undefined) ?? DEFAULT_OPTIONS.output,
-      quiet: values.get("quiet") === true,
-      noColor: values.get("no-color") === true,
-      explain: values.get("explain") === true,
-      reportFile: values.get("report") as string | undefined,
-    };
-    if (options.attemptTimeoutMs !== undefined && options.attemptTimeoutMs <= 0) {
-      throw new UsageError("--attempt-timeout", "must be longer than 0");
-    }
-    if (options.intervalMs <= 0 && options.backoff === "exponential") {
-      throw new UsageError("--interval", "must be longer than 0 with --backoff exponential");
-    }
-    if (values.has("max-interval") && options.maxIntervalMs < options.intervalMs) {
-      throw new UsageError(
-        "--max-interval",
-        `must not be shorter than --interval (${formatDuration(options.intervalMs)}), got ${
-          formatDuration(options.maxIntervalMs)
-        }`,
-      );
-    }
-    if (values.has("max-interval") && options.backoff !== "exponential") {
-      throw new UsageError("--max-interval", "only applies with --backoff exponential");
-    }
-    if (options.reportFile === "") throw new UsageError("--report", "expected a file name");
-    return { type: "options", options };
+    return { type: "options", options: runOptionsOf(values, this.env) };
   }
 
   #timeoutValue(inline: string | undefined, where: string): number {
     let raw = inline;
     if (raw === undefined) {
-      raw = this.argv[this.#i];
+      raw = this.argv[this.i];
       if (raw === undefined) throw new UsageError(where, "missing value DURATION");
-      this.#i++;
+      this.i++;
     }
     return timeoutValue(raw, where);
   }
@@ -300,7 +237,7 @@ class Parser {
    * A usage error whose hint may need every kind's declaration: with only some kinds loaded
    * (the CLI's registry of the kinds a line names), the hint is left to `complete`.
    */
-  #hinted(
+  hinted(
     where: string,
     message: string,
     hint: (registry: Registry) => string,
@@ -316,7 +253,7 @@ class Parser {
   }
 
   /** True when argv[at] may start a new segment after a `--`. */
-  #startsSegment(at: number): boolean {
+  startsSegment(at: number): boolean {
     const w = this.argv[at];
     return w !== undefined &&
       (STARTERS.has(w) || (w === "]" && this.#depth > 0) || this.registry.lookup(w) !== undefined);
@@ -324,6 +261,11 @@ class Parser {
 
   /** How many groups the parser is inside. */
   #depth = 0;
+
+  /** Whether the parser is inside a group. */
+  get inGroup(): boolean {
+    return this.#depth > 0;
+  }
   /** The leaves parsed so far, in order. */
   readonly #leaves: ConditionPlan[] = [];
   #then: string[] | undefined;
@@ -346,7 +288,7 @@ class Parser {
         conditions,
         root,
         then: this.#then,
-        secrets: [...new Set(this.#secrets)],
+        secrets: [...new Set(this.secrets)],
       },
     };
   }
@@ -357,8 +299,8 @@ class Parser {
    */
   #members(path: string): PlanNode[] {
     const children: PlanNode[] = [];
-    while (this.#i < this.argv.length && this.#helpTopic === undefined) {
-      const word = this.argv[this.#i]!;
+    while (this.i < this.argv.length && this.#helpTopic === undefined) {
+      const word = this.argv[this.i]!;
       if (word === "]") {
         if (this.#depth === 0) {
           throw new UsageError(
@@ -391,9 +333,9 @@ class Parser {
 
   /** The word after `guard`/`not` at the current position (for a group's error). */
   #afterPrefixes(): string {
-    let at = this.#i;
+    let at = this.i;
     while (this.argv[at] === "guard" || this.argv[at] === "not") at++;
-    return at === this.#i ? "" : this.argv[at] ?? "";
+    return at === this.i ? "" : this.argv[at] ?? "";
   }
 
   /** The members of a group end at its `]`: checked, and the `]` taken. */
@@ -410,13 +352,13 @@ class Parser {
         "nothing to wait for in this group: every member is a guard",
       );
     }
-    this.#i++;
+    this.i++;
     return children;
   }
 
   /** `any [ … ]` / `all [ … ]` [`--label TEXT`], and the separator after it. */
   #group(position: string): GroupNode {
-    const first = this.argv[this.#i]!;
+    const first = this.argv[this.i]!;
     if (first === "not" || first === "guard") {
       const op = this.#afterPrefixes();
       throw new UsageError(
@@ -432,7 +374,7 @@ class Parser {
     }
     const op = first as GroupOp;
     const path = `${position}.${op}`;
-    const bracket = this.argv[this.#i + 1];
+    const bracket = this.argv[this.i + 1];
     if (bracket !== "[") {
       throw new UsageError(
         `group ${path}`,
@@ -441,8 +383,8 @@ class Parser {
           : `${op} must be followed by [: ${op} [ <condition> -- <condition> ... ]`,
       );
     }
-    this.#i += 2;
-    const at = this.argv[this.#i];
+    this.i += 2;
+    const at = this.argv[this.i];
     if (at === "--mode" || at?.startsWith("--mode=")) {
       throw new UsageError(
         `group ${path}`,
@@ -453,9 +395,9 @@ class Parser {
     const children = this.#members(path);
     this.#depth--;
     let label: string | undefined;
-    if (this.argv[this.#i] === "--label" || this.argv[this.#i]?.startsWith("--label=")) {
-      const tok = this.argv[this.#i++]!;
-      label = tok.includes("=") ? tok.slice(tok.indexOf("=") + 1) : this.argv[this.#i++];
+    if (this.argv[this.i] === "--label" || this.argv[this.i]?.startsWith("--label=")) {
+      const tok = this.argv[this.i++]!;
+      label = tok.includes("=") ? tok.slice(tok.indexOf("=") + 1) : this.argv[this.i++];
       if (label === undefined) throw new UsageError(`group ${path}: --label`, "missing value TEXT");
     }
     this.#separator(`group ${path}`);
@@ -464,10 +406,10 @@ class Parser {
 
   /** After a group's `]`: the end, the enclosing `]`, or `--` before the next member. */
   #separator(where: string): void {
-    const next = this.argv[this.#i];
+    const next = this.argv[this.i];
     if (next === undefined || (next === "]" && this.#depth > 0)) return;
-    if (next === "--" && this.#startsSegment(this.#i + 1)) {
-      this.#i++;
+    if (next === "--" && this.startsSegment(this.i + 1)) {
+      this.i++;
       return;
     }
     throw new UsageError(
@@ -489,26 +431,26 @@ class Parser {
     if (this.#leaves.length === 0) {
       throw new UsageError("then", "needs a condition to wait for before it");
     }
-    this.#then = this.argv.slice(this.#i + 1);
+    this.#then = this.argv.slice(this.i + 1);
     if (this.#then.length === 0) {
       throw new UsageError("then", "expected a command: -- then <command> [args...]");
     }
     // Its arguments may carry credentials (a URL's password, a header's token): every output,
     // --explain included, masks them (docs/contract.md §9).
-    this.#secrets.push(...commandSecrets(this.#then));
-    this.#i = this.argv.length;
+    this.secrets.push(...commandSecrets(this.#then));
+    this.i = this.argv.length;
   }
 
   /** `[guard] [not] <kind> [target] [flags]`: one condition; undefined when it asked for help. */
   #leaf(path: string): ConditionPlan | undefined {
     const index = this.#leaves.length + 1;
-    let word = this.argv[this.#i]!;
+    let word = this.argv[this.i]!;
     let guard = false;
     let negate = false;
     if (word === "guard") {
       guard = true;
-      this.#i++;
-      const next = this.argv[this.#i];
+      this.i++;
+      const next = this.argv[this.i];
       if (next === undefined) {
         throw new UsageError(`condition ${index}`, "guard must be followed by a condition kind");
       }
@@ -516,8 +458,8 @@ class Parser {
     }
     if (word === "not") {
       negate = true;
-      this.#i++;
-      const next = this.argv[this.#i];
+      this.i++;
+      const next = this.argv[this.i];
       if (next === undefined || next === "not" || next === "guard" || next === "then") {
         throw new UsageError(
           `condition ${index}`,
@@ -530,400 +472,19 @@ class Parser {
     }
     const kind = this.registry.lookup(word);
     if (!kind) {
-      throw this.#hinted(`condition ${index}`, `unknown kind ${q(word)}`, (r) => kindHint(word, r));
+      throw this.hinted(`condition ${index}`, `unknown kind ${q(word)}`, (r) => kindHint(word, r));
     }
-    this.#i++;
-    const seg = this.#segment(kind, word, index);
+    this.i++;
+    const seg = readSegment(this, kind, word, index);
     if (seg.type === "help") {
       this.#helpTopic = kind.name;
       return undefined;
     }
     // A command's arguments may carry credentials, like then's (docs/contract.md §9).
-    if (seg.command.length > 0) this.#secrets.push(...commandSecrets(seg.command));
-    const leaf = this.#build(kind, word, index, guard, negate, seg);
+    if (seg.command.length > 0) this.secrets.push(...commandSecrets(seg.command));
+    const leaf = buildLeaf(kind, word, index, guard, negate, seg, this.env, this.secrets);
     const placed = path ? { ...leaf, group: path } : leaf;
     this.#leaves.push(placed);
     return placed;
   }
-
-  #segment(kind: ConditionKind, word: string, index: number):
-    | { type: "help" }
-    | ({ type: "segment" } & Segment) {
-    const where = `condition ${index} (${word})`;
-    const fail = (msg: string): never => {
-      throw new UsageError(where, msg, kind.name);
-    };
-    const flags = new Map<string, FlagValue[]>();
-    const words: string[] = [];
-    const command: string[] = [];
-    let target: string | undefined;
-    let inCommand = false;
-    while (this.#i < this.argv.length) {
-      const tok = this.argv[this.#i]!;
-      // exec's own first "--" always starts its command, even `exec -- docker ps`.
-      const opensCommand = tok === "--" && kind.target.shape === "command" && !inCommand;
-      if (tok === "--" && !opensCommand && this.#startsSegment(this.#i + 1)) {
-        this.#i++;
-        break;
-      }
-      // A group's `]` ends its last member (an exec command's words too).
-      if (tok === "]" && this.#depth > 0) break;
-      if (tok === "]" && !inCommand) {
-        fail(`unexpected "]": no group is open (groups are any [ … ] or all [ … ])`);
-      }
-      this.#i++;
-      if (inCommand) {
-        command.push(tok);
-        continue;
-      }
-      if (opensCommand) {
-        inCommand = true;
-        continue;
-      }
-      if (tok === "--") {
-        const next = this.argv[this.#i];
-        if (next === undefined) fail(`nothing after "--"; expected a condition kind`);
-        throw this.#hinted(
-          where,
-          `unexpected "--" before ${q(next!)}: a new condition starts with a kind`,
-          (r) => kindHint(next!, r),
-          kind.name,
-        );
-      }
-      if (tok === "--help" || tok === "-h") return { type: "help" };
-      if (tok.startsWith("-") && tok.length > 1 && !/^-\d/.test(tok)) {
-        const { name, inline } = splitFlag(tok);
-        const long = tok.startsWith("--");
-        const spec = long
-          ? kind.flags.find((f) => f.name === name) ??
-            COMMON_CONDITION_FLAGS.find((f) => f.name === name)
-          : kind.flags.find((f) => f.short === name);
-        if (!spec) fail(unknownFlag(tok, name, long, kind));
-        const list = flags.get(spec!.name) ?? [];
-        if (list.length > 0 && !spec!.repeatable) fail(`--${spec!.name}: given more than once`);
-        const from = this.#i;
-        list.push(
-          this.#flagValue(spec!, inline, `${where}: --${spec!.name}`, kind.name, kind.flags),
-        );
-        flags.set(spec!.name, list);
-        if (spec!.name !== "label") words.push(tok, ...this.argv.slice(from, this.#i));
-        continue;
-      }
-      if (kind.target.shape !== "none" && kind.target.shape !== "command" && target === undefined) {
-        target = tok;
-        continue;
-      }
-      // A kind without a target says so first: `process postgres` means --name, not a kind.
-      if (kind.target.shape === "command") {
-        fail(`unexpected argument ${q(tok)}; the command goes after "--": ${word} -- ${tok} ...`);
-      }
-      if (kind.target.shape === "none") {
-        fail(`unexpected argument ${q(tok)}; ${word} takes no target, only flags`);
-      }
-      if (tok === "then") {
-        fail(`unexpected argument "then"; run a command after the wait with: -- then <command>`);
-      }
-      if (tok === "guard" || tok === "not" || this.registry.lookup(tok) !== undefined) {
-        fail(`unexpected argument ${q(tok)}; separate conditions with "--": ... -- ${tok} ...`);
-      }
-      // A target written KIND/NAME typed as two words: `k8s deployment web`.
-      const joined = kind.target.placeholder.includes("/") && !target!.includes("/") &&
-          !tok.includes("/")
-        ? ` (did you mean ${target}/${tok}?)`
-        : "";
-      fail(`unexpected argument ${q(tok)} after the target ${q(target!)}${joined}`);
-    }
-    if (kind.target.shape === "required" && target === undefined) {
-      fail(`missing target ${kind.target.placeholder}`);
-    }
-    if (kind.target.shape === "command" && command.length === 0) {
-      fail(`missing command: ${word} [flags] -- <command> [args...]`);
-    }
-    return { type: "segment", target, command, flags, words };
-  }
-
-  /** `siblings`: the other flags of the kind, for a value that belongs to one of them. */
-  #flagValue(
-    spec: FlagSpec,
-    inline: string | undefined,
-    where: string,
-    topic: string | undefined,
-    siblings: readonly FlagSpec[] = [],
-  ): FlagValue {
-    if (spec.type === "boolean") return typedValue(spec, inline, where, topic);
-    let raw = inline;
-    if (raw === undefined) {
-      raw = this.argv[this.#i];
-      if (raw === undefined) {
-        throw new UsageError(
-          where,
-          `missing value${spec.placeholder ? " " + spec.placeholder : ""}`,
-          topic,
-        );
-      }
-      this.#i++;
-    }
-    if (spec.secret) this.#secrets.push(raw);
-    return typedValue(spec, raw, where, topic, siblings);
-  }
-
-  #build(
-    kind: ConditionKind,
-    word: string,
-    index: number,
-    guard: boolean,
-    negate: boolean,
-    seg: Segment,
-  ): ConditionPlan {
-    const parsed = kind.parse(new SegmentInput(kind, word, index, seg, this.env, this.#secrets));
-    const label = seg.flags.get("label")?.at(-1) as string | undefined;
-    return {
-      index,
-      kind,
-      kindWord: word,
-      guard,
-      negate,
-      name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
-      ...(label === undefined ? {} : { label }),
-      target: parsed.target,
-      options: parsed.options,
-      captures: parsed.captures ?? [],
-      words: seg.words,
-      command: seg.command,
-    };
-  }
-}
-
-/**
- * What a kind's `parse` reads one condition's segment through. One object
- * per condition, its methods on the prototype: a thousand conditions make a
- * thousand of these, not ten thousand closures (docs/performance.md, "Cost
- * per condition").
- */
-class SegmentInput implements KindInput {
-  readonly kindWord: string;
-  readonly target: string | undefined;
-  readonly command: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly #kind: ConditionKind;
-  readonly #index: number;
-  readonly #flags: Map<string, FlagValue[]>;
-  readonly #secrets: string[];
-
-  constructor(
-    kind: ConditionKind,
-    word: string,
-    index: number,
-    seg: Segment,
-    env: Readonly<Record<string, string>>,
-    secrets: string[],
-  ) {
-    this.kindWord = word;
-    this.target = seg.target;
-    this.command = seg.command;
-    this.env = env;
-    this.#kind = kind;
-    this.#index = index;
-    this.#flags = seg.flags;
-    this.#secrets = secrets;
-  }
-
-  /** The flag's values; throws (a bug in the kind) for a flag it did not declare. */
-  #values(flag: string): FlagValue[] | undefined {
-    if (!this.#kind.flags.some((f) => f.name === flag)) {
-      throw new Error(`Cannot read flag --${flag} of kind '${this.#kind.name}': not declared`);
-    }
-    return this.#flags.get(flag);
-  }
-
-  #last(flag: string): FlagValue | undefined {
-    return this.#values(flag)?.at(-1);
-  }
-
-  has(flag: string): boolean {
-    return this.#values(flag) !== undefined;
-  }
-
-  string(flag: string): string | undefined {
-    return this.#last(flag) as string | undefined;
-  }
-
-  strings(flag: string): string[] {
-    return (this.#values(flag) ?? []) as string[];
-  }
-
-  bool(flag: string): boolean {
-    return this.#last(flag) === true;
-  }
-
-  integer(flag: string): number | undefined {
-    return this.#last(flag) as number | undefined;
-  }
-
-  duration(flag: string): number | undefined {
-    return this.#last(flag) as number | undefined;
-  }
-
-  fail(flag: string | undefined, message: string): never {
-    const where = `condition ${this.#index} (${this.kindWord})`;
-    throw new UsageError(flag ? `${where}: --${flag}` : where, message, this.#kind.name);
-  }
-
-  secret(value: string): void {
-    if (value) this.#secrets.push(value);
-  }
-}
-
-/**
- * Two conditions that can capture one name would give `then` one variable for two values
- * (docs/contract.md §7, captures): a usage error naming both.
- */
-export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
-  const owner = new Map<string, ConditionPlan>();
-  for (const c of conditions) {
-    for (const name of new Set(c.captures)) {
-      const first = owner.get(name);
-      if (first) {
-        throw new UsageError(
-          `condition ${c.index} (${c.kindWord})`,
-          `capture group ${
-            q(name)
-          } is also captured by condition ${first.index} (${first.kindWord}); ` +
-            "give each named group its own name",
-          c.kind.name,
-        );
-      }
-      owner.set(name, c);
-    }
-  }
-}
-
-/**
- * ` (did you mean …?)` for a word where a kind belongs: the condition a
- * target-shaped word was meant as (`tcp localhost:8080` for
- * `localhost:8080`), else the nearest kind word.
- */
-function kindHint(word: string, registry: Registry): string {
-  const meant = conditionFor(word, registry.kinds);
-  return meant ? ` (did you mean ${meant}?)` : didYouMean(word, registry.words);
-}
-
-/**
- * The message for a flag a condition does not take: the nearest flag of the kind, or where a
- * global option belongs (`-t`, `--timeout` after a condition), or how flags are written.
- */
-function unknownFlag(tok: string, name: string, long: boolean, kind: ConditionKind): string {
-  const all = [...kind.flags, ...COMMON_CONDITION_FLAGS].map((f) => f.name);
-  const global = GLOBAL_FLAGS.find((f) => long ? f.name === name : f.short === name);
-  let hint = long ? didYouMean(name, all, (s) => `--${s}`) : "";
-  if (!hint && global) {
-    hint = `; global options such as ${long ? "--" + name : `-${name} (--${global.name})`} go ` +
-      "before the first condition";
-  }
-  if (!long) hint ||= `; flags are written --name`;
-  return `unknown flag ${long ? "--" + name : tok}${hint}`;
-}
-
-/**
- * A flag's text as its declared type, range-checked; `raw` undefined means
- * a boolean flag given bare. Throws a `UsageError` located at `where`.
- */
-function typedValue(
-  spec: FlagSpec,
-  raw: string | undefined,
-  where: string,
-  topic: string | undefined,
-  siblings: readonly FlagSpec[] = [],
-): FlagValue {
-  const fail = (msg: string): never => {
-    throw new UsageError(where, msg, topic);
-  };
-  if (spec.type === "boolean") {
-    if (raw === undefined || raw === "true") return true;
-    if (raw === "false") return false;
-    return fail(`expected true or false, got ${q(raw)}`);
-  }
-  if (raw === undefined) return fail("missing value");
-  switch (spec.type) {
-    case "string":
-      return raw;
-    case "enum": {
-      const values = spec.values ?? [];
-      // Enum values are matched case-insensitively (`--type aaaa`), then given canonically.
-      const found = values.find((v) => v.toLowerCase() === raw.toLowerCase());
-      if (found === undefined) {
-        // A value of another flag of the kind (`docker web --status healthy`) points at that flag.
-        const owner = siblings.find((f) =>
-          f !== spec && f.type === "enum" &&
-          f.values?.some((v) => v.toLowerCase() === raw.toLowerCase())
-        );
-        const hint = owner ? ` (did you mean --${owner.name} ${raw}?)` : didYouMean(raw, values);
-        fail(`expected one of ${values.join(", ")}, got ${q(raw)}${hint}`);
-      }
-      return found!;
-    }
-    case "integer": {
-      const min = spec.min;
-      const max = spec.max;
-      const range = min !== undefined && max !== undefined
-        ? ` from ${min} to ${max}`
-        : min !== undefined
-        ? ` of at least ${min}`
-        : "";
-      if (!/^-?\d+$/.test(raw)) return fail(`expected a whole number${range}, got ${q(raw)}`);
-      const n = Number(raw);
-      if (
-        !Number.isSafeInteger(n) || (min !== undefined && n < min) ||
-        (max !== undefined && n > max)
-      ) {
-        return fail(`expected a whole number${range}, got ${q(raw)}`);
-      }
-      return n;
-    }
-    case "duration": {
-      const ms = parseDuration(raw);
-      if (ms === undefined) {
-        return fail(`expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`);
-      }
-      return ms;
-    }
-  }
-}
-
-/** `--timeout`'s value: a duration, or `0` / `none` for no deadline (Infinity). */
-function timeoutValue(raw: string, where: string): number {
-  if (raw.toLowerCase() === "none") return Infinity;
-  const ms = parseDuration(raw);
-  if (ms === undefined) {
-    throw new UsageError(
-      where,
-      `expected a duration like 30s, 2m or 1h30m, got ${q(raw)}`,
-    );
-  }
-  return ms === 0 ? Infinity : ms;
-}
-
-/** `--jitter`: `20%` or `0.2`, from 0 to 100% (docs/contract.md §4). */
-export function parseJitter(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(raw.trim());
-  const value = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
-  if (!Number.isFinite(value) || value < 0 || value > 1) {
-    throw new UsageError(
-      "--jitter",
-      `expected a share from 0% to 100% (like 20% or 0.2), got ${q(raw)}`,
-    );
-  }
-  return value;
-}
-
-function splitFlag(tok: string): { name: string; inline: string | undefined } {
-  const body = tok.replace(/^--?/, "");
-  const eq = body.indexOf("=");
-  if (eq < 0) return { name: body, inline: undefined };
-  return { name: body.slice(0, eq), inline: body.slice(eq + 1) };
-}
-
-/** Quotes a user's word for an error line. */
-export function q(s: string): string {
-  return JSON.stringify(s);
 }

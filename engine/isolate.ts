@@ -12,7 +12,7 @@
  *   does not is terminated, the other attempts it held end as pending with
  *   an error that says so, and the next attempt starts a fresh worker.
  * - A memory watchdog samples the process's RSS while workers run; as it
- *   nears the cap (`WAITCMD_MEMORY_CAP`, default 512 MiB; `watchdogThreshold`)
+ *   nears the cap (`WAITCMD_MEMORY_CAP`, default 512 MiB; engine/memory.ts)
  *   the workers with work in flight are terminated and their attempts end as
  *   pending, naming the cap.
  * - Closing at the run's end asks each worker to close its probes and
@@ -30,70 +30,22 @@
  */
 
 import { onAbort } from "./abort.ts";
-import { UsageError } from "./errors.ts";
 import type { FromWorker, Invalid, ToWorker } from "./isolate_serve.ts";
 import type { SecretRegistry } from "./secrets.ts";
 import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 import { workerUrl } from "./workers.ts";
+import { after } from "./timers.ts";
+import { formatCap, MEMORY_CAP_VARIABLE, MemoryWatchdog } from "./memory.ts";
 
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
 export const ABORT_ANSWER_MS = 500;
 /** How long a worker may take to close its probes at the run's end before it is terminated. */
 export const CLOSE_ANSWER_MS = 20;
-/** How often the memory watchdog samples the process's RSS while workers run. */
-export const WATCHDOG_INTERVAL_MS = 25;
-/** The variable that sets the memory cap. */
-export const MEMORY_CAP_VARIABLE = "WAITCMD_MEMORY_CAP";
-/** The memory cap without the variable: 512 MiB. */
-export const DEFAULT_MEMORY_CAP = 512 * 2 ** 20;
-/**
- * How far below the cap the watchdog acts: memory a worker allocates between two samples
- * and while it is being terminated stays under the cap (a quarter of it, at most 128 MiB).
- */
-export function watchdogThreshold(cap: number): number {
-  return cap - Math.min(128 * 2 ** 20, cap / 4);
-}
-/**
- * Room above what the run holds once its probes are made, when that alone is near the cap
- * (a run of a dozen isolated kinds holds about 420 MiB): the watchdog acts past that instead.
- */
-export const MEMORY_ROOM = 128 * 2 ** 20;
 /**
  * Fresh workers started, per kind, after terminating one whose thread cannot be seen
  * (outside Linux); after that, attempts end as pending.
  */
 export const BLIND_RESTARTS = 2;
-
-/**
- * The memory cap of `WAITCMD_MEMORY_CAP` (`512M`, `1G`, `768` in MiB), in bytes; the
- * default without it. A value that is not a size is a usage error naming the variable.
- */
-export function memoryCap(env: Readonly<Record<string, string>>): number {
-  const text = env[MEMORY_CAP_VARIABLE];
-  if (text === undefined || text === "") return DEFAULT_MEMORY_CAP;
-  const m = /^(\d+(?:\.\d+)?)\s*(m|mb|mib|g|gb|gib)?$/i.exec(text.trim());
-  const mib = m ? Number(m[1]) * (/^g/i.test(m[2] ?? "") ? 1024 : 1) : NaN;
-  if (!(mib >= 64) || !Number.isFinite(mib)) {
-    throw new UsageError(
-      MEMORY_CAP_VARIABLE,
-      `expected a size of at least 64M, such as 512M or 2G, got ${JSON.stringify(text)}`,
-    );
-  }
-  return Math.round(mib * 2 ** 20);
-}
-
-/** `512 MiB`, `1.5 GiB`. */
-function formatCap(bytes: number): string {
-  const mib = bytes / 2 ** 20;
-  return mib >= 1024 ? `${+(mib / 1024).toFixed(2)} GiB` : `${+mib.toFixed(1)} MiB`;
-}
-
-/** Calls `fn` after `ms` (on Deno's own timers: no node:timers at start-up, engine/clock.ts). */
-function after(ms: number, fn: () => void): () => void {
-  const signal = AbortSignal.timeout(ms);
-  signal.addEventListener("abort", fn, { once: true });
-  return () => signal.removeEventListener("abort", fn);
-}
 
 /** Whether thread `tid` of this process still runs (Linux); undefined where it cannot be told. */
 function threadAlive(tid: number | undefined): boolean | undefined {
@@ -474,61 +426,7 @@ export function kindIsolate(kind: string, opts: IsolateOptions): KindIsolate {
   return isolate;
 }
 
-/**
- * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
- * workers that have attempts or watchers in flight.
- */
-class Watchdog {
-  readonly #live = new Map<Live, KindIsolate>();
-  #cap = DEFAULT_MEMORY_CAP;
-  /** What the process held once the run's probes were made; 0 before. */
-  #floor = 0;
-  #stop: (() => void) | undefined;
-
-  setCap(bytes: number): void {
-    this.#cap = bytes;
-    this.#floor = 0;
-  }
-
-  noteFloor(): void {
-    this.#floor = Deno.memoryUsage().rss;
-  }
-
-  /** The RSS past which workers at work are stopped. */
-  get limit(): number {
-    return Math.max(watchdogThreshold(this.#cap), this.#floor + MEMORY_ROOM);
-  }
-
-  watch(owner: KindIsolate, live: Live): void {
-    this.#live.set(live, owner);
-    if (this.#stop === undefined) this.#tick();
-  }
-
-  forget(_owner: KindIsolate, live: Live): void {
-    this.#live.delete(live);
-    if (this.#live.size === 0) {
-      this.#stop?.();
-      this.#stop = undefined;
-    }
-  }
-
-  #tick(): void {
-    this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
-      this.#stop = undefined;
-      if (this.#live.size === 0) return;
-      if (Deno.memoryUsage().rss > this.limit) {
-        // Only a worker at work can be growing with what a server sends; one that waits (or
-        // loads its kind) holds what it holds, and stopping it would free nothing that grows.
-        for (const [live, owner] of this.#live) {
-          if (live.busy) owner.killForMemory(live, this.#cap);
-        }
-      }
-      if (this.#live.size > 0) this.#tick();
-    });
-  }
-}
-
-const watchdog = new Watchdog();
+const watchdog = new MemoryWatchdog<Live, KindIsolate>();
 
 /** Sets the memory cap of every isolated kind's workers (from `memoryCap`). */
 export function setMemoryCap(bytes: number): void {

@@ -1,13 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
 import { checkOnce } from "./attempt.ts";
-import {
-  ABORT_ANSWER_MS,
-  DEFAULT_MEMORY_CAP,
-  KindIsolate,
-  memoryCap,
-  noteMemoryFloor,
-  setMemoryCap,
-} from "./isolate.ts";
+import { ABORT_ANSWER_MS, KindIsolate, noteMemoryFloor, setMemoryCap } from "./isolate.ts";
+import { DEFAULT_MEMORY_CAP, memoryCap } from "./memory.ts";
 import { UsageError } from "./errors.ts";
 import { SecretRegistry } from "./secrets.ts";
 import type { Probe } from "./types.ts";

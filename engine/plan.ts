@@ -9,6 +9,8 @@
 
 import type { RunOptions } from "./options.ts";
 import type { ConditionKind } from "./types.ts";
+import { UsageError } from "./errors.ts";
+import { q } from "./flag_values.ts";
 
 /** One condition of a run, parsed and validated; engine/prepare.ts gives it its probe. */
 export interface ConditionPlan {
@@ -131,4 +133,28 @@ export function mapLeaves(
   };
   const root = walk(plan.root);
   return { root, conditions };
+}
+
+/**
+ * Two conditions that can capture one name would give `then` one variable for two values
+ * (docs/contract.md §7, captures): a usage error naming both.
+ */
+export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
+  const owner = new Map<string, ConditionPlan>();
+  for (const c of conditions) {
+    for (const name of new Set(c.captures)) {
+      const first = owner.get(name);
+      if (first) {
+        throw new UsageError(
+          `condition ${c.index} (${c.kindWord})`,
+          `capture group ${
+            q(name)
+          } is also captured by condition ${first.index} (${first.kindWord}); ` +
+            "give each named group its own name",
+          c.kind.name,
+        );
+      }
+      owner.set(name, c);
+    }
+  }
 }

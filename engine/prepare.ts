@@ -9,7 +9,7 @@
  */
 
 import { UsageError } from "./errors.ts";
-import { checkCaptureNames } from "./grammar.ts";
+import { checkCaptureNames } from "./plan.ts";
 import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
 import { resultOf } from "./attempt.ts";
 import type { Invalid } from "./isolate_serve.ts";
@@ -54,7 +54,7 @@ export interface ValidateOptions {
  */
 export async function validatePlan(plan: Plan, opts: ValidateOptions = {}): Promise<void> {
   const env = opts.env ?? {};
-  if (env.WAITCMD_MEMORY_CAP !== undefined) (await import("./isolate.ts")).memoryCap(env);
+  if (env.WAITCMD_MEMORY_CAP !== undefined) (await import("./memory.ts")).memoryCap(env);
   const validating = validateConditions(plan, opts.isolate === true, env);
   if (opts.signal === undefined) return await validating;
   validating.catch(() => {}); // after a signal, of no interest
@@ -194,7 +194,8 @@ async function isolatedProbes(
   env: ProbeEnv,
   opts: PrepareOptions,
 ): Promise<Map<ConditionPlan, Probe>> {
-  const { kindIsolate, memoryCap, noteMemoryFloor, setMemoryCap } = await import("./isolate.ts");
+  const { kindIsolate, noteMemoryFloor, setMemoryCap } = await import("./isolate.ts");
+  const { memoryCap } = await import("./memory.ts");
   // Checked by validatePlan (a usage error); without the variable, the cap stays as it is.
   if (env.env.WAITCMD_MEMORY_CAP !== undefined) {
     try {

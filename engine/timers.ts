@@ -175,3 +175,10 @@ export class SleepScheduler {
 function before(a: Entry, b: Entry): boolean {
   return a.at < b.at || (a.at === b.at && a.seq < b.seq);
 }
+
+/** Calls `fn` after `ms` (on Deno's own timers: no node:timers at start-up, engine/clock.ts). */
+export function after(ms: number, fn: () => void): () => void {
+  const signal = AbortSignal.timeout(ms);
+  signal.addEventListener("abort", fn, { once: true });
+  return () => signal.removeEventListener("abort", fn);
+}

@@ -35,7 +35,11 @@ export type ProbeResult =
    * (docs/contract.md §6, hints).
    */
   | { readonly status: "pending"; readonly error: string; readonly hint?: string }
-  /** No retry can fix this (a job failed, a command does not exist): the run ends with exit 3. */
+  /**
+   * No retry can fix this (a job failed, credentials refused): the run ends with exit 3.
+   * Whatever returns a `ProbeResult` says fatal this way, never by throwing `FatalError`
+   * (docs/development.md, the one fatal rule).
+   */
   | { readonly status: "fatal"; readonly error: string; readonly hint?: string };
 
 /** What a probe gets for one attempt. */
@@ -60,9 +64,11 @@ export interface WatchContext {
  * offset); one probe serves one condition of one run.
  *
  * Error rule (docs/contract.md §8): `check` returns a `ProbeResult` for
- * everything the target does. What it throws is reported by the engine as
- * well: a `FatalError` (engine/errors.ts) ends the run with exit 3, any other
- * thrown value is a pending attempt whose `last_error` is the error's text.
+ * everything the target does, fatal verdicts included. What it throws is
+ * reported by the engine as well: a `FatalError` (engine/errors.ts), thrown
+ * only by helpers that return something else (docs/development.md, the one
+ * fatal rule), ends the run with exit 3; any other thrown value is a pending
+ * attempt whose `last_error` is the error's text.
  */
 export interface Probe {
   /** One attempt. Honours `ctx.signal`. */

@@ -288,7 +288,7 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
   "conditions/tcp/mod.ts": { kinds: ["redis"], why: "an example of tcp's help" },
   "conditions/udp/mod.ts": { kinds: ["icmp"], why: "ICMP the protocol" },
   "conditions/process/mod.ts": { kinds: ["postgres"], why: "an example process name" },
-  "engine/grammar.ts": { kinds: ["postgres"], why: "a comment's example (process postgres)" },
+  "engine/leaf.ts": { kinds: ["postgres"], why: "a comment's example (process postgres)" },
   "engine/secrets.ts": { kinds: ["postgres"], why: "a comment's example URL" },
   "engine/types.ts": { kinds: ["objstore", "orch"], why: "comments' examples" },
   "engine/prepare.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },

@@ -145,6 +145,14 @@ export interface TlsChoice {
   readonly caFile: string | undefined;
 }
 
+/** What a data-store kind's options say about reaching the server (its options extend this). */
+export interface ReachOptions<U extends string | undefined = string | undefined> {
+  readonly hp: HostPort;
+  readonly user: U;
+  readonly password: PasswordSource | undefined;
+  readonly tls: TlsChoice;
+}
+
 /** What the URL itself says about TLS (`rediss://`, `sslmode=...`). */
 export interface UrlTls {
   readonly mode?: TlsChoice["mode"];

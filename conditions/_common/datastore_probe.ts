@@ -8,32 +8,32 @@
  */
 
 import { hintOf, withHint } from "../../engine/errors.ts";
-import type { ProbeResult } from "../../engine/types.ts";
+import type { Probe, ProbeResult } from "../../engine/types.ts";
 import {
   isConnectFailure,
   type NodeTlsOptions,
   nodeTlsOptions,
-  type TlsChoice,
+  type ReachOptions,
 } from "./datastore.ts";
-import { type PasswordSource, readPassword } from "./dsurl.ts";
+import { readPassword } from "./dsurl.ts";
 import { type HostPort, loopbackRefusal, onEveryAddress } from "./net.ts";
 import { nodeErrorHint } from "./hints.ts";
 import { describeNodeError } from "./nodeerr.ts";
 
-/** What a data-store kind's options say about reaching the server. */
-export interface ReachOptions<U extends string | undefined = string | undefined> {
-  readonly hp: HostPort;
-  readonly user: U;
-  readonly password: PasswordSource | undefined;
-  readonly tls: TlsChoice;
+/** What one session gets. */
+export interface SessionInput {
+  /** The one address of the host this session connects to. */
+  readonly address: HostPort;
+  /** The password, read for this attempt; undefined without one. */
+  readonly password: string | undefined;
+  /** The TLS options, undefined for plain text. */
+  readonly tls: NodeTlsOptions | undefined;
+  /** The attempt's signal. */
+  readonly signal: AbortSignal;
 }
 
 /** One session with one address: connects, checks, closes; throws what the driver throws. */
-export type Session = (
-  address: HostPort,
-  password: string | undefined,
-  tls: NodeTlsOptions | undefined,
-) => Promise<ProbeResult>;
+export type Session = (input: SessionInput) => Promise<ProbeResult>;
 
 /** What a kind's error judge is told besides the error. */
 export interface ErrorContext<U extends string | undefined = string | undefined> {
@@ -63,7 +63,8 @@ export async function attemptEveryAddress<U extends string | undefined>(
     return await onEveryAddress(
       o.hp,
       signal,
-      (address) => session(address, password, tls).catch((e) => loopbackRefusal(e, address)),
+      (address) =>
+        session({ address, password, tls, signal }).catch((e) => loopbackRefusal(e, address)),
       isConnectFailure,
     );
   } catch (e) {
@@ -72,6 +73,22 @@ export async function attemptEveryAddress<U extends string | undefined>(
     const hint = hintOf(e) ?? nodeErrorHint(e, o.hp.hostname);
     return result.status === "satisfied" || hint === undefined ? result : { ...result, hint };
   }
+}
+
+/**
+ * The probe of a data-store kind: each attempt is {@link attemptEveryAddress} with `session` and
+ * `judge`; `close` ends the driver sessions still open.
+ */
+export function dataStoreProbe<U extends string | undefined>(
+  o: ReachOptions<U>,
+  sessions: { close(): void },
+  session: Session,
+  judge: (e: unknown, ctx: ErrorContext<U>) => ProbeResult,
+): Probe {
+  return {
+    check: ({ signal }) => attemptEveryAddress(o, signal, session, judge),
+    close: () => sessions.close(),
+  };
 }
 
 /**

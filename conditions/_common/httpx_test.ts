@@ -5,8 +5,8 @@ import {
   type HttpTransport,
   nodeTransport,
   RequestError,
-  statusLine,
 } from "./httpx.ts";
+import { statusLine } from "./http_status.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { type JsonPathExpr, normalizePath, parseJsonPathExpr } from "./jsonpath.ts";
+import { type JsonPathExpr, parseJsonPathExpr } from "./jsonpath.ts";
+import { normalizePath } from "./jsonpath_path.ts";
 import { evaluateJsonPath, jsonPathProblem, truthy } from "./jsonpath_lib.ts";
 
 const DOC = {

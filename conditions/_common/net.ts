@@ -110,6 +110,19 @@ export async function resolveAll(hostname: string, signal?: AbortSignal): Promis
 }
 
 /**
+ * The error codes of a connection after which a client tries the next address of the name
+ * (refused, unreachable, no such address family, timed out): for `onEveryAddress`'s `tryNext`.
+ */
+export const NEXT_ADDRESS_CODES: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EADDRNOTAVAIL",
+  "EAFNOSUPPORT",
+  "ETIMEDOUT",
+]);
+
+/**
  * Runs `attempt` on each address of `hp` in turn until one succeeds and
  * returns its result. An error for which `tryNext` is false ends the loop at
  * once (a TLS failure says nothing about the next address). When every

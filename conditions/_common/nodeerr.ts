@@ -18,20 +18,21 @@ export const TLS_REASONS: Readonly<Record<string, string>> = {
   CERT_NOT_YET_VALID: "certificate is not yet valid",
 };
 
+/** The short lower-case texts of the socket errors every client meets, by error code. */
+export const SOCKET_ERROR_TEXTS: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset by peer",
+  EHOSTUNREACH: "host unreachable",
+  ENETUNREACH: "network unreachable",
+  ETIMEDOUT: "connection timed out",
+};
+
 /** A node:http(s) request error as a short lower-case text. */
 export function describeNodeError(e: unknown, hostname: string): string {
   const code = (e as { code?: string }).code ?? "";
+  const socket = Object.hasOwn(SOCKET_ERROR_TEXTS, code) ? SOCKET_ERROR_TEXTS[code] : undefined;
+  if (socket !== undefined) return socket;
   switch (code) {
-    case "ECONNREFUSED":
-      return "connection refused";
-    case "ECONNRESET":
-      return "connection reset by peer";
-    case "EHOSTUNREACH":
-      return "host unreachable";
-    case "ENETUNREACH":
-      return "network unreachable";
-    case "ETIMEDOUT":
-      return "connection timed out";
     case "EPIPE":
       return "connection closed by peer";
     case "ERR_TLS_CERT_ALTNAME_INVALID":

@@ -115,11 +115,13 @@ export async function listProcs(): Promise<Proc[]> {
   }
 }
 
-/** Whether `name` names this process (the kernel cuts comm to 15 characters). */
+/**
+ * Whether `name` names this process: equal to one of its names (docs/contract.md §5 process).
+ * The kernel cuts comm to 15 characters, so a longer name is found only by the base name of the
+ * executable or of argv[0]; a cut comm that merely begins it is another program.
+ */
 export function hasName(p: Proc, name: string): boolean {
-  return p.names.some((n) =>
-    n === name || (n.length === 15 && name.length > 15 && name.startsWith(n))
-  );
+  return p.names.includes(name);
 }
 
 /** Alive and not a zombie. */

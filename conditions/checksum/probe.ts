@@ -10,6 +10,7 @@
 import { createHash } from "node:crypto";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
+import { eachChunk } from "../_common/chunks.ts";
 import {
   assertUnchanged,
   ContentCache,
@@ -20,9 +21,6 @@ import {
 import { watchPath } from "../_common/watch.ts";
 import type { Algorithm, ChecksumOptions } from "./mod.ts";
 
-/** Bytes read at once. */
-const CHUNK = 1 << 20;
-
 /** The hex digest of the file at `path`, read in chunks; stops (throws) when `signal` aborts. */
 export async function digestFile(
   path: string,
@@ -30,14 +28,7 @@ export async function digestFile(
   signal?: AbortSignal,
 ): Promise<string> {
   const hash = createHash(algorithm);
-  const buf = new Uint8Array(CHUNK);
-  using file = await Deno.open(path, { read: true });
-  while (true) {
-    signal?.throwIfAborted();
-    const n = await file.read(buf);
-    if (n === null) break;
-    hash.update(buf.subarray(0, n));
-  }
+  await eachChunk(path, signal, (chunk) => hash.update(chunk));
   return hash.digest("hex");
 }
 

@@ -1,35 +1,37 @@
 /**
- * container's transport: dockerode's connection to the engine (socket,
- * TLS) finds and inspects the target's containers and follows the engine's
- * events stream. Imported with the probe module, before the run's clock
- * starts (docs/contract.md §2).
+ * container's client: finds and inspects the target's containers (by name,
+ * id or Compose service) and follows the engine's events stream, through the
+ * requests of engine_api.ts. Imported with the probe module, before the run's
+ * clock starts (docs/contract.md §2).
  *
- * Every answer is read by us with a cap, not by dockerode (which keeps a
- * whole body in memory, whatever its size): at most `ANSWER_MAX_BYTES` of
- * an answer, `EVENT_LINE_MAX_BYTES` of an event line (docs/contract.md §9,
- * Limits).
+ * An event line is read with a cap of its own, `EVENT_LINE_MAX_BYTES`
+ * (docs/contract.md §9, Limits).
  *
  * @module
  */
 
-import Docker from "dockerode";
 import type { IncomingMessage } from "node:http";
 import { onAbort } from "../../engine/abort.ts";
 import type { Clock } from "../../engine/clock.ts";
 import { describeError, FatalError, withHint } from "../../engine/errors.ts";
 import type { WatchContext } from "../../engine/types.ts";
-import { missingSocketHint } from "../_common/hints.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
-import { readCapped } from "../_common/stream.ts";
 import type { Engine } from "./dockerhost.ts";
 import type { ContainerState, Selection } from "./judge.ts";
 import { BoundedLines } from "./lines.ts";
+import {
+  ApiError,
+  BadAnswer,
+  connect,
+  type Connection,
+  engineHint,
+  get,
+  type Modem,
+  notFound,
+  readJson,
+  requestError,
+} from "./engine_api.ts";
 
-/**
- * Longest answer of the engine read (an inspect, a list: a few KiB each);
- * a longer one is a pending error.
- */
-export const ANSWER_MAX_BYTES = 4 * 1024 * 1024;
 /**
  * Longest line of the events stream read (an event is under 1 KiB); at a
  * longer one the watcher wakes an attempt, leaves the stream, and connects
@@ -55,111 +57,6 @@ interface ListedContainer {
   Labels?: Record<string, string>;
 }
 
-/** What docker-modem's `dial` takes (the parts used here). */
-interface DialOptions {
-  /** Ends with `?` when `options` are its query. */
-  path: string;
-  method: "GET";
-  options: Record<string, unknown>;
-  /** `true` for the statuses whose answer is handed over as it is (a stream). */
-  statusCodes: Record<number, true>;
-  isStream: true;
-  abortSignal: AbortSignal;
-}
-
-/** dockerode's connection to the engine: docker-modem. */
-interface Modem {
-  dial(options: DialOptions, callback: (err: unknown, res: unknown) => void): void;
-}
-
-/** A client and the engine's address as shown in errors (the default socket resolved). */
-interface Connection {
-  readonly modem: Modem;
-  readonly display: string;
-}
-
-/** An answer of the engine other than 200; `message` is the engine's (described), or the status. */
-class ApiError extends Error {
-  override name = "ApiError";
-  constructor(readonly statusCode: number, message: string) {
-    super(message);
-  }
-}
-
-/** An answer that cannot be used (too long, not JSON); the message says so in full. */
-class BadAnswer extends Error {
-  override name = "BadAnswer";
-}
-
-/**
- * Every HTTP status: docker-modem hands over each answer unread, so that
- * none, an error's included, is read whole into memory.
- */
-const EVERY_STATUS: Record<number, true> = Object.fromEntries(
-  Array.from({ length: 500 }, (_, i) => [i + 100, true] as const),
-);
-
-/** Sends `GET path` with `query`; resolves to the answer, its body unread. */
-function get(
-  modem: Modem,
-  path: string,
-  query: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    modem.dial({
-      path: `${path}?`,
-      method: "GET",
-      options: query,
-      statusCodes: EVERY_STATUS,
-      isStream: true,
-      abortSignal: signal,
-    }, (err, res) => err ? reject(err) : resolve(res as IncomingMessage));
-  });
-}
-
-/**
- * Reads an answer of at most `ANSWER_MAX_BYTES` as JSON. Throws an
- * `ApiError` for a status other than 200, a `BadAnswer` for a longer answer
- * or one that is not JSON.
- */
-async function readJson(res: IncomingMessage, what: string, signal: AbortSignal): Promise<unknown> {
-  const off = onAbort(signal, () => res.destroy(new Error("aborted")));
-  let text: string;
-  try {
-    const { bytes, truncated } = await readCapped(
-      res as unknown as AsyncIterable<Uint8Array>,
-      ANSWER_MAX_BYTES,
-      { signal },
-    );
-    if (truncated) {
-      throw new BadAnswer(
-        `docker engine: the answer to ${what} is larger than ${ANSWER_MAX_BYTES >> 20} MiB`,
-      );
-    }
-    text = new TextDecoder().decode(bytes);
-  } finally {
-    off();
-    res.destroy();
-  }
-  const status = res.statusCode ?? 0;
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    if (status !== 200) throw new ApiError(status, `HTTP ${status}`);
-    throw new BadAnswer(`docker engine: the answer to ${what} is not JSON`);
-  }
-  if (status !== 200) {
-    const message = (json as { message?: unknown } | null)?.message;
-    throw new ApiError(
-      status,
-      typeof message === "string" ? describeError(message) : `HTTP ${status}`,
-    );
-  }
-  return json;
-}
-
 async function inspect(modem: Modem, id: string, signal: AbortSignal): Promise<InspectInfo> {
   const what = `inspect ${id}`;
   const path = `/containers/${encodeURIComponent(id)}/json`;
@@ -168,38 +65,6 @@ async function inspect(modem: Modem, id: string, signal: AbortSignal): Promise<I
     throw new BadAnswer(`docker engine: the answer to ${what} is not a container`);
   }
   return i;
-}
-
-/** Whether `e` is the engine's 404 (no such container). */
-function notFound(e: unknown): boolean {
-  return e instanceof ApiError && e.statusCode === 404;
-}
-
-/** What to do about an engine that got no request (docs/contract.md §6, hints). */
-function engineHint(e: unknown, display: string): string | undefined {
-  switch ((e as { code?: unknown } | null)?.code) {
-    case "ENOENT":
-      return `${missingSocketHint(display.replace(/^unix:\/\//, ""), "the Docker Engine")} ` +
-        "(set DOCKER_HOST)";
-    case "EACCES":
-      return "add this user to the docker group, or run as root";
-  }
-  return undefined;
-}
-
-/** A request that got no answer, as a short text: `no such socket`, `connection refused`. */
-function requestError(e: unknown): string {
-  switch ((e as { code?: unknown } | null)?.code) {
-    case "ENOENT":
-      return "no such socket";
-    case "ECONNREFUSED":
-      return "connection refused";
-    case "EACCES":
-      return "permission denied";
-    case "ETIMEDOUT":
-      return "connection timed out";
-  }
-  return describeError(e);
 }
 
 function fromInspect(i: InspectInfo): ContainerState {
@@ -211,36 +76,6 @@ function fromInspect(i: InspectInfo): ContainerState {
     exitCode: i.State?.ExitCode,
     pid: i.State?.Pid ?? 0,
   };
-}
-
-/** Makes the dockerode client for `e`. */
-async function connect(e: Engine): Promise<Connection> {
-  let display = e.display;
-  let opts: Record<string, unknown>;
-  if (e.socketPath !== undefined) {
-    let socketPath = e.socketPath;
-    if (socketPath === "") {
-      // Like the docker CLI: a rootless/Desktop socket in ~/.docker/run first.
-      const user = e.home ? `${e.home}/.docker/run/docker.sock` : "";
-      socketPath = user && (await Deno.stat(user).then(() => true, () => false))
-        ? user
-        : "/var/run/docker.sock";
-      display = `unix://${socketPath}`;
-    }
-    opts = { socketPath };
-  } else {
-    opts = { host: e.host, port: e.port, protocol: e.protocol };
-    if (e.certPath) {
-      const read = (f: string) => Deno.readTextFile(`${e.certPath}/${f}`);
-      opts = {
-        ...opts,
-        ca: await read("ca.pem"),
-        cert: await read("cert.pem"),
-        key: await read("key.pem"),
-      };
-    }
-  }
-  return { modem: (new Docker(opts) as unknown as { modem: Modem }).modem, display };
 }
 
 /** The target names no container (yet): an ordinary pending attempt. */

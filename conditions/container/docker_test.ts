@@ -6,7 +6,8 @@
 
 import { assert, assertEquals, assertRejects } from "../../tests/_assert.ts";
 import { realClock } from "../../engine/clock.ts";
-import { ANSWER_MAX_BYTES, ContainerClient, EVENT_LINE_MAX_BYTES } from "./docker.ts";
+import { ContainerClient, EVENT_LINE_MAX_BYTES } from "./docker.ts";
+import { ANSWER_MAX_BYTES } from "./engine_api.ts";
 
 /** An endless body of `piece`s, ended once `limit` bytes are sent (counted in `sent`). */
 function endless(piece: string, limit: number, sent: { n: number }): ReadableStream<Uint8Array> {

@@ -10,6 +10,7 @@
 import { createVerify, verify } from "node:crypto";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
+import { eachChunk } from "../_common/chunks.ts";
 import {
   assertUnchanged,
   ContentCache,
@@ -25,8 +26,6 @@ import { decodeSignature, loadPublicKey, type PublicKey } from "./keys.ts";
 import type { CosignOptions } from "./mod.ts";
 import { loadTrustMaterial, verifyBundle } from "./sigstore.ts";
 
-/** Bytes read at once when the blob is streamed into a digest. */
-const CHUNK = 1 << 20;
 /**
  * The largest blob read whole into memory: Ed25519 signs the blob itself and
  * a bundle's verifier takes the whole artifact. ECDSA and RSA signatures
@@ -55,14 +54,7 @@ export async function verifyBlob(
 ): Promise<boolean> {
   if (pub.ed25519) return verify(null, await readWhole(path, signal), pub.key, sig);
   const v = createVerify("sha256");
-  const buf = new Uint8Array(CHUNK);
-  using file = await Deno.open(path, { read: true });
-  while (true) {
-    signal?.throwIfAborted();
-    const n = await file.read(buf);
-    if (n === null) break;
-    v.update(buf.subarray(0, n));
-  }
+  await eachChunk(path, signal, (chunk) => v.update(chunk));
   return v.verify(pub.key, sig);
 }
 

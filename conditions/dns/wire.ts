@@ -40,6 +40,16 @@ interface DnsPacketLib {
 /** Picks the packet that answers our query out of what arrives, or undefined. */
 type Accept = (b: Uint8Array) => Packet | undefined;
 
+/** One exchange with the server, over either transport. */
+interface Exchange {
+  readonly server: HostPort;
+  /** The encoded query. */
+  readonly query: Uint8Array;
+  readonly accept: Accept;
+  readonly signal: AbortSignal;
+  readonly clock: Clock;
+}
+
 /** dns-packet and node:buffer's Buffer, imported once. */
 export const dnsPacketLibrary: Memo<
   { lib: DnsPacketLib; Buffer: typeof import("node:buffer").Buffer }
@@ -99,10 +109,11 @@ export async function lookupWire(
       return undefined;
     }
   };
-  let packet = await queryUdp(server, query, accept, signal, clock);
+  const exchange: Exchange = { server, query, accept, signal, clock };
+  let packet = await queryUdp(exchange);
   if ((packet.flags & lib.TRUNCATED_RESPONSE) !== 0) {
     try {
-      packet = await queryTcp(server, query, accept, signal, clock);
+      packet = await queryTcp(exchange);
     } catch (e) {
       // Say why TCP was tried: the UDP answer alone is not the answer.
       if (signal.aborted || !(e instanceof Error)) throw e;
@@ -140,13 +151,7 @@ function settleOnce<T>(
   return { finish, ended: ended.signal };
 }
 
-async function queryUdp(
-  server: HostPort,
-  query: Uint8Array,
-  accept: Accept,
-  signal: AbortSignal,
-  clock: Clock,
-): Promise<Packet> {
+async function queryUdp({ server, query, accept, signal, clock }: Exchange): Promise<Packet> {
   const dgram = await import("node:dgram");
   const where = formatHostPort(server);
   return await new Promise<Packet>((resolve, reject) => {
@@ -182,13 +187,7 @@ async function queryUdp(
   });
 }
 
-async function queryTcp(
-  server: HostPort,
-  query: Uint8Array,
-  accept: Accept,
-  signal: AbortSignal,
-  clock: Clock,
-): Promise<Packet> {
+async function queryTcp({ server, query, accept, signal, clock }: Exchange): Promise<Packet> {
   const net = await import("node:net");
   const where = formatHostPort(server);
   return await new Promise<Packet>((resolve, reject) => {

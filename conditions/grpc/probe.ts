@@ -13,7 +13,7 @@ import { describeError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
-import { TLS_REASONS } from "../_common/nodeerr.ts";
+import { SOCKET_ERROR_TEXTS, TLS_REASONS } from "../_common/nodeerr.ts";
 import { decodeResponse, encodeRequest } from "./health.ts";
 import type { GrpcOptions } from "./mod.ts";
 
@@ -257,17 +257,8 @@ export function connectionReason(details: string, name = ""): string {
   const tls = TLS_MESSAGES[last.toLowerCase()];
   if (tls !== undefined) return TLS_REASONS[tls]!;
   const code = /\b(E[A-Z]{3,})\b/.exec(last)?.[1];
-  switch (code) {
-    case "ECONNREFUSED":
-      return "connection refused";
-    case "ECONNRESET":
-      return "connection reset by peer";
-    case "EHOSTUNREACH":
-      return "host unreachable";
-    case "ENETUNREACH":
-      return "network unreachable";
-    case "ETIMEDOUT":
-      return "connection timed out";
+  if (code !== undefined && Object.hasOwn(SOCKET_ERROR_TEXTS, code)) {
+    return SOCKET_ERROR_TEXTS[code]!;
   }
   if (last === "" || /^No connection established$/i.test(last)) return "no connection established";
   return describeError(last.replace(/^connect /, ""));

@@ -8,7 +8,8 @@
 import type { SecretRegistry } from "../../engine/secrets.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
-import { type HttpReply, statusLine } from "../_common/httpx.ts";
+import type { HttpReply } from "../_common/httpx.ts";
+import { statusLine } from "../_common/http_status.ts";
 import { captureText } from "../_common/captures.ts";
 import { httpAuthHint } from "../_common/hints.ts";
 import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";

@@ -13,18 +13,8 @@ import {
   RequestError,
   type TlsOptions,
 } from "../_common/httpx.ts";
-import { loopbackRefusal, onEveryAddress } from "../_common/net.ts";
+import { loopbackRefusal, NEXT_ADDRESS_CODES, onEveryAddress } from "../_common/net.ts";
 import { type Header, proxyFor } from "./options.ts";
-
-/** Connection errors after which the next address of the name is tried. */
-const TRY_NEXT = new Set([
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "EAFNOSUPPORT",
-  "ETIMEDOUT",
-]);
 
 /** One request of an attempt (a redirect makes another). */
 export interface Outgoing {
@@ -63,7 +53,7 @@ export function send(out: Outgoing): Promise<HttpReply> {
       nodeTransport({ ...out.tls, address: address.hostname }).request(req).catch((e) =>
         loopbackRefusal(e, address)
       ),
-    (e) => e instanceof RequestError && TRY_NEXT.has(e.code ?? ""),
+    (e) => e instanceof RequestError && NEXT_ADDRESS_CODES.has(e.code ?? ""),
   );
 }
 

@@ -6,7 +6,6 @@
  * @module
  */
 
-import { FatalError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { IcmpOptions } from "./mod.ts";
 
@@ -21,9 +20,11 @@ export function create(o: IcmpOptions, env: ProbeEnv): Probe {
       ping ??= findOnPath("ping", env.env.PATH ?? "");
       const path = await ping;
       if (path === undefined) {
-        throw new FatalError(
-          "the ping command was not found on PATH (install iputils-ping, or put ping on PATH)",
-        );
+        return {
+          status: "fatal",
+          error:
+            "the ping command was not found on PATH (install iputils-ping, or put ping on PATH)",
+        };
       }
       return await runPing(path, o, env.env, signal);
     },

@@ -9,32 +9,25 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  TLS_FLAGS,
-  type TlsChoice,
-  tlsChoice,
-} from "../_common/datastore.ts";
-import { PASSWORD_FLAGS, type PasswordSource } from "../_common/dsurl.ts";
-import type { HostPort } from "../_common/net.ts";
+import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import type { ReachOptions } from "../_common/datastore.ts";
+import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
 
 /** What a mysql condition needs. */
-export interface MysqlOptions {
-  readonly hp: HostPort;
+export interface MysqlOptions extends ReachOptions<string> {
   /** The URL's user, else `root`. */
   readonly user: string;
   /** The URL's database; undefined: none selected. */
   readonly database: string | undefined;
-  readonly password: PasswordSource | undefined;
-  readonly tls: TlsChoice;
   readonly sql: SqlCheck;
 }
 
 /** The mysql kind. */
 export const mysql = defineKind<MysqlOptions>({
   name: "mysql",
+  isolate: true,
+  parse: parseOptions,
   aliases: ["mariadb"],
   summary: "a MySQL or MariaDB server takes the login and answers SELECT 1 or a query",
   description:
@@ -60,15 +53,10 @@ export const mysql = defineKind<MysqlOptions>({
       description: "wait for a verified TLS login",
     },
   ],
-  parse(input) {
-    const { display, options } = parseOptions(input);
-    return { target: display, options };
-  },
   load: () => import("./probe.ts").then((m) => m.create),
-  isolate: true,
 });
 
-function parseOptions(input: KindInput): { display: string; options: MysqlOptions } {
+function parseOptions(input: KindInput): { target: string; options: MysqlOptions } {
   const url = dataStoreUrl(input, {
     schemes: ["mysql", "mariadb"],
     defaultPort: 3306,
@@ -83,7 +71,7 @@ function parseOptions(input: KindInput): { display: string; options: MysqlOption
     );
   }
   return {
-    display: url.display,
+    target: url.display,
     options: {
       hp: url.hp,
       user: url.user ?? "root",

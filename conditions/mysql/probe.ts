@@ -10,11 +10,15 @@
 import mysql from "mysql2";
 import { connect as netConnect } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import {
+  connectOrDescribe,
+  dataStoreProbe,
+  type SessionInput,
+} from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
 import { capReads, DriverSessions } from "../_common/driver.ts";
-import { canonicalIp, type HostPort } from "../_common/net.ts";
+import { canonicalIp } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { MysqlOptions } from "./mod.ts";
@@ -29,32 +33,17 @@ interface Connection {
 }
 
 /** Makes the probe of one mysql condition. */
-export function create(options: MysqlOptions, env: ProbeEnv): Probe {
+export function create(o: MysqlOptions, env: ProbeEnv): Probe {
   const sessions = new DriverSessions<Connection>({
     // COM_QUIT, once the queries before it are answered.
     end: (c) => new Promise<void>((resolve) => c.end(() => resolve())),
     destroy: (c) => c.destroy(),
   }, env.clock);
-  return {
-    check: ({ signal }) =>
-      attemptEveryAddress(
-        options,
-        signal,
-        (address, password, tls) => session(address, password, tls, signal),
-        judgeError,
-      ),
-    close: () => sessions.close(),
-  };
+  return dataStoreProbe(o, sessions, session, judgeError);
 
   /** Connects, runs the query and closes; throws what the driver throws. */
-  function session(
-    address: HostPort,
-    password: string | undefined,
-    tls: NodeTlsOptions | undefined,
-    signal: AbortSignal,
-  ): Promise<ProbeResult> {
+  function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
     signal.throwIfAborted();
-    const o = options;
     const socket = netConnect({ host: address.hostname, port: address.port });
     socket.setNoDelay(true);
     capReads(socket);

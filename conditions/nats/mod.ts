@@ -10,27 +10,18 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  TLS_FLAGS,
-  type TlsChoice,
-  tlsChoice,
-} from "../_common/datastore.ts";
-import { PASSWORD_FLAGS, type PasswordSource, secretFromEnv } from "../_common/dsurl.ts";
-import type { HostPort } from "../_common/net.ts";
+import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import type { ReachOptions } from "../_common/datastore.ts";
+import { PASSWORD_FLAGS, secretFromEnv } from "../_common/dsurl.ts";
 
 /** What a nats condition needs. */
-export interface NatsOptions {
-  readonly hp: HostPort;
+export interface NatsOptions extends ReachOptions<string | undefined> {
   /** The URL's user (with a password from the URL or a flag). */
   readonly user: string | undefined;
-  readonly password: PasswordSource | undefined;
   /** --token-env: the token's value (a registered secret). */
   readonly token: string | undefined;
   /** --creds-file: a NATS credentials file (user JWT and seed), read at each attempt. */
   readonly credsFile: string | undefined;
-  readonly tls: TlsChoice;
   /** --jetstream (or --stream): JetStream answers the account's info. */
   readonly jetstream: boolean;
   /** --stream: this stream exists. */
@@ -46,6 +37,8 @@ const STREAM_NAME_BAD = /[.*>/\\\s\p{Cc}]/u;
 /** The nats kind. */
 export const nats = defineKind<NatsOptions>({
   name: "nats",
+  isolate: true,
+  parse: parseOptions,
   aliases: [],
   summary: "a NATS server takes the connection, and JetStream or a stream answers",
   description:
@@ -95,15 +88,10 @@ export const nats = defineKind<NatsOptions>({
       description: "over verified TLS with a credentials file, until JetStream answers",
     },
   ],
-  parse(input) {
-    const { display, options } = parseOptions(input);
-    return { target: display, options };
-  },
   load: () => import("./probe.ts").then((m) => m.create),
-  isolate: true,
 });
 
-function parseOptions(input: KindInput): { display: string; options: NatsOptions } {
+function parseOptions(input: KindInput): { target: string; options: NatsOptions } {
   const url = dataStoreUrl(input, { schemes: ["nats", "tls"], defaultPort: 4222, form: FORM });
   for (const name of url.params.keys()) {
     input.fail(
@@ -163,7 +151,7 @@ function parseOptions(input: KindInput): { display: string; options: NatsOptions
     );
   }
   return {
-    display: url.display,
+    target: url.display,
     options: {
       hp: url.hp,
       user: url.user,

@@ -16,11 +16,15 @@ import {
 } from "@nats-io/transport-node";
 import { describeError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { isConnectFailure, type NodeTlsOptions } from "../_common/datastore.ts";
-import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import { isConnectFailure } from "../_common/datastore.ts";
+import {
+  connectOrDescribe,
+  dataStoreProbe,
+  type SessionInput,
+} from "../_common/datastore_probe.ts";
 import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
-import { formatHostPort, type HostPort } from "../_common/net.ts";
+import { formatHostPort } from "../_common/net.ts";
 import { connectOnce } from "./client.ts";
 import { describeNatsError, JetStreamFailure } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
@@ -48,34 +52,20 @@ export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe
     end: (nc) => nc.close(),
     destroy: (nc) => void nc.close().catch(() => {}),
   }, env.clock);
-  return {
-    check: ({ signal }) =>
-      attemptEveryAddress(
-        options,
-        signal,
-        (address, password, tls) => session(address, password, tls, signal),
-        (e, ctx) => ({
-          status: "pending",
-          error: describeNatsError(e, {
-            user: options.user,
-            hostname: ctx.hostname,
-            secrets: [...ctx.secrets, options.token],
-            stream: options.stream,
-            handshakeSeconds: HANDSHAKE_MS / 1000,
-            jetStreamSeconds: JETSTREAM_MS / 1000,
-          }),
-        }),
-      ),
-    close: () => sessions.close(),
-  };
+  return dataStoreProbe(options, sessions, session, (e, ctx) => ({
+    status: "pending",
+    error: describeNatsError(e, {
+      user: options.user,
+      hostname: ctx.hostname,
+      secrets: [...ctx.secrets, options.token],
+      stream: options.stream,
+      handshakeSeconds: HANDSHAKE_MS / 1000,
+      jetStreamSeconds: JETSTREAM_MS / 1000,
+    }),
+  }));
 
   /** Connects, asks JetStream and closes; throws what the client throws. */
-  async function session(
-    address: HostPort,
-    password: string | undefined,
-    tls: NodeTlsOptions | undefined,
-    signal: AbortSignal,
-  ): Promise<ProbeResult> {
+  async function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
     const o = options;
     const login = await credentials(o, password);
     signal.throwIfAborted();

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { statusLine } from "../_common/httpx.ts";
+import { statusLine } from "../_common/http_status.ts";
 
 /** Why a request failed. */
 export type KubeErrorKind =

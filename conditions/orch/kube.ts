@@ -20,8 +20,8 @@ import {
   type HttpTransport,
   nodeTransport,
   RequestError,
-  statusLine,
 } from "../_common/httpx.ts";
+import { statusLine } from "../_common/http_status.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { type Discovery, fetchDiscovery } from "./discovery.ts";
 import { httpProblem, KubeError, statusMessage } from "./errors.ts";
@@ -31,8 +31,8 @@ import {
   type Kubeconfig,
   loadKubeconfig,
   requestCredentials,
-  requestSecrets,
 } from "./kubeconfig.ts";
+import { requestSecrets } from "./credentials.ts";
 
 /**
  * The largest API answer read: a get, one page of a list, an event list, one

@@ -9,7 +9,8 @@ import {
 } from "./discovery.ts";
 import { httpProblem, KubeError } from "./errors.ts";
 import { readAll, readLines } from "./kube.ts";
-import { describeCredentials, kubeconfigFiles, requestSecrets, userSecrets } from "./kubeconfig.ts";
+import { describeCredentials, requestSecrets, userSecrets } from "./credentials.ts";
+import { kubeconfigFiles } from "./kubeconfig.ts";
 
 /** A slice of a real aggregated discovery answer (kube-apiserver v1.33). */
 const CORE = {

@@ -647,9 +647,7 @@ Deno.test("OrchProbe.check(): refused credentials are fatal, except just after t
 
   // First contact: a 403 is fatal.
   answers.push(refused());
-  let failed = "";
-  await check().check(signal).catch((e) => (failed = (e as Error).name));
-  assertEquals(failed, "FatalError");
+  assertEquals((await check().check(signal)).status, "fatal");
 
   // Unreachable, then a 403 within the grace: pending (a restarted server loading its RBAC data).
   const probe = check();
@@ -664,9 +662,10 @@ Deno.test("OrchProbe.check(): refused credentials are fatal, except just after t
   // Still refused after the grace: fatal.
   now = AUTH_GRACE_MS + 1;
   answers.push(refused());
-  failed = "";
-  await probe.check(signal).catch((e) => (failed = (e as Error).name));
-  assertEquals(failed, "FatalError");
+  assertEquals(await probe.check(signal), {
+    status: "fatal",
+    error: "access forbidden (403 Forbidden): RBAC",
+  });
 });
 
 /** A resource type as discovery gives it. */

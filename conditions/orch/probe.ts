@@ -8,7 +8,7 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
-import { FatalError, hintOf, withHint } from "../../engine/errors.ts";
+import { hintOf } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { mergeIterables } from "../_common/filestamp.ts";
 import { type ApiResource, collectionPath, resolveKind, resolveResource } from "./discovery.ts";
@@ -119,8 +119,8 @@ export class OrchProbe {
 
   /**
    * One attempt. Refused credentials and an unknown context or resource type
-   * are thrown as `FatalError`s; other API failures are pending with their
-   * text; anything else is thrown for the engine to report.
+   * are fatal; other API failures are pending with their text; anything else
+   * is thrown for the engine to report.
    */
   async check(signal: AbortSignal): Promise<ProbeResult> {
     const start = this.clock.now();
@@ -135,11 +135,9 @@ export class OrchProbe {
       if (this.#restarting(e)) {
         return { status: "pending", error: `${e.message} (the server was just unreachable)` };
       }
+      const status = e.fatal ? "fatal" : "pending";
       const hint = hintOf(e);
-      if (e.fatal) throw withHint(new FatalError(e.message), hint);
-      return hint === undefined
-        ? { status: "pending", error: e.message }
-        : { status: "pending", error: e.message, hint };
+      return hint === undefined ? { status, error: e.message } : { status, error: e.message, hint };
     }
   }
 

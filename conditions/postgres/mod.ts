@@ -13,23 +13,19 @@ import {
   dataStoreUrl,
   passwordSource,
   TLS_FLAGS,
-  type TlsChoice,
   tlsChoice,
   type UrlTls,
 } from "../_common/datastore.ts";
-import { PASSWORD_FLAGS, type PasswordSource } from "../_common/dsurl.ts";
-import type { HostPort } from "../_common/net.ts";
+import type { ReachOptions } from "../_common/datastore.ts";
+import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
 
 /** What a postgres condition needs. */
-export interface PostgresOptions {
-  readonly hp: HostPort;
+export interface PostgresOptions extends ReachOptions<string> {
   /** The role to log in as: the URL's user, else `postgres`. */
   readonly user: string;
   /** The URL's database, else the user's name (as libpq does). */
   readonly database: string;
-  readonly password: PasswordSource | undefined;
-  readonly tls: TlsChoice;
   readonly sql: SqlCheck;
   /** --primary: pg_is_in_recovery() must be false. */
   readonly primary: boolean;
@@ -48,6 +44,8 @@ const SSLMODES: Readonly<Record<string, UrlTls>> = {
 /** The postgres kind. */
 export const postgres = defineKind<PostgresOptions>({
   name: "postgres",
+  isolate: true,
+  parse: parseOptions,
   aliases: ["postgresql", "pg"],
   summary: "a PostgreSQL server takes the login and answers SELECT 1 or a query",
   description:
@@ -83,15 +81,10 @@ export const postgres = defineKind<PostgresOptions>({
       description: "wait until a verified TLS login reaches a primary, not a standby",
     },
   ],
-  parse(input) {
-    const { display, options } = parseOptions(input);
-    return { target: display, options };
-  },
   load: () => import("./probe.ts").then((m) => m.create),
-  isolate: true,
 });
 
-function parseOptions(input: KindInput): { display: string; options: PostgresOptions } {
+function parseOptions(input: KindInput): { target: string; options: PostgresOptions } {
   const url = dataStoreUrl(input, {
     schemes: ["postgres", "postgresql"],
     defaultPort: 5432,
@@ -124,7 +117,7 @@ function parseOptions(input: KindInput): { display: string; options: PostgresOpt
     : tls;
   const user = url.user ?? "postgres";
   return {
-    display: url.display,
+    target: url.display,
     options: {
       hp: url.hp,
       user,

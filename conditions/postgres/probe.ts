@@ -9,11 +9,13 @@
 
 import pg from "pg";
 import { Socket } from "node:net";
-import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import {
+  connectOrDescribe,
+  dataStoreProbe,
+  type SessionInput,
+} from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import type { NodeTlsOptions } from "../_common/datastore.ts";
 import { capReads, DriverSessions } from "../_common/driver.ts";
-import type { HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { PostgresOptions } from "./mod.ts";
@@ -36,46 +38,26 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
     end: (s) => s.client.end(),
     destroy: (s) => s.socket.destroy(),
   }, env.clock);
-  return {
-    check: ({ signal }) =>
-      attemptEveryAddress(
-        options,
-        signal,
-        (address, password, tls) => attempt(options, address, password, tls, signal),
-        judgeError,
-      ),
-    close: () => sessions.close(),
-  };
+  return dataStoreProbe(options, sessions, attempt, judgeError);
 
   /** One address; in prefer mode, plain text when the server has no TLS. */
-  async function attempt(
-    o: PostgresOptions,
-    address: HostPort,
-    password: string | undefined,
-    tls: NodeTlsOptions | undefined,
-    signal: AbortSignal,
-  ): Promise<ProbeResult> {
+  async function attempt(input: SessionInput): Promise<ProbeResult> {
     try {
-      return await session(o, address, password, tls, signal);
+      return await session(input);
     } catch (e) {
       if (
-        o.tls.mode === "prefer" && tls !== undefined && e instanceof Error &&
+        options.tls.mode === "prefer" && input.tls !== undefined && e instanceof Error &&
         /does not support SSL/i.test(e.message)
       ) {
-        return await session(o, address, password, undefined, signal);
+        return await session({ ...input, tls: undefined });
       }
       throw e;
     }
   }
 
   /** Connects, runs the checks and closes; throws what the driver throws. */
-  function session(
-    o: PostgresOptions,
-    address: HostPort,
-    password: string | undefined,
-    tls: NodeTlsOptions | undefined,
-    signal: AbortSignal,
-  ): Promise<ProbeResult> {
+  function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
+    const o = options;
     signal.throwIfAborted();
     const socket = new Socket();
     capReads(socket);

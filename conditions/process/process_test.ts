@@ -82,7 +82,9 @@ Deno.test("hasName() knows a process by any of its names, past comm's 15 charact
   };
   assertEquals(hasName(p, "waitcmd-sleeper-x1"), true);
   assertEquals(hasName(p, "sleep"), true);
-  assertEquals(hasName(p, "waitcmd-sleeper-zz"), true); // comm is cut: a longer name still matches
+  // comm is cut to 15 characters: a longer name sharing them is another program.
+  assertEquals(hasName(p, "waitcmd-sleeper-zz"), false);
+  assertEquals(hasName({ ...p, names: ["waitcmd-sleeper"] }, "waitcmd-sleeper-x1"), false);
   assertEquals(hasName(p, "waitcmd"), false);
   assertEquals(
     hasName({ pid: 2, names: ["short"], state: "R", kernelThread: false }, "shorter"),

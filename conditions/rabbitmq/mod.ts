@@ -10,29 +10,20 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  TLS_FLAGS,
-  type TlsChoice,
-  tlsChoice,
-} from "../_common/datastore.ts";
-import { PASSWORD_FLAGS, type PasswordSource } from "../_common/dsurl.ts";
-import type { HostPort } from "../_common/net.ts";
+import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import type { ReachOptions } from "../_common/datastore.ts";
+import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 
 /** What a rabbitmq condition needs. */
-export interface RabbitmqOptions {
-  readonly hp: HostPort;
+export interface RabbitmqOptions extends ReachOptions<string> {
   /** The user to log in as: the URL's, else RabbitMQ's default `guest`. */
   readonly user: string;
   /**
    * The password: the URL's or a flag's; undefined means `guest` for the
    * default user and an empty password for a user written without one.
    */
-  readonly password: PasswordSource | undefined;
   /** The virtual host, decoded (`/` when the URL has no path). */
   readonly vhost: string;
-  readonly tls: TlsChoice;
   /** --queue: the queue must exist (passive declare). */
   readonly queue: string | undefined;
   /** --min-messages: the queue holds at least this many ready messages. */
@@ -59,6 +50,8 @@ const TUNING_PARAMS: ReadonlySet<string> = new Set([
 /** The rabbitmq kind. */
 export const rabbitmq = defineKind<RabbitmqOptions>({
   name: "rabbitmq",
+  isolate: true,
+  parse: parseOptions,
   aliases: ["amqp"],
   summary: "a RabbitMQ (AMQP 0-9-1) broker opens a connection, and a queue exists",
   description:
@@ -101,15 +94,10 @@ export const rabbitmq = defineKind<RabbitmqOptions>({
       description: "the same over verified TLS (port 5671)",
     },
   ],
-  parse(input) {
-    const { display, options } = parseOptions(input);
-    return { target: display, options };
-  },
   load: () => import("./probe.ts").then((m) => m.create),
-  isolate: true,
 });
 
-function parseOptions(input: KindInput): { display: string; options: RabbitmqOptions } {
+function parseOptions(input: KindInput): { target: string; options: RabbitmqOptions } {
   const text = input.target ?? "";
   const tlsScheme = /^amqps:\/\//i.test(text);
   const tlsWanted = tlsScheme || input.bool("tls");
@@ -151,7 +139,7 @@ function parseOptions(input: KindInput): { display: string; options: RabbitmqOpt
   const minMessages = input.integer("min-messages");
   if (minMessages !== undefined && queue === undefined) input.fail("min-messages", "needs --queue");
   return {
-    display: url.display,
+    target: url.display,
     options: {
       hp: url.hp,
       user: url.user ?? "guest",

@@ -9,11 +9,13 @@
  */
 
 import amqp from "amqplib";
-import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import {
+  connectOrDescribe,
+  dataStoreProbe,
+  type SessionInput,
+} from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import type { NodeTlsOptions } from "../_common/datastore.ts";
 import { DriverSessions } from "../_common/driver.ts";
-import type { HostPort } from "../_common/net.ts";
 import { brokerName, describeAmqpError, judgeQueue, type ServerProperties } from "./errors.ts";
 import type { RabbitmqOptions } from "./mod.ts";
 
@@ -32,31 +34,17 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
     end: (c) => c.close(),
     destroy,
   }, env.clock);
-  return {
-    check: ({ signal }) =>
-      attemptEveryAddress(
-        options,
-        signal,
-        (address, password, tls) => session(address, password ?? "", tls, signal),
-        (e, ctx) => ({
-          status: "pending",
-          error: describeAmqpError(e, {
-            ...ctx,
-            vhost: options.vhost,
-            handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
-          }),
-        }),
-      ),
-    close: () => sessions.close(),
-  };
+  return dataStoreProbe(options, sessions, session, (e, ctx) => ({
+    status: "pending",
+    error: describeAmqpError(e, {
+      ...ctx,
+      vhost: options.vhost,
+      handshakeSeconds: HANDSHAKE_IDLE_MS / 1000,
+    }),
+  }));
 
   /** Opens the connection, checks the queue and closes; throws what the driver throws. */
-  function session(
-    address: HostPort,
-    password: string,
-    tls: NodeTlsOptions | undefined,
-    signal: AbortSignal,
-  ): Promise<ProbeResult> {
+  function session({ address, password = "", tls, signal }: SessionInput): Promise<ProbeResult> {
     signal.throwIfAborted();
     const o = options;
     // amqplib's connect takes no signal: the session ends at the abort, and the connection is

@@ -10,25 +10,16 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  TLS_FLAGS,
-  type TlsChoice,
-  tlsChoice,
-} from "../_common/datastore.ts";
-import { PASSWORD_FLAGS, type PasswordSource } from "../_common/dsurl.ts";
-import type { HostPort } from "../_common/net.ts";
+import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import type { ReachOptions } from "../_common/datastore.ts";
+import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 
 /** What a redis condition needs. */
-export interface RedisOptions {
-  readonly hp: HostPort;
+export interface RedisOptions extends ReachOptions<string | undefined> {
   /** The ACL user; undefined: the default user. */
   readonly user: string | undefined;
-  readonly password: PasswordSource | undefined;
   /** The database number of the URL's path, 0 by default. */
   readonly database: number;
-  readonly tls: TlsChoice;
   /** --key: the key must exist. */
   readonly key: string | undefined;
   /** --equals: the key's value must be this. */
@@ -40,6 +31,8 @@ export interface RedisOptions {
 /** The redis kind. */
 export const redis = defineKind<RedisOptions>({
   name: "redis",
+  isolate: true,
+  parse: parseOptions,
   aliases: ["valkey"],
   summary: "a Redis or Valkey server answers PING, and holds a key or a role",
   description:
@@ -80,15 +73,10 @@ export const redis = defineKind<RedisOptions>({
       description: "wait until the primary holds the expected schema version",
     },
   ],
-  parse(input) {
-    const { display, options } = parseOptions(input);
-    return { target: display, options };
-  },
   load: () => import("./probe.ts").then((m) => m.create),
-  isolate: true,
 });
 
-function parseOptions(input: KindInput): { display: string; options: RedisOptions } {
+function parseOptions(input: KindInput): { target: string; options: RedisOptions } {
   const url = dataStoreUrl(input, {
     schemes: ["redis", "rediss", "valkey", "valkeys"],
     defaultPort: 6379,
@@ -132,7 +120,7 @@ function parseOptions(input: KindInput): { display: string; options: RedisOption
   const equals = input.string("equals");
   if (equals !== undefined && key === undefined) input.fail("equals", "needs --key");
   return {
-    display: url.display,
+    target: url.display,
     options: {
       hp: url.hp,
       user: url.user,

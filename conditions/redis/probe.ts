@@ -8,11 +8,14 @@
  */
 
 import { createClient } from "@redis/client";
-import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import {
+  connectOrDescribe,
+  dataStoreProbe,
+  type SessionInput,
+} from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { clip, type NodeTlsOptions } from "../_common/datastore.ts";
+import { clip } from "../_common/datastore.ts";
 import { DriverSessions } from "../_common/driver.ts";
-import type { HostPort } from "../_common/net.ts";
 import { judgeError } from "./errors.ts";
 import type { RedisOptions } from "./mod.ts";
 
@@ -26,32 +29,17 @@ interface Client {
 }
 
 /** Makes the probe of one redis condition. */
-export function create(options: RedisOptions, env: ProbeEnv): Probe {
+export function create(o: RedisOptions, env: ProbeEnv): Probe {
   // close(): pending replies first, then QUIT; destroy(): the socket at once.
   const sessions = new DriverSessions<Client>({
     end: (c) => c.close(),
     destroy: (c) => c.destroy(),
   }, env.clock);
-  return {
-    check: ({ signal }) =>
-      attemptEveryAddress(
-        options,
-        signal,
-        (address, password, tls) => session(address, password, tls, signal),
-        judgeError,
-      ),
-    close: () => sessions.close(),
-  };
+  return dataStoreProbe(o, sessions, session, judgeError);
 
   /** Connects, sends the commands and closes; throws what the driver throws. */
-  function session(
-    address: HostPort,
-    password: string | undefined,
-    tls: NodeTlsOptions | undefined,
-    signal: AbortSignal,
-  ): Promise<ProbeResult> {
+  function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
     signal.throwIfAborted();
-    const o = options;
     const client: Client = createClient({
       socket: {
         host: address.hostname,

@@ -13,8 +13,8 @@ import { describeError } from "../../engine/errors.ts";
 import type { SecretRegistry } from "../../engine/secrets.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
-import { statusLine } from "../_common/httpx.ts";
-import { type HostPort, onEveryAddress } from "../_common/net.ts";
+import { statusLine } from "../_common/http_status.ts";
+import { type HostPort, NEXT_ADDRESS_CODES, onEveryAddress } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import {
   asksText,
@@ -24,16 +24,6 @@ import {
   type TextVerdict,
 } from "../_common/textmatch.ts";
 import type { WebsocketOptions } from "./mod.ts";
-
-/** Connection errors after which the next address of the name is tried. */
-const TRY_NEXT = new Set([
-  "ECONNREFUSED",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "EADDRNOTAVAIL",
-  "EAFNOSUPPORT",
-  "ETIMEDOUT",
-]);
 
 /**
  * The largest message read (docs/contract.md §9): a longer one closes the connection (ws
@@ -72,7 +62,7 @@ export function create(o: WebsocketOptions, env: ProbeEnv): Probe {
         host,
         signal,
         (address) => connect(o, address.hostname, ca, test, signal, env.secrets),
-        (e) => e instanceof ConnectError && TRY_NEXT.has(e.code ?? ""),
+        (e) => e instanceof ConnectError && NEXT_ADDRESS_CODES.has(e.code ?? ""),
       );
     },
   };

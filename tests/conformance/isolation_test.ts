@@ -9,7 +9,8 @@
 import { assertEquals } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";
 import { parseArgv } from "../../engine/grammar.ts";
-import { DEFAULT_MEMORY_CAP, KindIsolate, setMemoryCap } from "../../engine/isolate.ts";
+import { KindIsolate, setMemoryCap } from "../../engine/isolate.ts";
+import { DEFAULT_MEMORY_CAP } from "../../engine/memory.ts";
 import { EXAMPLE_ENV, shellWords } from "../_kit.ts";
 
 const isolated = registry.kinds.filter((k) => k.isolate);

@@ -44,6 +44,45 @@ Deno.test("process --name finds a running executable, even past comm's 15 charac
   }
 });
 
+Deno.test("process --name past 15 characters is the full name, not comm's cut prefix", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
+  // Run through a link: comm is the cut "a-very-long-pro", argv[0] the full name, exe "sleep".
+  const name = "a-very-long-process-name-x";
+  const other = "a-very-long-process-name-y";
+  await Deno.symlink("/bin/sleep", `${dir}/${name}`);
+  const child = new Deno.Command(`${dir}/${name}`, { args: ["30"], stdout: "null", stderr: "null" })
+    .spawn();
+  try {
+    const found = await runJson(["--timeout", "5s", "process", "--name", name]);
+    assertEquals(found.code, 0);
+    assertEquals(found.json.conditions[0]!.detail, `process ${name} running (pid ${child.pid})`);
+    const sibling = await runJson([
+      "--timeout",
+      "300ms",
+      "--interval",
+      "100ms",
+      "process",
+      "--name",
+      other,
+    ]);
+    assertEquals([sibling.code, sibling.json.status], [1, "timeout"]);
+    assertEquals(sibling.json.conditions[0]!.last_error, `process ${other} not running`);
+    const siblingStopped = await runJson([
+      "--timeout",
+      "5s",
+      "process",
+      "--name",
+      other,
+      "--stopped",
+    ]);
+    assertEquals(siblingStopped.code, 0);
+  } finally {
+    child.kill("SIGKILL");
+    await child.status;
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("process --pid counts a zombie as not running", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
   // The parent execs into a long sleep that never reaps its exited child: a zombie.

@@ -1,0 +1,113 @@
+/**
+ * The memory cap of isolated kinds' workers (docs/contract.md §2, docs/reliability.md): the cap
+ * (`WAITCMD_MEMORY_CAP`) and the watchdog that samples the process's RSS while workers run and,
+ * near the cap, has the owners of the workers at work end them (engine/isolate.ts).
+ *
+ * @module
+ */
+
+import { UsageError } from "./errors.ts";
+import { after } from "./timers.ts";
+
+/** How often the memory watchdog samples the process's RSS while workers run. */
+export const WATCHDOG_INTERVAL_MS = 25;
+/** The variable that sets the memory cap. */
+export const MEMORY_CAP_VARIABLE = "WAITCMD_MEMORY_CAP";
+/** The memory cap without the variable: 512 MiB. */
+export const DEFAULT_MEMORY_CAP = 512 * 2 ** 20;
+/**
+ * How far below the cap the watchdog acts: memory a worker allocates between two samples
+ * and while it is being terminated stays under the cap (a quarter of it, at most 128 MiB).
+ */
+export function watchdogThreshold(cap: number): number {
+  return cap - Math.min(128 * 2 ** 20, cap / 4);
+}
+/**
+ * Room above what the run holds once its probes are made, when that alone is near the cap
+ * (a run of a dozen isolated kinds holds about 420 MiB): the watchdog acts past that instead.
+ */
+export const MEMORY_ROOM = 128 * 2 ** 20;
+/**
+ * The memory cap of `WAITCMD_MEMORY_CAP` (`512M`, `1G`, `768` in MiB), in bytes; the
+ * default without it. A value that is not a size is a usage error naming the variable.
+ */
+export function memoryCap(env: Readonly<Record<string, string>>): number {
+  const text = env[MEMORY_CAP_VARIABLE];
+  if (text === undefined || text === "") return DEFAULT_MEMORY_CAP;
+  const m = /^(\d+(?:\.\d+)?)\s*(m|mb|mib|g|gb|gib)?$/i.exec(text.trim());
+  const mib = m ? Number(m[1]) * (/^g/i.test(m[2] ?? "") ? 1024 : 1) : NaN;
+  if (!(mib >= 64) || !Number.isFinite(mib)) {
+    throw new UsageError(
+      MEMORY_CAP_VARIABLE,
+      `expected a size of at least 64M, such as 512M or 2G, got ${JSON.stringify(text)}`,
+    );
+  }
+  return Math.round(mib * 2 ** 20);
+}
+
+/** `512 MiB`, `1.5 GiB`. */
+export function formatCap(bytes: number): string {
+  const mib = bytes / 2 ** 20;
+  return mib >= 1024 ? `${+(mib / 1024).toFixed(2)} GiB` : `${+mib.toFixed(1)} MiB`;
+}
+
+/**
+ * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
+ * workers that have attempts or watchers in flight.
+ */
+export class MemoryWatchdog<
+  L extends { readonly busy: boolean },
+  O extends { killForMemory(live: L, cap: number): void },
+> {
+  readonly #live = new Map<L, O>();
+  #cap = DEFAULT_MEMORY_CAP;
+  /** What the process held once the run's probes were made; 0 before. */
+  #floor = 0;
+  #stop: (() => void) | undefined;
+
+  /** Sets the cap (from `memoryCap`); the floor is noted again. */
+  setCap(bytes: number): void {
+    this.#cap = bytes;
+    this.#floor = 0;
+  }
+
+  /** Notes what the process holds now as the run's floor. */
+  noteFloor(): void {
+    this.#floor = Deno.memoryUsage().rss;
+  }
+
+  /** The RSS past which workers at work are stopped. */
+  get limit(): number {
+    return Math.max(watchdogThreshold(this.#cap), this.#floor + MEMORY_ROOM);
+  }
+
+  /** Watches `live` (a worker of `owner`) until `forget`. */
+  watch(owner: O, live: L): void {
+    this.#live.set(live, owner);
+    if (this.#stop === undefined) this.#tick();
+  }
+
+  /** Stops watching `live`; with nothing left, stops sampling. */
+  forget(_owner: O, live: L): void {
+    this.#live.delete(live);
+    if (this.#live.size === 0) {
+      this.#stop?.();
+      this.#stop = undefined;
+    }
+  }
+
+  #tick(): void {
+    this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
+      this.#stop = undefined;
+      if (this.#live.size === 0) return;
+      if (Deno.memoryUsage().rss > this.limit) {
+        // Only a worker at work can be growing with what a server sends; one that waits (or
+        // loads its kind) holds what it holds, and stopping it would free nothing that grows.
+        for (const [live, owner] of this.#live) {
+          if (live.busy) owner.killForMemory(live, this.#cap);
+        }
+      }
+      if (this.#live.size > 0) this.#tick();
+    });
+  }
+}

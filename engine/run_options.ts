@@ -1,0 +1,72 @@
+/**
+ * The run's options from the global flags given (docs/contract.md §4): the environment's defaults
+ * where a flag is not given, the defaults else, and the checks that need several of them.
+ *
+ * @module
+ */
+
+import { UsageError } from "./errors.ts";
+import { formatDuration } from "./duration.ts";
+import { type FlagValue, parseJitter, timeoutValue, typedValue } from "./flag_values.ts";
+import { DEFAULT_OPTIONS, ENV_DEFAULTS, GLOBAL_FLAGS, type RunOptions } from "./options.ts";
+
+/** The run's options from the typed values of the global flags given, by flag name. */
+export function runOptionsOf(
+  values: Map<string, FlagValue>,
+  env: Readonly<Record<string, string>>,
+): RunOptions {
+  // Environment defaults: a flag wins; a bad value names the variable.
+  for (const [variable, flag] of Object.entries(ENV_DEFAULTS)) {
+    const raw = env[variable];
+    if (raw === undefined || raw === "" || values.has(flag)) continue;
+    const spec = GLOBAL_FLAGS.find((f) => f.name === flag)!;
+    values.set(
+      flag,
+      flag === "timeout" ? timeoutValue(raw, variable) : typedValue(spec, raw, variable, undefined),
+    );
+  }
+  const num = (flag: string) => values.get(flag) as number | undefined;
+  const options: RunOptions = {
+    timeoutMs: num("timeout") ?? DEFAULT_OPTIONS.timeoutMs,
+    intervalMs: num("interval") ?? DEFAULT_OPTIONS.intervalMs,
+    backoff: (values.get("backoff") as RunOptions["backoff"] | undefined) ??
+      DEFAULT_OPTIONS.backoff,
+    maxIntervalMs: num("max-interval") ?? DEFAULT_OPTIONS.maxIntervalMs,
+    jitter: values.has("jitter")
+      ? parseJitter(values.get("jitter") as string)
+      : DEFAULT_OPTIONS.jitter,
+    delayMs: num("delay") ?? DEFAULT_OPTIONS.delayMs,
+    attemptTimeoutMs: num("attempt-timeout"),
+    mode: (values.get("mode") as "all" | "any" | undefined) ?? DEFAULT_OPTIONS.mode,
+    successes: num("successes") ?? DEFAULT_OPTIONS.successes,
+    stableForMs: num("stable-for") ?? DEFAULT_OPTIONS.stableForMs,
+    maxAttempts: num("max-attempts") ?? DEFAULT_OPTIONS.maxAttempts,
+    timeoutExitCode: num("timeout-exit-code") ?? DEFAULT_OPTIONS.timeoutExitCode,
+    progress: (values.get("progress") as RunOptions["progress"] | undefined) ??
+      DEFAULT_OPTIONS.progress,
+    output: (values.get("output") as RunOptions["output"] | undefined) ?? DEFAULT_OPTIONS.output,
+    quiet: values.get("quiet") === true,
+    noColor: values.get("no-color") === true,
+    explain: values.get("explain") === true,
+    reportFile: values.get("report") as string | undefined,
+  };
+  if (options.attemptTimeoutMs !== undefined && options.attemptTimeoutMs <= 0) {
+    throw new UsageError("--attempt-timeout", "must be longer than 0");
+  }
+  if (options.intervalMs <= 0 && options.backoff === "exponential") {
+    throw new UsageError("--interval", "must be longer than 0 with --backoff exponential");
+  }
+  if (values.has("max-interval") && options.maxIntervalMs < options.intervalMs) {
+    throw new UsageError(
+      "--max-interval",
+      `must not be shorter than --interval (${formatDuration(options.intervalMs)}), got ${
+        formatDuration(options.maxIntervalMs)
+      }`,
+    );
+  }
+  if (values.has("max-interval") && options.backoff !== "exponential") {
+    throw new UsageError("--max-interval", "only applies with --backoff exponential");
+  }
+  if (options.reportFile === "") throw new UsageError("--report", "expected a file name");
+  return options;
+}

@@ -81,6 +81,25 @@ export function thenEnvironment(
 /** Where the hand-over hears the signals waitcmd receives (main.ts installs the listeners). */
 export type SignalSource = (listener: (signal: Deno.Signal) => void) => () => void;
 
+/**
+ * A {@link SignalSource} of the process's own `signals`: each received is passed on; one this
+ * platform cannot listen to is left out.
+ */
+export function forwardSignals(signals: readonly Deno.Signal[]): SignalSource {
+  return (listener) => {
+    const added = signals.flatMap((sig) => {
+      const h = () => listener(sig);
+      try {
+        Deno.addSignalListener(sig, h);
+        return [[sig, h] as const];
+      } catch {
+        return []; // Not supported on this platform.
+      }
+    });
+    return () => added.forEach(([sig, h]) => Deno.removeSignalListener(sig, h));
+  };
+}
+
 /** What the command runs with. */
 export interface Handover {
   readonly command: readonly string[];

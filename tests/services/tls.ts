@@ -23,6 +23,8 @@ export type LeafUsage = "server" | "client" | "both";
 export interface LeafSpec {
   /** Subject CN. Defaults to the first DNS name, else the leaf's name. */
   commonName?: string;
+  /** Subject O (e.g. a Kubernetes group such as `system:masters`). Default none. */
+  organization?: string;
   /** subjectAltName DNS entries. Defaults to none (a client leaf needs none). */
   dnsNames?: string[];
   /** subjectAltName IP entries (IPv4 or IPv6). Defaults to none. */
@@ -262,7 +264,7 @@ export async function makePki(opts: PkiOptions = {}): Promise<Pki> {
       "-key",
       keyFile,
       "-subj",
-      `/CN=${cn}`,
+      `${spec.organization ? `/O=${spec.organization}` : ""}/CN=${cn}`,
       "-out",
       csr,
     ]);

@@ -39,11 +39,14 @@
 import {
   freePort,
   killGroup,
-  reapOnExit,
+  once,
+  randomHex,
   runBuildScript,
   type Service,
+  serviceDir,
   ServiceUnavailableError,
   sh,
+  sharedService,
   spawnService,
   waitUntil,
 } from "./_util.ts";
@@ -437,11 +440,6 @@ function b64(text: string): string {
   return btoa(text);
 }
 
-function randomToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)))
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 function kubeconfigYaml(
   server: string,
   caPem: string,
@@ -489,11 +487,11 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
   const cluster = opts.cluster ?? false;
   const bin = await buildKube({ cluster });
   const kwokBin = cluster ? await buildKwok() : undefined;
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-kube-" });
+  const sd = await serviceDir("waitcmd-kube-");
+  const dir = sd.dir;
   const services: Service[] = [];
-  const reap = reapOnExit(dir);
   let client: Deno.HttpClient | undefined;
-  const cleanup = async () => {
+  const cleanup = once(async () => {
     client?.close();
     // SIGKILL, not SIGTERM, for the API server: on SIGTERM it sends HTTP/2
     // GOAWAY to open connections, and Deno's nghttp2-based Node HTTP layer (used by
@@ -505,11 +503,8 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
     // controller-manager.
     for (const s of services.slice(1).reverse()) killGroup(s.pid, "SIGKILL");
     for (const s of services.reverse()) await s.stop();
-    reap.release();
-    if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
-  };
+    await sd.remove();
+  });
   try {
     // --- certificates and keys -------------------------------------------
     const pki = await makePki({
@@ -534,8 +529,8 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       `${dir}/sa.key`,
     ]);
     await sh("openssl", ["pkey", "-in", `${dir}/sa.key`, "-pubout", "-out", `${dir}/sa.pub`]);
-    const adminToken = randomToken();
-    const nobodyToken = randomToken();
+    const adminToken = randomHex(16);
+    const nobodyToken = randomHex(16);
     await Deno.writeTextFile(
       `${dir}/tokens.csv`,
       `${adminToken},waitcmd-token-admin,uid-token-admin,"system:masters"\n` +
@@ -562,7 +557,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       "--unsafe-no-fsync=true",
       "--log-level=warn",
     ], { logFile: etcdLog, cwd: dir }));
-    reap.setPids(services.map((s) => s.pid));
+    sd.setPids(services.map((s) => s.pid));
     await waitUntil("etcd /health", async () => {
       const r = await fetch(`${etcdUrl}/health`);
       const body = await r.text();
@@ -607,7 +602,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       cwd: dir,
     });
     services.push(apiserver);
-    reap.setPids(services.map((s) => s.pid));
+    sd.setPids(services.map((s) => s.pid));
 
     client = Deno.createHttpClient({ caCerts: [caPem], cert: adminCert, key: adminKey });
     const http = client;
@@ -657,7 +652,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
     };
     const kubeconfig = await writeConfig("admin.kubeconfig", { cert: adminCert, key: adminKey });
     const tokenKubeconfig = await writeConfig("token.kubeconfig", { token: adminToken });
-    const badKubeconfig = await writeConfig("bad.kubeconfig", { token: randomToken() });
+    const badKubeconfig = await writeConfig("bad.kubeconfig", { token: randomHex(16) });
     const badCertKubeconfig = await writeConfig("bad-cert.kubeconfig", {
       cert: rogueCert,
       key: rogueKey,
@@ -757,7 +752,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         ...auth,
         `--secure-port=${schedPort}`,
       ], { logFile: logs.scheduler, cwd: dir }));
-      reap.setPids(services.map((s) => s.pid));
+      sd.setPids(services.map((s) => s.pid));
 
       // The fake node, before KWOK, which manages the nodes with this label.
       await call("POST", "/api/v1/nodes", {
@@ -786,7 +781,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         "--cidr=10.244.0.0/16",
         "--node-lease-duration-seconds=0",
       ], { logFile: logs.kwok, cwd: dir }));
-      reap.setPids(services.map((s) => s.pid));
+      sd.setPids(services.map((s) => s.pid));
 
       const healthy = (port: number) => async () => {
         const r = await fetch(`https://127.0.0.1:${port}/healthz`, { client: http });
@@ -857,7 +852,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         if (apiserver || stopped) return;
         apiserver = spawnService(`${bin}/kube-apiserver`, apiArgs, { logFile: apiLog, cwd: dir });
         services[apiIndex] = apiserver;
-        reap.setPids(services.map((s) => s.pid));
+        sd.setPids(services.map((s) => s.pid));
         await waitUntil("kube-apiserver /readyz after a restart", async () => {
           const r = await request("GET", "/readyz");
           await r.body?.cancel();
@@ -903,10 +898,9 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         return true;
       },
       pathOf,
-      async stop() {
-        if (stopped) return;
+      stop() {
         stopped = true;
-        await cleanup();
+        return cleanup();
       },
     };
     return env;
@@ -916,7 +910,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
   }
 }
 
-let shared: Promise<KubeEnv> | undefined;
+const shared = sharedService(() => startKube());
 
 /**
  * One {@linkcode KubeEnv} per test process, started on first use. Tests share
@@ -928,21 +922,10 @@ let shared: Promise<KubeEnv> | undefined;
  * Tests using it need `sanitizeOps: false, sanitizeResources: false`.
  */
 export function sharedKube(): Promise<KubeEnv> {
-  if (!shared) {
-    shared = startKube();
-    shared.catch(() => {}); // the caller sees the rejection; avoid an unhandled one here
-  }
-  return shared;
+  return shared.get();
 }
 
 /** Stops the environment started by {@linkcode sharedKube}, if any. */
-export async function stopSharedKube(): Promise<void> {
-  const s = shared;
-  shared = undefined;
-  if (!s) return;
-  try {
-    await (await s).stop();
-  } catch {
-    // it never started
-  }
+export function stopSharedKube(): Promise<void> {
+  return shared.stop();
 }

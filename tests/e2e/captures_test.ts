@@ -6,18 +6,12 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, usageErrorLine } from "./_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-captures-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-captures-");
 
 /** Appends the lines to the log after `ms`. */
 function writeLater(path: string, ms: number, ...lines: string[]): () => Promise<void> {
@@ -38,19 +32,12 @@ Deno.test({
       const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
       const r = await runCli(
         [
-          "-t",
-          "20s",
-          "--report",
-          `${dir}/report.json`,
-          "log",
-          log,
-          "--matches",
-          pattern,
-          "--",
-          "then",
-          "sh",
-          "-c",
-          `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
+          ...["-t", "20s", "--report", `${dir}/report.json`, "log", log, "--matches", pattern],
+          ...["--", "then", "sh"],
+          ...[
+            "-c",
+            `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
+          ],
         ],
         { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
       );
@@ -77,7 +64,7 @@ Deno.test({
     );
     try {
       const url = `http://127.0.0.1:${server.addr.port}/`;
-      const r = await runJson([
+      const r = await expectJson([
         "-t",
         "10s",
         "http",
@@ -86,8 +73,7 @@ Deno.test({
         String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
         "--jsonpath",
         "$.version =~ /^1\\./",
-      ]);
-      assertEquals(r.code, 0);
+      ], { code: 0 });
       assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {
         "1": "1",
         "2": "4",
@@ -122,8 +108,10 @@ Deno.test({
     withDir(async (dir) => {
       const log = `${dir}/server.log`;
       await Deno.writeTextFile(log, "");
-      const r = await runJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"]);
-      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      const r = await expectJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"], {
+        code: 1,
+        status: "timeout",
+      });
       assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
     }),
 });
@@ -135,15 +123,8 @@ Deno.test({
     const rows: [string[], string][] = [
       [
         [
-          "log",
-          "/a.log",
-          "--matches",
-          "(?P<port>\\d+)",
-          "--",
-          "log",
-          "/b.log",
-          "--matches",
-          "(?<port>\\d+)",
+          ...["log", "/a.log", "--matches", "(?P<port>\\d+)"],
+          ...["--", "log", "/b.log", "--matches", "(?<port>\\d+)"],
         ],
         `condition 2 (log): capture group "port" is also captured by condition 1 (log)`,
       ],

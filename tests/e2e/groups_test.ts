@@ -6,65 +6,26 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
-/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
-function listen(): { port: number; close(): void } {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  (async () => {
-    try {
-      for await (const c of l) c.close();
-    } catch {
-      // closed
-    }
-  })();
-  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
-}
-
-/** A port that nothing listens on (refused). */
-function closedPort(): number {
-  const l = listen();
-  l.close();
-  return l.port;
-}
-
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-groups-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-groups-");
 
 Deno.test({
   name: "any [ … ]: one member that holds satisfies the group; the report lists leaves with group",
   ...opts,
   fn: async () => {
-    const up = listen();
+    const up = acceptingPort();
     const down = closedPort();
     try {
       const args = [
-        "-t",
-        "10s",
-        "tcp",
-        `127.0.0.1:${up.port}`,
-        "--",
-        "any",
-        "[",
-        "tcp",
-        `127.0.0.1:${down}`,
-        "--",
-        "tcp",
-        `127.0.0.1:${up.port}`,
-        "--label",
-        "b",
-        "]",
+        ...["-t", "10s", "tcp", `127.0.0.1:${up.port}`],
+        ...["--", "any", "[", "tcp", `127.0.0.1:${down}`],
+        ...["--", "tcp", `127.0.0.1:${up.port}`, "--label", "b", "]"],
       ];
-      const r = await runJson(args);
-      assertEquals([r.code, r.json.status], [0, "satisfied"]);
+      const r = await expectJson(args, { code: 0, status: "satisfied" });
       assertEquals(
         r.json.conditions.map((c) => [c.name, (c as { group?: string }).group, c.satisfied]),
         [
@@ -88,27 +49,14 @@ Deno.test({
   ...opts,
   fn: () =>
     withDir(async (dir) => {
-      const r = await runJson(
+      const r = await expectJson(
         [
-          "-t",
-          "20s",
-          "-i",
-          "200ms",
-          "any",
-          "[",
-          "file",
-          `${dir}/never`,
-          "--",
-          "all",
-          "[",
-          "file",
-          `${dir}/a`,
-          "--",
-          "file",
-          `${dir}/b`,
-          "]",
-          "]",
+          ...timing("20s", "200ms"),
+          ...["any", "[", "file", `${dir}/never`],
+          ...["--", "all", "[", "file", `${dir}/a`],
+          ...["--", "file", `${dir}/b`, "]", "]"],
         ],
+        { code: 0, status: "satisfied" },
         {
           started: async () => {
             await new Promise((res) => setTimeout(res, 600));
@@ -118,7 +66,6 @@ Deno.test({
           },
         },
       );
-      assertEquals([r.code, r.json.status], [0, "satisfied"]);
       const groups = r.json.conditions.map((c) => (c as { group?: string }).group);
       assertEquals(groups, ["1.any", "1.any.2.all", "1.any.2.all"]);
       assert(r.json.conditions[2]!.attempts >= 1);
@@ -132,28 +79,16 @@ Deno.test({
     const a = closedPort();
     const b = closedPort();
     const args = [
-      "-t",
-      "1s",
-      "-i",
-      "200ms",
-      "any",
-      "[",
-      "tcp",
-      `127.0.0.1:${a}`,
-      "--",
-      "tcp",
-      `127.0.0.1:${b}`,
-      "]",
-      "--label",
-      "web",
+      ...timing("1s", "200ms"),
+      ...["any", "[", "tcp", `127.0.0.1:${a}`],
+      ...["--", "tcp", `127.0.0.1:${b}`, "]", "--label", "web"],
     ];
     const r = await runCli(args);
     assertEquals(r.code, 1);
     const summary = r.stderr.trimEnd().split("\n").filter((l) => l.startsWith("waitcmd: timed"));
     assertEquals(summary.length, 2);
     assertStringIncludes(summary[0]!, `not satisfied: web: tcp 127.0.0.1:${a}: connection refused`);
-    const j = await runJson(args);
-    assertEquals([j.code, j.json.status], [1, "timeout"]);
+    const j = await expectJson(args, { code: 1, status: "timeout" });
     assertEquals(j.json.conditions.map((c) => (c as { group?: string }).group), ["1.any", "1.any"]);
   },
 });
@@ -165,20 +100,9 @@ Deno.test({
     withDir(async (dir) => {
       await Deno.writeTextFile(`${dir}/boom`, "");
       const r = await runCli([
-        "-t",
-        "10s",
-        "tcp",
-        `127.0.0.1:${closedPort()}`,
-        "--",
-        "all",
-        "[",
-        "guard",
-        "file",
-        `${dir}/boom`,
-        "--",
-        "tcp",
-        `127.0.0.1:${closedPort()}`,
-        "]",
+        ...["-t", "10s", "tcp", `127.0.0.1:${closedPort()}`],
+        ...["--", "all", "[", "guard", "file", `${dir}/boom`],
+        ...["--", "tcp", `127.0.0.1:${closedPort()}`, "]"],
       ]);
       assertEquals(r.code, 3);
       assertStringIncludes(r.stderr, `waitcmd: guard file ${dir}/boom matched`);
@@ -274,22 +198,13 @@ Deno.test({
   ...opts,
   fn: () =>
     withDir(async (dir) => {
-      const r = await runJson(
+      await expectJson(
         [
-          "-t",
-          "30s",
-          "-i",
-          "200ms",
-          "--mode",
-          "any",
-          "--max-attempts",
-          "2",
-          "tcp",
-          `127.0.0.1:${closedPort()}`,
-          "--",
-          "file",
-          `${dir}/late`,
+          ...timing("30s", "200ms"),
+          ...["--mode", "any", "--max-attempts", "2", "tcp", `127.0.0.1:${closedPort()}`],
+          ...["--", "file", `${dir}/late`],
         ],
+        { code: 0, status: "satisfied" },
         {
           started: async () => {
             await new Promise((res) => setTimeout(res, 150));
@@ -297,7 +212,6 @@ Deno.test({
           },
         },
       );
-      assertEquals([r.code, r.json.status], [0, "satisfied"]);
     }),
 });
 
@@ -308,12 +222,7 @@ Deno.test({
     withDir(async (dir) => {
       const port = closedPort();
       const t = await runCli([
-        "-t",
-        "300ms",
-        "--timeout-exit-code",
-        "124",
-        "tcp",
-        `127.0.0.1:${port}`,
+        ...["-t", "300ms", "--timeout-exit-code", "124", "tcp", `127.0.0.1:${port}`],
       ]);
       assertEquals(t.code, 124);
       assertStringIncludes(t.stderr, "waitcmd: timed out after 300ms");
@@ -322,8 +231,7 @@ Deno.test({
         recipe,
         `interval: 100ms\nmax-attempts: 2\ntimeout-exit-code: 75\nconditions:\n  - kind: tcp\n    target: 127.0.0.1:${port}\n`,
       );
-      const r = await runJson(["-f", recipe]);
-      assertEquals([r.code, r.json.status], [75, "exhausted"]);
+      await expectJson(["-f", recipe], { code: 75, status: "exhausted" });
       const rows: [string[], Record<string, string>, string][] = [
         [["--max-attempts", "0", "tcp", "a:1"], {}, "--max-attempts: expected a whole number"],
         [["--timeout-exit-code", "200", "tcp", "a:1"], {}, "from 1 to 125"],

@@ -33,12 +33,7 @@ Deno.test({
       await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
         const e = await runJson([
           ...FAST,
-          "mariadb",
-          url,
-          "--query",
-          "SELECT CURRENT_USER(), 2",
-          "--expect",
-          "app@%",
+          ...["mariadb", url, "--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
         ]);
         assertEquals([e.code, e.stderr], [0, ""]);
         const c = e.json.conditions[0]!;
@@ -46,12 +41,8 @@ Deno.test({
         assertEquals(c.detail, 'query returned "app@%" as app@app');
         const m = await runJson([
           ...FAST,
-          "mysql",
-          url,
-          "--query",
-          "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'",
-          "--min-rows",
-          "3",
+          ...["mysql", url, "--query", "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'"],
+          ...["--min-rows", "3"],
         ]);
         assertEquals(m.code, 0);
         assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");

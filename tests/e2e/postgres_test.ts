@@ -33,13 +33,7 @@ Deno.test({
       await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
         const e = await runJson([
           ...FAST,
-          "pg",
-          url,
-          "--query",
-          "SELECT current_user, 2",
-          "--expect",
-          "app",
-          "--primary",
+          ...["pg", url, "--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
         ]);
         assertEquals([e.code, e.stderr], [0, ""]);
         const c = e.json.conditions[0]!;
@@ -47,12 +41,8 @@ Deno.test({
         assertEquals(c.detail, 'query returned "app" as app@app on a primary');
         const m = await runJson([
           ...FAST,
-          "postgresql",
-          url,
-          "--query",
-          "SELECT 1; SELECT * FROM generate_series(1, 3)",
-          "--min-rows",
-          "3",
+          ...["postgresql", url, "--query", "SELECT 1; SELECT * FROM generate_series(1, 3)"],
+          ...["--min-rows", "3"],
         ]);
         assertEquals(m.code, 0);
         assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");

@@ -12,7 +12,7 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -36,12 +36,7 @@ async function rabbitmqTests(t: Deno.TestContext) {
       await mq.declareQueue("/", "ready-q", 2);
       const r = await runJson([
         ...FAST,
-        "amqp",
-        admin,
-        "--queue",
-        "ready-q",
-        "--min-messages",
-        "2",
+        ...["amqp", admin, "--queue", "ready-q", "--min-messages", "2"],
       ]);
       assertEquals(r.code, 0, r.stdout);
       assertMatch(
@@ -101,26 +96,14 @@ async function rabbitmqTests(t: Deno.TestContext) {
         const ok = await runJson([...FAST, "rabbitmq", tlsUrl, "--ca-file", mq.pki!.ca.certFile]);
         assertEquals(ok.code, 0, ok.stdout);
         assertMatch(ok.json.conditions[0]!.detail, /, TLS$/);
-        const untrusted = await runJson([
-          "--timeout",
-          "2s",
-          "--interval",
-          "300ms",
-          "rabbitmq",
-          tlsUrl,
-        ]);
+        const untrusted = await runJson([...timing("2s", "300ms"), "rabbitmq", tlsUrl]);
         assertEquals(untrusted.code, 1);
         assertMatch(untrusted.json.conditions[0]!.last_error, /^certificate not trusted/);
         const insecure = await runJson([...FAST, "rabbitmq", tlsUrl, "--insecure"]);
         assertEquals(insecure.code, 0, insecure.stdout);
         const plainPort = await runJson([
-          "--timeout",
-          "2s",
-          "--interval",
-          "300ms",
-          "rabbitmq",
-          `amqp://admin:${mq.adminPassword}@127.0.0.1:${mq.port}/`,
-          "--tls",
+          ...timing("2s", "300ms"),
+          ...["rabbitmq", `amqp://admin:${mq.adminPassword}@127.0.0.1:${mq.port}/`, "--tls"],
           "--insecure",
         ]);
         assertEquals(plainPort.code, 1);
@@ -163,10 +146,7 @@ Deno.test({
   ...opts,
   fn: async () => {
     const r = await runJson([
-      "--timeout",
-      "1500ms",
-      "--interval",
-      "300ms",
+      ...timing("1500ms", "300ms"),
       "rabbitmq",
       "amqp://app:S3cr3t-pw@127.0.0.1:1/",
     ]);

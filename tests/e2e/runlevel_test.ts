@@ -7,46 +7,19 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { assertReportSchema } from "../_schema.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
+import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
-/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
-function listen(): { port: number; close(): void } {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  (async () => {
-    try {
-      for await (const c of l) c.close();
-    } catch {
-      // closed
-    }
-  })();
-  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
-}
-
-/** A port that nothing listens on (refused). */
-function closedPort(): number {
-  const l = listen();
-  l.close();
-  return l.port;
-}
-
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-runlevel-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-runlevel-");
 
 Deno.test({
   name: "not: holds while the target is down, with the probe's error as detail",
   ...opts,
   fn: async () => {
     const port = closedPort();
-    const r = await runJson(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`]);
-    assertEquals(r.code, 0);
+    const r = await expectJson(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`], { code: 0 });
     const c = r.json.conditions[0]!;
     assertEquals(c.name, `not tcp 127.0.0.1:${port}`);
     assertEquals(c.satisfied, true);
@@ -61,7 +34,7 @@ Deno.test({
   name: "not: pending while the target is up, satisfied once it goes down; timeout while up",
   ...opts,
   fn: async () => {
-    const server = listen();
+    const server = acceptingPort();
     const late = await runLate(
       ["-t", "10s", "-i", "100ms", "not", "tcp", `127.0.0.1:${server.port}`],
       () => Promise.resolve(server.close()),
@@ -70,11 +43,12 @@ Deno.test({
     assertEquals(late.attempts[0]!.error, `still holds: connected to 127.0.0.1:${server.port}`);
     assert(late.attempts.at(-1)!.ok);
 
-    const up = listen();
+    const up = acceptingPort();
     try {
-      const r = await runJson(["-t", "600ms", "-i", "100ms", "not", "tcp", `127.0.0.1:${up.port}`]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.status, "timeout");
+      const r = await expectJson([
+        ...timing("600ms", "100ms"),
+        ...["not", "tcp", `127.0.0.1:${up.port}`],
+      ], { code: 1, status: "timeout" });
       assertStringIncludes(r.json.conditions[0]!.last_error, "still holds: connected to");
     } finally {
       up.close();
@@ -124,12 +98,7 @@ Deno.test({
     const constant = await runJson([...args, "tcp", `127.0.0.1:${port}`]);
     const exp = await runJson([
       ...args,
-      "--backoff",
-      "exponential",
-      "--max-interval",
-      "10s",
-      "tcp",
-      `127.0.0.1:${port}`,
+      ...["--backoff", "exponential", "--max-interval", "10s", "tcp", `127.0.0.1:${port}`],
     ]);
     assertEquals([constant.code, exp.code], [1, 1]);
     // Pauses 100, 200, 400, 800 ms: at most 5 attempts fit in 1.5 s (constant: about 14).
@@ -152,20 +121,9 @@ Deno.test({
       const path = `${dir}/ready`;
       const late = await runLate(
         [
-          "-t",
-          "20s",
-          "-i",
-          "100ms",
-          "--backoff",
-          "exponential",
-          "--max-interval",
-          "400ms",
-          "--jitter",
-          "20%",
-          "--delay",
-          "200ms",
-          "file",
-          path,
+          ...timing("20s", "100ms"),
+          ...["--backoff", "exponential", "--max-interval", "400ms", "--jitter", "20%"],
+          ...["--delay", "200ms", "file", path],
         ],
         () => Deno.writeTextFile(path, "ok"),
       );
@@ -220,16 +178,7 @@ Deno.test({
   ...opts,
   fn: async () => {
     const port = closedPort();
-    const r = await runCli([
-      "-t",
-      "300ms",
-      "-i",
-      "100ms",
-      "-o",
-      "json",
-      "tcp",
-      `127.0.0.1:${port}`,
-    ]);
+    const r = await runCli([...timing("300ms", "100ms"), "-o", "json", "tcp", `127.0.0.1:${port}`]);
     assertEquals(r.code, 1);
     assertEquals(r.json?.status, "timeout");
     const q = await runCli(["-q", "-t", "300ms", "tcp", `127.0.0.1:${port}`]);
@@ -252,7 +201,7 @@ Deno.test({
     const flagWins = await runCli(["-o", "text", "tcp", `127.0.0.1:${port}`], { env });
     assertEquals(flagWins.stdout, "");
     assertStringIncludes(flagWins.stderr, "timed out after 400ms");
-    const server = listen();
+    const server = acceptingPort();
     try {
       const any = await runCli(
         ["tcp", `127.0.0.1:${port}`, "--", "tcp", `127.0.0.1:${server.port}`],
@@ -273,7 +222,7 @@ Deno.test({
   ...opts,
   fn: () =>
     withDir(async (dir) => {
-      const server = listen();
+      const server = acceptingPort();
       try {
         const yaml = `${dir}/waits.yaml`;
         await Deno.writeTextFile(
@@ -371,7 +320,7 @@ Deno.test({
   ...opts,
   fn: () =>
     withDir(async (dir) => {
-      const server = listen();
+      const server = acceptingPort();
       try {
         const file = `${dir}/report.json`;
         const r = await runCli(["--report", file, "tcp", `127.0.0.1:${server.port}`]);
@@ -384,19 +333,11 @@ Deno.test({
         assertEquals(names, ["report.json"], "no temporary file left behind");
 
         const bad = await runCli([
-          "--report",
-          `${dir}/no/such/dir/r.json`,
-          "tcp",
-          `127.0.0.1:${server.port}`,
+          ...["--report", `${dir}/no/such/dir/r.json`, "tcp", `127.0.0.1:${server.port}`],
         ]);
         assertStringIncludes(usageErrorLine(bad), "--report: cannot write");
         const timeout = await runCli([
-          "-t",
-          "200ms",
-          "--report",
-          file,
-          "tcp",
-          `127.0.0.1:${closedPort()}`,
+          ...["-t", "200ms", "--report", file, "tcp", `127.0.0.1:${closedPort()}`],
         ]);
         assertEquals(timeout.code, 1);
         assertEquals(JSON.parse(await Deno.readTextFile(file)).status, "timeout");

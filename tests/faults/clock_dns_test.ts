@@ -9,9 +9,10 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { runJson } from "../e2e/_cli.ts";
+import { runJson, timing } from "../e2e/_cli.ts";
 import { type LiveCli, startCli } from "../e2e/_cli.ts";
 import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
+import { closedPort } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -46,14 +47,6 @@ function faketimeEnv(offsetFile: string): Record<string, string> {
     FAKETIME_NO_CACHE: "1",
     FAKETIME_DONT_FAKE_MONOTONIC: "1",
   };
-}
-
-/** A TCP port on 127.0.0.1 that nothing listens on (bound, then closed). */
-function closedPort(): number {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const port = (l.addr as Deno.NetAddr).port;
-  l.close();
-  return port;
 }
 
 /** One condition of a jsonl `end` event (docs/contract.md §7). */
@@ -322,15 +315,7 @@ dnsFault(
   async (f) => {
     let midRun = -1;
     const started = performance.now();
-    const r = await runJson([
-      "-t",
-      "2s",
-      "-i",
-      "100ms",
-      "--attempt-timeout",
-      "300ms",
-      ...dnsAt(f, f.names.tcpSilent),
-    ], {
+    const r = await runJson([...timing("2s", "100ms", "300ms"), ...dnsAt(f, f.names.tcpSilent)], {
       started: async () => {
         // By 1.8 s four or more attempts have each opened a TCP connection; those cut by
         // --attempt-timeout must have closed theirs: at most the current one is open.

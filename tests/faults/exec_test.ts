@@ -8,6 +8,7 @@
 
 import { assert, assertEquals } from "../_assert.ts";
 import { killGroups, membersOf, peakRss, spawnWaitcmd, until } from "./_proc.ts";
+import { timing } from "../e2e/_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -15,10 +16,7 @@ const opts = { sanitizeResources: false, sanitizeOps: false };
 function stubborn(dir: string): string[] {
   return [
     "exec",
-    "--",
-    "sh",
-    "-c",
-    `trap '' TERM INT QUIT HUP; echo $$ >> ${dir}/groups; sleep 1000`,
+    ...["--", "sh", "-c", `trap '' TERM INT QUIT HUP; echo $$ >> ${dir}/groups; sleep 1000`],
   ];
 }
 
@@ -51,15 +49,7 @@ Deno.test({
   ...opts,
   fn: () =>
     inDir(async (dir) => {
-      const w = spawnWaitcmd([
-        "--timeout",
-        "3s",
-        "--interval",
-        "100ms",
-        "--attempt-timeout",
-        "500ms",
-        ...stubborn(dir),
-      ]);
+      const w = spawnWaitcmd([...timing("3s", "100ms", "500ms"), ...stubborn(dir)]);
       const r = await w.ended(20_000);
       assertEquals([r.code, r.hung], [1, false], r.stderr);
       const groups = await recorded(dir);

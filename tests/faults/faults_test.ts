@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, WAITCMD } from "../e2e/_cli.ts";
+import { expectJson, runCli, runJson, timing, WAITCMD } from "../e2e/_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const SECRET = "Zq9FaultSecret";
@@ -102,90 +102,101 @@ async function alive(marker: string): Promise<boolean> {
   return out.code === 0;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Flaps a TCP target (`cycle` runs again and again while `flapping()`), runs `whileFlapping`
+ * against its port, then stops the flapping, leaves the target up and runs `onceStable`.
+ */
+async function flapThenStable(
+  cycle: (f: Awaited<ReturnType<typeof flapper>>, flapping: () => boolean) => Promise<void>,
+  whileFlapping: (target: string) => Promise<void>,
+  onceStable: (target: string) => Promise<void>,
+  startDown = false,
+): Promise<void> {
+  const f = await flapper();
+  if (startDown) await f.down();
+  let flapping = true;
+  const loop = (async () => {
+    while (flapping) await cycle(f, () => flapping);
+  })();
+  try {
+    await whileFlapping(`127.0.0.1:${f.port}`);
+    flapping = false;
+    await loop;
+    await f.up();
+    await onceStable(`127.0.0.1:${f.port}`);
+  } finally {
+    flapping = false;
+    await loop;
+    await f.close();
+  }
+}
+
 Deno.test({
   name: "fault: flapping target (up/down every 300 ms) never satisfies --stable-for 1s, then does",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    let flapping = true;
-    const loop = (async () => {
-      while (flapping) {
-        await new Promise((r) => setTimeout(r, 300));
-        if (!flapping) break;
+  fn: () =>
+    flapThenStable(
+      async (f, flapping) => {
+        await sleep(300);
+        if (!flapping()) return;
         await f.down();
-        await new Promise((r) => setTimeout(r, 300));
-        if (flapping) await f.up();
-      }
-    })();
-    try {
-      const r = await runJson([
-        "-t",
-        "4s",
-        "-i",
-        "500ms",
-        "--stable-for",
-        "1s",
-        "tcp",
-        `127.0.0.1:${f.port}`,
-      ]);
-      assertEquals(r.code, 1, "never satisfied while flapping");
-      flapping = false;
-      await loop;
-      await f.up();
-      const stable = await runJson([
-        "-t",
-        "10s",
-        "-i",
-        "500ms",
-        "--stable-for",
-        "1s",
-        "tcp",
-        `127.0.0.1:${f.port}`,
-      ]);
-      assertEquals(stable.code, 0, "satisfied once stable");
-      assert(stable.json.conditions[0]!.attempts >= 5, "the window was sampled at least 5 times");
-    } finally {
-      flapping = false;
-      await loop;
-      await f.close();
-    }
-  },
+        await sleep(300);
+        if (flapping()) await f.up();
+      },
+      async (target) => {
+        const r = await runJson([...timing("4s", "500ms"), "--stable-for", "1s", "tcp", target]);
+        assertEquals(r.code, 1, "never satisfied while flapping");
+      },
+      async (target) => {
+        const stable = await runJson([
+          ...timing("10s", "500ms"),
+          "--stable-for",
+          "1s",
+          "tcp",
+          target,
+        ]);
+        assertEquals(stable.code, 0, "satisfied once stable");
+        assert(stable.json.conditions[0]!.attempts >= 5, "the window was sampled at least 5 times");
+      },
+    ),
 });
 
 Deno.test({
   name: "fault: a target up 60 ms of every 300 ms never gives --successes 3 at 100 ms, then does",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    await f.down();
-    let flapping = true;
-    // Three samples 100 ms apart need 200 ms of "up": an up window of 60 ms (or twice that
-    // on a loaded machine) can never hold them.
-    const loop = (async () => {
-      while (flapping) {
+  fn: () =>
+    flapThenStable(
+      // Three samples 100 ms apart need 200 ms of "up": an up window of 60 ms (or twice that
+      // on a loaded machine) can never hold them.
+      async (f) => {
         await f.up();
-        await new Promise((r) => setTimeout(r, 60));
+        await sleep(60);
         await f.down();
-        await new Promise((r) => setTimeout(r, 240));
-      }
-    })();
-    try {
-      const args = ["-i", "100ms", "--successes", "3", "tcp", `127.0.0.1:${f.port}`];
-      const r = await runJson(["-t", "2500ms", ...args]);
-      assertEquals(r.code, 1, "never satisfied while flapping");
-      assertEquals(r.json.conditions[0]!.satisfied, false);
-      flapping = false;
-      await loop;
-      await f.up();
-      const stable = await runJson(["-t", "10s", ...args]);
-      assertEquals(stable.code, 0, "satisfied once stable");
-      assertEquals(stable.json.conditions[0]!.attempts, 3);
-    } finally {
-      flapping = false;
-      await loop;
-      await f.close();
-    }
-  },
+        await sleep(240);
+      },
+      async (target) => {
+        const r = await runJson(["-t", "2500ms", "-i", "100ms", "--successes", "3", "tcp", target]);
+        assertEquals(r.code, 1, "never satisfied while flapping");
+        assertEquals(r.json.conditions[0]!.satisfied, false);
+      },
+      async (target) => {
+        const stable = await runJson([
+          "-t",
+          "10s",
+          "-i",
+          "100ms",
+          "--successes",
+          "3",
+          "tcp",
+          target,
+        ]);
+        assertEquals(stable.code, 0, "satisfied once stable");
+        assertEquals(stable.json.conditions[0]!.attempts, 3);
+      },
+      true,
+    ),
 });
 
 Deno.test({
@@ -195,16 +206,7 @@ Deno.test({
     const s = silentTcp();
     try {
       const started = performance.now();
-      const r = await runJson([
-        "-t",
-        "2s",
-        "-i",
-        "100ms",
-        "--attempt-timeout",
-        "300ms",
-        "ssh",
-        `127.0.0.1:${s.port}`,
-      ]);
+      const r = await runJson([...timing("2s", "100ms", "300ms"), "ssh", `127.0.0.1:${s.port}`]);
       const took = performance.now() - started;
       assertEquals(r.code, 1);
       const c = r.json.conditions[0]!;
@@ -292,77 +294,49 @@ Deno.test({
   },
 });
 
+/**
+ * Runs `tcp <up> -- then sh -c SCRIPT` (SCRIPT sleeps `sleep MARKER`), sends `signal` once the
+ * sleep runs, and asserts waitcmd exits `code` with no sleep of the command left behind.
+ */
+async function assertThenSignalled(
+  signal: Deno.Signal,
+  code: number,
+  script: (sleep: string) => string,
+  tag: string,
+): Promise<void> {
+  const f = await flapper();
+  const sleeper = `sleep ${Date.now() % 100000}.${tag}`;
+  try {
+    const child = new Deno.Command(WAITCMD, {
+      args: ["tcp", `127.0.0.1:${f.port}`, "--", "then", "sh", "-c", script(sleeper)],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    for (let i = 0; i < 100 && !(await alive(sleeper)); i++) {
+      await sleep(50);
+    }
+    assert(await alive(sleeper), "the then command started");
+    child.kill(signal);
+    assertEquals((await child.status).code, code);
+    await sleep(200);
+    assertEquals(await alive(sleeper), false, "a sleep of the then command survived");
+  } finally {
+    await f.close();
+  }
+}
+
 Deno.test({
   name: "fault: SIGTERM during `then` ends the command's whole process group (143, no orphan)",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    const marker = `${Date.now() % 100000}.4242`;
-    try {
-      const child = new Deno.Command(WAITCMD, {
-        args: [
-          "tcp",
-          `127.0.0.1:${f.port}`,
-          "--",
-          "then",
-          "sh",
-          "-c",
-          `sleep ${marker} & sleep ${marker}`,
-        ],
-        env: { NO_COLOR: "1" },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      for (let i = 0; i < 100 && !(await alive(`sleep ${marker}`)); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert(await alive(`sleep ${marker}`), "the then command started");
-      child.kill("SIGTERM");
-      const status = await child.status;
-      assertEquals(status.code, 143);
-      await new Promise((r) => setTimeout(r, 200));
-      assertEquals(await alive(`sleep ${marker}`), false, "a sleep of the then command survived");
-    } finally {
-      await f.close();
-    }
-  },
+  fn: () => assertThenSignalled("SIGTERM", 143, (sleep) => `${sleep} & ${sleep}`, "4242"),
 });
 
 Deno.test({
   name: "fault: SIGINT during `then` ends it too (130), and a child ignoring TERM is killed",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    const marker = `${Date.now() % 100000}.4343`;
-    try {
-      const child = new Deno.Command(WAITCMD, {
-        args: [
-          "tcp",
-          `127.0.0.1:${f.port}`,
-          "--",
-          "then",
-          "sh",
-          "-c",
-          `sleep ${marker} & wait`,
-        ],
-        env: { NO_COLOR: "1" },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      for (let i = 0; i < 100 && !(await alive(`sleep ${marker}`)); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      child.kill("SIGINT");
-      const status = await child.status;
-      assertEquals(status.code, 130);
-      await new Promise((r) => setTimeout(r, 200));
-      assertEquals(await alive(`sleep ${marker}`), false);
-    } finally {
-      await f.close();
-    }
-  },
+  fn: () => assertThenSignalled("SIGINT", 130, (sleep) => `${sleep} & wait`, "4343"),
 });
 
 Deno.test({
@@ -399,17 +373,9 @@ Deno.test({
     try {
       const started = performance.now();
       const r = await runJson([
-        "--mode",
-        "any",
-        "-t",
-        "20s",
-        "dns",
-        "app.test",
-        "--server",
-        `127.0.0.1:${udp.address().port}`,
-        "--",
-        "tcp",
-        `127.0.0.1:${f.port}`,
+        ...["--mode", "any", "-t", "20s", "dns", "app.test"],
+        ...["--server", `127.0.0.1:${udp.address().port}`],
+        ...["--", "tcp", `127.0.0.1:${f.port}`],
       ]);
       const took = performance.now() - started;
       assertEquals(r.code, 0);
@@ -429,19 +395,10 @@ Deno.test({
     const udp = createSocket("udp4");
     await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
     try {
-      const r = await runJson([
-        "-t",
-        "1500ms",
-        "-i",
-        "100ms",
-        "--attempt-timeout",
-        "300ms",
-        "dns",
-        "app.test",
-        "--server",
-        `127.0.0.1:${udp.address().port}`,
-      ]);
-      assertEquals(r.code, 1);
+      const r = await expectJson([
+        ...timing("1500ms", "100ms", "300ms"),
+        ...["dns", "app.test", "--server", `127.0.0.1:${udp.address().port}`],
+      ], { code: 1 });
       assert(r.json.conditions[0]!.attempts >= 2);
       assertEquals(r.json.conditions[0]!.satisfied, false);
     } finally {
@@ -493,8 +450,9 @@ Deno.test({
       const file = `${dir}/r.txt`;
       await Deno.writeTextFile(file, "a".repeat(40) + "!\n");
       const started = performance.now();
-      const r = await runJson(["-t", "2s", "log", file, "--from-start", "--matches", "^(a+)+$"]);
-      assertEquals(r.code, 1);
+      await expectJson(["-t", "2s", "log", file, "--from-start", "--matches", "^(a+)+$"], {
+        code: 1,
+      });
       assert(performance.now() - started < 6000, "the deadline held");
       const lookahead = await runCli(["log", file, "--matches", "a(?=b)"]);
       assertEquals(lookahead.code, 2);
@@ -620,16 +578,8 @@ for (const [mode, pauseMs] of [["rename", 0], ["copytruncate", 10]] as const) {
       try {
         await Deno.writeTextFile(path, "");
         const args = (n: number) => [
-          "-t",
-          "60s",
-          "-i",
-          "200ms",
-          "log",
-          path,
-          "--contains",
-          "MARK",
-          "--min-matches",
-          String(n),
+          ...timing("60s", "200ms"),
+          ...["log", path, "--contains", "MARK", "--min-matches", String(n)],
         ];
         // 200 must be reached (0 lost); 201 must never be (0 counted twice): both runs follow
         // the same writer, from its first line.
@@ -704,17 +654,8 @@ Deno.test({
       for (const flags of [["--status", "200"], ["--jsonpath", "$.a == 1"]]) {
         const out = await new Deno.Command("/usr/bin/time", {
           args: [
-            "-f",
-            "maxrss_kb=%M",
-            WAITCMD,
-            "-o",
-            "json",
-            "-t",
-            "20s",
-            "--attempt-timeout",
-            "10s",
-            "http",
-            `http://127.0.0.1:${s.port}/big`,
+            ...["-f", "maxrss_kb=%M", WAITCMD, "-o", "json", "-t", "20s"],
+            ...["--attempt-timeout", "10s", "http", `http://127.0.0.1:${s.port}/big`],
             ...flags,
           ],
           env: { NO_COLOR: "1" },
@@ -744,20 +685,10 @@ Deno.test({
     const s = bodyServer();
     try {
       const started = performance.now();
-      const r = await runJson([
-        "-t",
-        "2s",
-        "-i",
-        "100ms",
-        "--attempt-timeout",
-        "500ms",
-        "http",
-        `http://127.0.0.1:${s.port}/slow`,
-        "--contains",
-        "never",
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 500ms");
+      const r = await expectJson([
+        ...timing("2s", "100ms", "500ms"),
+        ...["http", `http://127.0.0.1:${s.port}/slow`, "--contains", "never"],
+      ], { code: 1, error: "attempt timed out after 500ms" });
       assert(r.json.conditions[0]!.attempts >= 2);
       assert(performance.now() - started < 8000);
     } finally {

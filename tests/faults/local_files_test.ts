@@ -28,17 +28,8 @@ Deno.test({
       await sh(`chmod 777 '${home}'`);
       const out = await new Deno.Command("setpriv", {
         args: [
-          "--reuid=nobody",
-          "--regid=nogroup",
-          "--clear-groups",
-          WAITCMD,
-          "--timeout",
-          "1s",
-          "--output",
-          "json",
-          "glob",
-          `${dir}/root-only/*.lock`,
-          "--absent",
+          ...["--reuid=nobody", "--regid=nogroup", "--clear-groups", WAITCMD, "--timeout", "1s"],
+          ...["--output", "json", "glob", `${dir}/root-only/*.lock`, "--absent"],
         ],
         env: { HOME: home, NO_COLOR: "1" },
         stdout: "piped",
@@ -131,15 +122,8 @@ Deno.test({
       await Deno.writeTextFile(`${dir}/blob`, "x");
       const line = usageErrorLine(
         await runCli([
-          "--timeout",
-          "5s",
-          "cosign",
-          "--blob",
-          `${dir}/blob`,
-          "--bundle",
-          `${dir}/blob.sigstore.json`,
-          "--trusted-root",
-          `${dir}/root.json`,
+          ...["--timeout", "5s", "cosign", "--blob", `${dir}/blob`],
+          ...["--bundle", `${dir}/blob.sigstore.json`, "--trusted-root", `${dir}/root.json`],
         ]),
       );
       assertEquals(
@@ -168,13 +152,7 @@ Deno.test({
     ]).flat();
     const out = await new Deno.Command("sh", {
       args: [
-        "-c",
-        'ulimit -n 40; exec "$0" "$@"',
-        WAITCMD,
-        "--timeout",
-        "2s",
-        "-o",
-        "json",
+        ...["-c", 'ulimit -n 40; exec "$0" "$@"', WAITCMD, "--timeout", "2s", "-o", "json"],
         ...words,
       ],
       env: { NO_COLOR: "1" },

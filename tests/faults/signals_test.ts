@@ -9,7 +9,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { WAITCMD } from "../e2e/_cli.ts";
+import { timing, WAITCMD } from "../e2e/_cli.ts";
 import { blockedIn, groupsRunning, killGroups, spawnWaitcmd, until } from "./_proc.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -91,14 +91,8 @@ Deno.test({
     try {
       await Deno.writeTextFile(`${f.dir}/blob`, "x");
       const w = spawnWaitcmd([
-        "--explain",
-        "cosign",
-        "--blob",
-        `${f.dir}/blob`,
-        "--signature",
-        `${f.dir}/blob`,
-        "--key",
-        f.fifo,
+        ...["--explain", "cosign", "--blob", `${f.dir}/blob`, "--signature", `${f.dir}/blob`],
+        ...["--key", f.fifo],
       ]);
       await until(() => blockedIn(w.child.pid, "wait_for_partner"), "the open of the FIFO");
       w.child.kill("SIGQUIT");
@@ -146,20 +140,10 @@ Deno.test({
     const marker = `waitcmd-quit-${crypto.randomUUID()}`;
     try {
       const w = spawnWaitcmd([
-        "--timeout",
-        "60s",
-        "--interval",
-        "100ms",
-        "--report",
-        `${dir}/report.json`,
-        "tcp",
-        "127.0.0.1:1",
-        "--",
-        "exec",
-        "--",
-        "sh",
-        "-c",
-        `echo started > ${dir}/started; sleep 1000; : ${marker}`,
+        ...timing("60s", "100ms"),
+        ...["--report", `${dir}/report.json`, "tcp", "127.0.0.1:1"],
+        ...["--", "exec"],
+        ...["--", "sh", "-c", `echo started > ${dir}/started; sleep 1000; : ${marker}`],
       ]);
       await until(() => {
         try {

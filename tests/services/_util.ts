@@ -533,3 +533,36 @@ export function dataTemplate(
     return { dir, data: `${dir}/data` };
   };
 }
+
+/**
+ * A runner of `fn` in a fresh temporary directory named `prefix…` (its real path), removed
+ * afterwards whatever `fn` does.
+ */
+export function inTempDir(prefix: string): <T>(fn: (dir: string) => Promise<T>) => Promise<T> {
+  return async (fn) => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+    try {
+      return await fn(dir);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  };
+}
+
+/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
+export function acceptingPort(): { port: number; close(): void } {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    try {
+      for await (const c of l) c.close();
+    } catch {
+      // closed
+    }
+  })();
+  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (a connection is refused). */
+export function closedPort(): number {
+  return freePort();
+}

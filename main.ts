@@ -9,7 +9,7 @@
 import denoJson from "./deno.json" with { type: "json" };
 import { KINDS, loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
-import { errorText, UsageError } from "./engine/errors.ts";
+import { errorText, missingPackage, UsageError } from "./engine/errors.ts";
 import { FileReadError, isUtf8, readBounded } from "./engine/files.ts";
 import { type Command, parseArgv } from "./engine/grammar.ts";
 import { type Handover, handOver, signalExitCode } from "./engine/handover.ts";
@@ -152,7 +152,7 @@ async function readCommand(
     }
     let command = parseArgv(words, registry, io.env);
     if (command.type === "run") {
-      await validatePlan(command.plan);
+      await validatePlan(command.plan, { env: io.env, isolate: true });
       command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
     }
     return { command, registry };
@@ -365,8 +365,15 @@ if (import.meta.main) {
       notUtf8: findNotUtf8(Deno.args),
     });
   } catch (e) {
-    // A bug of ours: one line, never a stack trace (WAITCMD_DEBUG shows it).
-    streams.write(Deno.stderr, `waitcmd: internal error: ${errorText(e)}\n`);
+    // A bug of ours: one line, never a stack trace (WAITCMD_DEBUG shows it). Or a set-up that
+    // left a library out: a wait never downloads it (docs/development.md).
+    const missing = missingPackage(e);
+    streams.write(
+      Deno.stderr,
+      missing
+        ? `waitcmd: the kinds' npm packages are not installed (${missing} is missing), and a wait never downloads: run ${import.meta.dirname}/scripts/packages\n`
+        : `waitcmd: internal error: ${errorText(e)}\n`,
+    );
     if (Deno.env.get("WAITCMD_DEBUG") && e instanceof Error) {
       streams.write(Deno.stderr, `${e.stack}\n`);
     }

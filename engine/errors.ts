@@ -157,3 +157,19 @@ const ERRNO_TEXTS: Readonly<Record<string, string>> = {
 
 const described = new Map<string, string>();
 const DESCRIBED_MAX = 1024;
+
+/**
+ * The npm package that Deno could not load because it is not installed
+ * (`npm:pg@8.23.1`), when that is what `e` says; else undefined. A wait never
+ * downloads (`--cached-only`; docs/development.md): such a run ends at once
+ * with one line naming the command that installs what is missing.
+ */
+export function missingPackage(e: unknown): string | undefined {
+  const text = errorText(e);
+  const m = /Could not find a matching package for '(npm:[^']+)' in the node_modules directory/
+    .exec(text) ??
+    /Failed caching npm package '([^']+)'/.exec(text) ??
+    /npm package not found in cache: "([^"]+)"/.exec(text);
+  if (!m) return undefined;
+  return m[1]!.startsWith("npm:") ? m[1]! : `npm:${m[1]}`;
+}

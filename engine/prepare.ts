@@ -12,9 +12,11 @@ import { UsageError } from "./errors.ts";
 import { checkCaptureNames } from "./grammar.ts";
 import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
 import { resultOf } from "./attempt.ts";
+import type { Invalid } from "./isolate_serve.ts";
 import type {
   ConditionKind,
   ExpandContext,
+  Fail,
   Probe,
   ProbeEnv,
   ProbeFactory,
@@ -31,14 +33,67 @@ export interface ReadyPlan extends Plan {
   readonly conditions: readonly ReadyCondition[];
 }
 
-/** Runs every kind's library validation, in condition order; throws the first `UsageError`. */
-export async function validatePlan(plan: Plan): Promise<void> {
+/** How `validatePlan` runs. */
+export interface ValidateOptions {
+  /**
+   * The process environment: the settings that only a run reads are checked as well
+   * (`WAITCMD_MEMORY_CAP`, engine/isolate.ts).
+   */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Validate the conditions of isolated kinds in their workers, which then serve the run's
+   * probes: the libraries a validation needs load there (the CLI).
+   */
+  readonly isolate?: boolean;
+  /** Once it aborts, the validation is not waited for (the run is cancelled anyway). */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * Runs every kind's library validation, in condition order; throws the first `UsageError`.
+ */
+export async function validatePlan(plan: Plan, opts: ValidateOptions = {}): Promise<void> {
+  const env = opts.env ?? {};
+  if (env.WAITCMD_MEMORY_CAP !== undefined) (await import("./isolate.ts")).memoryCap(env);
+  const validating = validateConditions(plan, opts.isolate === true, env);
+  if (opts.signal === undefined) return await validating;
+  validating.catch(() => {}); // after a signal, of no interest
+  await Promise.race([
+    validating,
+    new Promise<void>((resolve) => {
+      if (opts.signal!.aborted) resolve();
+      opts.signal!.addEventListener("abort", () => resolve(), { once: true });
+    }),
+  ]);
+}
+
+/** The validation itself: isolated kinds' in their workers (all at once), the others here. */
+async function validateConditions(
+  plan: Plan,
+  isolate: boolean,
+  env: Readonly<Record<string, string>>,
+): Promise<void> {
+  const inWorkers = isolate
+    ? [...new Set(plan.conditions.map((c) => c.kind))].filter((k) => k.isolate && k.validate)
+    : [];
+  const found = new Map<ConditionPlan, Invalid | undefined>();
+  if (inWorkers.length > 0) {
+    const { kindIsolate } = await import("./isolate.ts");
+    await Promise.all(inWorkers.map(async (kind) => {
+      const conditions = plan.conditions.filter((c) => c.kind === kind);
+      const failures = await kindIsolate(kind.name, { env })
+        .validate(conditions.map((c) => c.options));
+      conditions.forEach((c, i) => found.set(c, failures[i]));
+    }));
+  }
   for (const c of plan.conditions) {
     if (!c.kind.validate) continue;
     const where = `condition ${c.index} (${c.kindWord})`;
-    await c.kind.validate(c.options, (flag, message) => {
+    const fail: Fail = (flag, message) => {
       throw new UsageError(flag ? `${where}: --${flag}` : where, message, c.kind.name);
-    });
+    };
+    if (!found.has(c)) await c.kind.validate(c.options, fail);
+    else if (found.get(c) !== undefined) fail(found.get(c)!.flag, found.get(c)!.message);
   }
 }
 
@@ -86,16 +141,39 @@ export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
   return { ...plan, ...expanded };
 }
 
+/** How `preparePlan` makes the probes. */
+export interface PrepareOptions {
+  /**
+   * Every probe on this thread, isolated kinds' too: for tests that drive probes with a fake
+   * clock or look at them in-process.
+   */
+  readonly inProcess?: boolean;
+  /** The entry module of isolated kinds' workers (a test's own); engine/isolate_worker.ts. */
+  readonly workerUrl?: URL;
+}
+
 /**
  * Loads each kind's probe module once (concurrently) and makes one probe per
- * condition, awaiting the factories that import a library for their options.
+ * condition, awaiting the factories that import a library for their options. The probes of
+ * a kind that declares `isolate` are made in a worker of the kind's own, which imports the
+ * probe module there (engine/isolate.ts); the others on this thread.
  */
-export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan> {
+export async function preparePlan(
+  plan: Plan,
+  env: ProbeEnv,
+  opts: PrepareOptions = {},
+): Promise<ReadyPlan> {
   const kinds = [...new Set(plan.conditions.map((c) => c.kind))];
-  const factories = new Map<ConditionKind, ProbeFactory<unknown>>(
-    await Promise.all(kinds.map(async (k) => [k, await k.load()] as const)),
+  const isolated = new Set(opts.inProcess ? [] : kinds.filter((k) => k.isolate));
+  const [factories, isolates] = await Promise.all([
+    Promise.all(
+      kinds.filter((k) => !isolated.has(k)).map(async (k) => [k, await k.load()] as const),
+    ).then((entries) => new Map<ConditionKind, ProbeFactory<unknown>>(entries)),
+    isolated.size === 0 ? undefined : isolatedProbes(plan, isolated, env, opts),
+  ]);
+  const made = plan.conditions.map((c) =>
+    isolates?.get(c) ?? factories.get(c.kind)!(c.options, env)
   );
-  const made = plan.conditions.map((c) => factories.get(c.kind)!(c.options, env));
   // Most factories are synchronous: a thousand such conditions need no thousand awaits.
   const probes = made.some((p) => p instanceof Promise)
     ? await Promise.all(made)
@@ -107,6 +185,41 @@ export async function preparePlan(plan: Plan, env: ProbeEnv): Promise<ReadyPlan>
       return { ...c, probe: c.negate ? negated(probe) : probe };
     }),
   };
+}
+
+/** The probes of the conditions of isolated kinds, made in one worker per kind. */
+async function isolatedProbes(
+  plan: Plan,
+  kinds: ReadonlySet<ConditionKind>,
+  env: ProbeEnv,
+  opts: PrepareOptions,
+): Promise<Map<ConditionPlan, Probe>> {
+  const { kindIsolate, memoryCap, noteMemoryFloor, setMemoryCap } = await import("./isolate.ts");
+  // Checked by validatePlan (a usage error); without the variable, the cap stays as it is.
+  if (env.env.WAITCMD_MEMORY_CAP !== undefined) {
+    try {
+      setMemoryCap(memoryCap(env.env));
+    } catch {
+      // A caller that skipped validatePlan keeps the cap it had.
+    }
+  }
+  const out = new Map<ConditionPlan, Probe>();
+  const isolates = [...kinds].map((kind) =>
+    [kind, kindIsolate(kind.name, { env: env.env, workerUrl: opts.workerUrl })] as const
+  );
+  try {
+    await Promise.all(isolates.map(async ([kind, isolate]) => {
+      const conditions = plan.conditions.filter((c) => c.kind === kind);
+      const probes = await isolate.probes(conditions.map((c) => c.options), env.secrets);
+      conditions.forEach((c, i) => out.set(c, probes[i]!));
+    }));
+  } catch (e) {
+    // One kind that cannot load: the others' workers end with it.
+    await Promise.all(isolates.map(([, isolate]) => isolate.close()));
+    throw e;
+  }
+  noteMemoryFloor();
+  return out;
 }
 
 /**

@@ -13,6 +13,7 @@ import { GLOBAL_FLAGS } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
 import { documentValue, YamlValueError } from "./yaml.ts";
+import { commonJsExports } from "./commonjs.ts";
 
 /** Keys of a condition entry. */
 const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
@@ -88,7 +89,7 @@ export async function expandRecipe(
   cliRest: readonly string[],
   registry: Registry,
 ): Promise<Expanded> {
-  const { parseDocument, LineCounter } = await import("yaml");
+  const { parseDocument, LineCounter } = commonJsExports(await import("yaml"));
   const counter = new LineCounter();
   const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const fail = (line: number | undefined, message: string): never => {

@@ -18,9 +18,10 @@ export const SECRET_PARAM: RegExp = /token|key|secret|passw|pwd|auth|sig|credent
 export function redactUrl(text: string): { display: string; secrets: string[] } {
   const secrets: string[] = [];
   let display = text.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_m, scheme, info) => {
-    secrets.push(info);
+    // With a password, the password alone is the secret: output that echoes
+    // the URL keeps its user (`postgres://app:***@db`), as docs/contract.md §9 shows.
     const colon = info.indexOf(":");
-    if (colon >= 0) secrets.push(info.slice(colon + 1));
+    secrets.push(colon >= 0 ? info.slice(colon + 1) : info);
     return `${scheme}***@`;
   });
   const q = display.indexOf("?");
@@ -153,6 +154,11 @@ export class SecretRegistry {
       this.#values.add(v);
       this.#sorted = undefined;
     }
+  }
+
+  /** The registered values (as written and percent-encoded), e.g. to hand them to a worker. */
+  values(): IterableIterator<string> {
+    return this.#values.values();
   }
 
   /** How many values are registered (none: masking has nothing to do). */

@@ -238,6 +238,14 @@ export interface ConditionKind<O = unknown> {
   /** Loads the probe module: a literal `import("./probe.ts")`, so `deno compile` embeds it. */
   load(): Promise<ProbeFactory<O>>;
   /**
+   * The probes run a third-party protocol or parser (a driver, an SDK, a decompressor): they
+   * run in a worker of the kind's own, off the main thread that keeps the clock and the
+   * signals (engine/isolate.ts, docs/contract.md §2). The worker imports the probe module
+   * and its libraries itself, so the options must be structured-clonable plain data (they
+   * are by contract) and the probes may use only what `ProbeEnv` gives them.
+   */
+  readonly isolate?: true;
+  /**
    * For a first word that names no kind: when the word looks like this
    * kind's target (a URL for http, `host:port` for tcp, wait-on's `tcp:…`
    * form), the condition it was meant as (`tcp localhost:8080`); the usage

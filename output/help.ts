@@ -183,6 +183,8 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "                              a table to $GITHUB_STEP_SUMMARY",
     "  GITLAB_CI=true              fold the progress lines in a collapsed section",
     "  WAITCMD_CI=off              none of the CI folding",
+    "  WAITCMD_MEMORY_CAP=512M     memory cap while drivers and parsers run in their workers:",
+    "                              near it, the workers at work are stopped (pending attempts)",
     "  A bad value is a usage error naming the variable.",
     "",
   ].join("\n"),

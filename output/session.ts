@@ -130,7 +130,8 @@ function cancelledBefore(io: SessionIo): SessionEnd {
 
 /**
  * Makes every probe (a kind's library is imported here, before the run's clock starts:
- * docs/contract.md §2); undefined when a signal came first. A first use that takes long says so.
+ * docs/contract.md §2); undefined when a signal came first. Nothing is downloaded here
+ * (docs/development.md), so a slow import is no event worth a line.
  */
 async function loadProbes(
   plan: Plan,
@@ -138,20 +139,12 @@ async function loadProbes(
   secrets: SecretRegistry,
 ): Promise<ReadyPlan | undefined> {
   if (io.signal.aborted) return undefined;
-  let loaded = false;
-  // (AbortSignal.timeout, not setTimeout: the first setTimeout costs start-up time; clock.ts.)
-  if (plan.options.output === "text" && !plan.options.quiet) {
-    AbortSignal.timeout(1000).addEventListener("abort", () => {
-      if (!loaded) io.stderr("waitcmd: loading the kinds' libraries (first use)...\n");
-    });
-  }
   const preparing = preparePlan(plan, { clock: io.clock, env: io.env, secrets });
   const cancelled = new Promise<undefined>((resolve) => {
     io.signal.addEventListener("abort", () => resolve(undefined), { once: true });
   });
   preparing.catch(() => {}); // a failure after a signal is of no interest
   const ready = await Promise.race([preparing, cancelled]);
-  loaded = true;
   if (ready === undefined) {
     // The probes made so far may hold something: closed in the background.
     preparing.then((p) => p.conditions.forEach((c) => c.probe.close?.()), () => {});

@@ -19,7 +19,7 @@
  */
 
 import type { BenchEntry, BenchRow } from "./bench/_types.ts";
-import { BenchFailure, denoVersion } from "./bench/_lib.ts";
+import { BenchFailure, denoVersion, ensureBundle } from "./bench/_lib.ts";
 
 const benchDir = new URL("./bench/", import.meta.url);
 
@@ -130,6 +130,15 @@ async function mainBench(args: string[]): Promise<number> {
   }).output();
   if (!packages.success) {
     console.error("bench: scripts/packages failed (see above)");
+    return 1;
+  }
+  // The release bundle the start-up rows compare with the sources, built once if need be.
+  try {
+    await ensureBundle();
+  } catch (e) {
+    console.error(
+      `bench: the release bundle could not be built: ${e instanceof Error ? e.message : e}`,
+    );
     return 1;
   }
   const started = new Date();

@@ -20,12 +20,15 @@
  * mistake of pointing `DENORT_BIN` at the full `deno` CLI (whose "compiled"
  * result starts a REPL).
  *
- * Lazily imported npm packages (`await import("ssh2")` inside a kind) are
- * bundled without `--include`: a dynamic import with a literal specifier is
- * part of the module graph, and `--exclude-unused-npm` embeds exactly the npm
- * packages reachable from that graph (tests/release/compile_test.ts checks the
- * embedded file list). Worker modules are not in that graph: each in
- * `WORKERS` is passed with `--include`.
+ * What is compiled is the release bundle (scripts/bundle.ts, `dist/bundle/`),
+ * the same program the e2e suite runs with `WAITCMD_UNDER_TEST=bundle`: it is
+ * reused when it was built from the sources of this tree, else built first.
+ * Its modules are one graph from main.js (the kinds' chunks through their
+ * literal `import()`); the worker entries and the files packages read beside
+ * their modules are in no graph, so each is passed with `--include` from the
+ * bundle's manifest. No node_modules, type declarations, source maps or
+ * native add-ons are embedded (tests/release/compile_test.ts checks the
+ * embedded file list).
  *
  * Usage: deno task compile [--target TARGET]... [--dist DIR] [--verbose]
  *   WAITCMD_DIST_DIR overrides the output directory as well.
@@ -35,6 +38,14 @@
 
 import { inflateRawSync } from "node:zlib";
 import denoJson from "../deno.json" with { type: "json" };
+import {
+  bundle,
+  BUNDLE_DIR,
+  bundleState,
+  type Manifest,
+  PERMISSIONS,
+  readManifest,
+} from "./bundle.ts";
 
 /** The release targets, in the order they are built and listed. */
 export const TARGETS = [
@@ -44,9 +55,6 @@ export const TARGETS = [
   "aarch64-apple-darwin",
   "x86_64-pc-windows-msvc",
 ] as const;
-
-/** Modules started with `new Worker(...)`, which `deno compile` embeds only when told. */
-export const WORKERS: readonly string[] = ["conditions/_common/regex_worker.ts"];
 
 /** One of {@link TARGETS}. */
 export type Target = typeof TARGETS[number];
@@ -233,23 +241,77 @@ export interface CompileOptions {
   dist: string;
   /** Environment for DENORT_BIN / DENORT_DIR (defaults to the process's). */
   env?: Readonly<Record<string, string>>;
-  /** Module to compile (default: main.ts). */
-  entry?: string;
+  /** The bundle to compile (default: dist/bundle, see scripts/bundle.ts). */
+  bundle?: string;
   /** Scratch directory for extracted denort archives (default: a fresh temp dir). */
   workDir?: string;
 }
 
 /**
- * Builds one target with `deno compile`, never letting deno download:
- * `DENORT_BIN` is always set explicitly to the denort found for the target.
- * A stale binary of an earlier build is removed first, so dist/ only holds
- * what this build produced.
+ * `deno compile`'s arguments for the bundle in `dir`: the binary's
+ * permissions, no config or lockfile (the bundle needs neither), and every
+ * file the module graph does not reach.
+ */
+export function compileArgs(
+  target: Target,
+  output: string,
+  dir: string,
+  manifest: Manifest,
+): string[] {
+  return [
+    "compile",
+    ...PERMISSIONS,
+    "--no-check", // compileAll type-checks the sources once
+    "--no-config",
+    "--no-lock",
+    "--target",
+    target,
+    "--output",
+    output,
+    // Workers and files read beside a module are not in the module graph (docs/development.md).
+    ...[...Object.values(manifest.workers), ...manifest.assets]
+      .flatMap((f) => ["--include", `${dir}/${f}`]),
+    `${dir}/${manifest.entry}`,
+  ];
+}
+
+/** Runs `deno compile` with `denort` as the base binary; its log with colours removed. */
+async function denoCompile(
+  args: string[],
+  denort: string,
+): Promise<{ success: boolean; code: number; log: string }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args,
+    cwd: repoRoot,
+    env: { DENORT_BIN: denort, NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    success: out.success,
+    code: out.code,
+    log: stripAnsi(dec.decode(out.stdout) + dec.decode(out.stderr)),
+  };
+}
+
+/**
+ * Builds one target with `deno compile` from the bundle, never letting deno
+ * download: `DENORT_BIN` is always set explicitly to the denort found for
+ * the target. A stale binary of an earlier build is removed first, so dist/
+ * only holds what this build produced.
  */
 export async function compileTarget(target: Target, opts: CompileOptions): Promise<TargetResult> {
   const env = opts.env ?? Deno.env.toObject();
   const output = `${opts.dist}/${binaryName(target)}`;
   await Deno.mkdir(opts.dist, { recursive: true });
   await Deno.remove(output).catch(() => {});
+  const dir = opts.bundle ?? BUNDLE_DIR;
+  const manifest = await readManifest(dir);
+  if (!manifest) {
+    return { target, status: "failed", reason: `no bundle in ${dir} (deno task bundle)` };
+  }
   const lookup = await findDenort(target, env);
   if ("missing" in lookup) return { target, status: "blocked", reason: lookup.missing };
   const origin = lookup.found.origin;
@@ -261,42 +323,100 @@ export async function compileTarget(target: Target, opts: CompileOptions): Promi
     } catch (e) {
       return { target, status: "blocked", origin, reason: (e as Error).message };
     }
-    const args = [
-      "compile",
-      "--allow-all",
-      "--no-check", // main() type-checks once for all targets
-      "--exclude-unused-npm",
-      "--config",
-      `${repoRoot}/deno.json`,
-      "--target",
-      target,
-      "--output",
-      output,
-      // Workers are not part of the module graph: name each one (docs/contract.md §9).
-      ...(opts.entry === undefined
-        ? WORKERS.flatMap((w) => ["--include", `${repoRoot}/${w}`])
-        : []),
-      opts.entry ?? `${repoRoot}/main.ts`,
-    ];
-    const out = await new Deno.Command(Deno.execPath(), {
-      args,
-      cwd: repoRoot,
-      env: { DENORT_BIN: denort, NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    const dec = new TextDecoder();
-    const log = stripAnsi(dec.decode(out.stdout) + dec.decode(out.stderr));
+    const out = await denoCompile(compileArgs(target, output, dir, manifest), denort);
     if (!out.success || !(await isFile(output))) {
-      const why = log.split("\n").find((l) => l.startsWith("error:")) ??
+      const why = out.log.split("\n").find((l) => l.startsWith("error:")) ??
         `exit code ${out.code}`;
-      return { target, status: "failed", origin, reason: `deno compile failed: ${why}`, log };
+      return {
+        target,
+        status: "failed",
+        origin,
+        reason: `deno compile failed: ${why}`,
+        log: out.log,
+      };
     }
-    return { target, status: "built", output, origin, log };
+    return { target, status: "built", output, origin, log: out.log };
   } finally {
     if (!opts.workDir) await Deno.remove(workDir, { recursive: true }).catch(() => {});
   }
+}
+
+/** What the compiled program weighs above Deno's runtime (see {@link measurePayload}). */
+export interface Payload {
+  /** The compiled binary's size minus the deno CLI's, with the CLI as `DENORT_BIN`. */
+  readonly bytes: number;
+  /** The same for an empty program: what `deno compile` adds to any program. */
+  readonly emptyBytes: number;
+  /** The files embedded, as deno compile lists them. */
+  readonly embedded: readonly string[];
+  /** deno compile's log. */
+  readonly log: string;
+}
+
+/**
+ * Compiles the bundle in `dir` for this machine with the deno CLI itself as
+ * the base binary (`DENORT_BIN`; the result does not run waitcmd, but holds
+ * the whole embedded program), and an empty program the same way: their
+ * sizes above the CLI's are the payload and what `deno compile` adds to any
+ * program (padding that aligns the embedded section in the executable).
+ */
+export async function measurePayload(dir = BUNDLE_DIR): Promise<Payload> {
+  const manifest = await readManifest(dir);
+  if (!manifest) throw new Error(`no bundle in ${dir} (deno task bundle)`);
+  const target = Deno.build.target as Target;
+  const work = await Deno.makeTempDir({ prefix: "waitcmd-payload-" });
+  try {
+    const cli = Deno.execPath();
+    const cliBytes = (await Deno.stat(cli)).size;
+    const out = await denoCompile(compileArgs(target, `${work}/waitcmd`, dir, manifest), cli);
+    if (!out.success) throw new Error(`deno compile failed: ${out.log.trim().slice(-300)}`);
+    await Deno.writeTextFile(`${work}/empty.js`, "\n");
+    const empty = await denoCompile(
+      [
+        "compile",
+        "--no-check",
+        "--no-config",
+        "--no-lock",
+        "--output",
+        `${work}/empty`,
+        `${work}/empty.js`,
+      ],
+      cli,
+    );
+    if (!empty.success) throw new Error(`deno compile failed: ${empty.log.trim().slice(-300)}`);
+    return {
+      bytes: (await Deno.stat(`${work}/waitcmd`)).size - cliBytes,
+      emptyBytes: (await Deno.stat(`${work}/empty`)).size - cliBytes,
+      embedded: embeddedFiles(out.log),
+      log: out.log,
+    };
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * The files of deno compile's "Embedded Files" tree, as paths: `dir/*`
+ * collapsed entries are listed as `dir/*`.
+ */
+export function embeddedFiles(log: string): string[] {
+  const lines = log.split("\n");
+  const start = lines.findIndex((l) => l.trim() === "Embedded Files");
+  if (start < 0) return [];
+  const out: string[] = [];
+  const stack: string[] = [];
+  for (const line of lines.slice(start + 2)) {
+    const m = /^((?:[│ ] )*)[├└]─[─┬] (.+?)(?: \([^)]*\))?$/.exec(line);
+    if (!m) {
+      if (out.length > 0 || line.trim() === "") break;
+      continue;
+    }
+    const depth = m[1]!.length / 2;
+    stack.length = depth;
+    if (line.includes("─┬ ")) stack.push(m[2]!);
+    else out.push([...stack, m[2]!].join("/"));
+  }
+  return out;
 }
 
 /**
@@ -346,7 +466,7 @@ export async function compileAll(
   const lookups = await Promise.all(targets.map((t) => findDenort(t, env)));
   if (lookups.some((l) => "found" in l)) {
     const check = await new Deno.Command(Deno.execPath(), {
-      args: ["check", "--config", `${repoRoot}/deno.json`, opts.entry ?? `${repoRoot}/main.ts`],
+      args: ["check", "--config", `${repoRoot}/deno.json`, `${repoRoot}/main.ts`],
       cwd: repoRoot,
       env: { NO_COLOR: "1" },
       stdin: "null",
@@ -361,9 +481,22 @@ export async function compileAll(
       return targets.map((target) => ({ target, status: "failed", reason }));
     }
   }
+  // The bundle the tests ran, when it is of these sources; else a new one.
+  const dir = opts.bundle ?? BUNDLE_DIR;
+  if (await bundleState(dir) === "fresh") {
+    opts.log(`compile: using ${relative(dir)}/, built from these sources`);
+  } else {
+    try {
+      await bundle({ out: dir, log: opts.log });
+    } catch (e) {
+      const reason = `the bundle could not be built: ${(e as Error).message}`;
+      opts.log(`compile: FAILED: ${reason}`);
+      return targets.map((target) => ({ target, status: "failed", reason }));
+    }
+  }
   const results: TargetResult[] = [];
   for (const target of targets) {
-    const r = await compileTarget(target, { ...opts, env });
+    const r = await compileTarget(target, { ...opts, env, bundle: dir });
     if (r.status === "built" && target === Deno.build.target) {
       const bad = await smokeTest(r.output!);
       if (bad) {

@@ -3,22 +3,12 @@
  * file after 1 s, a TCP listener after 2 s), waits for it with waitcmd, and
  * then runs a command, the way a container entrypoint would.
  *
- * Run: scripts/deno task demo
+ * Run: scripts/demo (it installs what the CLI runs first, with scripts/packages)
  */
 
 import { shellQuote } from "../output/quote.ts";
 
 const root = new URL("../", import.meta.url).pathname;
-
-// Set-up: every kind's npm packages (scripts/packages), so no wait ever downloads.
-const installed = await new Deno.Command(`${root}scripts/packages`, {
-  stdout: "inherit",
-  stderr: "inherit",
-}).output();
-if (!installed.success) {
-  console.error("demo: installing the npm packages failed (see above)");
-  Deno.exit(1);
-}
 
 const dir = await Deno.makeTempDir({ prefix: "waitcmd-demo-" });
 const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });

@@ -60,14 +60,17 @@ export function conditionOf(args: readonly string[]): ConditionPlan {
   return plan(args).conditions[0]!;
 }
 
-/** The plan of `args` with its probes made (kinds loaded), on the real clock. */
+/**
+ * The plan of `args` with its probes made (kinds loaded), on the real clock, in this
+ * process (isolated kinds too: the CLI runs those in workers, engine/isolate.ts).
+ */
 export async function readyPlan(
   args: readonly string[],
   env: Record<string, string> = {},
 ): Promise<ReadyPlan> {
   const p = plan(args, env);
   await validatePlan(p);
-  return await preparePlan(p, { clock: realClock, env });
+  return await preparePlan(p, { clock: realClock, env }, { inProcess: true });
 }
 
 /** The probe of the first condition of `args`. */
@@ -147,3 +150,19 @@ export const EXAMPLE_ENV: Readonly<Record<string, string>> = {
 
 /** Directory of the repository. */
 export const repoRootDir: string = new URL("../", import.meta.url).pathname.replace(/\/$/, "");
+
+/** The npm packages a Deno cache holds (`registry.npmjs.org/<name>/<version>/`). */
+export async function cachedPackages(denoDir: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string, depth: number) => {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isDirectory) continue;
+      if (depth === 0) found.push(`${dir}/${e.name}`);
+      else await walk(`${dir}/${e.name}`, e.name.startsWith("@") ? depth : depth - 1);
+    }
+  };
+  await walk(`${denoDir}/npm/registry.npmjs.org`, 1).catch((e) => {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  });
+  return found;
+}

@@ -19,7 +19,6 @@ import { type PasswordSource, readPassword } from "./dsurl.ts";
 import { type HostPort, loopbackRefusal, onEveryAddress } from "./net.ts";
 import { nodeErrorHint } from "./hints.ts";
 import { describeNodeError } from "./nodeerr.ts";
-import { onAbort } from "../../engine/abort.ts";
 
 /** What a data-store kind's options say about reaching the server. */
 export interface ReachOptions<U extends string | undefined = string | undefined> {
@@ -95,23 +94,4 @@ export async function connectOrDescribe<T>(
     }
     throw e;
   }
-}
-
-/**
- * `work`, or a rejection with the signal's reason as soon as `signal` aborts: for a driver's
- * step that takes no signal (amqplib's connect waits out its own handshake timeout on a
- * silent server). `work` goes on in the background; the caller disposes of what it brings.
- */
-export function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const off = onAbort(signal, () => reject(signal.reason));
-    work.then((v) => {
-      off();
-      resolve(v);
-    }, (e: unknown) => {
-      off();
-      reject(e);
-    });
-  });
 }

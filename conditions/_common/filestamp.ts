@@ -18,6 +18,19 @@ export interface FileStamp {
   readonly dev: number;
 }
 
+/**
+ * `Deno.stat(path)`, or undefined when nothing is there; any other failure (permission
+ * denied, a loop of links) is thrown: the runner reports it as a pending attempt.
+ */
+export async function statIfExists(path: string): Promise<Deno.FileInfo | undefined> {
+  try {
+    return await Deno.stat(path);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return undefined;
+    throw e;
+  }
+}
+
 /** The stamp of a `stat` result. */
 export function stampOf(info: Deno.FileInfo): FileStamp {
   return {

@@ -12,6 +12,7 @@
 
 import { RE2JS } from "re2js";
 import type { Captures } from "./captures.ts";
+import { workerUrl } from "../../engine/workers.ts";
 
 /** A compiled user pattern. */
 export interface UserRegex {
@@ -95,7 +96,7 @@ export function execText(
   if (signal.aborted) return Promise.reject(signal.reason);
   if (text.length <= INLINE_TEXT) return Promise.resolve(re.exec(text));
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./regex_worker.ts", import.meta.url), { type: "module" });
+    const worker = new Worker(workerUrl("regex"), { type: "module" });
     const end = () => {
       signal.removeEventListener("abort", onAbort);
       worker.terminate();

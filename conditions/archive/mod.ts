@@ -100,5 +100,6 @@ export const archive = defineKind<ArchiveOptions>({
     return { target: path, options: { path, format, contains, matches, minCount } };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
 });

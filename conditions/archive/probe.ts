@@ -15,6 +15,7 @@ import {
   ContentCache,
   invalidating,
   stampOf,
+  statIfExists,
   StillWritingError,
 } from "../_common/filestamp.ts";
 import { expandBraces, segmentMatcher } from "../_common/glob.ts";
@@ -123,15 +124,8 @@ export function create(options: ArchiveOptions, env: ProbeEnv): Probe {
 
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(path);
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) {
-          return { status: "pending", error: "does not exist" };
-        }
-        throw e;
-      }
+      const info = await statIfExists(path);
+      if (info === undefined) return { status: "pending", error: "does not exist" };
       if (info.isDirectory) {
         return { status: "pending", error: "is a directory, not an archive" };
       }

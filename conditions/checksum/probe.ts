@@ -10,7 +10,13 @@
 import { createHash } from "node:crypto";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
-import { assertUnchanged, ContentCache, invalidating, stampOf } from "../_common/filestamp.ts";
+import {
+  assertUnchanged,
+  ContentCache,
+  invalidating,
+  stampOf,
+  statIfExists,
+} from "../_common/filestamp.ts";
 import { watchPath } from "../_common/watch.ts";
 import type { Algorithm, ChecksumOptions } from "./mod.ts";
 
@@ -41,15 +47,8 @@ export function create(options: ChecksumOptions, env: ProbeEnv): Probe {
   const cache = new ContentCache<ProbeResult>();
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(path);
-      } catch (e) {
-        if (e instanceof Deno.errors.NotFound) {
-          return { status: "pending", error: "does not exist" };
-        }
-        throw e;
-      }
+      const info = await statIfExists(path);
+      if (info === undefined) return { status: "pending", error: "does not exist" };
       if (info.isDirectory) {
         return { status: "pending", error: "is a directory, not a file" };
       }

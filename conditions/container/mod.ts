@@ -198,5 +198,6 @@ export const container = defineKind<ContainerOptions>({
     return { target, options: { target, project, want, engine } };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.dockerSocket(env)),
 });

@@ -133,5 +133,6 @@ export const cosign = defineKind<CosignOptions>({
     }
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
 });

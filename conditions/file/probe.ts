@@ -7,6 +7,7 @@
 
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { createSearcher, formatSize } from "../_common/bytes.ts";
+import { statIfExists } from "../_common/filestamp.ts";
 import { watchPath } from "../_common/watch.ts";
 import type { FileOptions } from "./mod.ts";
 
@@ -49,11 +50,8 @@ export function create(options: FileOptions, env: ProbeEnv): Probe {
   const { path, deleted, nonempty, contains } = options;
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
-      let info: Deno.FileInfo;
-      try {
-        info = await Deno.stat(path);
-      } catch (e) {
-        if (!(e instanceof Deno.errors.NotFound)) throw e;
+      const info = await statIfExists(path);
+      if (info === undefined) {
         return deleted
           ? { status: "satisfied", detail: "does not exist" }
           : { status: "pending", error: "does not exist" };

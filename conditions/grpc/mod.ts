@@ -139,5 +139,6 @@ export const grpc = defineKind<GrpcOptions>({
     };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });

@@ -43,7 +43,7 @@ Deno.test("redactUrl() hides user-info and secret query values", () => {
   });
   const r = redactUrl("https://bob:pw-1@host/p?token=t0k&page=2&api_key=k%2B1#frag");
   assertEquals(r.display, "https://***@host/p?token=***&page=2&api_key=***#frag");
-  for (const s of ["bob:pw-1", "pw-1", "t0k", "k%2B1", "k+1"]) assert(r.secrets.includes(s), s);
+  for (const s of ["pw-1", "t0k", "k%2B1", "k+1"]) assert(r.secrets.includes(s), s);
   assertEquals(redactUrl("http://h/?password=&x=1").display, "http://h/?password=&x=1");
 });
 

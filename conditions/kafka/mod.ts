@@ -109,6 +109,7 @@ export const kafka = defineKind<KafkaOptions>({
     return { target: options.brokers.map(formatHostPort).join(","), options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): KafkaOptions {

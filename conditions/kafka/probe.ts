@@ -10,6 +10,7 @@
 
 import { Admin } from "@platformatic/kafka";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { readPassword } from "../_common/dsurl.ts";
 import { describeKafkaError, judgeCluster } from "./errors.ts";
@@ -19,12 +20,16 @@ import type { KafkaOptions } from "./mod.ts";
 const CONNECT_TIMEOUT_MS = 5_000;
 /** How long one request may wait for its answer. */
 const REQUEST_TIMEOUT_MS = 10_000;
-/** How long a polite close may take before the attempt stops waiting for it. */
-const CLOSE_GRACE_MS = 500;
 
 /** Makes the probe of one kafka condition. */
 export function create(options: KafkaOptions, env: ProbeEnv): Probe {
-  const open = new Set<Admin>();
+  // The client has no other way to drop its connections than close(): not awaited on abort.
+  const sessions = new DriverSessions<Admin>({
+    end: (a) => a.closed ? Promise.resolve() : a.close(),
+    destroy: (a) => {
+      if (!a.closed) void a.close().catch(() => {});
+    },
+  }, env.clock);
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
       const password = options.sasl === undefined
@@ -55,39 +60,38 @@ export function create(options: KafkaOptions, env: ProbeEnv): Probe {
           },
         }),
       });
-      open.add(admin);
-      const onAbort = () => void closeAdmin(admin, env);
-      signal.addEventListener("abort", onAbort, { once: true });
       try {
-        const md = await admin.metadata({
-          topics: options.topic === undefined ? [] : [options.topic],
-          autocreateTopics: false,
-          forceUpdate: true,
-        });
-        const topic = options.topic === undefined ? undefined : md.topics.get(options.topic);
-        const verdict = judgeCluster(
-          {
-            id: md.id,
-            brokers: md.brokers.size,
-            controllerId: md.controllerId,
-            topic: topic === undefined ? undefined : {
-              name: options.topic!,
-              leaders: Array.from(
-                { length: topic.partitionsCount },
-                (_, i) => topic.partitions[i]?.leader ?? -1,
-              ),
+        return await sessions.run(admin, signal, async (_, state) => {
+          // Closing is polite (and bounded by the grace) from the start.
+          state.up = true;
+          const md = await admin.metadata({
+            topics: options.topic === undefined ? [] : [options.topic],
+            autocreateTopics: false,
+            forceUpdate: true,
+          });
+          const topic = options.topic === undefined ? undefined : md.topics.get(options.topic);
+          const verdict = judgeCluster(
+            {
+              id: md.id,
+              brokers: md.brokers.size,
+              controllerId: md.controllerId,
+              topic: topic === undefined ? undefined : {
+                name: options.topic!,
+                leaders: Array.from(
+                  { length: topic.partitionsCount },
+                  (_, i) => topic.partitions[i]?.leader ?? -1,
+                ),
+              },
             },
-          },
-          options,
-        );
-        if (!verdict.ok) {
-          return { status: "pending", error: verdict.error };
-        }
-        const tls = options.tls.mode === "off" ? "" : ", TLS";
-        const sasl = options.sasl === undefined
-          ? ""
-          : `, SASL ${options.sasl.mechanism} as ${JSON.stringify(options.sasl.user)}`;
-        return { status: "satisfied", detail: `${verdict.detail}${sasl}${tls}` };
+            options,
+          );
+          if (!verdict.ok) return { status: "pending", error: verdict.error };
+          const tls = options.tls.mode === "off" ? "" : ", TLS";
+          const sasl = options.sasl === undefined
+            ? ""
+            : `, SASL ${options.sasl.mechanism} as ${JSON.stringify(options.sasl.user)}`;
+          return { status: "satisfied", detail: `${verdict.detail}${sasl}${tls}` };
+        });
       } catch (e) {
         return {
           status: "pending",
@@ -98,26 +102,8 @@ export function create(options: KafkaOptions, env: ProbeEnv): Probe {
             secrets: [password],
           }),
         };
-      } finally {
-        signal.removeEventListener("abort", onAbort);
-        await closeAdmin(admin, env);
-        open.delete(admin);
       }
     },
-    async close() {
-      await Promise.all([...open].map((a) => closeAdmin(a, env)));
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
-}
-
-/** Closes the client (its connections), waiting at most the grace; idempotent. */
-async function closeAdmin(admin: Admin, env: ProbeEnv): Promise<void> {
-  if (admin.closed) return;
-  const done = new AbortController();
-  await Promise.race([
-    admin.close().catch(() => {}),
-    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
-  ]);
-  done.abort();
 }

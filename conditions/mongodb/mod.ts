@@ -5,7 +5,8 @@
  *
  * The probe talks to the deployment with the official `npm:mongodb` driver,
  * imported only by probe.ts, which also lets the driver parse the URI in
- * `validate`, before anything is probed; `judge.ts` holds the decisions.
+ * `validate`, before anything is probed; `judge.ts` holds the decisions and
+ * `errors.ts` the texts of failed attempts.
  *
  * @module
  */
@@ -88,6 +89,7 @@ export const mongodb = defineKind<MongodbOptions>({
   // The driver parses the URI (probe.ts: the only module that imports it).
   validate: (options, fail) => import("./probe.ts").then((m) => m.validateUri(options, fail)),
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: MongodbOptions } {

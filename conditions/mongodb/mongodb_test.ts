@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { optionsOf, parseError, plan, usageError } from "../../tests/_kit.ts";
-import { describeMongoError, type HelloReply, judgeHello, roleOf } from "./judge.ts";
+import { describeMongoError } from "./errors.ts";
+import { type HelloReply, judgeHello, roleOf } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";
 import { driverOptions, SERVER_SELECTION_TIMEOUT_MS } from "./options.ts";
 

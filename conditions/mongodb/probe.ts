@@ -9,18 +9,23 @@
 
 import { MongoClient, type ReadPreferenceMode } from "mongodb";
 import type { Fail, Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { readPassword } from "../_common/dsurl.ts";
-import { describeMongoError, type HelloReply, judgeHello } from "./judge.ts";
+import { describeMongoError } from "./errors.ts";
+import { guardFraming } from "./framing.ts";
+import { type HelloReply, judgeHello } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";
 import { driverOptions } from "./options.ts";
 
-/** How long a polite close may take before the attempt stops waiting for it. */
-const CLOSE_GRACE_MS = 500;
-
 /** Makes the probe of one mongodb condition. */
-export function create(options: MongodbOptions, env: ProbeEnv): Probe {
-  const open = new Set<MongoClient>();
+export async function create(options: MongodbOptions, env: ProbeEnv): Promise<Probe> {
+  await guardFraming();
+  // The client has no other way to drop its connections than close(): not awaited on abort.
+  const sessions = new DriverSessions<MongoClient>({
+    end: (c) => c.close(),
+    destroy: (c) => void c.close().catch(() => {}),
+  }, env.clock);
   const firstHost = /^[^:]+:\/\/(?:[^/?#]*@)?\[?([^\]:,/?#]*)/.exec(options.uri)?.[1] ?? "";
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
@@ -32,21 +37,24 @@ export function create(options: MongodbOptions, env: ProbeEnv): Probe {
         : await readFlagFile("ca-file", options.tls.caFile);
       signal.throwIfAborted();
       const client = new MongoClient(options.uri, driverOptions(options, password, ca));
-      open.add(client);
-      const onAbort = () => void closeClient(client, env);
-      signal.addEventListener("abort", onAbort, { once: true });
       try {
-        await client.connect();
-        const admin = client.db("admin");
-        const readPreference: ReadPreferenceMode = options.primary ? "primary" : "primaryPreferred";
-        const hello = await helloOf(admin, readPreference);
-        const verdict = judgeHello(hello, options);
-        if (!verdict.ok) return { status: "pending", error: verdict.error };
-        await admin.command({ ping: 1 }, { readPreference });
-        const version = await admin.command({ buildInfo: 1 }, { readPreference })
-          .then((b) => (typeof b.version === "string" ? `MongoDB ${b.version}, ` : ""))
-          .catch(() => "");
-        return { status: "satisfied", detail: `ping ok: ${version}${verdict.role}` };
+        return await sessions.run(client, signal, async (_, state) => {
+          // Closing is polite (and bounded by the grace) from the start: it also ends a connect.
+          state.up = true;
+          await client.connect();
+          const admin = client.db("admin");
+          const readPreference: ReadPreferenceMode = options.primary
+            ? "primary"
+            : "primaryPreferred";
+          const hello = await helloOf(admin, readPreference);
+          const verdict = judgeHello(hello, options);
+          if (!verdict.ok) return { status: "pending", error: verdict.error };
+          await admin.command({ ping: 1 }, { readPreference });
+          const version = await admin.command({ buildInfo: 1 }, { readPreference })
+            .then((b) => (typeof b.version === "string" ? `MongoDB ${b.version}, ` : ""))
+            .catch(() => "");
+          return { status: "satisfied", detail: `ping ok: ${version}${verdict.role}` };
+        });
       } catch (e) {
         return {
           status: "pending",
@@ -56,16 +64,9 @@ export function create(options: MongodbOptions, env: ProbeEnv): Probe {
             secrets: [password],
           }),
         };
-      } finally {
-        signal.removeEventListener("abort", onAbort);
-        await closeClient(client, env);
-        open.delete(client);
       }
     },
-    async close() {
-      await Promise.all([...open].map((c) => closeClient(c, env)));
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
 }
 
@@ -103,14 +104,4 @@ async function helloOf(admin: Db, readPreference: ReadPreferenceMode): Promise<H
     if ((e as { code?: unknown }).code !== 59) throw e;
     return await admin.command({ isMaster: 1 }, { readPreference });
   }
-}
-
-/** Closes the client (in-flight operations fail), waiting at most the grace; idempotent. */
-async function closeClient(client: MongoClient, env: ProbeEnv): Promise<void> {
-  const done = new AbortController();
-  await Promise.race([
-    client.close().catch(() => {}),
-    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
-  ]);
-  done.abort();
 }

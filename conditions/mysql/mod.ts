@@ -65,6 +65,7 @@ export const mysql = defineKind<MysqlOptions>({
     return { target: display, options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: MysqlOptions } {

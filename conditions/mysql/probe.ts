@@ -13,13 +13,11 @@ import type { TLSSocket } from "node:tls";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
+import { capReads, DriverSessions } from "../_common/driver.ts";
 import { canonicalIp, type HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { MysqlOptions } from "./mod.ts";
-
-/** How long closing a connection may take before its socket is destroyed. */
-const CLOSE_GRACE_MS = 500;
 
 /** The part of a mysql2 connection the probe uses. */
 interface Connection {
@@ -28,12 +26,15 @@ interface Connection {
   end(cb: (err?: Error | null) => void): void;
   destroy(): void;
   on(event: "error", listener: (err: Error) => void): void;
-  readonly stream?: unknown;
 }
 
 /** Makes the probe of one mysql condition. */
 export function create(options: MysqlOptions, env: ProbeEnv): Probe {
-  const open = new Set<Connection>();
+  const sessions = new DriverSessions<Connection>({
+    // COM_QUIT, once the queries before it are answered.
+    end: (c) => new Promise<void>((resolve) => c.end(() => resolve())),
+    destroy: (c) => c.destroy(),
+  }, env.clock);
   return {
     check: ({ signal }) =>
       attemptEveryAddress(
@@ -42,14 +43,11 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
         (address, password, tls) => session(address, password, tls, signal),
         judgeError,
       ),
-    close() {
-      for (const c of open) c.destroy();
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
 
   /** Connects, runs the query and closes; throws what the driver throws. */
-  async function session(
+  function session(
     address: HostPort,
     password: string | undefined,
     tls: NodeTlsOptions | undefined,
@@ -59,9 +57,10 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
     const o = options;
     const socket = netConnect({ host: address.hostname, port: address.port });
     socket.setNoDelay(true);
+    capReads(socket);
     // The driver verifies the name of a DNS host itself; an IP address is checked below.
     const hostIsIp = canonicalIp(o.hp.hostname) !== undefined;
-    const conn = mysql.createConnection({
+    const conn: Connection = mysql.createConnection({
       // The host as typed: the driver takes the TLS server name from it.
       host: o.hp.hostname,
       port: address.port,
@@ -79,28 +78,24 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
       rowsAsArray: true,
       multipleStatements: true,
       connectTimeout: 0,
-    }) as unknown as Connection;
+    });
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
     conn.on("error", () => {});
-    open.add(conn);
-    const onAbort = () => conn.destroy();
-    signal.addEventListener("abort", onAbort, { once: true });
-    // Whether the session is up, so closing it says goodbye (COM_QUIT) instead of waiting.
-    let up = false;
-    try {
+    return sessions.run<ProbeResult>(conn, signal, async (_, state) => {
       await connectOrDescribe(
         () =>
           new Promise<void>((resolve, reject) => conn.connect((e) => e ? reject(e) : resolve())),
         o.hp.hostname,
       );
-      up = true;
+      // Up: closing it says goodbye (COM_QUIT) instead of waiting.
+      state.up = true;
       if (tls !== undefined && o.tls.verify === "full" && hostIsIp) checkIpIdentity(conn, tls);
       const { result, fields } = await new Promise<{ result: unknown; fields: unknown }>(
         (resolve, reject) =>
           conn.query(
             o.sql.query ?? "SELECT 1",
             (err, result, fields) => {
-              if (err && (err as { fatal?: boolean }).fatal) up = false;
+              if (err && (err as { fatal?: boolean }).fatal) state.up = false;
               err ? reject(err) : resolve({ result, fields });
             },
           ),
@@ -112,21 +107,18 @@ export function create(options: MysqlOptions, env: ProbeEnv): Probe {
         status: "satisfied",
         detail: `${verdict.detail} as ${who}${tls ? " over TLS" : ""}`,
       };
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      if (up && !signal.aborted) await closeConnection(conn, env);
-      conn.destroy();
-      open.delete(conn);
-    }
+    });
   }
 }
 
 /**
  * The certificate of a server reached by IP address must name that
  * address; the driver only checks DNS names. Throws the node:tls error.
+ * mysql2 takes no `checkServerIdentity` of ours (sidorares/node-mysql2#2295,
+ * open), so the check reads the TLS socket the driver keeps as `stream`.
  */
 function checkIpIdentity(conn: Connection, tls: NodeTlsOptions): void {
-  const socket = conn.stream as TLSSocket | undefined;
+  const socket = (conn as { stream?: TLSSocket }).stream;
   const cert = socket?.getPeerCertificate?.();
   if (!cert) return;
   const err = tls.checkServerIdentity("", cert);
@@ -148,21 +140,4 @@ function lastRows(result: unknown, fields: unknown): TextRows {
       v === null || v === undefined ? null : v instanceof Uint8Array ? decoder.decode(v) : String(v)
     )
   );
-}
-
-/** Ends the session politely, destroying the socket if that takes longer than the grace. */
-async function closeConnection(conn: Connection, env: ProbeEnv): Promise<void> {
-  const done = new AbortController();
-  await Promise.race([
-    new Promise<void>((resolve) => {
-      try {
-        conn.end(() => resolve());
-      } catch {
-        resolve();
-      }
-    }),
-    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
-  ]);
-  done.abort();
-  conn.destroy();
 }

@@ -100,6 +100,7 @@ export const nats = defineKind<NatsOptions>({
     return { target: display, options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: NatsOptions } {

@@ -15,14 +15,16 @@ import {
   type TlsOptions,
 } from "@nats-io/transport-node";
 import { describeError } from "../../engine/errors.ts";
-import type { Probe, ProbeResult } from "../../engine/types.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { isConnectFailure, type NodeTlsOptions } from "../_common/datastore.ts";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { formatHostPort, type HostPort } from "../_common/net.ts";
 import { connectOnce } from "./client.ts";
 import { describeNatsError, JetStreamFailure } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** How long INFO to PONG may take before the client gives up by itself (an abort is sooner). */
 const HANDSHAKE_MS = 10_000;
@@ -37,9 +39,15 @@ type JetStreamModule = typeof import("@nats-io/jetstream");
  * here, before the run's clock starts, and only when the condition asks
  * JetStream (docs/contract.md §2).
  */
-export async function create(options: NatsOptions): Promise<Probe> {
-  const js = options.jetstream ? await import("@nats-io/jetstream") : undefined;
-  const open = new Set<NatsConnection>();
+export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe> {
+  const js = options.jetstream
+    ? commonJsExports(await import("@nats-io/jetstream") as JetStreamModule)
+    : undefined;
+  // An abort destroys the socket by itself (client.ts); closing flushes and says nothing more.
+  const sessions = new DriverSessions<NatsConnection>({
+    end: (nc) => nc.close(),
+    destroy: (nc) => void nc.close().catch(() => {}),
+  }, env.clock);
   return {
     check: ({ signal }) =>
       attemptEveryAddress(
@@ -58,10 +66,7 @@ export async function create(options: NatsOptions): Promise<Probe> {
           }),
         }),
       ),
-    close() {
-      for (const nc of open) nc.close().catch(() => {});
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
 
   /** Connects, asks JetStream and closes; throws what the client throws. */
@@ -74,7 +79,7 @@ export async function create(options: NatsOptions): Promise<Probe> {
     const o = options;
     const login = await credentials(o, password);
     signal.throwIfAborted();
-    const nc = await connectOrDescribe(
+    const connecting = connectOrDescribe(
       () =>
         connectOnce({
           servers: formatHostPort(address),
@@ -89,16 +94,13 @@ export async function create(options: NatsOptions): Promise<Probe> {
         }),
       o.hp.hostname,
     );
-    open.add(nc);
-    try {
+    return await sessions.run(connecting, signal, async (nc, state) => {
+      state.up = true;
       const parts = [`NATS ${nc.info?.version ?? "server"}`];
       if (js !== undefined) parts.push(await askJetStream(js, nc, o.stream));
       if (tls !== undefined) parts.push("TLS");
       return { status: "satisfied", detail: parts.join(", ") };
-    } finally {
-      open.delete(nc);
-      await nc.close().catch(() => {});
-    }
+    });
   }
 }
 

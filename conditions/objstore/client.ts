@@ -7,11 +7,11 @@
  */
 
 import { type Memo, memoize } from "../_common/memo.ts";
-import { firstLine } from "./judge.ts";
+import { firstLine } from "./errors.ts";
 import type { ObjstoreOptions } from "./mod.ts";
 
 /** The SDK module. */
-export type S3Module = typeof import("@aws-sdk/client-s3");
+export type S3Module = typeof import("./s3_lib.ts");
 /** One SDK client. */
 export type S3Client = InstanceType<S3Module["S3Client"]>;
 
@@ -35,7 +35,7 @@ export interface Session {
  * The SDK, imported once. The probe's `create` awaits it, so that its
  * evaluation happens before the run's clock starts (docs/contract.md §2).
  */
-export const s3Library: Memo<S3Module> = memoize(() => import("@aws-sdk/client-s3"));
+export const s3Library: Memo<S3Module> = memoize(() => import("./s3_lib.ts"));
 
 /**
  * Imports the SDK and builds the client; every client made is passed to

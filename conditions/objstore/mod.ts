@@ -7,7 +7,8 @@
  * (`client.ts`). An endpoint override (MinIO, R2, Ceph, versitygw, ...) uses
  * path-style addressing and the SDK's request checksums only where the API
  * requires them, so that S3-compatible servers accept the requests. This
- * file declares the kind and parses its flags; `judge.ts` reads the answers.
+ * file declares the kind and parses its flags; `judge.ts` reads the answers and
+ * `errors.ts` the SDK's errors.
  *
  * @module
  */
@@ -353,5 +354,6 @@ export const objstore = defineKind<ObjstoreOptions>({
     return /^s3:\/\/./i.test(word) ? `s3 ${word}` : undefined;
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });

@@ -1,12 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
-import {
-  describeObject,
-  describeS3Error,
-  type ErrorContext,
-  metadataMismatch,
-  totalFromContentRange,
-} from "./judge.ts";
+import { describeObject, metadataMismatch, totalFromContentRange } from "./judge.ts";
+import { describeS3Error, type ErrorContext } from "./errors.ts";
 import {
   type Endpoint,
   EndpointError,

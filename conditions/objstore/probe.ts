@@ -13,12 +13,11 @@ import { memoize } from "../_common/memo.ts";
 import { connect, type S3Client, s3Library, type Session } from "./client.ts";
 import {
   describeObject,
-  describeS3Error,
   metadataMismatch,
   type ObjectFacts,
-  type SdkError,
   totalFromContentRange,
 } from "./judge.ts";
+import { describeS3Error, type SdkError } from "./errors.ts";
 import type { ObjstoreOptions } from "./mod.ts";
 
 /** Most body bytes `--contains` reads. */

@@ -11,6 +11,7 @@ import { describeError, withHint } from "../../engine/errors.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { KubeError } from "./errors.ts";
 import { fileType } from "./files.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** Where to find a kubeconfig, from the flags and the environment. */
 export interface ConfigSource {
@@ -212,14 +213,16 @@ type KubeModule = { KubeConfig: new () => KubeConfigLike };
 export const kubeClientLibrary: Memo<KubeModule> = memoize(async () => {
   const { default: process } = await import("node:process");
   process.noDeprecation = true;
-  return await import("@kubernetes/client-node") as unknown as KubeModule;
+  return await import("./k8s_lib.ts") as unknown as KubeModule;
 });
 
 /**
  * The YAML parser that finds the files a kubeconfig names before client-node reads them
  * ({@linkcode loadKubeconfig}); imported by the probe's `create` too, before the clock starts.
  */
-export const yamlLibrary: Memo<typeof import("yaml")> = memoize(() => import("yaml"));
+export const yamlLibrary: Memo<typeof import("yaml")> = memoize(async () => {
+  return commonJsExports(await import("yaml"));
+});
 
 /**
  * Loads the kubeconfig of `source` (the merged files, else the in-cluster

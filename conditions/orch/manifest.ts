@@ -13,6 +13,7 @@ import { describeError } from "../../engine/errors.ts";
 import type { ExpandContext, Parsed } from "../../engine/types.ts";
 import { fileType } from "./files.ts";
 import { NAMESPACE, OBJECT_NAME, type OrchOptions } from "./mod.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** The files of a directory that are read, as kubectl apply -f DIR reads them. */
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
@@ -145,7 +146,7 @@ export async function checkRegularFile(path: string): Promise<void> {
  * kind or metadata.name.
  */
 export async function parseManifest(name: string, text: string): Promise<ManifestObject[]> {
-  const { parseAllDocuments, LineCounter } = await import("yaml");
+  const { parseAllDocuments, LineCounter } = commonJsExports(await import("yaml"));
   const counter = new LineCounter();
   const parsed = parseAllDocuments(text, { lineCounter: counter });
   const docs = Array.isArray(parsed) ? parsed : [];

@@ -418,5 +418,6 @@ export const orch = defineKind<OrchOptions>({
       ? Promise.resolve(undefined)
       : import("./manifest.ts").then((m) => m.expandManifests(options, options.file!, ctx)),
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.kubeconfig(env)),
 });

@@ -3,7 +3,7 @@ import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
 import type { PidfileOptions } from "./mod.ts";
 import { judgeProcess, parsePidText, REUSE_SLACK_MS } from "./probe.ts";
-import type { PidProc } from "./procs.ts";
+import type { Proc } from "../_common/procs.ts";
 
 Deno.test("pidfile parse() takes the path, the state and a name", () => {
   assertEquals(optionsOf<PidfileOptions>(["pidfile", "/run/a.pid"]), {
@@ -38,7 +38,7 @@ Deno.test("parsePidText() reads the first line and refuses an empty or half-writ
 });
 
 Deno.test("judgeProcess() tells a live process from a zombie, a reused pid and another program", () => {
-  const proc = (p: Partial<PidProc>): PidProc => ({
+  const proc = (p: Partial<Proc>): Proc => ({
     pid: 7,
     state: "S",
     names: ["sleep", "sleep"],

@@ -9,7 +9,7 @@
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { watchPath } from "../_common/watch.ts";
 import type { PidfileOptions } from "./mod.ts";
-import { hasName, type PidProc, readPidProc } from "./procs.ts";
+import { hasName, type Proc, readProc } from "../_common/procs.ts";
 
 /** Bytes of the pid file read: a pid file is one short line (PostgreSQL's has a few more). */
 const PID_FILE_MAX = 4096;
@@ -37,7 +37,7 @@ export function parsePidText(text: string): { pid: number } | { error: string } 
 /** Whether the process found for a pid is the pid file's process, alive; and why. */
 export function judgeProcess(
   pid: number,
-  proc: PidProc | undefined,
+  proc: Proc | undefined,
   fileMtime: number | undefined,
   name: string | undefined,
 ): { alive: boolean; text: string } {
@@ -102,7 +102,7 @@ export function create(options: PidfileOptions, env: ProbeEnv): Probe {
       }
       const read = parsePidText(file.text);
       if ("error" in read) return { status: "pending", error: read.error };
-      const v = judgeProcess(read.pid, await readPidProc(read.pid), file.mtime, name);
+      const v = judgeProcess(read.pid, await readProc(read.pid), file.mtime, name);
       if (want === "running") {
         return v.alive
           ? { status: "satisfied", detail: v.text }

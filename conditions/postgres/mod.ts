@@ -88,6 +88,7 @@ export const postgres = defineKind<PostgresOptions>({
     return { target: display, options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: PostgresOptions } {

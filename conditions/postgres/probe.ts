@@ -8,26 +8,34 @@
  */
 
 import pg from "pg";
+import { Socket } from "node:net";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
+import { capReads, DriverSessions } from "../_common/driver.ts";
 import type { HostPort } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { PostgresOptions } from "./mod.ts";
 
-/** How long closing a connection may take before its socket is destroyed. */
-const CLOSE_GRACE_MS = 500;
-
 /** Every column as the server's text, never parsed into numbers or dates. */
 const TEXT_TYPES = { getTypeParser: () => (value: string) => value };
 
-/** The part of a pg client the probe uses. */
-type Client = InstanceType<typeof pg.Client>;
+/**
+ * One session: the client, and the socket it runs on. The socket is ours (pg's `stream`
+ * option), so an abort destroys it without reaching into the client.
+ */
+interface PgSession {
+  readonly client: InstanceType<typeof pg.Client>;
+  readonly socket: Socket;
+}
 
 /** Makes the probe of one postgres condition. */
 export function create(options: PostgresOptions, env: ProbeEnv): Probe {
-  const open = new Set<Client>();
+  const sessions = new DriverSessions<PgSession>({
+    end: (s) => s.client.end(),
+    destroy: (s) => s.socket.destroy(),
+  }, env.clock);
   return {
     check: ({ signal }) =>
       attemptEveryAddress(
@@ -36,10 +44,7 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
         (address, password, tls) => attempt(options, address, password, tls, signal),
         judgeError,
       ),
-    close() {
-      for (const c of open) destroy(c);
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
 
   /** One address; in prefer mode, plain text when the server has no TLS. */
@@ -64,7 +69,7 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
   }
 
   /** Connects, runs the checks and closes; throws what the driver throws. */
-  async function session(
+  function session(
     o: PostgresOptions,
     address: HostPort,
     password: string | undefined,
@@ -72,6 +77,8 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
     signal: AbortSignal,
   ): Promise<ProbeResult> {
     signal.throwIfAborted();
+    const socket = new Socket();
+    capReads(socket);
     const client = new pg.Client({
       host: address.hostname,
       port: address.port,
@@ -82,17 +89,14 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
       ssl: tls ?? false,
       application_name: "waitcmd",
       keepAlive: false,
+      stream: () => socket,
     });
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
     client.on("error", () => {});
-    open.add(client);
-    const onAbort = () => destroy(client);
-    signal.addEventListener("abort", onAbort, { once: true });
-    // Whether the session is up, so closing it says goodbye (Terminate) instead of waiting.
-    let up = false;
-    try {
+    return sessions.run({ client, socket }, signal, async (_, state) => {
       await connectOrDescribe(() => client.connect(), o.hp.hostname);
-      up = true;
+      // Up: closing it says goodbye (Terminate) instead of waiting.
+      state.up = true;
       if (o.primary) {
         const r = await client.query({
           text: "SELECT pg_is_in_recovery()",
@@ -122,33 +126,6 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
           tls ? " over TLS" : ""
         }`,
       };
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      if (up && !signal.aborted) await closeClient(client, env);
-      destroy(client);
-      open.delete(client);
-    }
-  }
-}
-
-/** Ends the session politely, destroying the socket if that takes longer than the grace. */
-async function closeClient(client: Client, env: ProbeEnv): Promise<void> {
-  const done = new AbortController();
-  await Promise.race([
-    client.end().catch(() => {}),
-    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
-  ]);
-  done.abort();
-  destroy(client);
-}
-
-/** Destroys the client's socket at once (idempotent). */
-function destroy(client: Client): void {
-  const stream = (client as unknown as { connection?: { stream?: { destroy?(): void } } })
-    .connection?.stream;
-  try {
-    stream?.destroy?.();
-  } catch {
-    // already gone
+    });
   }
 }

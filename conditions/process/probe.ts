@@ -6,7 +6,7 @@
 
 import type { Probe, ProbeResult } from "../../engine/types.ts";
 import type { ProcessOptions } from "./mod.ts";
-import { listProcs, matches, type Proc, psProcs, readProc, running } from "./procs.ts";
+import { hasName, listProcs, type Proc, readProc, running } from "../_common/procs.ts";
 
 /** Makes the probe of one process condition. */
 export function create(options: ProcessOptions): Probe {
@@ -19,16 +19,14 @@ export function create(options: ProcessOptions): Probe {
     let alive: Proc[];
     if (options.by === "pid") {
       const pid = options.pid;
-      const p = Deno.build.os === "linux"
-        ? await readProc(pid)
-        : (await psProcs()).find((x) => x.pid === pid);
+      const p = await readProc(pid);
       alive = p && running(p) ? [p] : [];
       if (p && !running(p) && !wantStopped) {
         return { status: "pending", error: `process ${pid} is a zombie` };
       }
     } else {
       const name = options.name;
-      alive = (await listProcs()).filter((p) => p.pid !== self && matches(p, name) && running(p));
+      alive = (await listProcs()).filter((p) => p.pid !== self && hasName(p, name) && running(p));
     }
     const pids = alive.map((p) => p.pid).sort((a, b) => a - b);
     const shown = pids.slice(0, 10).join(", ") + (pids.length > 10 ? ", ..." : "");

@@ -1,7 +1,7 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
 import type { ProcessOptions } from "./mod.ts";
-import { matches, type Proc, running } from "./procs.ts";
+import { hasName, type Proc, running } from "../_common/procs.ts";
 
 Deno.test("process parse() reports usage errors at the condition and flag", async (t) => {
   const rows: [string[], string][] = [
@@ -73,17 +73,25 @@ Deno.test("process parse() gives the selector and the state wanted as options", 
   }
 });
 
-Deno.test("matches() knows a process by any of its names, past comm's 15 characters", () => {
-  const p: Proc = { pid: 1, names: ["waitcmd-sleeper", "waitcmd-sleeper-x1", "sleep"], state: "S" };
-  assertEquals(matches(p, "waitcmd-sleeper-x1"), true);
-  assertEquals(matches(p, "sleep"), true);
-  assertEquals(matches(p, "waitcmd-sleeper-zz"), true); // comm is cut: a longer name still matches
-  assertEquals(matches(p, "waitcmd"), false);
-  assertEquals(matches({ pid: 2, names: ["short"], state: "R" }, "shorter"), false);
+Deno.test("hasName() knows a process by any of its names, past comm's 15 characters", () => {
+  const p: Proc = {
+    pid: 1,
+    names: ["waitcmd-sleeper", "waitcmd-sleeper-x1", "sleep"],
+    state: "S",
+    kernelThread: false,
+  };
+  assertEquals(hasName(p, "waitcmd-sleeper-x1"), true);
+  assertEquals(hasName(p, "sleep"), true);
+  assertEquals(hasName(p, "waitcmd-sleeper-zz"), true); // comm is cut: a longer name still matches
+  assertEquals(hasName(p, "waitcmd"), false);
+  assertEquals(
+    hasName({ pid: 2, names: ["short"], state: "R", kernelThread: false }, "shorter"),
+    false,
+  );
 });
 
 Deno.test("running() counts zombies and dead processes as not running", () => {
-  const st = (state: string): Proc => ({ pid: 1, names: ["x"], state });
+  const st = (state: string): Proc => ({ pid: 1, names: ["x"], state, kernelThread: false });
   assertEquals(["R", "S", "D", "T", "I"].map((s) => running(st(s))), [
     true,
     true,

@@ -106,6 +106,7 @@ export const rabbitmq = defineKind<RabbitmqOptions>({
     return { target: display, options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: RabbitmqOptions } {

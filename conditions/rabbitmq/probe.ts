@@ -9,13 +9,10 @@
  */
 
 import amqp from "amqplib";
-import {
-  attemptEveryAddress,
-  connectOrDescribe,
-  untilAborted,
-} from "../_common/datastore_probe.ts";
+import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import type { HostPort } from "../_common/net.ts";
 import { brokerName, describeAmqpError, judgeQueue, type ServerProperties } from "./errors.ts";
 import type { RabbitmqOptions } from "./mod.ts";
@@ -25,15 +22,16 @@ import type { RabbitmqOptions } from "./mod.ts";
  * the attempt gives up by itself (an aborted attempt closes sooner).
  */
 const HANDSHAKE_IDLE_MS = 10_000;
-/** How long a polite connection.close may take before the socket is destroyed. */
-const CLOSE_GRACE_MS = 500;
 
-/** The part of amqplib's connection the probe uses. */
+/** amqplib's connection (its channel model). */
 type Connection = Awaited<ReturnType<typeof amqp.connect>>;
 
 /** Makes the probe of one rabbitmq condition. */
 export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
-  const open = new Set<Connection>();
+  const sessions = new DriverSessions<Connection>({
+    end: (c) => c.close(),
+    destroy,
+  }, env.clock);
   return {
     check: ({ signal }) =>
       attemptEveryAddress(
@@ -49,14 +47,11 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
           }),
         }),
       ),
-    close() {
-      for (const c of open) destroy(c);
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
 
   /** Opens the connection, checks the queue and closes; throws what the driver throws. */
-  async function session(
+  function session(
     address: HostPort,
     password: string,
     tls: NodeTlsOptions | undefined,
@@ -64,32 +59,26 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
   ): Promise<ProbeResult> {
     signal.throwIfAborted();
     const o = options;
-    const connecting = amqp.connect(
-      {
-        protocol: tls ? "amqps" : "amqp",
-        hostname: address.hostname,
-        port: address.port,
-        username: o.user,
-        password,
-        // amqplib percent-decodes the vhost itself.
-        vhost: encodeURIComponent(o.vhost),
-        heartbeat: 0,
-      },
-      { timeout: HANDSHAKE_IDLE_MS, noDelay: true, ...tls },
-    );
-    let conn: Connection | undefined;
-    // Aborted while connecting: close the connection as soon as it opens.
-    const onAbort = () => {
-      if (conn) destroy(conn);
-      else connecting.then(destroy, () => {});
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    try {
-      conn = await connectOrDescribe(() => untilAborted(connecting, signal), o.hp.hostname);
-      open.add(conn);
+    // amqplib's connect takes no signal: the session ends at the abort, and the connection is
+    // destroyed as soon as it opens (DriverSessions.run).
+    const connecting = connectOrDescribe(() =>
+      amqp.connect(
+        {
+          protocol: tls ? "amqps" : "amqp",
+          hostname: address.hostname,
+          port: address.port,
+          username: o.user,
+          password,
+          // amqplib percent-decodes the vhost itself.
+          vhost: encodeURIComponent(o.vhost),
+          heartbeat: 0,
+        },
+        { timeout: HANDSHAKE_IDLE_MS, noDelay: true, ...tls },
+      ), o.hp.hostname);
+    return sessions.run(connecting, signal, async (conn, state) => {
       // Errors after the verdict (a broker closing, a socket reset) must not escape.
       conn.on("error", () => {});
-      signal.throwIfAborted();
+      state.up = true;
       const broker = brokerName(
         (conn.connection as { serverProperties?: ServerProperties }).serverProperties,
       );
@@ -111,34 +100,16 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
       return verdict.ok
         ? { status: "satisfied", detail: verdict.detail }
         : { status: "pending", error: verdict.error };
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      if (conn) {
-        await closeConnection(conn, env);
-        open.delete(conn);
-      }
-    }
+    });
   }
 }
 
-/** Closes politely (connection.close), destroying the socket if that takes longer than the grace. */
-async function closeConnection(conn: Connection, env: ProbeEnv): Promise<void> {
-  const done = new AbortController();
-  await Promise.race([
-    conn.close().catch(() => {}),
-    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
-  ]);
-  done.abort();
-  destroy(conn);
-}
-
-/** Destroys the connection's socket at once (idempotent). */
+/**
+ * Destroys the connection's socket at once. amqplib has no forced close (its `close()` waits
+ * for the broker's close-ok; amqp-node/amqplib#744 asked for one and was closed unmerged), so
+ * this reaches the socket its connection keeps as `stream`.
+ */
 function destroy(conn: Connection): void {
   conn.on("error", () => {});
-  const stream = (conn.connection as unknown as { stream?: { destroy?(): void } }).stream;
-  try {
-    stream?.destroy?.();
-  } catch {
-    // already gone
-  }
+  (conn.connection as { stream?: { destroy?(): void } }).stream?.destroy?.();
 }

@@ -85,6 +85,7 @@ export const redis = defineKind<RedisOptions>({
     return { target: display, options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): { display: string; options: RedisOptions } {

@@ -11,14 +11,12 @@ import { createClient } from "@redis/client";
 import { attemptEveryAddress, connectOrDescribe } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { clip, type NodeTlsOptions } from "../_common/datastore.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import type { HostPort } from "../_common/net.ts";
 import { judgeError } from "./errors.ts";
 import type { RedisOptions } from "./mod.ts";
 
-/** How long closing a connection may take before its socket is destroyed. */
-const CLOSE_GRACE_MS = 500;
-
-/** The part of a node-redis client the probe uses. */
+/** The part of a node-redis client the probe uses (its own types are generic over modules). */
 interface Client {
   connect(): Promise<unknown>;
   sendCommand(args: string[]): Promise<unknown>;
@@ -29,7 +27,11 @@ interface Client {
 
 /** Makes the probe of one redis condition. */
 export function create(options: RedisOptions, env: ProbeEnv): Probe {
-  const open = new Set<Client>();
+  // close(): pending replies first, then QUIT; destroy(): the socket at once.
+  const sessions = new DriverSessions<Client>({
+    end: (c) => c.close(),
+    destroy: (c) => c.destroy(),
+  }, env.clock);
   return {
     check: ({ signal }) =>
       attemptEveryAddress(
@@ -38,14 +40,11 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
         (address, password, tls) => session(address, password, tls, signal),
         judgeError,
       ),
-    close() {
-      for (const c of open) destroy(c);
-      open.clear();
-    },
+    close: () => sessions.close(),
   };
 
   /** Connects, sends the commands and closes; throws what the driver throws. */
-  async function session(
+  function session(
     address: HostPort,
     password: string | undefined,
     tls: NodeTlsOptions | undefined,
@@ -53,7 +52,7 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
   ): Promise<ProbeResult> {
     signal.throwIfAborted();
     const o = options;
-    const client = createClient({
+    const client: Client = createClient({
       socket: {
         host: address.hostname,
         port: address.port,
@@ -71,16 +70,12 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
       RESP: 2,
       disableClientInfo: true,
       maintNotifications: "disabled",
-    }) as unknown as Client;
+    });
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
     client.on("error", () => {});
-    open.add(client);
-    const onAbort = () => destroy(client);
-    signal.addEventListener("abort", onAbort, { once: true });
-    let up = false;
-    try {
+    return sessions.run(client, signal, async (_, state) => {
       await connectOrDescribe(() => client.connect(), o.hp.hostname);
-      up = true;
+      state.up = true;
       const pong = await client.sendCommand(["PING"]);
       if (pong !== "PONG") {
         return { status: "pending", error: `PING answered ${JSON.stringify(String(pong))}` };
@@ -102,12 +97,7 @@ export function create(options: RedisOptions, env: ProbeEnv): Probe {
       }
       if (tls !== undefined) parts.push("TLS");
       return { status: "satisfied", detail: parts.join(", ") };
-    } finally {
-      signal.removeEventListener("abort", onAbort);
-      if (up && !signal.aborted) await closeClient(client, env);
-      destroy(client);
-      open.delete(client);
-    }
+    });
   }
 }
 
@@ -137,23 +127,4 @@ async function checkKey(
         JSON.stringify(clip(equals))
       }`,
     };
-}
-
-/** Closes politely (pending replies first), destroying the socket after the grace. */
-async function closeClient(client: Client, env: ProbeEnv): Promise<void> {
-  const done = new AbortController();
-  await Promise.race([
-    client.close().catch(() => {}),
-    env.clock.sleep(CLOSE_GRACE_MS, done.signal),
-  ]);
-  done.abort();
-}
-
-/** Destroys the client's socket at once (idempotent). */
-function destroy(client: Client): void {
-  try {
-    client.destroy();
-  } catch {
-    // already closed
-  }
 }

@@ -13,6 +13,7 @@ import type { HostPort } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import type { SshOptions } from "./mod.ts";
 import { bannerCheck, keyType } from "./protocol.ts";
+import { commonJsExports } from "../../engine/commonjs.ts";
 
 /** ssh2's client and node:crypto's hash, imported once. */
 export const sshLibrary: Memo<{
@@ -20,8 +21,9 @@ export const sshLibrary: Memo<{
   createHash: typeof import("node:crypto").createHash;
 }> = memoize(async () => {
   const [mod, crypto] = await Promise.all([import("ssh2"), import("node:crypto")]);
+  const ssh2 = commonJsExports(mod as unknown as { Client: new () => SshClient });
   return {
-    Client: (mod as unknown as { Client: new () => SshClient }).Client,
+    Client: ssh2.Client,
     createHash: crypto.createHash,
   };
 });
@@ -30,6 +32,7 @@ interface SshClient {
   on(event: string, fn: (...args: never[]) => void): SshClient;
   connect(config: Record<string, unknown>): void;
   end(): void;
+  destroy(): void;
   _protocol?: { _remoteIdentRaw?: Uint8Array };
   _remoteVer?: string;
 }
@@ -59,7 +62,11 @@ export async function checkHandshake(
       done = true;
       signal.removeEventListener("abort", onAbort);
       try {
-        client.end();
+        // A server that answered: goodbye. Any other: the socket goes at once, or a server
+        // that keeps sending would have its bytes read (and kept) after ssh2's end(), which
+        // half-closes; ssh2's destroy() does nothing once the socket was ended.
+        if (!(r instanceof Error) && r.status === "satisfied") client.end();
+        else client.destroy();
       } catch {
         // already closed
       }

@@ -89,6 +89,7 @@ export const ssh = defineKind<SshOptions>({
     return { target: formatHostPort(options.hp), options };
   },
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
 });
 
 function parseOptions(input: KindInput): SshOptions {

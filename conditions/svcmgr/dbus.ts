@@ -90,27 +90,32 @@ function bounded<T>(
 
 let helloFilter = false;
 
+/** The texts of the errors dbus-next reported on a bus's `error` event. */
+const reported = new Set<string>();
+
 /**
  * dbus-next answers a failed Hello (a peer that is no bus, a bus that says
- * no) by rethrowing from a promise nobody can await, after reporting the
- * same error as the connection's `error` event, which `connect` handles.
- * Without this the stray rejection would end the run as an internal error.
- * It only matches rejections raised inside dbus-next's bus module.
+ * no) by reporting the error as the connection's `error` event, which
+ * `connect` handles, then rethrowing it as `new Error(err)` from a promise
+ * nobody can await. Without this the stray rejection would end the run as an
+ * internal error. It only matches an Error whose text is that of an error a
+ * bus reported: the stack cannot tell, as its frames name the bundle's
+ * chunks, not dbus-next's files, in the release build.
  */
 function ignoreHelloRejections(): void {
   if (helloFilter) return;
   helloFilter = true;
-  ignoreStrays((r) => r instanceof Error && raisedInDbusNextBus(r.stack ?? ""));
+  ignoreStrays(isHelloRethrow);
 }
 
-/**
- * Whether a stack trace has a frame in dbus-next's bus module, wherever the
- * package lies: `.../dbus-next/0.10.2/lib/bus.js` in Deno's cache,
- * `.../node_modules/dbus-next/lib/bus.js` in node_modules (the launcher's,
- * docs/development.md).
- */
-export function raisedInDbusNextBus(stack: string): boolean {
-  return /[\\/]dbus-next[\\/](?:[^\\/\s]+[\\/])?lib[\\/]bus\.js\b/.test(stack);
+/** Records an error a bus reported (`error` event), whose rethrow is then a known stray. */
+export function noteBusError(e: unknown): void {
+  reported.add(String(e));
+}
+
+/** Whether `r` is dbus-next's rethrow (`new Error(err)`) of an error a bus reported. */
+export function isHelloRethrow(r: unknown): boolean {
+  return r instanceof Error && reported.has(r.message);
 }
 
 /** Whether `e` is an error reply of the bus or a peer (not a broken connection). */
@@ -173,7 +178,10 @@ export class SystemdBus {
     ignoreHelloRejections();
     const connected = new Promise<void>((resolve, reject) => {
       bus.on("connect", () => resolve());
-      bus.on("error", (e) => reject(e));
+      bus.on("error", (e) => {
+        noteBusError(e);
+        reject(e);
+      });
       // A peer that hangs up (no bus, refused authentication) may say nothing else.
       bus._connection?.stream?.on(
         "close",

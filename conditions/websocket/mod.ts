@@ -169,5 +169,6 @@ export const websocket = defineKind<WebsocketOptions>({
   },
   validate: (options, fail) => validateTextMatch(options.match, fail),
   load: () => import("./probe.ts").then((m) => m.create),
+  isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });

@@ -35,6 +35,18 @@ const TRY_NEXT = new Set([
   "ETIMEDOUT",
 ]);
 
+/**
+ * The largest message read (docs/contract.md §9): a longer one closes the connection (ws
+ * answers it with close code 1009), so no server holds more than this in waitcmd's memory.
+ */
+export const MAX_MESSAGE_BYTES = 16 << 20;
+
+/**
+ * Messages received and not yet judged before the socket stops reading: a server that
+ * floods faster than messages are matched waits, instead of piling them up here.
+ */
+const QUEUED_MAX = 16;
+
 /** A failure before the upgrade; `code` is the system's error code. */
 class ConnectError extends Error {
   override name = "ConnectError";
@@ -86,6 +98,7 @@ function connect(
     headers,
     perMessageDeflate: false,
     followRedirects: false,
+    maxPayload: MAX_MESSAGE_BYTES,
     ca,
     rejectUnauthorized: !o.insecure,
     // Connect to this address of the name; the URL still gives Host and the TLS name.
@@ -100,6 +113,7 @@ function connect(
     let skipped = 0;
     let last: string | undefined;
     let judging: Promise<void> = Promise.resolve();
+    let queued = 0;
     let upgraded = "";
     const finish = (r: ProbeResult | Error) => {
       if (done) return;
@@ -141,9 +155,11 @@ function connect(
       if (!wantsMessage) return; // nothing asked of messages (an echo may beat the send callback)
       const bytes = toBytes(data);
       const text = new TextDecoder().decode(bytes);
+      if (++queued >= QUEUED_MAX) ws.pause();
       // Judged in arrival order; a long text is matched off the main thread.
       judging = judging.then(async () => {
         const verdict = await test(text, signal);
+        if (--queued < QUEUED_MAX && ws.isPaused) ws.resume();
         if ("captures" in verdict) {
           finish({
             status: "satisfied",

@@ -11,6 +11,7 @@
  */
 
 import type { BenchRow } from "./_types.ts";
+import { bundle, BUNDLE_DIR, bundleState, LAUNCHER } from "../bundle.ts";
 
 /** Directory of the repository (scripts/bench/_lib.ts -> repo root). */
 export const repoRoot: string = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
@@ -18,6 +19,147 @@ export const repoRoot: string = new URL("../../", import.meta.url).pathname.repl
 export const denoScript = `${repoRoot}/scripts/deno`;
 /** waitcmd from source. */
 export const waitcmdScript = `${repoRoot}/scripts/waitcmd`;
+/**
+ * waitcmd from the release bundle (scripts/bundle.ts): `dist/bundle/waitcmd`
+ * runs it with the compiled binary's flags. {@link ensureBundle} builds it.
+ */
+export const bundleLauncher = `${BUNDLE_DIR}/${LAUNCHER}`;
+
+let bundleMemo: Promise<void> | undefined;
+/** Builds the release bundle unless dist/bundle holds one of these sources (once per run). */
+export function ensureBundle(): Promise<void> {
+  bundleMemo ??= (async () => {
+    if (await bundleState() === "fresh") return;
+    progress("building the release bundle (scripts/deno task bundle)");
+    await bundle({ log: progress });
+  })();
+  return bundleMemo;
+}
+
+/**
+ * The two forms of waitcmd the start-up rows compare, for `args`: `name`
+ * from the sources (scripts/waitcmd) and `name (bundle)` from the release
+ * bundle, which is what ships.
+ */
+export function bothForms(name: string, args: readonly string[]): Record<string, string[]> {
+  return {
+    [name]: [waitcmdScript, ...args],
+    [`${name} (bundle)`]: [bundleLauncher, ...args],
+  };
+}
+
+/** Peak RSS (kB) and CPU (ms, user + system) of runs of one command. */
+export interface Usage {
+  readonly rssKb: readonly number[];
+  readonly cpuMs: readonly number[];
+}
+
+/**
+ * Peak RSS and CPU of `runs` runs of each form of waitcmd (bundle, then
+ * sources, alternating, so that load hits both alike), exact from `wait4`
+ * through the python3 wrapper (GNU time, else /proc polling, when python3 is
+ * missing). A run that exits otherwise than `expectCode` makes it throw.
+ */
+export async function usageBothForms(
+  args: readonly string[],
+  runs: number,
+  expectCode = 0,
+): Promise<{ bundle: Usage; source: Usage }> {
+  const py = await python3();
+  const one = async (cmd: readonly string[]): Promise<{ rssKb: number; cpuMs: number }> => {
+    if (py) {
+      const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-usage-" });
+      try {
+        const r = await runTimed(underWait4(py, file, cmd));
+        if (r.code !== expectCode) throw new Error(`${cmd.join(" ")} exited ${r.code}`);
+        const u = await readRusage(file);
+        return { rssKb: u.peakRssKb > 0 ? u.peakRssKb : NaN, cpuMs: u.cpuSeconds * 1000 };
+      } finally {
+        await Deno.remove(file).catch(() => {});
+      }
+    }
+    const r = await runWithResources(cmd);
+    if (r.code !== expectCode) throw new Error(`${cmd.join(" ")} exited ${r.code}`);
+    return { rssKb: r.peakRssKb, cpuMs: r.cpuSeconds * 1000 };
+  };
+  const b = { rssKb: [] as number[], cpuMs: [] as number[] };
+  const s = { rssKb: [] as number[], cpuMs: [] as number[] };
+  for (let i = 0; i < runs; i++) {
+    for (const [form, cmd] of [[b, bundleLauncher], [s, waitcmdScript]] as const) {
+      const u = await one([cmd, ...args]);
+      if (Number.isFinite(u.rssKb)) form.rssKb.push(u.rssKb);
+      form.cpuMs.push(u.cpuMs);
+    }
+  }
+  return { bundle: b, source: s };
+}
+
+/** How many runs the peak RSS and CPU figures take (WAITCMD_BENCH_RSS_RUNS, default 7). */
+export function rssRuns(): number {
+  const n = Number(Deno.env.get("WAITCMD_BENCH_RSS_RUNS") ?? "7");
+  return Number.isInteger(n) && n >= 1 ? n : 7;
+}
+
+/**
+ * One start-up row: the time to verdict of `name` from the bundle and from
+ * the sources (interleaved runs; the bundle's time against the sources' is
+ * the median of the rounds' ratios, which load drifting over the run moves
+ * least), their CPU and peak RSS, and the peer's time when there is one. The
+ * target is the peer ratio when given (judged on the bundle, which ships)
+ * and, always, that the bundle takes no more time, CPU or memory than the
+ * sources.
+ */
+export function sideBySideRow(opts: {
+  readonly name: string;
+  readonly source: readonly number[];
+  readonly bundle: readonly number[];
+  readonly usage: { readonly bundle: Usage; readonly source: Usage };
+  readonly peer?: {
+    readonly name: string;
+    readonly times: readonly number[];
+    readonly ratio: number;
+  };
+  readonly peerMissing?: string;
+  readonly extra?: string;
+}): BenchRow {
+  const src = median(opts.source);
+  const bun = median(opts.bundle);
+  const rounds = Math.min(opts.source.length, opts.bundle.length);
+  const time = median(Array.from({ length: rounds }, (_, i) => opts.bundle[i]! / opts.source[i]!));
+  const cpuB = median(opts.usage.bundle.cpuMs);
+  const cpuS = median(opts.usage.source.cpuMs);
+  const rssB = median(opts.usage.bundle.rssKb);
+  const rssS = median(opts.usage.source.rssKb);
+  const targets = ["bundle <= source in time, CPU and RSS"];
+  const refs = [
+    `bundle ${fmtSample(opts.bundle)}, CPU ${fmtMs(cpuB)}, peak RSS ${fmtKb(rssB)}`,
+    `source ${fmtSample(opts.source)}, CPU ${fmtMs(cpuS)}, peak RSS ${fmtKb(rssS)}`,
+    `CPU and RSS: median of ${opts.usage.bundle.cpuMs.length} runs each`,
+  ];
+  let peerOk = true;
+  let peerText = "";
+  if (opts.peer) {
+    const theirs = median(opts.peer.times);
+    peerOk = bun / theirs <= opts.peer.ratio;
+    targets.unshift(`<= ${opts.peer.ratio}x ${opts.peer.name}`);
+    peerText = `; ${(bun / theirs).toFixed(1)}x ${opts.peer.name}`;
+    refs.push(`${opts.peer.name} ${fmtMs(theirs)}`);
+  } else if (opts.peerMissing) {
+    refs.push(opts.peerMissing);
+  }
+  if (opts.extra) refs.push(opts.extra);
+  return {
+    name: opts.name,
+    figure: `bundle ${fmtMs(bun)}, ${fmtMs(cpuB)} CPU, ${fmtKb(rssB)}; source ${fmtMs(src)}, ${
+      fmtMs(cpuS)
+    } CPU, ${fmtKb(rssS)} (bundle ${time.toFixed(2)}x the time, ${
+      (cpuB / cpuS).toFixed(2)
+    }x the CPU, ${(rssB / rssS).toFixed(2)}x the RSS${peerText})`,
+    target: targets.join("; "),
+    reference: refs.join("; "),
+    ok: time <= 1 && cpuB <= cpuS && rssB <= rssS && peerOk,
+  };
+}
 
 /**
  * The Deno flags scripts/waitcmd adds for the npm packages, by the same test:
@@ -225,13 +367,22 @@ export function underGnuTime(gt: string, file: string, cmd: readonly string[]): 
  * Runs argv[2:] as its child and writes the child's rusage from `wait4` into
  * argv[1] as GNU time's `%M %U %S` would, but in microseconds: GNU time
  * prints hundredths, each cut down, so a run of 48 ms of CPU reads 0.03 +
- * 0.01. The child's maxrss starts at what the wrapper held when it forked
- * (Linux carries it across exec): one that is not above the wrapper's own is
- * written as 0, unknown, and the caller takes /proc's samples instead. The
- * wrapper dies of the signal that killed the child, or exits with its code.
+ * 0.01. A child's maxrss may start from what the wrapper held when it
+ * forked: one that is not above the wrapper's resident set at the fork is
+ * written as 0, unknown, and the caller takes /proc's samples instead. (Not
+ * the wrapper's own maxrss: that one starts from the bench process's, which
+ * spawned the wrapper, and is far above a short run's.) The wrapper dies of
+ * the signal that killed the child, or exits with its code.
  */
 const WAIT4_PY = `
-import os, resource, signal, sys
+import os, signal, sys
+def resident():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+floor = resident()
 pid = os.fork()
 if pid == 0:
     try:
@@ -240,7 +391,7 @@ if pid == 0:
         os.write(2, ("cannot run %s: %s\\n" % (sys.argv[2], e)).encode())
         os._exit(127)
 _, status, ru = os.wait4(pid, 0)
-rss = ru.ru_maxrss if ru.ru_maxrss > resource.getrusage(resource.RUSAGE_SELF).ru_maxrss else 0
+rss = ru.ru_maxrss if ru.ru_maxrss > floor else 0
 with open(sys.argv[1], "w") as f:
     f.write("%d %.6f %.6f\\n" % (rss, ru.ru_utime, ru.ru_stime))
 if os.WIFSIGNALED(status):

@@ -18,8 +18,10 @@ import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   BenchFailure,
   benchRuns,
+  bothForms,
   denoBinary,
   denoScript,
+  ensureBundle,
   fmtMs,
   fmtSample,
   interleave,
@@ -31,8 +33,11 @@ import {
   percentile,
   progress,
   repoRoot,
+  rssRuns,
   runTimed,
+  sideBySideRow,
   tempDir,
+  usageBothForms,
   waitcmdScript,
 } from "./_lib.ts";
 
@@ -63,11 +68,12 @@ async function timeToVerdict(): Promise<BenchRow[]> {
       waitOnError = e instanceof Error ? e.message : String(e);
     }
 
+    await ensureBundle();
     const commands: Record<string, string[]> = {
       floor: [denoScript, "run", floorFile],
       "bare floor": [await denoBinary(), "run", floorFile],
-      tcp: [waitcmdScript, "--timeout", "10s", "tcp", target],
-      file: [waitcmdScript, "--timeout", "10s", "file", existing],
+      ...bothForms("tcp", ["--timeout", "10s", "tcp", target]),
+      ...bothForms("file", ["--timeout", "10s", "file", existing]),
     };
     // A compiled binary, when one exists (scripts/compile.ts needs a denort these machines lack).
     const bin = Deno.env.get("WAITCMD_BENCH_BIN");
@@ -92,7 +98,12 @@ async function timeToVerdict(): Promise<BenchRow[]> {
       reference: `the reference of the time-to-verdict rows, measured in the same rounds; ` +
         `the Deno binary without the scripts/deno wrapper: ${fmtSample(t["bare floor"]!)}`,
     }];
-    const rowsFor = [["tcp", "tcp to an open loopback port"], ["file", "file that exists"]];
+    const rowsFor = [
+      ["tcp (bundle)", "tcp to an open loopback port, from the bundle"],
+      ["tcp", "tcp to an open loopback port, from the sources"],
+      ["file (bundle)", "file that exists, from the bundle"],
+      ["file", "file that exists, from the sources"],
+    ];
     if (bin) rowsFor.push(["binary tcp", `tcp, ${bin}`], ["binary file", `file, ${bin}`]);
     for (const [key, what] of rowsFor) {
       const m = median(t[key!]!);
@@ -107,7 +118,22 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         ok: ratio <= FLOOR_RATIO,
       });
     }
-    for (const [key, what] of [["tcp", "tcp"], ["file", "file"]]) {
+    progress(`start-up: peak RSS of tcp and file, ${rssRuns()} runs each form`);
+    for (const kind of ["tcp", "file"]) {
+      const args = kind === "tcp"
+        ? ["--timeout", "10s", "tcp", target]
+        : ["--timeout", "10s", "file", existing];
+      rows.push(sideBySideRow({
+        name: `start-up, ${
+          kind === "tcp" ? "tcp to an open port" : "file that exists"
+        }: bundle vs sources`,
+        bundle: t[`${kind} (bundle)`]!,
+        source: t[kind]!,
+        usage: await usageBothForms(args, rssRuns()),
+        extra: `Deno floor ${fmtMs(floor)}`,
+      }));
+    }
+    for (const [key, what] of [["tcp (bundle)", "tcp"], ["file (bundle)", "file"]]) {
       const name = `time to verdict vs wait-on: ${what}`;
       if (!waitOn) {
         rows.push({
@@ -119,15 +145,15 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         continue;
       }
       const mine = median(t[key!]!);
-      const theirs = median(t[`wait-on ${key}`]!);
+      const theirs = median(t[`wait-on ${what}`]!);
       rows.push({
         name,
         figure: `waitcmd ${fmtMs(mine)} vs wait-on ${fmtMs(theirs)} (${
           (theirs / mine).toFixed(1)
         }x faster)`,
         target: "faster than wait-on",
-        reference: `wait-on ${waitOn.version} (node ${waitOn.node}): ${
-          fmtSample(t[`wait-on ${key}`]!)
+        reference: `waitcmd from the bundle; wait-on ${waitOn.version} (node ${waitOn.node}): ${
+          fmtSample(t[`wait-on ${what}`]!)
         }`,
         ok: mine < theirs,
       });

@@ -21,17 +21,19 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   benchRuns,
+  bothForms,
   denoScript,
-  fmtMs,
+  ensureBundle,
   fmtSample,
   interleave,
   launcherNpmFlags,
-  median,
   peerBin,
   progress,
   repoRoot,
+  rssRuns,
+  sideBySideRow,
   tempDir,
-  waitcmdScript,
+  usageBothForms,
 } from "./_lib.ts";
 import { makePostgres, PG_PASSWORD, PG_USER } from "../../tests/services/postgres.ts";
 import { makeMariadb, MY_PASSWORD, MY_USER } from "../../tests/services/mariadb.ts";
@@ -70,32 +72,23 @@ async function timeToVerdict(): Promise<BenchRow[]> {
       },
     ];
     const rows: BenchRow[] = [];
+    await ensureBundle();
     for (const k of kinds) {
       progress(`time to verdict, ${k.kind}: ${runs} runs each, interleaved`);
-      const commands: Record<string, string[]> = {
-        waitcmd: [waitcmdScript, "--timeout", "20s", ...k.waitcmd],
-      };
+      const args = ["--timeout", "20s", ...k.waitcmd];
+      const commands: Record<string, string[]> = bothForms("waitcmd", args);
       if ("bin" in peer) commands.wait4x = [peer.bin, "--timeout", "20s", ...k.wait4x];
       const t = await interleave(commands, runs);
-      const ours = median(t.waitcmd!);
-      if (!("bin" in peer)) {
-        rows.push({
-          name: `time to verdict, ${k.kind} (ready server)`,
-          figure: fmtSample(t.waitcmd!),
-          target: `<= ${PEER_RATIO}x wait4x`,
-          reference: `wait4x not available: ${peer.error}`,
-        });
-        continue;
-      }
-      const theirs = median(t.wait4x!);
-      const ratio = ours / theirs;
-      rows.push({
+      progress(`peak RSS, ${k.kind}: ${rssRuns()} runs of each form`);
+      rows.push(sideBySideRow({
         name: `time to verdict, ${k.kind} (ready server)`,
-        figure: `${fmtMs(ours)} (${ratio.toFixed(1)}x wait4x)`,
-        target: `<= ${PEER_RATIO}x wait4x`,
-        reference: `wait4x ${fmtMs(theirs)}; waitcmd ${fmtSample(t.waitcmd!)}`,
-        ok: ratio <= PEER_RATIO,
-      });
+        bundle: t["waitcmd (bundle)"]!,
+        source: t.waitcmd!,
+        usage: await usageBothForms(args, rssRuns()),
+        ...("bin" in peer
+          ? { peer: { name: "wait4x", times: t.wait4x!, ratio: PEER_RATIO } }
+          : { peerMissing: `wait4x not available: ${peer.error}` }),
+      }));
     }
     return rows;
   } finally {

@@ -21,7 +21,10 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   benchRuns,
+  bothForms,
+  bundleLauncher,
   denoScript,
+  ensureBundle,
   fmtMs,
   fmtSample,
   interleave,
@@ -30,8 +33,10 @@ import {
   peerBin,
   progress,
   repoRoot,
+  rssRuns,
+  sideBySideRow,
   tempDir,
-  waitcmdScript,
+  usageBothForms,
 } from "./_lib.ts";
 import { startGrpcServer } from "../../tests/services/grpc.ts";
 
@@ -67,34 +72,27 @@ async function timeToVerdict(): Promise<BenchRow[]> {
       },
     ];
     const rows: BenchRow[] = [];
+    await ensureBundle();
     for (const k of kinds) {
       progress(`time to verdict, ${k.kind}: ${runs} runs each, interleaved`);
+      const args = ["--timeout", "20s", ...k.waitcmd];
       const commands: Record<string, string[]> = {
-        waitcmd: [waitcmdScript, "--timeout", "20s", ...k.waitcmd],
-        "waitcmd tcp": [waitcmdScript, "--timeout", "20s", "tcp", k.port],
+        ...bothForms("waitcmd", args),
+        "waitcmd tcp": [bundleLauncher, "--timeout", "20s", "tcp", k.port],
       };
       if ("bin" in peer) commands.waitfor = [peer.bin, "--timeout", "20s", ...k.waitfor];
       const t = await interleave(commands, runs);
-      const ours = median(t.waitcmd!);
-      const floor = `waitcmd tcp on the same port ${fmtMs(median(t["waitcmd tcp"]!))}`;
-      if (!("bin" in peer)) {
-        rows.push({
-          name: `time to verdict, ${k.kind} (ready server)`,
-          figure: fmtSample(t.waitcmd!),
-          target: `<= ${PEER_RATIO}x waitfor`,
-          reference: `waitfor not available: ${peer.error}; ${floor}`,
-        });
-        continue;
-      }
-      const theirs = median(t.waitfor!);
-      const ratio = ours / theirs;
-      rows.push({
+      progress(`peak RSS, ${k.kind}: ${rssRuns()} runs of each form`);
+      rows.push(sideBySideRow({
         name: `time to verdict, ${k.kind} (ready server)`,
-        figure: `${fmtMs(ours)} (${ratio.toFixed(1)}x waitfor)`,
-        target: `<= ${PEER_RATIO}x waitfor`,
-        reference: `waitfor ${fmtMs(theirs)}; ${floor}; waitcmd ${fmtSample(t.waitcmd!)}`,
-        ok: ratio <= PEER_RATIO,
-      });
+        bundle: t["waitcmd (bundle)"]!,
+        source: t.waitcmd!,
+        usage: await usageBothForms(args, rssRuns()),
+        ...("bin" in peer
+          ? { peer: { name: "waitfor", times: t.waitfor!, ratio: PEER_RATIO } }
+          : { peerMissing: `waitfor not available: ${peer.error}` }),
+        extra: `waitcmd tcp on the same port from the bundle ${fmtMs(median(t["waitcmd tcp"]!))}`,
+      }));
     }
     return rows;
   } finally {

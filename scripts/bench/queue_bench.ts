@@ -20,7 +20,10 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   benchRuns,
+  bothForms,
+  bundleLauncher,
   denoScript,
+  ensureBundle,
   fmtMs,
   fmtSample,
   interleave,
@@ -29,12 +32,17 @@ import {
   peerBin,
   progress,
   repoRoot,
-  waitcmdScript,
+  rssRuns,
+  sideBySideRow,
+  usageBothForms,
 } from "./_lib.ts";
 import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
 import { prepareKafka } from "../../tests/services/kafka.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
 import { makeNats } from "../../tests/services/nats.ts";
+
+/** Target: time to verdict at most this many times wait4x's (as the data-store kinds). */
+const PEER_RATIO = 2;
 
 /** wait4x's path and version, or why there is none. */
 async function findWait4x(): Promise<{ bin: string; version: string } | { missing: string }> {
@@ -51,9 +59,10 @@ async function findWait4x(): Promise<{ bin: string; version: string } | { missin
 }
 
 /**
- * One row: waitcmd's `kind` check against a ready server, interleaved with
- * wait4x's check of the same server (`wait4xArgs` undefined: wait4x has no
- * checker for the kind) and waitcmd's `tcp` to the same port.
+ * One row: waitcmd's `kind` check against a ready server, from the bundle and
+ * from the sources, interleaved with wait4x's check of the same server
+ * (`wait4xArgs` undefined: wait4x has no checker for the kind) and waitcmd's
+ * `tcp` to the same port; and the CPU and peak RSS of both forms.
  */
 async function verdictRow(
   kind: string,
@@ -66,33 +75,28 @@ async function verdictRow(
   const w4x = wait4xArgs !== undefined || "missing" in found ? found : {
     missing: `wait4x ${found.version} has no ${kind.split(" ")[0]} checker (\`wait4x --help\`)`,
   };
+  await ensureBundle();
+  const args = ["--timeout", "30s", ...waitcmdArgs];
   const commands: Record<string, readonly string[]> = {
-    waitcmd: [waitcmdScript, "--timeout", "30s", ...waitcmdArgs],
-    tcp: [waitcmdScript, "--timeout", "30s", "tcp", tcpTarget],
+    ...bothForms("waitcmd", args),
+    tcp: [bundleLauncher, "--timeout", "30s", "tcp", tcpTarget],
   };
   if ("bin" in w4x && wait4xArgs !== undefined) {
     commands.wait4x = [w4x.bin, ...wait4xArgs, "--timeout", "30s", "--quiet"];
   }
   progress(`${kind}: ${runs} interleaved runs of ${Object.keys(commands).join(", ")}`);
   const times = await interleave(commands, runs, { warmup: 2 });
-  const ours = median(times.waitcmd!);
-  const refs = [`waitcmd tcp to the same port ${fmtMs(median(times.tcp!))}`];
-  if (times.wait4x) {
-    const theirs = median(times.wait4x);
-    refs.unshift(
-      `wait4x ${(w4x as { version: string }).version} same check ${fmtMs(theirs)} (${
-        (ours / theirs).toFixed(1)
-      }× ours/theirs)`,
-    );
-  } else {
-    refs.unshift((w4x as { missing: string }).missing);
-  }
-  return {
+  progress(`${kind}: peak RSS, ${rssRuns()} runs of each form`);
+  return sideBySideRow({
     name: `time to verdict, ${kind} on a ready server`,
-    figure: fmtSample(times.waitcmd!),
-    target: "",
-    reference: refs.join("; "),
-  };
+    bundle: times["waitcmd (bundle)"]!,
+    source: times.waitcmd!,
+    usage: await usageBothForms(args, rssRuns()),
+    ...("bin" in w4x && times.wait4x
+      ? { peer: { name: `wait4x ${w4x.version}`, times: times.wait4x, ratio: PEER_RATIO } }
+      : { peerMissing: "missing" in w4x ? w4x.missing : "wait4x has no checker" }),
+    extra: `waitcmd tcp to the same port from the bundle ${fmtMs(median(times.tcp!))}`,
+  });
 }
 
 async function rabbitmqVerdict(): Promise<BenchRow[]> {

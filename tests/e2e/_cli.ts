@@ -5,6 +5,13 @@
  * wrapper such as `script`, `unshare` or `time` must run it), so what is
  * under test is chosen in one place: {@link underTest}.
  *
+ * `WAITCMD_UNDER_TEST` chooses it:
+ * - `source` (the default): `scripts/waitcmd`, the CLI from the sources;
+ * - `bundle`: the release artefact, `dist/bundle/waitcmd` (scripts/bundle.ts),
+ *   which runs the bundle with the flags and permissions of the compiled
+ *   binary. It must have been built from the sources of this tree
+ *   (`scripts/deno task bundle`); a missing or stale one fails at once.
+ *
  * One spawn ({@link startCli}) serves every way a test needs a run: to
  * completion ({@link runCli}, {@link runJson}, {@link runJsonl}), reacting
  * to its attempts as they come (`onAttempt`, {@link late}), reading its
@@ -16,13 +23,32 @@
 
 import { assertReportSchema } from "../_schema.ts";
 import { repoRoot } from "../services/_util.ts";
+import { BUNDLE_DIR, bundleState, LAUNCHER } from "../../scripts/bundle.ts";
+
+/** What the tests run: `source` or `bundle` (WAITCMD_UNDER_TEST). */
+export const UNDER_TEST: "source" | "bundle" = await (async () => {
+  const v = Deno.env.get("WAITCMD_UNDER_TEST") || "source";
+  if (v === "source") return v;
+  if (v !== "bundle") {
+    throw new Error(`WAITCMD_UNDER_TEST must be "source" or "bundle", not ${JSON.stringify(v)}`);
+  }
+  const state = await bundleState();
+  if (state !== "fresh") {
+    throw new Error(
+      `WAITCMD_UNDER_TEST=bundle, but ${BUNDLE_DIR} is ${
+        state === "missing" ? "missing" : "built from other sources than this tree's"
+      }: run scripts/deno task bundle`,
+    );
+  }
+  return v;
+})();
 
 /**
- * What the suite runs as waitcmd: the from-source launcher. The one place
- * that chooses it (a bundled or compiled artefact would be chosen here).
+ * What the suite runs as waitcmd: the from-source launcher, or the release
+ * bundle's ({@link UNDER_TEST}). The one place that chooses it.
  */
 function underTest(): string {
-  return `${repoRoot}/scripts/waitcmd`;
+  return UNDER_TEST === "bundle" ? `${BUNDLE_DIR}/${LAUNCHER}` : `${repoRoot}/scripts/waitcmd`;
 }
 
 /** The executable under test ({@link underTest}); for wrappers that must name it. */

@@ -9,7 +9,7 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { repoRoot } from "../services/_util.ts";
 import { runCli } from "./_cli.ts";
 
@@ -42,6 +42,7 @@ function noLockIs(expected: boolean): string[] {
 async function inOwnRoot(
   setUp: (root: string) => Promise<void>,
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<{ code: number; stderr: string }> {
   const root = await Deno.makeTempDir({ prefix: "waitcmd-launcher-test-" });
   try {
@@ -56,7 +57,7 @@ async function inOwnRoot(
     await setUp(root);
     const out = await new Deno.Command(`${root}/scripts/waitcmd`, {
       args,
-      env: { NO_COLOR: "1", WAITCMD_TOOLS_DIR: `${repoRoot}/.tools` },
+      env: { NO_COLOR: "1", WAITCMD_TOOLS_DIR: `${repoRoot}/.tools`, ...env },
       stdout: "null",
       stderr: "piped",
     }).output();
@@ -134,6 +135,45 @@ Deno.test({
       assertEquals(r.json?.conditions[0]?.detail, "listening on 127.0.0.1:8080");
     } finally {
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "launcher: with an empty package cache and no node_modules, a kind that needs npm packages downloads nothing and ends at once, exit 3, one line naming scripts/packages",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    const denoDir = await Deno.makeTempDir({ prefix: "waitcmd-empty-deno-dir-" });
+    const server = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const env = { DENO_DIR: denoDir };
+      const none = () => Promise.resolve();
+      // A kind without npm packages works from nothing.
+      const port = (server.addr as Deno.NetAddr).port;
+      const tcp = await inOwnRoot(none, ["--timeout", "10s", "tcp", `127.0.0.1:${port}`], env);
+      assertEquals(tcp.code, 0, tcp.stderr);
+      // A deadline far away: exit 3 (not the timeout's 1) shows it did not wait it out.
+      for (
+        const args of [
+          ["postgres", "postgres://app:pw@127.0.0.1:1/app"],
+          ["log", "/etc/hostname", "--matches", "x"], // re2js, loaded to validate the pattern
+        ]
+      ) {
+        const r = await inOwnRoot(none, ["--timeout", "5m", ...args], env);
+        assertEquals(r.code, 3, r.stderr);
+        const lines = r.stderr.trimEnd().split("\n");
+        assertEquals(lines.length, 1, r.stderr);
+        assert(
+          /^waitcmd: the kinds' npm packages are not installed \(npm:\S+@\S+ is missing\), and a wait never downloads: run \/\S+\/scripts\/packages$/
+            .test(lines[0]!),
+          lines[0],
+        );
+      }
+      assertEquals(await cachedPackages(denoDir), [], "the launcher downloaded packages");
+    } finally {
+      server.close();
+      await Deno.remove(denoDir, { recursive: true });
     }
   },
 });

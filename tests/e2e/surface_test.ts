@@ -64,12 +64,12 @@ Deno.test("then's secrets never show: --explain, -o json --explain, text, json, 
     assertEquals(runs.map((r) => r.code), [0, 0, 1, 1, 1]);
     assertStringIncludes(
       runs[0]!.stdout,
-      "then: echo postgres://***@db/prod --password=*** -H 'Authorization: ***' PGPASSWORD=*** -u bob:*** -- file x\n",
+      "then: echo postgres://app:***@db/prod --password=*** -H 'Authorization: ***' PGPASSWORD=*** -u bob:*** -- file x\n",
     );
     const explained = JSON.parse(runs[1]!.stdout);
     assertEquals(explained.then, [
       "echo",
-      "postgres://***@db/prod",
+      "postgres://app:***@db/prod",
       "--password=***",
       "-H",
       "Authorization: ***",
@@ -83,7 +83,7 @@ Deno.test("then's secrets never show: --explain, -o json --explain, text, json, 
     // The warning about `-- file` in then's words shows the words, masked; JSON modes say nothing.
     assertStringIncludes(
       runs[2]!.stderr,
-      'waitcmd: warning: then\'s command gets "-- file" (echo postgres://***@db/prod --password=*** -H Authorization: *** PGPASSWORD=*** -u bob:*** -- file …): conditions go before "-- then"; every word after it is the command\'s\n',
+      'waitcmd: warning: then\'s command gets "-- file" (echo postgres://app:***@db/prod --password=*** -H Authorization: *** PGPASSWORD=*** -u bob:*** -- file …): conditions go before "-- then"; every word after it is the command\'s\n',
     );
     assertEquals([runs[3]!.stderr, runs[4]!.stderr], ["", ""]);
   });

@@ -4,7 +4,7 @@
  * as a stand-in base: `deno compile` embeds the program into it exactly as
  * into denort (the result just does not run waitcmd), which is enough to
  * check the denort plumbing, the refusal paths, the post-build smoke test
- * and which npm packages get embedded.
+ * and what gets embedded.
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
@@ -12,6 +12,7 @@ import {
   binaryName,
   compileTarget,
   denortUrl,
+  embeddedFiles,
   executableTarget,
   expectedExecutable,
   findDenort,
@@ -19,10 +20,9 @@ import {
   readZip,
   type Target,
   TARGETS,
-  WORKERS,
 } from "../../scripts/compile.ts";
+import { bundle, BUNDLE_DIR, bundleState, readManifest } from "../../scripts/bundle.ts";
 import { zip } from "../../scripts/release.ts";
-import denoJson from "../../deno.json" with { type: "json" };
 import { DENO, HOST, ls, repoRoot, run } from "./_fixture.ts";
 
 /** A stand-in denort for this machine: a copy of /bin/true (a real executable of the host's format). */
@@ -246,91 +246,76 @@ Deno.test("prepareDenort() extracts the official zip and rejects the wrong execu
   }
 });
 
-/** npm packages that conditions/ imports lazily with a literal specifier, as `name@version`. */
-async function lazyNpmImports(): Promise<{ name: string; version: string }[]> {
-  const imports = denoJson.imports as Record<string, string>;
-  const found = new Map<string, { name: string; version: string }>();
-  const files: string[] = [];
-  const walk = async (dir: string) => {
-    for await (const e of Deno.readDir(dir)) {
-      if (e.isDirectory) await walk(`${dir}/${e.name}`);
-      else if (e.name.endsWith(".ts") && !e.name.endsWith("_test.ts")) {
-        files.push(`${dir}/${e.name}`);
-      }
-    }
-  };
-  await walk(`${repoRoot}/conditions`);
-  for (const path of files) {
-    const src = await Deno.readTextFile(path);
-    for (const m of src.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)) {
-      const spec = imports[m[1]!] ?? m[1]!;
-      const npm = /^npm:(@?[^@]+)@(.+)$/.exec(spec);
-      if (npm) found.set(npm[1]!, { name: npm[1]!, version: npm[2]! });
-    }
-  }
-  return [...found.values()];
-}
-
-/**
- * Whether deno compile's "Embedded Files" listing shows an npm package. The
- * listing has three shapes: `── name/1.2.3/*` (one version), `─┬ name (…)`
- * with `── 1.2.3/*` children (several versions), and for scoped packages
- * `── @scope/name/*` or `─┬ @scope (…)` with `── name/*` children.
- */
-function embeds(log: string, name: string, version: string): boolean {
-  if (log.includes(`── ${name}/${version}/`) || log.includes(`── ${name}/*`)) return true;
-  const [parent, child] = name.startsWith("@")
-    ? name.split("/") as [string, string]
-    : [name, version];
-  const lines = log.split("\n");
-  const head = lines.findIndex((l) => l.includes(`─┬ ${parent} (`));
-  if (head < 0) return false;
-  const depth = lines[head]!.indexOf("─┬");
-  for (const l of lines.slice(head + 1)) {
-    if (l.search(/[├└]──/) <= depth && l.search(/[├└]─┬/) <= depth) break; // left the subtree
-    if (l.includes(`── ${child}/`) || l.includes(`─┬ ${child} (`)) return true;
-  }
-  return false;
+/** A bundle of this tree's sources: dist/bundle when fresh, else one built into `dir`. */
+async function freshBundle(dir: string): Promise<string> {
+  if (await bundleState() === "fresh") return BUNDLE_DIR;
+  await bundle({ out: `${dir}/bundle` });
+  return `${dir}/bundle`;
 }
 
 Deno.test({
-  name: "compileTarget() embeds the npm packages that kinds import lazily, and no others",
+  name:
+    "compileTarget() embeds the bundle's modules, workers and assets, and nothing else (no node_modules, types, maps or add-ons)",
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-compile-test-" });
     try {
       const env = { DENORT_BIN: await standInDenort(dir) };
-      // A module with one lazy import proves both halves: imported -> embedded, not imported -> absent.
-      await Deno.writeTextFile(
-        `${dir}/lazy.ts`,
-        `if (Deno.args[0] === "x") {\n  const m = await import("jsonpath-plus");\n  console.log(typeof m);\n}\n`,
-      );
-      const small = await compileTarget(HOST, { dist: `${dir}/a`, env, entry: `${dir}/lazy.ts` });
-      assertEquals(small.status, "built", small.reason);
-      assert(embeds(small.log!, "jsonpath-plus", "11.3.0"), small.log);
-      assert(
-        !embeds(small.log!, "dockerode", "5.0.1"),
-        "dockerode is not imported, so not embedded",
-      );
-      assert(!embeds(small.log!, "ssh2", "1.17.0"), "ssh2 is not imported, so not embedded");
-
-      // The real program: every lazily imported npm package of every kind is inside.
-      const real = await compileTarget(HOST, { dist: `${dir}/b`, env });
-      assertEquals(real.status, "built", real.reason);
-      assertEquals(real.output, `${dir}/b/${binaryName(HOST)}`);
-      assertStringIncludes(real.log!, "main.ts");
-      for (const w of WORKERS) assertStringIncludes(real.log!, w.slice(w.lastIndexOf("/") + 1));
-      for (const pkg of await lazyNpmImports()) {
-        assert(
-          embeds(real.log!, pkg.name, pkg.version),
-          `${pkg.name}@${pkg.version} is not embedded:\n${real.log}`,
+      const dist = await freshBundle(dir);
+      const manifest = (await readManifest(dist))!;
+      const r = await compileTarget(HOST, { dist: `${dir}/b`, env, bundle: dist });
+      assertEquals(r.status, "built", r.reason);
+      assertEquals(r.output, `${dir}/b/${binaryName(HOST)}`);
+      const embedded = embeddedFiles(r.log!);
+      const shipped = manifest.files.map((f) => f.path);
+      // deno compile lists a folder whose files are all embedded as `folder/*`.
+      const listed = (path: string) =>
+        embedded.includes(path) ||
+        path.split("/").slice(0, -1).some((_, i, dirs) =>
+          embedded.includes(`${dirs.slice(0, i + 1).join("/")}/*`)
         );
+      for (const path of shipped) assert(listed(path), `${path} is not embedded:\n${r.log}`);
+      for (const w of Object.values(manifest.workers)) assert(listed(w), `worker ${w}`);
+      for (const a of manifest.assets) assert(listed(a), `asset ${a}`);
+      for (const e of embedded) {
+        const folder = e.endsWith("/*") ? e.slice(0, -2) + "/" : undefined;
+        assert(
+          folder ? shipped.some((p) => p.startsWith(folder)) : shipped.includes(e),
+          `${e} is embedded but is not part of the bundle`,
+        );
+        assert(!/node_modules|\.d\.ts$|\.map$|\.node$/.test(e), `${e} must not be embedded`);
       }
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
   },
+});
+
+Deno.test("embeddedFiles() reads deno compile's tree of embedded files", () => {
+  const log = [
+    "Compile dist/bundle/main.js to waitcmd",
+    "",
+    "Embedded Files",
+    "",
+    "waitcmd",
+    "├── assets/* (55.99KB)",
+    "├─┬ conditions (271B)",
+    "│ ├── _common/regex_worker.js (171B)",
+    "│ └─┬ x (100B)",
+    "│   └── y.js (100B)",
+    "├── main.js (28KB)",
+    "└── probe-X.js (1KB)",
+    "",
+    "Files: 6.1MB",
+  ].join("\n");
+  assertEquals(embeddedFiles(log), [
+    "assets/*",
+    "conditions/_common/regex_worker.js",
+    "conditions/x/y.js",
+    "main.js",
+    "probe-X.js",
+  ]);
 });
 
 Deno.test({

@@ -4,7 +4,8 @@
  * distroless base cannot be pulled: the build swaps in a local busybox image
  * (`--build-arg BASE=...`) and the binary is a stand-in. What is under test
  * is the Dockerfile itself: the per-architecture pick from dist/docker, the
- * non-root numeric user, the entrypoint and the default command.
+ * non-root numeric user, the entrypoint and the default command, and the
+ * README's `COPY --from=<image> /waitcmd` recipe.
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
@@ -64,12 +65,35 @@ Deno.test({
             await d.docker(["image", "inspect", "--format", "{{json .Config}}", tag]),
           );
           assertEquals(cfg.User, "65532:65532");
-          assertEquals(cfg.Entrypoint, ["/usr/local/bin/waitcmd"]);
+          assertEquals(cfg.Entrypoint, ["/waitcmd"]);
           assertEquals(cfg.Cmd, ["--help"]);
           assertEquals(cfg.Labels["org.opencontainers.image.version"], version);
           // Arguments go straight to waitcmd (the stand-in answers like it).
           const out = await d.docker(["run", "--rm", "--network", "none", tag, "--version"]);
           assertEquals(out, `waitcmd ${version} (${target}-unknown-linux-gnu, stand-in)`);
+          // The README's recipe: another image takes the binary with one COPY --from.
+          const ctx = await Deno.makeTempDir({ prefix: "waitcmd-docker-recipe-" });
+          try {
+            await Deno.writeTextFile(
+              `${ctx}/Dockerfile`,
+              `FROM ${base}\nCOPY --from=${tag} /waitcmd /usr/local/bin/waitcmd\n`,
+            );
+            const recipe = `waitcmd-test:recipe-${arch}`;
+            await d.docker(["build", "-q", "-t", recipe, ctx]);
+            const copied = await d.docker([
+              "run",
+              "--rm",
+              "--network",
+              "none",
+              "--entrypoint",
+              "/usr/local/bin/waitcmd",
+              recipe,
+              "--version",
+            ]);
+            assertEquals(copied, `waitcmd ${version} (${target}-unknown-linux-gnu, stand-in)`);
+          } finally {
+            await Deno.remove(ctx, { recursive: true });
+          }
         });
       }
       await t.step("a platform without a binary fails the build", async () => {

@@ -181,7 +181,7 @@ Deno.test({
     try {
       const rel = await standInRelease(dist);
       await Deno.writeTextFile(`${dist}/harness.rb`, RUBY_HARNESS);
-      // `bin/waitcmd`: the real CLI from source, as the installed binary would be.
+      // `bin/waitcmd`: the real CLI under test (tests/e2e/_cli.ts), as the installed binary would be.
       await Deno.mkdir(`${dist}/bin`);
       await Deno.writeTextFile(
         `${dist}/bin/waitcmd`,

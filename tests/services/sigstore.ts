@@ -1,26 +1,15 @@
 /**
- * A real Sigstore bundle and trusted root for the cosign tests, made here by
- * Sigstore's own JavaScript packages: @sigstore/mock's Fulcio (a certificate
- * authority with a CT log) and Rekor (a transparency log), served over HTTP
- * on a loopback port, and @sigstore/sign's keyless signing flow against them
- * (an ephemeral key, a certificate for a test identity, a log entry with its
- * signed entry timestamp). The trusted root holds the authority's root
- * certificate and both logs' keys, as Sigstore's TUF repository would.
- * Nothing is fetched from outside and no fixture is copied.
+ * A real Sigstore bundle and trusted root for the cosign tests, made by
+ * Sigstore's own JavaScript packages (@sigstore/mock's Fulcio and Rekor,
+ * @sigstore/sign's keyless flow) in tests/services/sigstore/signer.ts, a
+ * process of its own: those packages are the tests' alone, kept out of the
+ * CLI's deno.json and deno.lock so that the main job never installs them
+ * (`scripts/packages --tests` installs them, and `scripts/test` runs it).
+ *
+ * @module
  */
 
-import { Buffer } from "node:buffer";
-import { createHash, generateKeyPairSync } from "node:crypto";
-import { bundleToJSON } from "@sigstore/bundle";
-import {
-  fulcioHandler,
-  initializeCA,
-  initializeCTLog,
-  initializeTLog,
-  rekorHandler,
-} from "@sigstore/mock";
-import { HashAlgorithm, PublicKeyDetails, TrustedRoot } from "@sigstore/protobuf-specs";
-import { FulcioSigner, MessageSignatureBundleBuilder, RekorWitness } from "@sigstore/sign";
+import { repoRoot } from "./_util.ts";
 
 /** The identity the test certificates are issued to. */
 export const SIGNER_IDENTITY = "ci@waitcmd.test";
@@ -31,93 +20,83 @@ export interface Sigstore {
   sign(blob: Uint8Array): Promise<string>;
   /** The trusted root (JSON text) that verifies this instance's bundles. */
   readonly trustedRoot: string;
-  /** Stops the loopback services. */
+  /** Stops the service. */
   close(): Promise<void>;
 }
 
-const ecKey = () => generateKeyPairSync("ec", { namedCurve: "P-256" });
-const b64url = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+/** The signer's folder: its own deno.json and deno.lock. */
+export const SIGSTORE_DIR = `${repoRoot}/tests/services/sigstore`;
 
-/** Starts a mock Fulcio and Rekor on a loopback port and returns a signer and its trusted root. */
+/** Starts the signer (a mock Fulcio and Rekor on a loopback port) and reads its trusted root. */
 export async function makeSigstore(): Promise<Sigstore> {
-  const ctlog = await initializeCTLog(ecKey());
-  const ca = await initializeCA(ecKey(), ctlog);
-  const handlers: {
-    path: string;
-    fn: (body: string) => Promise<{ statusCode: number; response: unknown; contentType?: string }>;
-  }[] = [];
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, onListen() {} },
-    async (req) => {
-      const h = handlers.find((x) => x.path === new URL(req.url).pathname);
-      if (h === undefined) return new Response("not found", { status: 404 });
-      const r = await h.fn(await req.text());
-      return new Response(r.response as BodyInit, {
-        status: r.statusCode,
-        headers: { "content-type": r.contentType ?? "application/json" },
-      });
-    },
-  );
-  const base = `http://127.0.0.1:${server.addr.port}`;
-  const tlog = await initializeTLog(base, ecKey());
-  handlers.push(fulcioHandler(ca, { strict: true }), rekorHandler(tlog, { strict: true }));
-
-  const since = new Date(Date.now() - 60_000);
-  const logKey = (raw: Buffer) => ({
-    rawBytes: raw,
-    keyDetails: PublicKeyDetails.PKIX_ECDSA_P256_SHA_256,
-    validFor: { start: since },
-  });
-  const root = TrustedRoot.toJSON({
-    mediaType: "application/vnd.dev.sigstore.trustedroot+json;version=0.1",
-    tlogs: [{
-      baseUrl: base,
-      hashAlgorithm: HashAlgorithm.SHA2_256,
-      publicKey: logKey(tlog.publicKey),
-      logId: { keyId: createHash("sha256").update(tlog.publicKey).digest() },
-    }],
-    certificateAuthorities: [{
-      subject: { organization: "waitcmd-test", commonName: "waitcmd-test" },
-      uri: base,
-      certChain: { certificates: [{ rawBytes: Buffer.from(ca.rootCertificate.buffer) }] },
-      validFor: { start: since },
-    }],
-    ctlogs: [{
-      baseUrl: base,
-      hashAlgorithm: HashAlgorithm.SHA2_256,
-      publicKey: logKey(ctlog.publicKey),
-      logId: { keyId: Buffer.from(ctlog.logID.buffer) },
-    }],
-    timestampAuthorities: [],
-  } as unknown as TrustedRoot);
-
-  // An OIDC token as Fulcio reads it (the mock checks its form, not a signature).
-  const now = Math.floor(Date.now() / 1000);
-  const token = `${b64url({ alg: "none" })}.${
-    b64url({
-      iss: "https://issuer.waitcmd.test",
-      sub: SIGNER_IDENTITY,
-      email: SIGNER_IDENTITY,
-      email_verified: true,
-      aud: "sigstore",
-      iat: now,
-      exp: now + 3600,
-    })
-  }.sig`;
-  const builder = new MessageSignatureBundleBuilder({
-    signer: new FulcioSigner({
-      identityProvider: { getToken: () => Promise.resolve(token) },
-      fulcioBaseURL: base,
-    }),
-    witnesses: [new RekorWitness({ rekorBaseURL: base })],
-  });
-
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-all",
+      "--quiet",
+      "--cached-only",
+      "--frozen",
+      "--config",
+      `${SIGSTORE_DIR}/deno.json`,
+      `${SIGSTORE_DIR}/signer.ts`,
+      SIGNER_IDENTITY,
+    ],
+    env: { NO_COLOR: "1" },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const lines = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const stderr = new Response(child.stderr).text();
+  const writer = child.stdin.getWriter();
+  let buffered = "";
+  const nextLine = async (): Promise<Record<string, string>> => {
+    while (!buffered.includes("\n")) {
+      const { value, done } = await lines.read();
+      if (done) {
+        const why = (await stderr).trim();
+        throw new Error(
+          /not found in cache|--cached-only/.test(why)
+            ? "the Sigstore test service's packages are not installed: run scripts/packages --tests"
+            : `the Sigstore test service ended: ${why}`,
+        );
+      }
+      buffered += value;
+    }
+    const nl = buffered.indexOf("\n");
+    const line = buffered.slice(0, nl);
+    buffered = buffered.slice(nl + 1);
+    return JSON.parse(line);
+  };
+  let first: Record<string, string>;
+  try {
+    first = await nextLine();
+  } catch (e) {
+    await writer.close().catch(() => {});
+    await child.status;
+    throw e;
+  }
+  // One request at a time: the service answers in order.
+  let queue = Promise.resolve();
   return {
-    async sign(blob) {
-      const bundle = await builder.create({ data: Buffer.from(blob) });
-      return JSON.stringify(bundleToJSON(bundle), null, 2);
+    trustedRoot: first.trustedRoot!,
+    sign(blob) {
+      const answer = queue.then(async () => {
+        let bin = "";
+        for (const b of blob) bin += String.fromCharCode(b);
+        await writer.write(new TextEncoder().encode(btoa(bin) + "\n"));
+        const r = await nextLine();
+        if (r.error !== undefined) throw new Error(`signing failed: ${r.error}`);
+        return r.bundle!;
+      });
+      queue = answer.then(() => {}, () => {});
+      return answer;
     },
-    trustedRoot: JSON.stringify(root, null, 2),
-    close: () => server.shutdown(),
+    async close() {
+      await writer.close().catch(() => {});
+      await lines.cancel().catch(() => {});
+      await child.status;
+      await stderr;
+    },
   };
 }

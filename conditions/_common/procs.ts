@@ -1,12 +1,13 @@
 /**
- * pidfile's look at one process: /proc on Linux (state, names, start time),
- * `ps` elsewhere (state and name only).
+ * The process table as the process and pidfile kinds read it: /proc on Linux
+ * (state, names, start time, kernel threads), `ps` elsewhere (state and name
+ * only).
  *
  * @module
  */
 
-/** One process as the pidfile kind judges it. */
-export interface PidProc {
+/** One process. */
+export interface Proc {
   readonly pid: number;
   /** Single-letter state (R, S, D, Z, T, ...). */
   readonly state: string;
@@ -40,7 +41,7 @@ function bootTimeMs(): Promise<number | undefined> {
 }
 
 /** Process `pid` from /proc, or undefined when there is none. */
-export async function readProcLinux(pid: number): Promise<PidProc | undefined> {
+async function readProcLinux(pid: number): Promise<Proc | undefined> {
   let stat: string;
   try {
     stat = await Deno.readTextFile(`/proc/${pid}/stat`);
@@ -73,26 +74,53 @@ export async function readProcLinux(pid: number): Promise<PidProc | undefined> {
   return { pid, state, names, startedAt, kernelThread: (flags & PF_KTHREAD) !== 0 };
 }
 
-/** Process `pid` from `ps` (macOS, BSD), or undefined when there is none. */
-export async function readProcPs(pid: number): Promise<PidProc | undefined> {
+/** Processes from `ps` (macOS, BSD): every one, or the one of `pid`. */
+async function psProcs(pid?: number): Promise<Proc[]> {
   const out = await new Deno.Command("ps", {
-    args: ["-p", String(pid), "-o", "stat=,comm="],
+    args: [...(pid === undefined ? ["-A"] : ["-p", String(pid)]), "-o", "pid=,stat=,comm="],
     stdout: "piped",
     stderr: "null",
   }).output();
-  const m = /^\s*(\S+)\s+(.*)$/m.exec(new TextDecoder().decode(out.stdout));
-  if (!out.success || !m) return undefined;
-  return { pid, state: m[1]!.charAt(0), names: [basename(m[2]!.trim())], kernelThread: false };
+  return new TextDecoder().decode(out.stdout).split("\n").flatMap((line) => {
+    const m = /^\s*(\d+)\s+(\S+)\s+(.*)$/.exec(line);
+    return m
+      ? [{
+        pid: Number(m[1]),
+        state: m[2]!.charAt(0),
+        names: [basename(m[3]!.trim())],
+        kernelThread: false,
+      }]
+      : [];
+  });
 }
 
 /** Process `pid`, or undefined when there is none. */
-export function readPidProc(pid: number): Promise<PidProc | undefined> {
-  return Deno.build.os === "linux" ? readProcLinux(pid) : readProcPs(pid);
+export async function readProc(pid: number): Promise<Proc | undefined> {
+  if (Deno.build.os === "linux") return await readProcLinux(pid);
+  return (await psProcs(pid)).find((p) => p.pid === pid);
+}
+
+/** Every process: from /proc, else from `ps`. */
+export async function listProcs(): Promise<Proc[]> {
+  try {
+    const out: Proc[] = [];
+    for await (const e of Deno.readDir("/proc")) {
+      if (!/^\d+$/.test(e.name)) continue;
+      const p = await readProcLinux(Number(e.name));
+      if (p) out.push(p);
+    }
+    return out;
+  } catch {
+    return await psProcs();
+  }
 }
 
 /** Whether `name` names this process (the kernel cuts comm to 15 characters). */
-export function hasName(p: PidProc, name: string): boolean {
+export function hasName(p: Proc, name: string): boolean {
   return p.names.some((n) =>
     n === name || (n.length === 15 && name.length > 15 && name.startsWith(n))
   );
 }
+
+/** Alive and not a zombie. */
+export const running = (p: Proc): boolean => p.state !== "Z" && p.state !== "X";

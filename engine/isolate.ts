@@ -1,0 +1,545 @@
+/**
+ * Isolation (docs/contract.md §2, docs/reliability.md): the probes of a kind
+ * that declares `isolate` run in a Web Worker of their own, one per kind per
+ * run, so that a third-party protocol or parser that spins, blocks or
+ * allocates without end can hold neither the deadline nor a signal. The
+ * main thread keeps the clock and the signals; it sees each probe through a
+ * proxy that forwards attempts, aborts, watchers and closing to the worker
+ * (engine/isolate_serve.ts is the worker's side).
+ *
+ * - An aborted attempt ends on the main thread at once (engine/attempt.ts).
+ *   The worker must answer the abort within `ABORT_ANSWER_MS`; a worker that
+ *   does not is terminated, the other attempts it held end as pending with
+ *   an error that says so, and the next attempt starts a fresh worker.
+ * - A memory watchdog samples the process's RSS while workers run; as it
+ *   nears the cap (`WAITCMD_MEMORY_CAP`, default 512 MiB; `watchdogThreshold`)
+ *   the workers with work in flight are terminated and their attempts end as
+ *   pending, naming the cap.
+ * - Closing at the run's end asks each worker to close its probes and
+ *   terminates it after `CLOSE_ANSWER_MS` at most.
+ *
+ * A limit of the runtime: Deno 2.9's `Worker.terminate()` does not stop a
+ * worker caught in a synchronous loop (denoland/deno#35657, comment of
+ * 2026-08-05): it keeps its thread until the process exits, which the
+ * deadline and signals still decide. So that such threads do not pile up,
+ * no fresh worker of a kind starts while one it terminated still runs
+ * (Linux tells, through /proc; elsewhere at most `BLIND_RESTARTS` are
+ * started); attempts meanwhile end as pending, saying why.
+ *
+ * @module
+ */
+
+import { onAbort } from "./abort.ts";
+import { UsageError } from "./errors.ts";
+import type { FromWorker, Invalid, ToWorker } from "./isolate_serve.ts";
+import type { SecretRegistry } from "./secrets.ts";
+import type { Probe, ProbeResult, WatchContext } from "./types.ts";
+import { workerUrl } from "./workers.ts";
+
+/** How long a worker may take to answer an aborted attempt before it is terminated. */
+export const ABORT_ANSWER_MS = 500;
+/** How long a worker may take to close its probes at the run's end before it is terminated. */
+export const CLOSE_ANSWER_MS = 20;
+/** How often the memory watchdog samples the process's RSS while workers run. */
+export const WATCHDOG_INTERVAL_MS = 25;
+/** The variable that sets the memory cap. */
+export const MEMORY_CAP_VARIABLE = "WAITCMD_MEMORY_CAP";
+/** The memory cap without the variable: 512 MiB. */
+export const DEFAULT_MEMORY_CAP = 512 * 2 ** 20;
+/**
+ * How far below the cap the watchdog acts: memory a worker allocates between two samples
+ * and while it is being terminated stays under the cap (a quarter of it, at most 128 MiB).
+ */
+export function watchdogThreshold(cap: number): number {
+  return cap - Math.min(128 * 2 ** 20, cap / 4);
+}
+/**
+ * Room above what the run holds once its probes are made, when that alone is near the cap
+ * (a run of a dozen isolated kinds holds about 420 MiB): the watchdog acts past that instead.
+ */
+export const MEMORY_ROOM = 128 * 2 ** 20;
+/**
+ * Fresh workers started, per kind, after terminating one whose thread cannot be seen
+ * (outside Linux); after that, attempts end as pending.
+ */
+export const BLIND_RESTARTS = 2;
+
+/**
+ * The memory cap of `WAITCMD_MEMORY_CAP` (`512M`, `1G`, `768` in MiB), in bytes; the
+ * default without it. A value that is not a size is a usage error naming the variable.
+ */
+export function memoryCap(env: Readonly<Record<string, string>>): number {
+  const text = env[MEMORY_CAP_VARIABLE];
+  if (text === undefined || text === "") return DEFAULT_MEMORY_CAP;
+  const m = /^(\d+(?:\.\d+)?)\s*(m|mb|mib|g|gb|gib)?$/i.exec(text.trim());
+  const mib = m ? Number(m[1]) * (/^g/i.test(m[2] ?? "") ? 1024 : 1) : NaN;
+  if (!(mib >= 64) || !Number.isFinite(mib)) {
+    throw new UsageError(
+      MEMORY_CAP_VARIABLE,
+      `expected a size of at least 64M, such as 512M or 2G, got ${JSON.stringify(text)}`,
+    );
+  }
+  return Math.round(mib * 2 ** 20);
+}
+
+/** `512 MiB`, `1.5 GiB`. */
+function formatCap(bytes: number): string {
+  const mib = bytes / 2 ** 20;
+  return mib >= 1024 ? `${+(mib / 1024).toFixed(2)} GiB` : `${+mib.toFixed(1)} MiB`;
+}
+
+/** Calls `fn` after `ms` (on Deno's own timers: no node:timers at start-up, engine/clock.ts). */
+function after(ms: number, fn: () => void): () => void {
+  const signal = AbortSignal.timeout(ms);
+  signal.addEventListener("abort", fn, { once: true });
+  return () => signal.removeEventListener("abort", fn);
+}
+
+/** Whether thread `tid` of this process still runs (Linux); undefined where it cannot be told. */
+function threadAlive(tid: number | undefined): boolean | undefined {
+  if (tid === undefined) return undefined;
+  try {
+    Deno.statSync(`/proc/self/task/${tid}`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How a kind's workers are started: the entry module (a test's own) and what they get. */
+export interface IsolateOptions {
+  /** The process environment, for the probes (`ProbeEnv.env`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The worker's entry module; default engine/isolate_worker.ts. */
+  readonly workerUrl?: URL;
+}
+
+/** An attempt in flight in a worker. */
+interface Call {
+  resolve(r: ProbeResult): void;
+}
+
+/** A watcher's end on the main thread. */
+interface WatchSink {
+  change(): void;
+  notice(message: string): void;
+  end(error?: string): void;
+}
+
+/** One running worker and what it holds. */
+class Live {
+  readonly calls = new Map<number, Call>();
+  readonly watches = new Map<number, WatchSink>();
+  tid: number | undefined;
+  /** Called when the worker says its probes are closed. */
+  closed: (() => void) | undefined;
+  /** Waits for the worker's answer to a validation. */
+  validated:
+    | { resolve(f: readonly (Invalid | undefined)[]): void; reject(e: Error): void }
+    | undefined;
+  /** Resolves once the probes are made; rejects when making them failed. */
+  readonly prepared: Promise<void>;
+  #onPrepared!: { resolve(): void; reject(e: Error): void };
+
+  constructor(readonly worker: Worker) {
+    this.prepared = new Promise((resolve, reject) => this.#onPrepared = { resolve, reject });
+    this.prepared.catch(() => {}); // also handled by every awaiter
+  }
+
+  settlePrepared(error?: string): void {
+    if (error === undefined) this.#onPrepared.resolve();
+    else this.#onPrepared.reject(new Error(error));
+  }
+
+  post(m: ToWorker): void {
+    try {
+      this.worker.postMessage(m);
+    } catch {
+      // terminated meanwhile
+    }
+  }
+
+  /** Whether anything waits on it: an attempt or a watcher. */
+  get busy(): boolean {
+    return this.calls.size > 0 || this.watches.size > 0;
+  }
+}
+
+/**
+ * The worker of one isolated kind in one run and the probes of its conditions, seen from
+ * the main thread through proxies.
+ */
+export class KindIsolate {
+  #live: Live | undefined;
+  #options: readonly unknown[] = [];
+  #secrets: SecretRegistry | undefined;
+  #calls = 0;
+  #closing: Promise<void> | undefined;
+  /** Workers terminated (for not answering, or near the memory cap) whose threads may still run. */
+  readonly #stuck: { tid: number | undefined }[] = [];
+  #blindRestarts = 0;
+  #started = 0;
+
+  constructor(readonly kind: string, readonly opts: IsolateOptions) {}
+
+  /** How many workers it started (the first, and fresh ones after one was stopped). */
+  get started(): number {
+    return this.#started;
+  }
+
+  /**
+   * Runs the kind's `validate` on each options in the worker (which imports what it needs
+   * there, and stays for the probes): per options, undefined or the usage error's flag and
+   * text. Rejects when the kind cannot be loaded.
+   */
+  async validate(options: readonly unknown[]): Promise<readonly (Invalid | undefined)[]> {
+    const live = this.#live ?? this.#start();
+    const answer = new Promise<readonly (Invalid | undefined)[]>((resolve, reject) => {
+      live.validated = { resolve, reject };
+    });
+    live.post({ t: "validate", kind: this.kind, options });
+    return await answer;
+  }
+
+  /**
+   * Makes a probe per options (in order) in the worker, started if need be; rejects on
+   * failure. `secrets` is the run's registry: the probes get what it holds, and what they
+   * register reaches it.
+   */
+  async probes(options: readonly unknown[], secrets?: SecretRegistry): Promise<Probe[]> {
+    this.#options = options;
+    this.#secrets = secrets;
+    const live = this.#live ?? this.#start();
+    this.#prepare(live);
+    await live.prepared;
+    return options.map((_, id) => this.#proxy(id));
+  }
+
+  /** Whether it was closed (a run's end): `kindIsolate` then makes another. */
+  get closed(): boolean {
+    return this.#closing !== undefined;
+  }
+
+  /** Asks the worker to close its probes, and terminates it after `CLOSE_ANSWER_MS` at most. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const live = this.#live;
+      if (live === undefined) return;
+      await new Promise<void>((resolve) => {
+        const cancel = after(CLOSE_ANSWER_MS, resolve);
+        live.closed = () => {
+          cancel();
+          resolve();
+        };
+        live.post({ t: "close" });
+      });
+      this.#kill(live, "run ended");
+    })();
+    return this.#closing;
+  }
+
+  /** Ends `live`: terminates it and ends what waits on it with `reason`. */
+  #kill(live: Live, reason: string, stuck = false): void {
+    if (this.#live === live) this.#live = undefined;
+    live.worker.terminate();
+    watchdog.forget(this, live);
+    live.settlePrepared(reason);
+    live.validated?.reject(new Error(reason));
+    for (const [call, c] of live.calls) {
+      live.calls.delete(call);
+      c.resolve({ status: "pending", error: reason });
+    }
+    for (const [id, w] of live.watches) {
+      live.watches.delete(id);
+      w.end(reason);
+    }
+    if (stuck) this.#stuck.push({ tid: live.tid });
+  }
+
+  /** Ends the worker for memory use near the cap (the watchdog's call). */
+  killForMemory(live: Live, cap: number): void {
+    const reason = `memory use reached the cap of ${formatCap(cap)} (${MEMORY_CAP_VARIABLE}): ` +
+      `the ${this.kind} worker was stopped`;
+    this.#kill(live, reason, true);
+  }
+
+  /** A worker for the next attempt: the live one, a fresh one, or why there is none. */
+  #worker(): Live | string {
+    if (this.#live) return this.#live;
+    if (this.#closing) return "run ended";
+    const running = this.#stuck.filter((s) => threadAlive(s.tid) !== false);
+    this.#stuck.splice(0, this.#stuck.length, ...running);
+    if (running.some((s) => s.tid !== undefined)) {
+      return `the ${this.kind} driver is still busy in a stopped worker (a worker in a ` +
+        `synchronous loop cannot be ended before waitcmd exits); no attempt until it returns`;
+    }
+    if (running.length > 0) {
+      if (this.#blindRestarts >= BLIND_RESTARTS) {
+        return `the ${this.kind} worker stopped answering ${BLIND_RESTARTS + 1} times; ` +
+          `no fresh one is started (a worker in a synchronous loop cannot be ended before ` +
+          `waitcmd exits)`;
+      }
+      this.#blindRestarts++;
+    }
+    const live = this.#start();
+    this.#prepare(live);
+    return live;
+  }
+
+  /** Asks `live` to make the probes of the options given to `probes`. */
+  #prepare(live: Live): void {
+    live.post({
+      t: "prepare",
+      kind: this.kind,
+      env: this.opts.env,
+      secrets: this.#secrets ? [...this.#secrets.values()] : [],
+      probes: this.#options.map((options, id) => ({ id, options })),
+    });
+  }
+
+  #start(): Live {
+    const worker = this.opts.workerUrl
+      ? new Worker(this.opts.workerUrl, { type: "module" })
+      : new Worker(workerUrl("isolate"), { type: "module" });
+    const live = new Live(worker);
+    this.#live = live;
+    this.#started++;
+    worker.onmessage = (e: MessageEvent<FromWorker>) => this.#receive(live, e.data);
+    worker.onerror = (e) => {
+      e.preventDefault();
+      this.#kill(live, `the ${this.kind} worker failed: ${e.message || "unknown error"}`);
+    };
+    watchdog.watch(this, live);
+    return live;
+  }
+
+  #receive(live: Live, m: FromWorker): void {
+    switch (m.t) {
+      case "ready":
+        live.tid = m.tid;
+        return;
+      case "validated": {
+        const v = live.validated;
+        live.validated = undefined;
+        return v?.resolve(m.failures);
+      }
+      case "prepared":
+        return live.settlePrepared();
+      case "failed":
+        return this.#kill(live, `cannot load the ${this.kind} probes: ${m.error}`);
+      case "result": {
+        const c = live.calls.get(m.call);
+        live.calls.delete(m.call);
+        return c?.resolve(m.result);
+      }
+      case "change":
+        return live.watches.get(m.id)?.change();
+      case "notice":
+        return live.watches.get(m.id)?.notice(m.message);
+      case "unwatched": {
+        const w = live.watches.get(m.id);
+        live.watches.delete(m.id);
+        return w?.end(m.error);
+      }
+      case "closed":
+        return live.closed?.();
+      case "secret":
+        return this.#secrets?.add(m.value);
+    }
+  }
+
+  /** One attempt of probe `id` in the worker. */
+  async #check(id: number, signal: AbortSignal, n: number): Promise<ProbeResult> {
+    let live = this.#worker();
+    // A worker just terminated needs a moment to end its thread: a short wait before saying
+    // it is stuck.
+    for (
+      let i = 0;
+      typeof live === "string" && !this.#closing && this.#stuck.length > 0 && i < 10;
+      i++
+    ) {
+      await new Promise<void>((resolve) => after(25, resolve));
+      if (signal.aborted) return { status: "pending", error: "aborted" };
+      live = this.#worker();
+    }
+    if (typeof live === "string") return { status: "pending", error: live };
+    try {
+      // A fresh worker (after one was stopped) imports the kind and makes the probes again.
+      await live.prepared;
+    } catch (e) {
+      return { status: "pending", error: (e as Error).message };
+    }
+    if (signal.aborted) return { status: "pending", error: "aborted" };
+    const call = ++this.#calls;
+    return await new Promise<ProbeResult>((resolve) => {
+      let cancel: (() => void) | undefined;
+      const off = onAbort(signal, () => {
+        live.post({
+          t: "abort",
+          call,
+          reason: signal.reason instanceof Error ? signal.reason.message : "aborted",
+        });
+        // A worker that cannot answer is caught in a loop: only terminating it frees the
+        // attempts it holds (docs/reliability.md).
+        cancel = after(ABORT_ANSWER_MS, () => {
+          if (!live.calls.has(call)) return;
+          this.#kill(
+            live,
+            `the ${this.kind} driver did not answer within ${ABORT_ANSWER_MS} ms of an ` +
+              `aborted attempt: its worker was stopped`,
+            true,
+          );
+        });
+      });
+      live.calls.set(call, {
+        resolve: (r) => {
+          off();
+          cancel?.();
+          resolve(r);
+        },
+      });
+      live.post({ t: "check", call, id, attempt: n });
+    });
+  }
+
+  /** The changes of probe `id`'s watcher in the worker. */
+  async *#watch(id: number, ctx: WatchContext): AsyncGenerator<void> {
+    const live = this.#worker();
+    if (typeof live === "string") throw new Error(live);
+    await live.prepared;
+    let changes = 0;
+    let ended = false;
+    let error: string | undefined;
+    let wake: (() => void) | undefined;
+    const sink: WatchSink = {
+      change() {
+        changes++;
+        wake?.();
+      },
+      notice: (message) => ctx.notice(message),
+      end(e) {
+        ended = true;
+        error = e;
+        wake?.();
+      },
+    };
+    live.watches.set(id, sink);
+    live.post({ t: "watch", id });
+    const off = onAbort(ctx.signal, () => {
+      live.post({ t: "unwatch", id });
+      live.watches.delete(id);
+      sink.end();
+    });
+    try {
+      while (true) {
+        if (changes > 0) {
+          changes = 0;
+          yield;
+          continue;
+        }
+        if (ended) break;
+        await new Promise<void>((resolve) => wake = resolve);
+        wake = undefined;
+      }
+    } finally {
+      off();
+      live.watches.delete(id);
+    }
+    if (error !== undefined) throw new Error(error);
+  }
+
+  #proxy(id: number): Probe {
+    return {
+      check: (ctx) => this.#check(id, ctx.signal, ctx.attempt),
+      watch: (ctx) => this.#watch(id, ctx),
+      close: () => this.close(),
+    };
+  }
+}
+
+/** The isolates of the run, by kind (and worker entry): one worker per kind per run. */
+const isolates = new Map<string, KindIsolate>();
+
+/**
+ * The run's isolate of `kind`: the one its validation started, or a new one (once the run's
+ * end closed the last). One worker per kind serves both the validation and the probes.
+ */
+export function kindIsolate(kind: string, opts: IsolateOptions): KindIsolate {
+  const key = `${kind}\0${opts.workerUrl?.href ?? ""}`;
+  let isolate = isolates.get(key);
+  if (isolate === undefined || isolate.closed) {
+    isolate = new KindIsolate(kind, opts);
+    isolates.set(key, isolate);
+  }
+  return isolate;
+}
+
+/**
+ * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
+ * workers that have attempts or watchers in flight.
+ */
+class Watchdog {
+  readonly #live = new Map<Live, KindIsolate>();
+  #cap = DEFAULT_MEMORY_CAP;
+  /** What the process held once the run's probes were made; 0 before. */
+  #floor = 0;
+  #stop: (() => void) | undefined;
+
+  setCap(bytes: number): void {
+    this.#cap = bytes;
+    this.#floor = 0;
+  }
+
+  noteFloor(): void {
+    this.#floor = Deno.memoryUsage().rss;
+  }
+
+  /** The RSS past which workers at work are stopped. */
+  get limit(): number {
+    return Math.max(watchdogThreshold(this.#cap), this.#floor + MEMORY_ROOM);
+  }
+
+  watch(owner: KindIsolate, live: Live): void {
+    this.#live.set(live, owner);
+    if (this.#stop === undefined) this.#tick();
+  }
+
+  forget(_owner: KindIsolate, live: Live): void {
+    this.#live.delete(live);
+    if (this.#live.size === 0) {
+      this.#stop?.();
+      this.#stop = undefined;
+    }
+  }
+
+  #tick(): void {
+    this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
+      this.#stop = undefined;
+      if (this.#live.size === 0) return;
+      if (Deno.memoryUsage().rss > this.limit) {
+        // Only a worker at work can be growing with what a server sends; one that waits (or
+        // loads its kind) holds what it holds, and stopping it would free nothing that grows.
+        for (const [live, owner] of this.#live) {
+          if (live.busy) owner.killForMemory(live, this.#cap);
+        }
+      }
+      if (this.#live.size > 0) this.#tick();
+    });
+  }
+}
+
+const watchdog = new Watchdog();
+
+/** Sets the memory cap of every isolated kind's workers (from `memoryCap`). */
+export function setMemoryCap(bytes: number): void {
+  watchdog.setCap(bytes);
+}
+
+/**
+ * Notes what the process holds once the run's probes are made (every kind's libraries
+ * loaded, a worker each): a run of many isolated kinds may start near the cap, and then
+ * keeps `MEMORY_ROOM` above that.
+ */
+export function noteMemoryFloor(): void {
+  watchdog.noteFloor();
+}

@@ -1,0 +1,295 @@
+/**
+ * The worker's side of an isolated kind (docs/contract.md §2, isolation;
+ * docs/reliability.md): the probes of one kind live in a Web Worker, which
+ * imports the kind's probe module and its libraries, makes the probes, runs
+ * their checks and watchers, and closes them, while the main thread keeps the
+ * clock and the signals (engine/isolate.ts). This module is the worker's
+ * runtime; the entry module (engine/isolate_worker.ts) only says how a kind
+ * is found. The messages of both sides are declared here.
+ *
+ * Inside the worker nothing a library prints reaches waitcmd's streams (the
+ * console is silenced), and an error that escapes every await is the
+ * worker's: it ends the attempts in flight as pending with its text (a
+ * server's bytes are never fatal, docs/contract.md §8).
+ *
+ * @module
+ */
+
+import { Aborter } from "./abort.ts";
+import { attempt } from "./attempt.ts";
+import { cliClock } from "./clock.ts";
+import { describeError } from "./errors.ts";
+import { SecretRegistry } from "./secrets.ts";
+import { isHarmlessStray } from "./strays.ts";
+import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts";
+
+/** A message from the main thread to a kind's worker. */
+export type ToWorker =
+  /** Run the kind's `validate` on each options (a library's checks, before the run). */
+  | {
+    readonly t: "validate";
+    readonly kind: string;
+    readonly options: readonly unknown[];
+  }
+  /** Import the kind's probe module and make these probes (again, in a fresh worker). */
+  | {
+    readonly t: "prepare";
+    readonly kind: string;
+    readonly env: Readonly<Record<string, string>>;
+    /** The run's secrets known so far: the probes mask them before they cut a text. */
+    readonly secrets: readonly string[];
+    readonly probes: readonly { readonly id: number; readonly options: unknown }[];
+  }
+  /** Run one attempt of probe `id`; `call` names it in the answer. */
+  | { readonly t: "check"; readonly call: number; readonly id: number; readonly attempt: number }
+  /** The attempt `call` was aborted: end it at once and say so. */
+  | { readonly t: "abort"; readonly call: number; readonly reason: string }
+  /** Start probe `id`'s watcher. */
+  | { readonly t: "watch"; readonly id: number }
+  /** Stop probe `id`'s watcher. */
+  | { readonly t: "unwatch"; readonly id: number }
+  /** Close every probe (the run ended). */
+  | { readonly t: "close" };
+
+/** A message from a kind's worker to the main thread. */
+export type FromWorker =
+  /** The worker runs; `tid` is its thread's id where the system tells (Linux). */
+  | { readonly t: "ready"; readonly tid: number | undefined }
+  /** What `validate` found, per options: undefined when they are valid. */
+  | { readonly t: "validated"; readonly failures: readonly (Invalid | undefined)[] }
+  /** The probes are made. */
+  | { readonly t: "prepared" }
+  /** Making them failed (a bug of ours, or a module that cannot load). */
+  | { readonly t: "failed"; readonly error: string }
+  /** What attempt `call` found (also the answer to its abort). */
+  | { readonly t: "result"; readonly call: number; readonly result: ProbeResult }
+  /** Probe `id`'s watcher saw a change. */
+  | { readonly t: "change"; readonly id: number }
+  /** Probe `id`'s watcher tells the user something. */
+  | { readonly t: "notice"; readonly id: number; readonly message: string }
+  /** Probe `id`'s watcher ended; with `error` when it failed. */
+  | { readonly t: "unwatched"; readonly id: number; readonly error?: string }
+  /** Every probe is closed. */
+  | { readonly t: "closed" }
+  /** A probe registered a secret (a kubeconfig's token): the run's output must mask it too. */
+  | { readonly t: "secret"; readonly value: string };
+
+/** A usage error that `validate` raised: the flag (or the target) and what is wrong. */
+export interface Invalid {
+  readonly flag: string | undefined;
+  readonly message: string;
+}
+
+/** What a worker's global scope offers the runtime. */
+export interface WorkerScope {
+  postMessage(message: FromWorker): void;
+  onmessage: ((e: MessageEvent<ToWorker>) => void) | null;
+  addEventListener(type: "error" | "unhandledrejection", listener: (e: Event) => void): void;
+}
+
+/** Finds a kind by its name (the entry module's job: the registry, or a test's kinds). */
+export type FindKind = (name: string) => Promise<ConditionKind>;
+
+/** The console's printing methods, all silenced in a worker. */
+const PRINTING = [
+  "log",
+  "info",
+  "warn",
+  "error",
+  "debug",
+  "trace",
+  "dir",
+  "dirxml",
+  "table",
+  "group",
+  "groupCollapsed",
+  "assert",
+  "count",
+  "time",
+  "timeLog",
+  "timeEnd",
+] as const;
+
+/**
+ * Serves the probes of one kind in this worker: answers the main thread's messages
+ * (`ToWorker`) until the worker is terminated.
+ */
+export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
+  // A library's console output never reaches waitcmd's streams (mysql2 prints "Warning:
+  // got packets out of order" on stderr; docs/reliability.md).
+  const quiet = console as unknown as Record<string, unknown>;
+  for (const name of PRINTING) quiet[name] = () => {};
+  // No stack trace is ever shown (docs/contract.md §8), so none is captured: a driver that
+  // makes an Error per packet of a hostile stream (mysql2's "packets out of order") would
+  // otherwise spend its thread on them, about 60 µs each, and never catch up.
+  Error.stackTraceLimit = 0;
+  const probes = new Map<number, Probe>();
+  const inFlight = new Map<number, Aborter>();
+  const watchers = new Map<number, AbortController>();
+  const post = (m: FromWorker) => scope.postMessage(m);
+
+  /** An error that escaped every await ends the attempts in flight as pending with its text. */
+  const stray = (e: Event, reason: unknown) => {
+    e.preventDefault();
+    if (isHarmlessStray(reason)) return;
+    const error = `the driver failed: ${describeError(reason)}`;
+    for (const [call, ctl] of inFlight) {
+      inFlight.delete(call);
+      ctl.whenAborted = undefined;
+      post({ t: "result", call, result: { status: "pending", error } });
+    }
+  };
+  scope.addEventListener("error", (e) => stray(e, (e as ErrorEvent).error));
+  scope.addEventListener(
+    "unhandledrejection",
+    (e) => stray(e, (e as PromiseRejectionEvent).reason),
+  );
+
+  let kind: Promise<ConditionKind> | undefined;
+  let factory: Promise<ProbeFactory<unknown>> | undefined;
+
+  /** Runs the kind's `validate` on each options; a failure is a usage error's flag and text. */
+  async function validate(m: ToWorker & { t: "validate" }): Promise<void> {
+    try {
+      kind ??= findKind(m.kind);
+      const k = await kind;
+      const failures: (Invalid | undefined)[] = [];
+      for (const options of m.options) {
+        try {
+          await k.validate?.(options, (flag, message) => {
+            throw new InvalidOptions({ flag, message });
+          });
+          failures.push(undefined);
+        } catch (e) {
+          if (!(e instanceof InvalidOptions)) throw e;
+          failures.push(e.invalid);
+        }
+      }
+      post({ t: "validated", failures });
+    } catch (e) {
+      post({ t: "failed", error: describeError(e) });
+    }
+  }
+
+  async function prepare(m: ToWorker & { t: "prepare" }): Promise<void> {
+    try {
+      kind ??= findKind(m.kind);
+      factory ??= kind.then((k) => k.load());
+      const make = await factory;
+      const env = { clock: cliClock, env: m.env, secrets: new ForwardedSecrets(m.secrets, post) };
+      const made = await Promise.all(m.probes.map(async (p) => [p.id, await make(p.options, env)]));
+      for (const [id, probe] of made as [number, Probe][]) probes.set(id, probe);
+      post({ t: "prepared" });
+    } catch (e) {
+      post({ t: "failed", error: describeError(e) });
+    }
+  }
+
+  function check(m: ToWorker & { t: "check" }): void {
+    const probe = probes.get(m.id);
+    if (probe === undefined) {
+      post({ t: "result", call: m.call, result: { status: "pending", error: "no such probe" } });
+      return;
+    }
+    const ctl = new Aborter();
+    inFlight.set(m.call, ctl);
+    // The error rule applies here as in the runner: a thrown FatalError is fatal, any other
+    // throw pending; an abort ends the attempt at once, the probe finishing in the background.
+    attempt(probe, ctl, m.attempt, (): ProbeResult => ({
+      status: "pending",
+      error: ctl.signal.reason instanceof Error ? ctl.signal.reason.message : "aborted",
+    })).then((result) => {
+      if (!inFlight.delete(m.call)) return; // already answered (a stray error)
+      post({ t: "result", call: m.call, result });
+    });
+  }
+
+  async function watch(id: number): Promise<void> {
+    const probe = probes.get(id);
+    if (probe?.watch === undefined || watchers.has(id)) return;
+    const ctl = new AbortController();
+    watchers.set(id, ctl);
+    let error: string | undefined;
+    try {
+      const changes = probe.watch({
+        signal: ctl.signal,
+        notice: (message) => post({ t: "notice", id, message }),
+      });
+      for await (const _ of changes) {
+        if (ctl.signal.aborted) break;
+        post({ t: "change", id });
+      }
+    } catch (e) {
+      if (!ctl.signal.aborted) error = describeError(e);
+    }
+    watchers.delete(id);
+    post(error === undefined ? { t: "unwatched", id } : { t: "unwatched", id, error });
+  }
+
+  async function close(): Promise<void> {
+    for (const ctl of watchers.values()) ctl.abort();
+    for (const ctl of inFlight.values()) ctl.abort(new Error("run ended"));
+    await Promise.allSettled([...probes.values()].map(async (p) => await p.close?.()));
+    post({ t: "closed" });
+  }
+
+  scope.onmessage = (e) => {
+    const m = e.data;
+    switch (m.t) {
+      case "validate":
+        return void validate(m);
+      case "prepare":
+        return void prepare(m);
+      case "check":
+        return check(m);
+      case "abort":
+        return inFlight.get(m.call)?.abort(new Error(m.reason));
+      case "watch":
+        return void watch(m.id);
+      case "unwatch":
+        return watchers.get(m.id)?.abort();
+      case "close":
+        return void close();
+    }
+  };
+  post({ t: "ready", tid: threadId() });
+}
+
+/**
+ * The run's secrets as a worker's probes see them: those known when the probes were made, and
+ * each one a probe registers, which is also sent to the main thread's registry (the output's).
+ */
+class ForwardedSecrets extends SecretRegistry {
+  /** Set once constructed: the values given to the constructor are the main thread's already. */
+  forward: ((m: FromWorker) => void) | undefined;
+
+  constructor(values: readonly string[], post: (m: FromWorker) => void) {
+    super(values);
+    this.forward = post;
+  }
+
+  override add(value: string | undefined): void {
+    super.add(value);
+    if (value !== undefined) this.forward?.({ t: "secret", value });
+  }
+}
+
+/** Thrown by the `fail` a kind's `validate` gets in a worker. */
+class InvalidOptions extends Error {
+  constructor(readonly invalid: Invalid) {
+    super(invalid.message);
+  }
+}
+
+/**
+ * This thread's id (Linux: `/proc/thread-self` names it), so that the main thread can tell
+ * whether a worker it terminated has really stopped (engine/isolate.ts).
+ */
+function threadId(): number | undefined {
+  try {
+    const m = /\/task\/(\d+)$/.exec(Deno.readLinkSync("/proc/thread-self"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Isolation through the CLI (docs/contract.md §2, docs/reliability.md): the
+ * libraries of isolated kinds load in their workers, so a signal during
+ * their import ends the run at once; the memory cap is settable and a bad
+ * value is a usage error; past the cap an attempt ends as pending, naming
+ * it, and the run goes on.
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { runCli, WAITCMD } from "../e2e/_cli.ts";
+import { bytes, faultRun, garbageServer, lastError } from "./_garbage.ts";
+
+const opts = { sanitizeResources: false, sanitizeOps: false };
+
+/** What the shared machine may add to a measured exit, beyond the promised 100 ms. */
+const CI_MARGIN_MS = 400;
+
+Deno.test({
+  name: "isolation: SIGTERM while the kinds' libraries load ends the run at once (exit 143)",
+  ...opts,
+  fn: async () => {
+    // Five of the heaviest libraries (Kubernetes, Kafka, S3, Docker, MongoDB): well over a
+    // second of module evaluation on one thread; each in its worker, the main thread stays free.
+    const dir = await Deno.makeTempDir({ prefix: "waitcmd-isolation-" });
+    try {
+      await Deno.writeTextFile(
+        `${dir}/kubeconfig`,
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'http://127.0.0.1:1'}}]\n" +
+          "users: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\n" +
+          "current-context: x\n",
+      );
+      const child = new Deno.Command(WAITCMD, {
+        args: [
+          "-t",
+          "30s",
+          "orch",
+          "pod/x",
+          "--kubeconfig",
+          `${dir}/kubeconfig`,
+          "--",
+          "kafka",
+          "127.0.0.1:1",
+          "--",
+          "objstore",
+          "objstore://bucket/key",
+          "--endpoint-url",
+          "http://127.0.0.1:1",
+          "--",
+          "container",
+          "web",
+          // mongodb's validation loads its driver too (in its worker).
+          "--",
+          "mongodb",
+          "mongodb://127.0.0.1:1/app",
+        ],
+        env: { NO_COLOR: "1", DOCKER_HOST: "tcp://127.0.0.1:1" },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      // Deno is up and the command line parsed by then; the libraries are loading.
+      await new Promise((r) => setTimeout(r, 400));
+      const sent = performance.now();
+      child.kill("SIGTERM");
+      const out = await child.output();
+      const took = performance.now() - sent;
+      assertEquals(out.code, 143);
+      assert(took <= 100 + CI_MARGIN_MS, `exited ${Math.round(took)} ms after SIGTERM`);
+      assertStringIncludes(new TextDecoder().decode(out.stderr), "cancelled by SIGTERM");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "isolation: WAITCMD_MEMORY_CAP that is no size is a usage error naming it",
+  ...opts,
+  fn: async () => {
+    const r = await runCli(["-t", "2s", "tcp", "127.0.0.1:1"], {
+      env: { WAITCMD_MEMORY_CAP: "plenty" },
+    });
+    assertEquals(r.code, 2);
+    assertEquals(
+      r.stderr,
+      'waitcmd: WAITCMD_MEMORY_CAP: expected a size of at least 64M, such as 512M or 2G, got "plenty" (see: waitcmd --help)\n',
+    );
+    assertEquals(r.stdout, "");
+  },
+});
+
+Deno.test({
+  name:
+    "isolation: an attempt that takes the memory to the cap ends as pending naming it; the run goes on",
+  ...opts,
+  fn: async () => {
+    // A redis bulk string announcing 9 GB: the driver keeps what it reads until then.
+    const server = garbageServer("huge", {
+      huge: bytes("$9000000000\r\n"),
+      zero: new Uint8Array(0),
+    });
+    try {
+      const r = await faultRun(
+        ["-t", "6s", "-i", "200ms", "redis", `redis://127.0.0.1:${server.port}/0`],
+        { env: { WAITCMD_MEMORY_CAP: "256M" } },
+      );
+      assertEquals(r.code, 1);
+      assertEquals(r.stderr, "");
+      assertStringIncludes(
+        lastError(r),
+        "memory use reached the cap of 256 MiB (WAITCMD_MEMORY_CAP): the redis worker was stopped",
+      );
+      const attempts = r.stdout.split("\n").filter((l) => l.includes('"event":"attempt"'));
+      assert(attempts.length >= 2, `the run went on after the cap: ${attempts.length} attempts`);
+      assert(r.peakRss < 256 * 2 ** 20, `peak RSS ${Math.round(r.peakRss / 2 ** 20)} MiB`);
+    } finally {
+      server.close();
+    }
+  },
+});

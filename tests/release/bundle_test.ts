@@ -1,0 +1,151 @@
+/**
+ * The release bundle (scripts/bundle.ts), which `deno compile` embeds and the
+ * e2e suite runs with `WAITCMD_UNDER_TEST=bundle`: what it holds, what a
+ * start loads, and that it needs nothing from any package cache. These need
+ * a bundle of this tree's sources (`scripts/deno task bundle`, which
+ * scripts/test runs first); without one they are ignored outside CI.
+ */
+
+import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { cachedPackages, ignoreWithout } from "../_kit.ts";
+import { makeRedis } from "../services/redis.ts";
+import {
+  attribute,
+  BUNDLE_DIR,
+  bundleState,
+  LAUNCHER,
+  LEFT_OUT,
+  leftOutPath,
+  type Manifest,
+  packageOf,
+  readManifest,
+} from "../../scripts/bundle.ts";
+import { WORKERS } from "../../engine/workers.ts";
+
+const state = await bundleState();
+const noBundle = state === "fresh"
+  ? undefined
+  : `dist/bundle is ${state} (scripts/deno task bundle)`;
+const manifest = (await readManifest()) as Manifest;
+
+/** The modules main.js imports statically, itself included (what every start loads). */
+async function staticClosure(): Promise<string[]> {
+  const seen = new Set<string>();
+  const todo = [manifest.entry];
+  while (todo.length > 0) {
+    const file = todo.pop()!;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = await Deno.readTextFile(`${BUNDLE_DIR}/${file}`);
+    // Static imports only: `import{...}from"./x.js"`, `import"./x.js"`, `export{...}from"./x.js"`.
+    for (
+      const m of text.matchAll(
+        /(?:^|[;}])\s*(?:import|export)\s*(?:[^"'();]*?from\s*)?"\.\/([^"]+)"/g,
+      )
+    ) {
+      todo.push(m[1]!);
+    }
+  }
+  return [...seen];
+}
+
+Deno.test({
+  name:
+    "bundle: a start loads only waitcmd's own modules: no node: module and no library (tcp and file load no driver)",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    const closure = await staticClosure();
+    assert(closure.length > 1, "main.js imports its shared chunks");
+    for (const file of closure) {
+      const text = await Deno.readTextFile(`${BUNDLE_DIR}/${file}`);
+      assert(!/from\s*"node:|import\s*"node:/.test(text), `${file} imports a node: module`);
+      const holds = manifest.files.find((f) => f.path === file)?.holds ?? [];
+      for (const h of holds) {
+        assert(h === "waitcmd" || h === "(bundler)", `${file}, loaded at every start, holds ${h}`);
+      }
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "bundle: with an empty Deno cache, a kind with npm packages runs from the bundle alone and downloads nothing",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    const denoDir = await Deno.makeTempDir({ prefix: "waitcmd-empty-deno-dir-" });
+    const redis = await makeRedis();
+    try {
+      const out = await new Deno.Command(`${BUNDLE_DIR}/${LAUNCHER}`, {
+        args: ["--output", "json", "--timeout", "20s", "redis", redis.url()],
+        env: { NO_COLOR: "1", DENO_DIR: denoDir },
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assertEquals(out.code, 0, stderr);
+      assertEquals(JSON.parse(new TextDecoder().decode(out.stdout)).status, "satisfied");
+      assertEquals(await cachedPackages(denoDir), [], "running the bundle downloaded packages");
+    } finally {
+      await redis.remove();
+      await Deno.remove(denoDir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "bundle: every worker and asset is in it, every user may run it, and a left-out module throws, naming itself",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    const files = new Set(manifest.files.map((f) => f.path));
+    for (const [name, path] of Object.entries(WORKERS)) {
+      assertEquals(manifest.workers[name], path.replace(/\.ts$/, ".js"));
+      assert(files.has(manifest.workers[name]!), `worker ${name}`);
+    }
+    for (const a of manifest.assets) assert(files.has(a), `asset ${a}`);
+    // Every user may run it, as the binary (the fault tests run waitcmd as nobody).
+    assertEquals((await Deno.stat(BUNDLE_DIR)).mode! & 0o055, 0o055, "dist/bundle is private");
+    assertEquals((await Deno.stat(`${BUNDLE_DIR}/${LAUNCHER}`)).mode! & 0o055, 0o055);
+    assert(![...files].some((f) => /\.(map|ts|node)$/.test(f)), "no maps, sources or add-ons");
+    for (const l of LEFT_OUT) {
+      const mod = await import(`${BUNDLE_DIR}/${leftOutPath(l.module)}`);
+      const names = Object.keys(mod);
+      assert(names.length > 0, `${l.module} stands in for nothing`);
+      for (const n of names) {
+        try {
+          (mod[n] as () => void)();
+          throw new Error(`${l.module}.${n} did not throw`);
+        } catch (e) {
+          assertStringIncludes((e as Error).message, `${l.module}.${n} is left out`);
+        }
+      }
+    }
+  },
+});
+
+Deno.test("attribute() gives each generated span to its source's package", () => {
+  // Two sources; "AAAA" maps column 0 to source 0, "MCAA" maps column 6 to source 1 (delta +1).
+  const map = {
+    sources: [
+      "../../root/.cache/deno/npm/registry.npmjs.org/pg/8.23.1/lib/client.js",
+      "../../repo/engine/runner.ts",
+    ],
+    mappings: "AAAA,MCAA",
+  };
+  assertEquals(
+    Object.fromEntries(attribute("abcdefghij", map)),
+    { pg: 6, waitcmd: 4 },
+  );
+  assertEquals(
+    packageOf("x/registry.npmjs.org/@redis/client/6.3.1/dist/index.js"),
+    "@redis/client",
+  );
+  assertEquals(packageOf("x/node_modules/ws/lib/a.js"), "ws");
+  assertEquals(packageOf("../../conditions/tcp/probe.ts"), "waitcmd");
+});

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
 import { describeKafkaError, errorTree, judgeCluster } from "./errors.ts";
 import type { KafkaOptions } from "./mod.ts";
 
@@ -86,14 +86,7 @@ Deno.test("kafka parse() rejects bad targets and combinations", async (t) => {
     [["kafka", "k", "--min-brokers", "0"], "--min-brokers"],
     [["kafka", "k", "--ca-file", "ca.pem"], "--ca-file: needs --tls"],
   ];
-  for (const [args, message, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      assert(line.startsWith(where), line);
-      assert(line.includes(message), `${line}\n  lacks: ${message}`);
-      assert(line.endsWith(see), line);
-    });
-  }
+  await stepParseErrors(t, where, see, rows);
 });
 
 Deno.test("kafka --sasl-mechanism is an enum with a suggestion", () => {

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan, usageError } from "../../tests/_kit.ts";
+import { optionsOf, plan, stepParseErrors, usageError } from "../../tests/_kit.ts";
 import { describeMongoError } from "./errors.ts";
 import { type HelloReply, judgeHello, roleOf } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";
@@ -61,14 +61,7 @@ Deno.test("mongodb parse() rejects bad URIs and combinations", async (t) => {
     [["mongodb", "mongodb://h/?tls=false", "--tls"], "--tls: cannot be combined with tls=false"],
     [["mongodb", "mongodb://h", "--replica-set", ""], "--replica-set: expected a replica set name"],
   ];
-  for (const [args, message, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      assert(line.startsWith(where), line);
-      assert(line.includes(message), `${line}\n  lacks: ${message}`);
-      assert(line.endsWith(see), line);
-    });
-  }
+  await stepParseErrors(t, where, see, rows);
 });
 
 Deno.test("mongodb validate() lets the driver reject the URI's options before any probe", async () => {

@@ -313,11 +313,8 @@ Deno.test("mainHelp() and kindHelp() derive from the registry and flags", () => 
   const help = kindHelp(file);
   for (
     const word of [
-      "waitcmd [global options] file PATH [flags]",
-      "--exists",
-      "--contains TEXT",
-      "--deleted",
-      "Examples:",
+      ...["waitcmd [global options] file PATH [flags]", "--exists", "--contains TEXT"],
+      ...["--deleted", "Examples:"],
     ]
   ) {
     assertStringIncludes(help, word);

@@ -26,14 +26,8 @@ Deno.test("kafka parse() reads the bootstrap list, port 9092 by default", () => 
 Deno.test("kafka parse() takes SASL with a user and a password from the environment", () => {
   const p = plan(
     [
-      "kafka",
-      "k:9092",
-      "--sasl-mechanism",
-      "scram-sha-512",
-      "--user",
-      "app",
-      "--password-env",
-      "PW",
+      ...["kafka", "k:9092", "--sasl-mechanism", "scram-sha-512", "--user", "app"],
+      ...["--password-env", "PW"],
     ],
     { PW: "kafka-pw-1" },
   );
@@ -45,14 +39,8 @@ Deno.test("kafka parse() takes SASL with a user and a password from the environm
   });
   assertEquals(p.secrets, ["kafka-pw-1"]);
   const f = optionsOf<KafkaOptions>([
-    "kafka",
-    "k",
-    "--sasl-mechanism",
-    "plain",
-    "--user",
-    "app",
-    "--password-file",
-    "/run/secrets/kafka",
+    ...["kafka", "k", "--sasl-mechanism", "plain", "--user", "app"],
+    ...["--password-file", "/run/secrets/kafka"],
   ]);
   assertEquals(f.sasl?.password, { file: "/run/secrets/kafka" });
   const t = optionsOf<KafkaOptions>(["kafka", "k", "--tls", "--insecure", "--topic", "a.b_c-1"]);

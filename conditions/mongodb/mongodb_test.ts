@@ -19,13 +19,8 @@ Deno.test("mongodb parse() keeps the driver's URI and masks only the password", 
   assertEquals(o.uri, "mongodb://app:m0ngo-pw@db-1:27017,db-2/app?replicaSet=rs0");
   assertEquals([o.user, o.password, o.primary, o.replicaSet], ["app", undefined, false, undefined]);
   const s = optionsOf<MongodbOptions>([
-    "mongo",
-    "mongodb+srv://app@cluster0.example.net",
-    "--password-env",
-    "PW",
-    "--primary",
-    "--replica-set",
-    "rs0",
+    ...["mongo", "mongodb+srv://app@cluster0.example.net", "--password-env", "PW", "--primary"],
+    ...["--replica-set", "rs0"],
   ], { PW: "srv-pw-1" });
   assertEquals([s.password, s.primary, s.replicaSet, s.tls.mode], [
     { value: "srv-pw-1" },
@@ -78,12 +73,7 @@ Deno.test("mongodb validate() lets the driver reject the URI's options before an
 
 Deno.test("driverOptions() keeps one short-lived client: small selection timeout, no retries", () => {
   const o = optionsOf<MongodbOptions>([
-    "mongodb",
-    "mongodb://app@h",
-    "--password-env",
-    "PW",
-    "--tls",
-    "--insecure",
+    ...["mongodb", "mongodb://app@h", "--password-env", "PW", "--tls", "--insecure"],
   ], {
     PW: "x",
   });

@@ -1,11 +1,11 @@
 /**
- * A ready plan for engine and output tests: fake conditions around given probes.
+ * Plans for engine and output tests: fake conditions around given probes, or given conditions.
  *
  * @module
  */
 
 import { DEFAULT_OPTIONS, type RunOptions } from "./options.ts";
-import { flatRoot } from "./plan.ts";
+import { type ConditionPlan, flatRoot, type Plan } from "./plan.ts";
 import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
 import type { ConditionKind, Probe } from "./types.ts";
 import { fakeKind } from "./_fake_kind.ts";
@@ -31,6 +31,14 @@ export function fakePlan(
     captures: [],
     probe: p.probe,
   }));
+  return flatPlan(conditions, options);
+}
+
+/** A plan of `conditions`, every one at the root, under the defaults and `options`. */
+export function flatPlan<C extends ConditionPlan>(
+  conditions: readonly C[],
+  options: Partial<RunOptions> = {},
+): Plan & { readonly conditions: readonly C[] } {
   const opts = { ...DEFAULT_OPTIONS, ...options };
   return {
     options: opts,

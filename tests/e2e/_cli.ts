@@ -300,6 +300,29 @@ export function timing(timeout: string, interval: string, attempt?: string): str
   return attempt === undefined ? flags : [...flags, "--attempt-timeout", attempt];
 }
 
+/**
+ * Asserts that each row's run (`KIND ...args` under `globals`) times out with the row's text as
+ * its last error, tried at least twice: a TLS failure is retried, never fatal.
+ */
+export async function assertTlsRetried(
+  kind: string,
+  rows: readonly (readonly [args: string[], error: string])[],
+  globals: string[] = timing("1s", "200ms"),
+): Promise<void> {
+  for (const [args, error] of rows) {
+    const r = await runJson([...globals, kind, ...args]);
+    assertOutcome(r, { code: 1, status: "timeout", error }, args.join(" "));
+    if (r.report!.conditions[0]!.attempts < 2) {
+      throw new Error(`${args.join(" ")}: TLS failures are retried, yet one attempt:\n${r.stderr}`);
+    }
+  }
+}
+
+/** Declares a test that runs the CLI and servers of its own (resource and op sanitizers off). */
+export function cliTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
+  Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn });
+}
+
 /** What a run must have ended with (see {@link assertOutcome}). */
 export interface Outcome {
   /** The exit code: 0 satisfied, 1 timeout, 3 fatal (docs/contract.md). */
@@ -312,6 +335,8 @@ export interface Outcome {
   error?: string | RegExp;
   /** What the run printed on stderr, exactly. */
   stderr?: string;
+  /** The error of the run's first attempt (a run that was pending before it held). */
+  firstError?: string | RegExp;
 }
 
 /**
@@ -332,10 +357,14 @@ export function assertOutcome(r: CliResult, want: Outcome, msg = ""): void {
     same(r.stderr, want.stderr)
       ? ""
       : `stderr ${JSON.stringify(r.stderr)}, want ${JSON.stringify(want.stderr)}`,
+    same(r.attempts[0]?.error, want.firstError)
+      ? ""
+      : `first attempt's error ${r.attempts[0]?.error}, want ${want.firstError}`,
   ].filter((w) => w !== "");
   if (wrong.length > 0) {
     throw new Error(
-      `${msg ? msg + ": " : ""}${wrong.join("; ")}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`,
+      `${msg ? msg + ": " : ""}${wrong.join("; ")}\nstdout: ${r.stdout}\nstderr: ${r.stderr}` +
+        `\nattempts: ${JSON.stringify(r.attempts)}`,
     );
   }
 }

@@ -6,7 +6,7 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, usageErrorLine } from "./_cli.ts";
+import { cliTest, expectJson, runCli, usageErrorLine } from "./_cli.ts";
 import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -21,10 +21,9 @@ function writeLater(path: string, ms: number, ...lines: string[]): () => Promise
   };
 }
 
-Deno.test({
-  name: "captures: a log line written late gives then its named groups, and the report every group",
-  ...opts,
-  fn: () =>
+cliTest(
+  "captures: a log line written late gives then its named groups, and the report every group",
+  () =>
     withDir(async (dir) => {
       const log = `${dir}/server.log`;
       await Deno.writeTextFile(log, "starting\n");
@@ -51,7 +50,7 @@ Deno.test({
         port: "43567",
       });
     }),
-});
+);
 
 Deno.test({
   name:
@@ -101,10 +100,9 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "captures: a run that times out captures nothing ({}) and never runs then",
-  ...opts,
-  fn: () =>
+cliTest(
+  "captures: a run that times out captures nothing ({}) and never runs then",
+  () =>
     withDir(async (dir) => {
       const log = `${dir}/server.log`;
       await Deno.writeTextFile(log, "");
@@ -114,12 +112,11 @@ Deno.test({
       });
       assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
     }),
-});
+);
 
-Deno.test({
-  name: "captures: names that would give then one variable twice are usage errors, before waiting",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "captures: names that would give then one variable twice are usage errors, before waiting",
+  async () => {
     const rows: [string[], string][] = [
       [
         [
@@ -141,4 +138,4 @@ Deno.test({
       assertStringIncludes(usageErrorLine(await runCli(args)), want);
     }
   },
-});
+);

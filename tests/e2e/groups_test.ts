@@ -6,17 +6,14 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import { cliTest, expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
 import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
-
-const opts = { sanitizeResources: false, sanitizeOps: false };
 
 const withDir = inTempDir("waitcmd-groups-");
 
-Deno.test({
-  name: "any [ … ]: one member that holds satisfies the group; the report lists leaves with group",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "any [ … ]: one member that holds satisfies the group; the report lists leaves with group",
+  async () => {
     const up = acceptingPort();
     const down = closedPort();
     try {
@@ -42,12 +39,11 @@ Deno.test({
       up.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "all [ … ] nested in any [ … ]: pending until its members hold, then satisfied",
-  ...opts,
-  fn: () =>
+cliTest(
+  "all [ … ] nested in any [ … ]: pending until its members hold, then satisfied",
+  () =>
     withDir(async (dir) => {
       const r = await expectJson(
         [
@@ -70,12 +66,11 @@ Deno.test({
       assertEquals(groups, ["1.any", "1.any.2.all", "1.any.2.all"]);
       assert(r.json.conditions[2]!.attempts >= 1);
     }),
-});
+);
 
-Deno.test({
-  name: "a group that never holds times out; the summary names the group and its members",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "a group that never holds times out; the summary names the group and its members",
+  async () => {
     const a = closedPort();
     const b = closedPort();
     const args = [
@@ -91,45 +86,36 @@ Deno.test({
     const j = await expectJson(args, { code: 1, status: "timeout" });
     assertEquals(j.json.conditions.map((c) => (c as { group?: string }).group), ["1.any", "1.any"]);
   },
+);
+
+cliTest("a guard inside a group ends the whole run with exit 3", () =>
+  withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/boom`, "");
+    const r = await runCli([
+      ...["-t", "10s", "tcp", `127.0.0.1:${closedPort()}`],
+      ...["--", "all", "[", "guard", "file", `${dir}/boom`],
+      ...["--", "tcp", `127.0.0.1:${closedPort()}`, "]"],
+    ]);
+    assertEquals(r.code, 3);
+    assertStringIncludes(r.stderr, `waitcmd: guard file ${dir}/boom matched`);
+  }));
+
+cliTest("groups: malformed groups are usage errors, found before anything is probed", async () => {
+  const rows: [string[], string][] = [
+    [["any", "[", "]"], "group 1.any: empty group"],
+    [["all", "[", "tcp", "a:1"], `missing "]"`],
+    [["not", "any", "[", "tcp", "a:1", "]"], "not any [ A -- B ] is all [ not A -- not B ]"],
+    [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
+    [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
+  ];
+  for (const [args, want] of rows) {
+    assertStringIncludes(usageErrorLine(await runCli(args)), want);
+  }
 });
 
-Deno.test({
-  name: "a guard inside a group ends the whole run with exit 3",
-  ...opts,
-  fn: () =>
-    withDir(async (dir) => {
-      await Deno.writeTextFile(`${dir}/boom`, "");
-      const r = await runCli([
-        ...["-t", "10s", "tcp", `127.0.0.1:${closedPort()}`],
-        ...["--", "all", "[", "guard", "file", `${dir}/boom`],
-        ...["--", "tcp", `127.0.0.1:${closedPort()}`, "]"],
-      ]);
-      assertEquals(r.code, 3);
-      assertStringIncludes(r.stderr, `waitcmd: guard file ${dir}/boom matched`);
-    }),
-});
-
-Deno.test({
-  name: "groups: malformed groups are usage errors, found before anything is probed",
-  ...opts,
-  fn: async () => {
-    const rows: [string[], string][] = [
-      [["any", "[", "]"], "group 1.any: empty group"],
-      [["all", "[", "tcp", "a:1"], `missing "]"`],
-      [["not", "any", "[", "tcp", "a:1", "]"], "not any [ A -- B ] is all [ not A -- not B ]"],
-      [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
-      [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
-    ];
-    for (const [args, want] of rows) {
-      assertStringIncludes(usageErrorLine(await runCli(args)), want);
-    }
-  },
-});
-
-Deno.test({
-  name: "groups in a recipe, and --explain showing the tree, labels, flags and then quoted",
-  ...opts,
-  fn: () =>
+cliTest(
+  "groups in a recipe, and --explain showing the tree, labels, flags and then quoted",
+  () =>
     withDir(async (dir) => {
       const recipe = `${dir}/waits.yaml`;
       await Deno.writeTextFile(
@@ -166,12 +152,11 @@ Deno.test({
       assertEquals(j.conditions[1].flags, ["--status=200"]);
       assertEquals(j.then, ["sh", "-c", "echo stack is up"]);
     }),
-});
+);
 
-Deno.test({
-  name: "--max-attempts: a condition that fails its Nth attempt ends the run, exhausted (exit 1)",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "--max-attempts: a condition that fails its Nth attempt ends the run, exhausted (exit 1)",
+  async () => {
     const port = closedPort();
     const args = ["-t", "30s", "-i", "100ms", "--max-attempts", "3", "tcp", `127.0.0.1:${port}`];
     const r = await runCli(args);
@@ -191,12 +176,11 @@ Deno.test({
       2,
     ]);
   },
-});
+);
 
-Deno.test({
-  name: "--max-attempts in mode any waits for every condition to give up; a success wins",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--max-attempts in mode any waits for every condition to give up; a success wins",
+  () =>
     withDir(async (dir) => {
       await expectJson(
         [
@@ -213,12 +197,11 @@ Deno.test({
         },
       );
     }),
-});
+);
 
-Deno.test({
-  name: "--timeout-exit-code replaces exit 1 of a timeout; recipes set both limits",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--timeout-exit-code replaces exit 1 of a timeout; recipes set both limits",
+  () =>
     withDir(async (dir) => {
       const port = closedPort();
       const t = await runCli([
@@ -242,4 +225,4 @@ Deno.test({
         assertStringIncludes(usageErrorLine(await runCli(args, { env })), want);
       }
     }),
-});
+);

@@ -14,7 +14,7 @@
 import { assertEquals } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { mongoMissing, type MongoStandIn, prepareMongo } from "../services/mongo.ts";
-import { assertUsageErrors, runJson, timing } from "./_cli.ts";
+import { assertUsageErrors, cliTest, runJson, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -55,10 +55,9 @@ async function mongoTests(t: Deno.TestContext) {
   }
 }
 
-Deno.test({
-  name: "mongodb kind: usage errors through the CLI (the driver's URI check included), no password",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "mongodb kind: usage errors through the CLI (the driver's URI check included), no password",
+  async () => {
     const rows: [string[], string][] = [
       [["mongodb", `postgres://app:${PW}@h/`], "expected mongodb://"],
       [
@@ -70,4 +69,4 @@ Deno.test({
     ];
     await assertUsageErrors(rows, { secrets: [PW] });
   },
-});
+);

@@ -19,7 +19,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { freePort } from "../services/_util.ts";
 import { type KubeEnv, NODE_NAME, STAGE_LABEL } from "../services/kube.ts";
-import { expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { assertOutcome, expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 import { clusterTest } from "./_kube.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
@@ -207,13 +207,12 @@ clusterTest(
         () => kube.create(nsPath("deployments", "apps/v1"), deployment("web", 2)),
         env,
       );
-      assertEquals(r.code, 0, JSON.stringify(r.attempts));
-      assertEquals(r.stderr, "");
-      assertEquals(r.attempts[0]!.error, `deployment/web not found in namespace ${NS}`);
-      assertEquals(
-        r.report.conditions[0]!.detail,
-        "deployment/web rolled out (2/2 replicas updated and available)",
-      );
+      assertOutcome(r, {
+        code: 0,
+        stderr: "",
+        firstError: `deployment/web not found in namespace ${NS}`,
+        detail: "deployment/web rolled out (2/2 replicas updated and available)",
+      });
       // The replicas are real pods, scheduled onto the fake node and run by KWOK.
       const pods = await kube.get<{ items: Status[] }>(
         `${nsPath("pods")}?labelSelector=app%3Dweb`,
@@ -235,15 +234,12 @@ clusterTest(
               "deployment/web waiting for the spec update to be observed (generation 2, observed 1)",
           }, { env });
           const r = await runLate([...CLUSTER, ...rollout], () => kube.resumeControllers(), env);
-          assertEquals(r.code, 0, JSON.stringify(r.attempts));
-          assertEquals(
-            r.attempts[0]!.error,
-            "deployment/web waiting for the spec update to be observed (generation 2, observed 1)",
-          );
-          assertEquals(
-            r.report.conditions[0]!.detail,
-            "deployment/web rolled out (3/3 replicas updated and available)",
-          );
+          assertOutcome(r, {
+            code: 0,
+            firstError:
+              "deployment/web waiting for the spec update to be observed (generation 2, observed 1)",
+            detail: "deployment/web rolled out (3/3 replicas updated and available)",
+          });
         });
       },
     );
@@ -296,12 +292,11 @@ clusterTest(
           () => kube.resumeControllers(),
           env,
         );
-        assertEquals(r.code, 0, JSON.stringify(r.attempts));
-        assertEquals(r.attempts[0]!.error, "deployment/cond no condition Available yet");
-        assertEquals(
-          r.report.conditions[0]!.detail,
-          "deployment/cond condition Available=True (MinimumReplicasAvailable)",
-        );
+        assertOutcome(r, {
+          code: 0,
+          firstError: "deployment/cond no condition Available yet",
+          detail: "deployment/cond condition Available=True (MinimumReplicasAvailable)",
+        });
       });
     });
 
@@ -360,9 +355,11 @@ clusterTest(
           }),
         { KUBECONFIG: "/nonexistent/kubeconfig" },
       );
-      assertEquals(r.code, 0, JSON.stringify(r.attempts));
-      assertEquals(r.attempts[0]!.error, "pod/worker not Ready (phase Pending)");
-      assertEquals(r.report.conditions[0]!.detail, "pod/worker Ready (phase Running)");
+      assertOutcome(r, {
+        code: 0,
+        firstError: "pod/worker not Ready (phase Pending)",
+        detail: "pod/worker Ready (phase Running)",
+      });
     });
 
     await t.step("a failed pod is fatal for --for ready (exit 3)", async () => {
@@ -388,12 +385,11 @@ clusterTest(
           () => kube.resumeControllers(),
           env,
         );
-        assertEquals(r.code, 0, JSON.stringify(r.attempts));
-        assertEquals(
-          r.attempts[0]!.error,
-          "job/migrate not complete (active 0, succeeded 0, failed 0)",
-        );
-        assertEquals(r.report.conditions[0]!.detail, "job/migrate complete (1 succeeded)");
+        assertOutcome(r, {
+          code: 0,
+          firstError: "job/migrate not complete (active 0, succeeded 0, failed 0)",
+          detail: "job/migrate complete (1 succeeded)",
+        });
       });
     });
 
@@ -447,12 +443,11 @@ clusterTest(
           }),
         env,
       );
-      assertEquals(r.code, 0, JSON.stringify(r.attempts));
-      assertEquals(
-        r.attempts[0]!.error,
-        `1/2 ${what}: Ready; pod/shop-b: not Ready (phase Pending)`,
-      );
-      assertEquals(r.report.conditions[0]!.detail, `2/2 ${what}: Ready`);
+      assertOutcome(r, {
+        code: 0,
+        firstError: `1/2 ${what}: Ready; pod/shop-b: not Ready (phase Pending)`,
+        detail: `2/2 ${what}: Ready`,
+      });
     });
 
     await t.step("--all without a selector takes every object of the kind", async () => {
@@ -602,10 +597,12 @@ clusterTest(
         () => kube.del("/api/v1/namespaces/late-ns"),
         env,
       );
-      assertEquals(r.code, 0, JSON.stringify(r.attempts));
-      assertEquals(r.stderr, "");
-      assertEquals(r.attempts[0]!.error, "namespace/late-ns still exists");
-      assertEquals(r.report.conditions[0]!.detail, "namespace/late-ns deleted");
+      assertOutcome(r, {
+        code: 0,
+        stderr: "",
+        firstError: "namespace/late-ns still exists",
+        detail: "namespace/late-ns deleted",
+      });
     });
 
     await t.step("a missing object stays pending until the timeout", async () => {

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
+import { makeZombie, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, expectJson, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
@@ -85,19 +85,8 @@ Deno.test("pidfile --stopped waits for the daemon to stop, and holds for no file
 
 Deno.test("pidfile counts a zombie and a reused pid as not running", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-pidfile-" });
-  // The parent execs into a long sleep that never reaps its exited child: a zombie.
-  const parent = new Deno.Command("sh", {
-    args: ["-c", `sleep 0.1 & echo $! > ${dir}/zombie.pid; exec sleep 30`],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const { parent, zpid } = await makeZombie(`${dir}/zombie.pid`);
   try {
-    let zpid = 0;
-    for (let i = 0; i < 100 && !zpid; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      zpid = Number((await Deno.readTextFile(`${dir}/zombie.pid`).catch(() => "")).trim());
-    }
-    await new Promise((r) => setTimeout(r, 500)); // the child has exited by now
     const z = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/zombie.pid`]);
     assertEquals([z.code, z.json.conditions[0]!.last_error], [
       1,

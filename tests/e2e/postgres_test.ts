@@ -14,7 +14,7 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makePostgres, PG_PASSWORD, type Postgres, postgresMissing } from "../services/postgres.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -173,12 +173,7 @@ Deno.test({
           "certificate not trusted (unable to verify the first certificate)",
         ],
       ];
-      for (const [args, error] of pending) {
-        const r = await runJson(["--timeout", "1s", "--interval", "200ms", "postgres", ...args]);
-        assertEquals([r.code, r.json.status], [1, "timeout"], args.join(" "));
-        assertEquals(r.json.conditions[0]!.last_error, error);
-        assert(r.json.conditions[0]!.attempts >= 2, "TLS failures are retried");
-      }
+      await assertTlsRetried("postgres", pending);
     } finally {
       await pg.remove();
       await pki.cleanup();

@@ -1,5 +1,6 @@
 import { assertEquals } from "../_assert.ts";
 import { assertKindUsageErrors, expectJson } from "./_cli.ts";
+import { makeZombie } from "../services/_util.ts";
 
 Deno.test("process --name finds a running executable, even past comm's 15 characters", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
@@ -35,19 +36,8 @@ Deno.test("process --name finds a running executable, even past comm's 15 charac
 
 Deno.test("process --pid counts a zombie as not running", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
-  // The parent execs into a long sleep that never reaps its exited child: a zombie.
-  const parent = new Deno.Command("sh", {
-    args: ["-c", `sleep 0.1 & echo $! > ${dir}/z; exec sleep 30`],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const { parent, zpid } = await makeZombie(`${dir}/z`);
   try {
-    let zpid = 0;
-    for (let i = 0; i < 100 && !zpid; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      zpid = Number((await Deno.readTextFile(`${dir}/z`).catch(() => "")).trim());
-    }
-    await new Promise((r) => setTimeout(r, 400));
     await expectJson([
       ...["--timeout", "300ms", "--interval", "100ms", "process", "--pid", String(zpid)],
     ], { code: 1, error: `process ${zpid} is a zombie` });

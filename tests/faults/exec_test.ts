@@ -8,7 +8,7 @@
 
 import { assert, assertEquals } from "../_assert.ts";
 import { killGroups, membersOf, peakRss, spawnWaitcmd, until } from "./_proc.ts";
-import { timing } from "../e2e/_cli.ts";
+import { cliTest, timing } from "../e2e/_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -44,10 +44,9 @@ async function inDir(body: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-Deno.test({
-  name: "exec: commands ignoring SIGTERM are killed at --attempt-timeout and the deadline",
-  ...opts,
-  fn: () =>
+cliTest(
+  "exec: commands ignoring SIGTERM are killed at --attempt-timeout and the deadline",
+  () =>
     inDir(async (dir) => {
       const w = spawnWaitcmd([...timing("3s", "100ms", "500ms"), ...stubborn(dir)]);
       const r = await w.ended(20_000);
@@ -56,7 +55,7 @@ Deno.test({
       assert(groups.size >= 3, `only ${groups.size} attempts started`);
       assertEquals(membersOf(groups), [], "processes left by the command");
     }),
-});
+);
 
 for (const sig of ["SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP"] as const) {
   Deno.test({
@@ -75,22 +74,18 @@ for (const sig of ["SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP"] as const) {
   });
 }
 
-Deno.test({
-  name: "exec: a command writing without end (yes) keeps waitcmd's memory flat",
-  ...opts,
-  fn: async () => {
-    const w = spawnWaitcmd(["--timeout", "3s", "exec", "--", "yes"]);
-    let peak = 0;
-    const done = w.ended(20_000);
-    let over = false;
-    done.then(() => over = true);
-    while (!over) {
-      peak = Math.max(peak, peakRss(w.child.pid));
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const r = await done;
-    assertEquals([r.code, r.hung], [1, false], r.stderr);
-    assert(peak > 0, "no memory figure read");
-    assert(peak < 300 << 20, `peak RSS ${(peak / 1048576).toFixed(0)} MB`);
-  },
+cliTest("exec: a command writing without end (yes) keeps waitcmd's memory flat", async () => {
+  const w = spawnWaitcmd(["--timeout", "3s", "exec", "--", "yes"]);
+  let peak = 0;
+  const done = w.ended(20_000);
+  let over = false;
+  done.then(() => over = true);
+  while (!over) {
+    peak = Math.max(peak, peakRss(w.child.pid));
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const r = await done;
+  assertEquals([r.code, r.hung], [1, false], r.stderr);
+  assert(peak > 0, "no memory figure read");
+  assert(peak < 300 << 20, `peak RSS ${(peak / 1048576).toFixed(0)} MB`);
 });

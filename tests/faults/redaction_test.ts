@@ -9,9 +9,8 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { runCli } from "../e2e/_cli.ts";
-
-const opts = { sanitizeResources: false, sanitizeOps: false };
+import { cliTest, runCli } from "../e2e/_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 /** Fails when any output holds `prefix` (the start of a secret). */
 function assertHidden(r: { stdout: string; stderr: string }, prefix: string, what: string): void {
@@ -57,10 +56,9 @@ async function withHttp(
   }
 }
 
-Deno.test({
-  name: "redaction: exec's last line is cut after the secret is masked (no prefix at 199)",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "redaction: exec's last line is cut after the secret is masked (no prefix at 199)",
+  async () => {
     const PW = "Zq9Secret11";
     // A second condition registers PW as a secret; exec's line ends in it past the cut.
     await assertMasked(
@@ -73,28 +71,23 @@ Deno.test({
       { hidden: PW.slice(0, 4), what: "exec's last line", shown: "0***" },
     );
   },
+);
+
+cliTest("redaction: a URL's password in a command's output is masked, its user kept", async () => {
+  await assertMasked(
+    [
+      "exec",
+      ...["--", "sh"],
+      ...["-c", 'echo "cannot reach postgres://app:Zq9UrlPw7@db:5432/app" >&2; exit 1'],
+    ],
+    {},
+    { hidden: "Zq9Url", what: "exec's stderr", shown: "postgres://app:***@db:5432/app" },
+  );
 });
 
-Deno.test({
-  name: "redaction: a URL's password in a command's output is masked, its user kept",
-  ...opts,
-  fn: async () => {
-    await assertMasked(
-      [
-        "exec",
-        ...["--", "sh"],
-        ...["-c", 'echo "cannot reach postgres://app:Zq9UrlPw7@db:5432/app" >&2; exit 1'],
-      ],
-      {},
-      { hidden: "Zq9Url", what: "exec's stderr", shown: "postgres://app:***@db:5432/app" },
-    );
-  },
-});
-
-Deno.test({
-  name: "redaction: an http --jsonpath value echoing a header secret is cut after masking",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "redaction: an http --jsonpath value echoing a header secret is cut after masking",
+  async () => {
     const TOKEN = "Zq9SecretTwentyChars";
     await withHttp(
       // The value's JSON text puts the secret across the 59th character.
@@ -110,40 +103,35 @@ Deno.test({
         ),
     );
   },
+);
+
+cliTest("redaction: an S3 error echoing the session token is cut after masking", async () => {
+  const TOKEN = "Zq9SessionTokenThirtyTwoCharsXYZ";
+  const message = `${"m".repeat(185)}${TOKEN} and more`;
+  const env = {
+    CLOUD_ACCESS_KEY_ID: "AKIDFAULT",
+    CLOUD_SECRET_ACCESS_KEY: "Zq9SecretAccessKey",
+    CLOUD_SESSION_TOKEN: TOKEN,
+  };
+  await withHttp(
+    () =>
+      new Response(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidArgument</Code>` +
+          `<Message>${message}</Message><RequestId>1</RequestId></Error>`,
+        { status: 400, headers: { "content-type": "application/xml" } },
+      ),
+    (url) =>
+      assertMasked(["objstore", "s3://bucket/key", "--endpoint-url", url], env, {
+        hidden: TOKEN.slice(0, 4),
+        what: "the S3 error",
+        shown: "InvalidArgument",
+      }),
+  );
 });
 
-Deno.test({
-  name: "redaction: an S3 error echoing the session token is cut after masking",
-  ...opts,
-  fn: async () => {
-    const TOKEN = "Zq9SessionTokenThirtyTwoCharsXYZ";
-    const message = `${"m".repeat(185)}${TOKEN} and more`;
-    const env = {
-      CLOUD_ACCESS_KEY_ID: "AKIDFAULT",
-      CLOUD_SECRET_ACCESS_KEY: "Zq9SecretAccessKey",
-      CLOUD_SESSION_TOKEN: TOKEN,
-    };
-    await withHttp(
-      () =>
-        new Response(
-          `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidArgument</Code>` +
-            `<Message>${message}</Message><RequestId>1</RequestId></Error>`,
-          { status: 400, headers: { "content-type": "application/xml" } },
-        ),
-      (url) =>
-        assertMasked(["objstore", "s3://bucket/key", "--endpoint-url", url], env, {
-          hidden: TOKEN.slice(0, 4),
-          what: "the S3 error",
-          shown: "InvalidArgument",
-        }),
-    );
-  },
-});
-
-Deno.test({
-  name: "redaction: newlines in a server's answer cannot forge [ok] or satisfied lines",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "redaction: newlines in a server's answer cannot forge [ok] or satisfied lines",
+  async () => {
     // A "redis" server whose every answer is an error with lines of waitcmd's in it.
     const { createServer } = await import("node:net");
     const forged = "-ERR bad\n[ok] forged attempt\nwaitcmd: satisfied in 0.1s (1/1 conditions)\r\n";
@@ -168,14 +156,12 @@ Deno.test({
       await new Promise((resolve) => server.close(resolve));
     }
   },
-});
+);
 
-Deno.test({
-  name: "redaction: a carriage return or escape sequence in a log line is written as an escape",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-ctl-" });
-    try {
+cliTest(
+  "redaction: a carriage return or escape sequence in a log line is written as an escape",
+  () =>
+    inTempDir("waitcmd-ctl-")(async (dir) => {
       await Deno.writeTextFile(`${dir}/app.log`, "ready\r[ok] forged\x1b[1A\x1b[2K\u2028done\n");
       const r = await runCli([
         ...["--timeout", "2s", "log", `${dir}/app.log`, "--from-start", "--contains", "ready"],
@@ -184,8 +170,5 @@ Deno.test({
       // deno-lint-ignore no-control-regex
       assert(!/[\r\x1b\u2028]/.test(r.stderr), JSON.stringify(r.stderr));
       assert(r.stderr.includes("ready\\r[ok] forged\\x1b[1A\\x1b[2K\\u2028done"), r.stderr);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);

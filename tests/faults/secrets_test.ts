@@ -7,10 +7,9 @@
  */
 
 import { assert } from "../_assert.ts";
-import { runCli, runOnTerminal } from "../e2e/_cli.ts";
+import { cliTest, runCli, runOnTerminal } from "../e2e/_cli.ts";
 
 const MARK = "Zq9SecretMark";
-const opts = { sanitizeResources: false, sanitizeOps: false };
 
 /** Local targets the rows use. */
 interface Targets {
@@ -163,10 +162,9 @@ async function run(
   return r.stdout + r.stderr;
 }
 
-Deno.test({
-  name: "secrets: a marker secret in every place is absent from every output mode and path",
-  ...opts,
-  fn: async (t) => {
+cliTest(
+  "secrets: a marker secret in every place is absent from every output mode and path",
+  async (t) => {
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-secrets-" });
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -252,4 +250,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);

@@ -47,14 +47,8 @@ async function makeWorld(): Promise<World> {
   await writeStandIns(`${root}/dist`, "0.1.0");
   const rel = await new Deno.Command(DENO, {
     args: [
-      "run",
-      "-A",
-      `${repoRoot}/scripts/release.ts`,
-      "--skip-compile",
-      "--dist",
-      `${root}/dist`,
-      "--formula-out",
-      "none",
+      ...["run", "-A", `${repoRoot}/scripts/release.ts`, "--skip-compile"],
+      ...["--dist", `${root}/dist`, "--formula-out", "none"],
     ],
     stdin: "null",
     stdout: "piped",
@@ -272,13 +266,8 @@ Deno.test({
           await Deno.chown(c.home, 65534, 65534);
           // c.sys: owned by root, mode 0755: not writable for nobody.
           const r = await run("setpriv", [
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "dash",
-            `${w.root}/install.sh`,
-            "--version",
-            "0.1.0",
+            ...["--reuid=65534", "--regid=65534", "--clear-groups", "dash", `${w.root}/install.sh`],
+            ...["--version", "0.1.0"],
           ], { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys, WAITCMD_BASE_URL: w.url });
           assertEquals(r.code, 0, r.stderr);
           assertEquals(await ls(c.sys), []);

@@ -566,3 +566,25 @@ export function acceptingPort(): { port: number; close(): void } {
 export function closedPort(): number {
   return freePort();
 }
+
+/**
+ * A zombie: a shell that starts a short sleep, writes its pid to `pidFile` and execs into a
+ * long sleep that never reaps it. Returns the parent (kill it to end the zombie) and the
+ * zombie's pid, once the sleep has exited.
+ */
+export async function makeZombie(
+  pidFile: string,
+): Promise<{ parent: Deno.ChildProcess; zpid: number }> {
+  const parent = new Deno.Command("sh", {
+    args: ["-c", `sleep 0.1 & echo $! > ${pidFile}; exec sleep 30`],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let zpid = 0;
+  for (let i = 0; i < 100 && !zpid; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    zpid = Number((await Deno.readTextFile(pidFile).catch(() => "")).trim());
+  }
+  await new Promise((r) => setTimeout(r, 500)); // the child has exited by now
+  return { parent, zpid };
+}

@@ -49,7 +49,7 @@ export function versionLine(): string {
   return `waitcmd ${denoJson.version} (${Deno.build.target}, deno ${Deno.version.deno})`;
 }
 
-/** Exit code of a finished run (DECISIONS §4, §14); `timeoutCode`: `--timeout-exit-code`. */
+/** Exit code of a finished run (docs/contract.md §3); `timeoutCode`: `--timeout-exit-code`. */
 export function exitCode(report: Report, timeoutCode = 1): number {
   switch (report.status) {
     case "satisfied":

@@ -1,10 +1,14 @@
 /**
- * The command-line grammar (DECISIONS §3), pure: argv in, a `Command` out, or
- * a `UsageError`. It never reads `Deno.args`, never exits, never probes.
+ * The command-line grammar (docs/contract.md §1), pure: argv in, a `Command`
+ * out, or a `UsageError`. It never reads `Deno.args`, never exits, never probes.
  *
  * ```
- * waitcmd [global options] [guard] <kind> [target] [flags]
- *         [-- [guard] <kind> ...]... [-- then <command> [args...]]
+ * waitcmd [global options] <member> [-- <member>]... [-- then <command> [args...]]
+ *   member = [guard] [not] <kind> [target] [flags]
+ *          | any [ <member> [-- <member>]... ] [--label TEXT]
+ *          | all [ <member> [-- <member>]... ] [--label TEXT]
+ * waitcmd doctor [-o text|json] [--require KIND]...
+ * waitcmd help [kind|topic] | completions bash|zsh|fish | version
  * ```
  *
  * @module
@@ -58,7 +62,8 @@ interface Segment {
   readonly words: string[];
 }
 
-const SHELLS = ["bash", "zsh", "fish"];
+/** The shells `waitcmd completions <shell>` has a script for. */
+export const SHELLS: readonly string[] = ["bash", "zsh", "fish"];
 
 /** The topics of `waitcmd help <topic>` besides the kinds (their text is output/help.ts's). */
 export const HELP_TOPIC_NAMES = [
@@ -72,10 +77,14 @@ export const HELP_TOPIC_NAMES = [
 ] as const;
 
 /** Words that open a group (followed by `[`). */
-const GROUP_WORDS: ReadonlySet<string> = new Set(["any", "all"]);
+export const GROUP_OPERATORS: readonly string[] = ["any", "all"];
+const GROUP_WORDS: ReadonlySet<string> = new Set(GROUP_OPERATORS);
+
+/** Words that may come before a condition's kind, in this order (`guard not http …`). */
+export const PREFIX_WORDS: readonly string[] = ["guard", "not"];
 
 /** Words other than kinds that may start a segment after a `--`. */
-const STARTERS: ReadonlySet<string> = new Set(["guard", "not", "then", "any", "all"]);
+const STARTERS: ReadonlySet<string> = new Set([...PREFIX_WORDS, "then", ...GROUP_OPERATORS]);
 
 /** Parses argv against the registry. `env` feeds kinds' documented environment fallbacks. */
 export function parseArgv(

@@ -1,6 +1,6 @@
 /**
  * Polls a plan's conditions concurrently until the run is decided
- * (DECISIONS §5, docs/contract.md §4). Each condition lives in its own
+ * (docs/contract.md §4). Each condition lives in its own
  * `ConditionRun` (engine/condition.ts); the groups' tally is a `Verdict`
  * (engine/verdict.ts); this module only orchestrates: the deadline, the
  * signal, the end of the run and its report. Time comes from an injected

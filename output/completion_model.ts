@@ -2,7 +2,7 @@
  * What the completion scripts know, derived from the registry: the options
  * of each context (global options, `doctor`, each kind) with how their
  * values complete, and how each kind's target completes. The scripts
- * themselves are in completion_bash.ts and completion_fish.ts.
+ * themselves are the shell files of output/completions/.
  *
  * @module
  */
@@ -26,14 +26,15 @@ export interface OptionSpec {
   readonly action: ValueAction | undefined;
 }
 
-/** Where the cursor's word belongs: `@` (global options), `@doctor`, or a kind's name. */
+/**
+ * Where the cursor's word belongs: `@` (global options), `@doctor`, `@closed` (after a group's
+ * `]`), or a kind's name.
+ */
 export interface Context {
   readonly key: string;
   readonly options: readonly OptionSpec[];
 }
 
-/** Shells with a completion script. */
-export const SHELLS = ["bash", "zsh", "fish"] as const;
 /** Words that are only special as the first word. */
 export const FIRST_WORDS = ["help", "completions", "version", "doctor"] as const;
 
@@ -55,7 +56,7 @@ function optionOf(f: FlagSpec): OptionSpec {
   };
 }
 
-/** Every context with its options: `@` first, then `@doctor`, then each kind. */
+/** Every context with its options: `@` first, then `@doctor`, `@closed`, then each kind. */
 export function contexts(registry: Registry): Context[] {
   const doctor: OptionSpec[] = [
     {
@@ -80,6 +81,11 @@ export function contexts(registry: Registry): Context[] {
   return [
     { key: "@", options: GLOBAL_FLAGS.map(optionOf) },
     { key: "@doctor", options: doctor },
+    // A group's `]` takes `--label TEXT` (docs/contract.md §1, groups).
+    {
+      key: "@closed",
+      options: COMMON_CONDITION_FLAGS.filter((f) => f.name === "label").map(optionOf),
+    },
     ...registry.kinds.map((k) => ({
       key: k.name,
       options: [...k.flags, ...COMMON_CONDITION_FLAGS].map(optionOf).concat(help),

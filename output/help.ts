@@ -20,6 +20,7 @@ function flagRows(flags: readonly FlagSpec[]): string[] {
   return flags.map((f, i) => {
     const extra = [
       f.repeatable ? "repeatable" : "",
+      f.secret ? "secret: never shown" : "",
       f.type === "enum" && f.values && !f.values.every((v) => f.placeholder?.includes(v))
         ? f.values.join("|")
         : "",
@@ -185,7 +186,11 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "  WAITCMD_CI=off              none of the CI folding",
     "  WAITCMD_MEMORY_CAP=512M     memory cap while drivers and parsers run in their workers:",
     "                              near it, the workers at work are stopped (pending attempts)",
+    "  WAITCMD_DEBUG=1             an internal error prints its stack trace too",
     "  A bad value is a usage error naming the variable.",
+    "",
+    "  waitcmd sets WAITCMD_CAPTURE_<NAME> and WAITCMD_REPORT for the command of then",
+    "  (waitcmd help then, waitcmd help captures).",
     "",
   ].join("\n"),
   output: [

@@ -1,7 +1,7 @@
 /**
  * The machine-readable outputs: the final JSON report (`--output json`) and
- * the event stream (`--output jsonl`). Field names follow spec §2.2 and
- * DECISIONS §6.
+ * the event stream (`--output jsonl`), with the fields of docs/contract.md §7
+ * (docs/report.schema.json).
  *
  * @module
  */
@@ -43,7 +43,7 @@ const seconds = (ms: number): number => Math.round(ms) / 1000;
 /** Seconds of a limit that may be absent (Infinity: none). */
 const limitSeconds = (ms: number): number | null => Number.isFinite(ms) ? seconds(ms) : null;
 
-/** The report as the JSON document of spec §2.2 (secrets removed). */
+/** The report as the JSON document of docs/contract.md §7 (secrets removed). */
 export function jsonReport(report: Report, redact: Redact): JsonReport {
   return redactDeep({
     status: report.status,

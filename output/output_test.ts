@@ -321,14 +321,15 @@ Deno.test("mainHelp() and kindHelp() derive from the registry and flags", () => 
   );
 });
 
-Deno.test("completionScript() lists kinds, flags and enum values for each shell", () => {
+Deno.test("completionScript() lists kinds, flags, enum values, groups and topics for each shell", () => {
   const registry = createRegistry([tcp, file, exec]);
   for (const shell of ["bash", "zsh", "fish"]) {
     const s = completionScript(shell, registry);
     for (const word of ["tcp", "file", "exec", "contains", "output-contains", "timeout"]) {
       assertStringIncludes(s, word);
     }
-    assertStringIncludes(s, "json");
+    for (const word of ["json", "any all", "guard not", "captures"]) assertStringIncludes(s, word);
+    assert(!s.includes("{{"), `${shell}: every placeholder is filled`);
   }
   assertStringIncludes(completionScript("zsh", registry), "#compdef waitcmd");
   assertStringIncludes(completionScript("fish", registry), "complete -c waitcmd");

@@ -1,5 +1,5 @@
 /**
- * Human output (DECISIONS §6): the header, one `[..]`/`[ok]` line per
+ * Human output (docs/contract.md §6): the header, one `[..]`/`[ok]` line per
  * attempt, and the summary. Pure: events in, lines out; the caller writes
  * them to stderr.
  *

@@ -158,8 +158,9 @@ export interface Manifest {
 
 /**
  * The files the program is built from: main.ts, deno.json, deno.lock, the
- * non-test modules of engine/, conditions/ and output/, and this script, as
- * paths from the repository root, sorted.
+ * non-test modules of engine/, conditions/ and output/ with the shell files
+ * they import as text (output/completions/), and this script, as paths from
+ * the repository root, sorted.
  */
 export async function sourceFiles(root = repoRoot): Promise<string[]> {
   const out = ["deno.json", "deno.lock", "main.ts", "scripts/bundle.ts"];
@@ -167,7 +168,9 @@ export async function sourceFiles(root = repoRoot): Promise<string[]> {
     for await (const e of Deno.readDir(`${root}/${dir}`)) {
       const path = `${dir}/${e.name}`;
       if (e.isDirectory) await walk(path);
-      else if (/\.(ts|js|json)$/.test(e.name) && !/_test\.ts$/.test(e.name)) out.push(path);
+      else if (/\.(ts|js|json|bash|zsh|fish)$/.test(e.name) && !/_test\.ts$/.test(e.name)) {
+        out.push(path);
+      }
     }
   };
   for (const dir of ["engine", "conditions", "output"]) await walk(dir);

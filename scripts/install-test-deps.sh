@@ -33,6 +33,7 @@ PACKAGES=(
   time               # /usr/bin/time -v for peak RSS in benchmarks
   zsh                # runs the generated zsh completion script in tests/e2e
   fish               # runs the generated fish completion script in tests/e2e
+  shellcheck         # lints the generated bash completion script in tests/e2e
   chrony             # chronyd: a real NTP server for the ntp kind (run with -x, never the system clock)
   iputils-ping       # the system ping the icmp kind runs
   python3-venv       # the venv of Python's websockets server for the websocket kind (build-pyws.sh)

@@ -79,6 +79,10 @@ const CASES: readonly Case[] = [
     excludes: ["doctor"],
   },
   { line: ["--backoff", ""], exactly: ["constant", "exponential"] },
+  { line: ["--progress", ""], exactly: ["attempts", "changes"] },
+  { line: ["--max-"], exactly: ["--max-attempts", "--max-interval"] },
+  { line: ["--timeout-"], exactly: ["--timeout-exit-code"] },
+  { line: ["docker", "web", "--listening", "8080", "--ex"], exactly: ["--exit-code"] },
   { line: ["--output", ""], exactly: ["text", "json", "jsonl"] },
   { line: ["-o", ""], exactly: ["text", "json", "jsonl"] },
   { line: ["--output=j"], exactly: ["json", "jsonl"] },
@@ -103,6 +107,37 @@ const CASES: readonly Case[] = [
   { line: ["exec", "--", "ech"], includes: ["echo"] },
   { line: ["exec", "--", "ls", "--", ""], includes: [...KINDS_SAMPLE, "then"] },
   { line: ["exec", "--", "ls", "--", "tcp", "db:5432", "--l"], exactly: ["--label"] },
+  // Groups: any/all, their [, members inside, the ], --label after it.
+  { line: ["any", ""], exactly: ["["] },
+  { line: ["tcp", "db:5432", "--", "al"], exactly: ["all"] },
+  {
+    line: ["any", "[", ""],
+    includes: [...KINDS_SAMPLE, "guard", "not", "any", "all"],
+    excludes: ["then", "]", "--timeout"],
+  },
+  {
+    line: ["all", "[", "tcp", "db:5432", "--", "any", "[", "docker", "web", "--status", "e"],
+    exactly: ["exited"],
+  },
+  { line: ["any", "[", "tcp", "db:5432", "--", ""], excludes: ["then"] },
+  { line: ["any", "[", "tcp", "db:5432", "--l"], exactly: ["--label"] },
+  { line: ["any", "[", "tcp", "db:5432", "]"], exactly: ["]"] },
+  { line: ["any", "[", "tcp", "db:5432", "]", ""], exactly: ["--", "--label"] },
+  {
+    line: ["all", "[", "any", "[", "tcp", "db:5432", "]", ""],
+    exactly: ["--", "--label", "]"],
+  },
+  { line: ["any", "[", "tcp", "db:5432", "]", "--label", "up", "--", ""], includes: ["then"] },
+  { line: ["any", "[", "exec", "--", "ls", "]", "--", "th"], exactly: ["then"] },
+  { line: ["tcp", "db:5432", ""], includes: ["--", "--label"], excludes: ["]"] },
+  // A kind's short flag, and its value.
+  { line: ["orch", "-"], includes: ["-f", "--file", "--for", "--label"] },
+  { line: ["orch", "-f", "sub/a"], exactly: ["sub/a.txt"] },
+  { line: ["any", "[", "k8s", "-f", "sub/b"], exactly: ["sub/b.log"] },
+  // help: the kinds and the topics.
+  { line: ["help", ""], includes: [...KINDS_SAMPLE, "groups", "captures", "then", "recipe"] },
+  { line: ["help", "gr"], exactly: ["groups", "grpc"] },
+  { line: ["guard", "not", "h"], exactly: ["http"] },
   // Files where a kind's target is a path.
   { line: ["file", "sub/"], exactly: ["sub/a.txt", "sub/b.log"] },
   { line: ["log", "sub/b"], exactly: ["sub/b.log"] },
@@ -204,17 +239,17 @@ function offered(shell: Shell, c: Case, replies: readonly string[]): string[] {
   return [...new Set(out.map((r) => r.trimEnd()).filter((r) => r !== ""))];
 }
 
-async function available(shell: Shell): Promise<string | undefined> {
+async function available(tool: string): Promise<string | undefined> {
   try {
-    const out = await new Deno.Command(shell, {
+    const out = await new Deno.Command(tool, {
       args: ["--version"],
       stdout: "null",
       stderr: "null",
     })
       .output();
-    return out.success ? undefined : `${shell} --version failed`;
+    return out.success ? undefined : `${tool} --version failed`;
   } catch {
-    return `${shell} is not installed (scripts/install-test-deps.sh)`;
+    return `${tool} is not installed (scripts/install-test-deps.sh)`;
   }
 }
 
@@ -246,13 +281,42 @@ for (const shell of ["bash", "zsh", "fish"] as const) {
   });
 }
 
-Deno.test("waitcmd completions: each script ends with one newline and parses", async () => {
-  for (const shell of ["bash", "zsh", "fish"] as const) {
-    const r = await runCli(["completions", shell]);
-    assertEquals(r.code, 0);
-    assert(r.stdout.endsWith("\n") && !r.stdout.endsWith("\n\n"), `${shell}: one trailing newline`);
-  }
-  const bash = await runCli(["completions", "bash"]);
-  const check = await new Deno.Command("bash", { args: ["-n", "-c", bash.stdout] }).output();
-  assert(check.success, "the bash script parses");
-});
+/** How each script is checked without running it: each shell's own parser, and shellcheck. */
+const CHECKERS: readonly { tool: string; shell: Shell; args: readonly string[] }[] = [
+  { tool: "bash", shell: "bash", args: ["-n"] },
+  { tool: "zsh", shell: "zsh", args: ["-n"] },
+  { tool: "fish", shell: "fish", args: ["--no-execute"] },
+  { tool: "shellcheck", shell: "bash", args: ["--shell=bash", "--severity=style"] },
+];
+
+for (const { tool, shell, args } of CHECKERS) {
+  const missing = await available(tool);
+  Deno.test({
+    name: `waitcmd completions ${shell}: ends with one newline, and ${tool} ${
+      args.join(" ")
+    } finds nothing`,
+    ignore: ignoreWithout(tool, missing),
+    fn: async () => {
+      const r = await runCli(["completions", shell]);
+      assertEquals(r.code, 0, r.stderr);
+      assert(r.stdout.endsWith("\n") && !r.stdout.endsWith("\n\n"), "one trailing newline");
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-completions-" });
+      try {
+        const path = `${dir}/waitcmd.${shell}`;
+        await Deno.writeTextFile(path, r.stdout);
+        const out = await new Deno.Command(tool, {
+          args: [...args, path],
+          env: { HOME: dir, PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+          stdin: "null",
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        const said = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+        assertEquals(said, "", `${tool} on the ${shell} script`);
+        assert(out.success, `${tool} exited ${out.code}`);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    },
+  });
+}

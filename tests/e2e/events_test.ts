@@ -1,5 +1,5 @@
 /**
- * Event-driven waiting (DECISIONS §7): file, log and glob conditions react to
+ * Event-driven waiting (docs/contract.md §10): file, log and glob conditions react to
  * file-system events instead of waiting for the next `--interval`.
  */
 

@@ -158,7 +158,7 @@ Deno.test({
         const lines = r.stderr.trimEnd().split("\n");
         assertEquals(lines.length, 1, r.stderr);
         assert(
-          /^waitcmd: the kinds' npm packages are not installed \(npm:\S+@\S+ is missing\), and a wait never downloads: run \/\S+\/scripts\/packages$/
+          /^waitcmd: the kinds' npm packages are not installed \(npm:\S+ is missing\), and a wait never downloads: run \/\S+\/scripts\/packages$/
             .test(lines[0]!),
           lines[0],
         );

@@ -41,10 +41,11 @@ Deno.test("pidfile is satisfied by a daemon's pid file, written late", async () 
     assertEquals([r.code, r.report.status], [0, "satisfied"]);
     const c = r.report.conditions[0]!;
     assertEquals(c.name, `pidfile ${pf}`);
-    // start-stop-daemon writes the pid file before its child execs sleep: an attempt in between
-    // sees the daemon's own name, which is pending too.
+    // start-stop-daemon creates the pid file, then writes it, then its child execs sleep: an
+    // attempt in between sees an empty file or the daemon's own name, which are pending too.
     assert(
-      ["does not exist", `process ${pid} is start-stop-daem, not sleep`].includes(c.last_error),
+      ["does not exist", "pid file is empty", `process ${pid} is start-stop-daem, not sleep`]
+        .includes(c.last_error),
       `last error: ${c.last_error}`,
     );
     assertEquals(c.detail, `process ${pid} running (sleep)`);

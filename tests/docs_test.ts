@@ -1,0 +1,346 @@
+/**
+ * The docs against the code: each kind's page (conditions/<kind>/README.md,
+ * its part of docs/contract.md §5) and help description against its declared
+ * flags; the generated kinds tables of README.md and docs/contract.md; every
+ * `docs/contract.md §N` a comment cites and every relative link of the docs;
+ * the environment variables the product reads; and docs/development.md's
+ * list of the files a new kind touches, against where each kind is named.
+ */
+
+import { assert, assertEquals } from "./_assert.ts";
+import { registry } from "../conditions/all.ts";
+import { COMMON_CONDITION_FLAGS, ENV_DEFAULTS, GLOBAL_FLAGS } from "../engine/options.ts";
+import { helpText } from "../output/help.ts";
+import { kindsRows, TABLE_FILES, tableIn, withoutTable } from "./_docs.ts";
+import { repoRootDir } from "./_kit.ts";
+
+const read = (path: string) => Deno.readTextFile(`${repoRootDir}/${path}`);
+const CONTRACT = await read("docs/contract.md");
+
+/** Every file of the repository (tracked or new, not ignored), relative to its root. */
+async function repoFiles(): Promise<string[]> {
+  const out = await new Deno.Command("git", {
+    args: ["ls-files", "--cached", "--others", "--exclude-standard"],
+    cwd: repoRootDir,
+    stdout: "piped",
+  }).output();
+  assert(out.success, "git ls-files");
+  const files = new TextDecoder().decode(out.stdout).split("\n").filter(Boolean);
+  const present = await Promise.all(
+    files.map((f) => Deno.stat(`${repoRootDir}/${f}`).then((s) => s.isFile, () => false)),
+  );
+  return files.filter((_, i) => present[i]);
+}
+
+/** A file's text, or undefined for one that is not UTF-8 text. */
+async function textOf(path: string): Promise<string | undefined> {
+  const bytes = await Deno.readFile(`${repoRootDir}/${path}`);
+  if (bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `--name` words of a text. */
+function flagsIn(text: string): Set<string> {
+  return new Set([...text.matchAll(/(?<![\w-])--([a-z][a-z0-9-]*)/g)].map((m) => m[1]!));
+}
+
+const SHARED_FLAGS = new Set([
+  ...COMMON_CONDITION_FLAGS.map((f) => f.name),
+  ...GLOBAL_FLAGS.map((f) => f.name),
+  "help",
+]);
+
+/** Flags a page quotes that are not the kind's own: another program's or another kind's. */
+const QUOTED_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  container: ["network", "rm"], // docker run --network container:OTHER, docker run --rm
+  glob: ["deleted"], // as file --deleted
+};
+
+Deno.test("every kind's folder has its page: its part of docs/contract.md §5", async () => {
+  const folders: string[] = [];
+  for await (const e of Deno.readDir(`${repoRootDir}/conditions`)) {
+    if (e.isDirectory && !e.name.startsWith("_")) folders.push(e.name);
+  }
+  assertEquals(folders.sort(), registry.kinds.map((k) => k.name).sort());
+  for (const k of registry.kinds) {
+    const page = await read(`conditions/${k.name}/README.md`);
+    assertEquals(page.split("\n")[0], `# §5 ${k.name}`, `conditions/${k.name}/README.md`);
+  }
+  for (const m of CONTRACT.matchAll(/^### §5 (\S+)/gm)) {
+    throw new Error(
+      `docs/contract.md has a section of its own for ${m[1]}: it belongs in its folder`,
+    );
+  }
+});
+
+Deno.test("a kind's page and help description name its declared flags and no others", async (t) => {
+  for (const k of registry.kinds) {
+    await t.step(k.name, async () => {
+      const own = new Set(k.flags.map((f) => f.name));
+      const known = new Set([...own, ...SHARED_FLAGS, ...(QUOTED_FLAGS[k.name] ?? [])]);
+      const page = await read(`conditions/${k.name}/README.md`);
+      const inPage = flagsIn(page);
+      assertEquals([...own].filter((f) => !inPage.has(f)), [], "declared but not on its page");
+      assertEquals([...inPage].filter((f) => !known.has(f)), [], "on its page but not declared");
+      const inHelp = flagsIn(k.description);
+      assertEquals([...inHelp].filter((f) => !known.has(f)), [], "in its description only");
+    });
+  }
+});
+
+Deno.test("README.md and docs/contract.md hold the kinds table the declarations make", async () => {
+  for (const f of TABLE_FILES) {
+    const got = tableIn(await read(f.path));
+    assertEquals(
+      got,
+      kindsRows(registry.kinds, f.root),
+      `${f.path}: scripts/deno run --allow-read --allow-write --allow-run tests/_docs.ts writes it`,
+    );
+  }
+});
+
+/** The files where citations and links are checked. */
+async function docsAndCode(): Promise<string[]> {
+  return (await repoFiles()).filter((f) => /\.(ts|md|sh)$/.test(f) || f.startsWith("scripts/"));
+}
+
+Deno.test("every docs/contract.md §N cited exists, and §5 <kind> names a kind", async () => {
+  const sections = new Set([...CONTRACT.matchAll(/^## §(\d+) /gm)].map((m) => m[1]!));
+  const bad: string[] = [];
+  for (const path of await docsAndCode()) {
+    const text = await textOf(path);
+    if (text === undefined) continue;
+    const cites = text.matchAll(/docs\/contract\.md(?:[\s*/]|\n)*§(\d+)(?: ([a-z]+)\b)?/g);
+    for (const m of cites) {
+      if (!sections.has(m[1]!)) bad.push(`${path}: §${m[1]} does not exist`);
+      const word = m[2];
+      if (m[1] === "5" && word !== undefined && !registry.lookup(word)) {
+        bad.push(`${path}: §5 ${word} is no kind`);
+      }
+    }
+  }
+  assertEquals(bad, []);
+});
+
+/** GitHub's anchor of a Markdown heading. */
+function slug(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replaceAll(" ", "-");
+}
+
+Deno.test("every relative link of the docs leads to a file and a heading that exist", async () => {
+  const md = (await repoFiles()).filter((f) => f.endsWith(".md"));
+  const bad: string[] = [];
+  const anchors = new Map<string, Set<string>>();
+  const anchorsOf = async (path: string) => {
+    if (!anchors.has(path)) {
+      const text = await read(path);
+      anchors.set(path, new Set([...text.matchAll(/^#+ (.+)$/gm)].map((m) => slug(m[1]!))));
+    }
+    return anchors.get(path)!;
+  };
+  for (const path of md) {
+    const text = await read(path);
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const href = m[1]!;
+      if (/^[a-z]+:/.test(href)) continue;
+      const [file, anchor] = href.split("#");
+      const dir = path.includes("/") ? path.slice(0, path.lastIndexOf("/") + 1) : "";
+      const target = file
+        ? new URL(file, `file:///${dir}`).pathname.slice(1).replace(/\/$/, "")
+        : path;
+      const exists = await Deno.stat(`${repoRootDir}/${target}`).then(() => true, () => false);
+      if (!exists) {
+        bad.push(`${path}: ${href}: no such file`);
+        continue;
+      }
+      if (anchor && target.endsWith(".md") && !(await anchorsOf(target)).has(anchor)) {
+        bad.push(`${path}: ${href}: no such heading`);
+      }
+    }
+  }
+  assertEquals(bad, []);
+});
+
+Deno.test("the WAITCMD_* variables the product reads are in help environment and the contract", async () => {
+  const vars: string[] = Object.keys(ENV_DEFAULTS);
+  const sources = (await repoFiles()).filter((f) =>
+    /^(main\.ts|engine\/|output\/|conditions\/)/.test(f) && f.endsWith(".ts") &&
+    !f.endsWith("_test.ts")
+  );
+  for (const path of sources) {
+    const text = await read(path);
+    // A literal name in code (`env.WAITCMD_CI`, `"WAITCMD_DEBUG"`), not one of then's outputs.
+    for (const m of text.matchAll(/(?:\.|["'`])(WAITCMD_[A-Z][A-Z0-9_]*[A-Z0-9])\b(?!_)/g)) {
+      if (!vars.includes(m[1]!)) vars.push(m[1]!);
+    }
+  }
+  const help = helpText("environment", registry);
+  const missing = vars.filter((v) => !help.includes(v) || !CONTRACT.includes(v));
+  assertEquals(missing, [], "read by the product, not documented in help environment and §1");
+  assert(vars.includes("WAITCMD_CI") && vars.includes("WAITCMD_DEBUG"), vars.join(" "));
+});
+
+// --- Adding a kind: docs/development.md's list against where each kind is named. ---
+
+/**
+ * Kinds whose name is also an ordinary word (a file, a log, a process, deno.lock's lockfile):
+ * a text search cannot tell where they are named as a kind, so the check below leaves them out.
+ */
+const ORDINARY_WORDS = new Set([
+  "http",
+  "tcp",
+  "file",
+  "log",
+  "dns",
+  "tls",
+  "ssh",
+  "glob",
+  "ports",
+  "container",
+  "process",
+  "exec",
+  "unix",
+  "udp",
+  "permission",
+  "checksum",
+  "archive",
+  "lockfile",
+]);
+
+/**
+ * Files outside the list that name a kind as an example or as a user of something shared; each
+ * entry is checked to still name those kinds.
+ */
+const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string }>> = {
+  "README.md": { kinds: ["postgres"], why: "example 5 waits for a database" },
+  "docs/contract.md": {
+    kinds: [
+      "orch",
+      "objstore",
+      "postgres",
+      "mysql",
+      "redis",
+      "websocket",
+      "grpc",
+      "svcmgr",
+      "icmp",
+      "mongodb",
+      "rabbitmq",
+      "kafka",
+      "nats",
+      "cosign",
+    ],
+    why:
+      "what several kinds share (doctor's checks, captures, limits, the kinds run in workers) and examples (orch -f, URLs)",
+  },
+  "conditions/http/README.md": { kinds: ["orch"], why: "orch --jsonpath uses http's expressions" },
+  "conditions/mysql/README.md": { kinds: ["postgres"], why: "satisfied as postgres is" },
+  "conditions/udp/README.md": { kinds: ["icmp"], why: "ICMP the protocol" },
+  "docs/development.md": {
+    kinds: ["orch", "objstore", "kafka", "nats", "postgres", "mysql", "redis", "mongodb", "grpc"],
+    why: "the bundle's chunks of the kinds' libraries, and examples of lazy imports",
+  },
+  "conditions/_common/datastore.ts": {
+    kinds: ["postgres", "mysql", "redis"],
+    why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/sql.ts": {
+    kinds: ["postgres", "mysql"],
+    why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/driver.ts": {
+    kinds: ["postgres", "mysql", "redis", "mongodb", "rabbitmq", "kafka", "nats"],
+    why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/procs.ts": { kinds: ["pidfile"], why: "a shared helper names its users" },
+  "tests/faults/_garbage.ts": {
+    kinds: ["objstore", "orch", "websocket"],
+    why: "a shared helper names its users",
+  },
+  "scripts/bundle.ts": {
+    kinds: ["kafka", "orch", "svcmgr"],
+    why: "the packages the bundle treats apart, with the kinds that use them",
+  },
+  "conditions/_common/headers.ts": {
+    kinds: ["grpc", "websocket"],
+    why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/textmatch.ts": {
+    kinds: ["websocket"],
+    why: "a shared helper names the kinds it serves",
+  },
+  "conditions/_common/udp.ts": {
+    kinds: ["ntp", "icmp"],
+    why: "a shared helper names the kinds it serves; ICMP the protocol",
+  },
+  "conditions/_common/httpx.ts": { kinds: ["orch"], why: "a shared helper names its users" },
+  "conditions/_common/jsonpath.ts": { kinds: ["orch"], why: "a shared helper names its users" },
+  "conditions/_common/nodeerr.ts": { kinds: ["orch"], why: "a shared helper names its users" },
+  "conditions/_common/filestamp.ts": { kinds: ["cosign"], why: "a shared helper names its users" },
+  "conditions/_common/doctor.ts": {
+    kinds: ["orch", "objstore", "icmp"],
+    why: "doctor's shared checks name the kinds they serve",
+  },
+  "conditions/tcp/mod.ts": { kinds: ["redis"], why: "an example of tcp's help" },
+  "conditions/udp/mod.ts": { kinds: ["icmp"], why: "ICMP the protocol" },
+  "conditions/process/mod.ts": { kinds: ["postgres"], why: "an example process name" },
+  "engine/grammar.ts": { kinds: ["postgres"], why: "a comment's example (process postgres)" },
+  "engine/secrets.ts": { kinds: ["postgres"], why: "a comment's example URL" },
+  "engine/types.ts": { kinds: ["objstore", "orch"], why: "comments' examples" },
+  "engine/prepare.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
+  "main.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
+  "output/help.ts": {
+    kinds: ["orch", "websocket"],
+    why: "the captures topic names the kinds with --matches and --jsonpath",
+  },
+  "scripts/test": { kinds: ["orch"], why: "the k8s build also builds what the orch tests run" },
+};
+
+/** The file patterns of docs/development.md's "Adding a kind" table, for `kind`. */
+function listedPatterns(development: string, kind: string): RegExp[] {
+  const section = development.split("### Adding a kind")[1]?.split("\n#")[0] ?? "";
+  const rows = section.split("\n").filter((l) => /^\| `/.test(l));
+  assert(rows.length >= 5, "docs/development.md: the Adding a kind table");
+  return rows.flatMap((row) =>
+    [...row.split("|")[1]!.matchAll(/`([^`]+)`/g)].map((m) => {
+      const re = m[1]!.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+        .replaceAll("<kind>", kind)
+        .replace(/<[a-z]+>/g, "[A-Za-z0-9_.-]+");
+      return new RegExp(`^${re}${m[1]!.endsWith("/") ? "" : "$"}`);
+    })
+  );
+}
+
+Deno.test("a kind is named only in the files docs/development.md lists for adding one", async () => {
+  const development = await read("docs/development.md");
+  const tableFiles = new Set(TABLE_FILES.map((f) => f.path));
+  const texts = new Map<string, string>();
+  for (const path of await repoFiles()) {
+    // A test is the kind's own (listed) or a test of something else that uses kinds as samples.
+    if (path.endsWith("_test.ts")) continue;
+    const text = await textOf(path);
+    if (text !== undefined) texts.set(path, tableFiles.has(path) ? withoutTable(text) : text);
+  }
+  const stray: string[] = [];
+  const stale: string[] = [];
+  for (const k of registry.kinds.filter((k) => !ORDINARY_WORDS.has(k.name))) {
+    const word = new RegExp(`(?<![A-Za-z0-9_])${k.name}(?![A-Za-z0-9_])`, "i");
+    const listed = listedPatterns(development, k.name);
+    for (const [path, text] of texts) {
+      const named = word.test(text);
+      if (EXAMPLES[path]?.kinds.includes(k.name)) {
+        if (!named) stale.push(`${path} no longer names ${k.name}`);
+        continue;
+      }
+      if (!named || path.startsWith(`conditions/${k.name}/`)) continue;
+      if (listed.some((p) => p.test(path)) && !tableFiles.has(path)) continue;
+      stray.push(`${path} names ${k.name}`);
+    }
+  }
+  assertEquals(stale, [], "EXAMPLES lists a mention that is gone");
+  assertEquals(stray, [], "a kind named outside docs/development.md's list (or EXAMPLES)");
+});

@@ -34,7 +34,7 @@ export function clusterTest(
     sanitizeResources: false,
     async fn(t) {
       const kube = await startKube({ cluster: true });
-      const dir = await Deno.makeTempDir({ prefix: "waitcmd-orch-e2e-" });
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-cluster-e2e-" });
       try {
         await fn(t, { kube, env: { KUBECONFIG: kube.kubeconfig }, dir });
       } finally {

@@ -89,16 +89,8 @@ const accepted: [string[], Check][] = [
   ],
   [
     [
-      "--backoff",
-      "exponential",
-      "--max-interval",
-      "1m",
-      "--jitter",
-      "20%",
-      "--delay",
-      "3s",
-      "tcp",
-      "a:1",
+      ...["--backoff", "exponential", "--max-interval", "1m", "--jitter", "20%", "--delay", "3s"],
+      ...["tcp", "a:1"],
     ],
     (p) => {
       assertEquals(
@@ -487,29 +479,11 @@ function shape(p: Plan): unknown[] {
 
 Deno.test("parseArgv() nests any [ … ] and all [ … ] groups, with paths and names", () => {
   const p = planOf([
-    "tcp",
-    "db:5432",
-    "--",
-    "any",
-    "[",
-    "tcp",
-    "a:1",
-    "--",
-    "all",
-    "[",
-    "file",
-    "/x",
-    "--",
-    "not",
-    "tcp",
-    "b:2",
-    "]",
-    "--label",
-    "pair",
-    "]",
-    "--",
-    "file",
-    "/y",
+    ...["tcp", "db:5432"],
+    ...["--", "any", "[", "tcp", "a:1"],
+    ...["--", "all", "[", "file", "/x"],
+    ...["--", "not", "tcp", "b:2", "]", "--label", "pair", "]"],
+    ...["--", "file", "/y"],
   ]);
   assertEquals(shape(p), [
     "tcp db:5432",
@@ -530,18 +504,9 @@ Deno.test("parseArgv() ends a group's last member at its ], an exec command's wo
   const p = planOf(["all", "[", "exec", "--", "echo", "]", "--", "tcp", "a:1"]);
   assertEquals(shape(p), [["all[exec echo]", "1.all", "exec echo"], "tcp a:1"]);
   const g = planOf([
-    "any",
-    "[",
-    "guard",
-    "file",
-    "/x",
-    "--",
-    "tcp",
-    "a:1",
-    "--",
-    "]",
-    "--label",
-    "g",
+    ...["any", "[", "guard", "file", "/x"],
+    ...["--", "tcp", "a:1"],
+    ...["--", "]", "--label", "g"],
   ]);
   assertEquals(shape(g), [["g", "1.any", "file /x", "tcp a:1"]]);
   assertEquals(g.conditions[0]!.guard, true);

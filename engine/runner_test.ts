@@ -3,9 +3,10 @@ import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
 import { DEFAULT_OPTIONS, type RunOptions } from "./options.ts";
 import { pauseMs, run, type RunEvent } from "./runner.ts";
 import type { AttemptContext, Probe, ProbeResult } from "./types.ts";
-import { flatRoot, groupName, type GroupNode, type PlanNode } from "./plan.ts";
+import { groupName, type GroupNode, type PlanNode } from "./plan.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
 import { fakeKind } from "./_fake_kind.ts";
+import { fakePlan } from "./_fake_plan.ts";
 import { FatalError } from "./errors.ts";
 
 const fake = fakeKind();
@@ -49,26 +50,7 @@ function plan(
   probes: { probe: Probe; guard?: boolean; name?: string }[],
   options: Partial<RunOptions> = {},
 ): ReadyPlan {
-  const conditions: ReadyCondition[] = probes.map((p, i) => ({
-    index: i + 1,
-    kind: fake,
-    kindWord: "fake",
-    guard: p.guard ?? false,
-    negate: false,
-    name: p.name ?? `fake c${i + 1}`,
-    target: `c${i + 1}`,
-    options: undefined,
-    captures: [],
-    probe: p.probe,
-  }));
-  const opts = { ...DEFAULT_OPTIONS, ...options };
-  return {
-    options: opts,
-    conditions,
-    root: flatRoot(opts.mode, conditions),
-    then: undefined,
-    secrets: [],
-  };
+  return fakePlan(probes, options, fake);
 }
 
 async function runFake(

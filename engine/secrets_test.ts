@@ -23,14 +23,8 @@ Deno.test("argvSecrets() finds secret flag values and URL secrets in a raw comma
   assertEquals(
     argvSecrets(
       [
-        "http",
-        "ftp://alice:PW@127.0.0.1:1/?token=TOK",
-        "--",
-        "ssh",
-        "h:22",
-        "--password",
-        "S1",
-        "--secret-access-key=S2",
+        ...["http", "ftp://alice:PW@127.0.0.1:1/?token=TOK"],
+        ...["--", "ssh", "h:22", "--password", "S1", "--secret-access-key=S2"],
       ],
       flags,
     ),

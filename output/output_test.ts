@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
-import { type ConditionPlan, flatRoot, type Plan } from "../engine/plan.ts";
-import { DEFAULT_OPTIONS } from "../engine/options.ts";
+import type { ConditionPlan, Plan } from "../engine/plan.ts";
+import { flatPlan } from "../engine/_fake_plan.ts";
 import { createRegistry } from "../engine/registry.ts";
 import type { ConditionReport, Report, RunEvent } from "../engine/runner.ts";
 import { completionScript } from "./completions.ts";
@@ -30,15 +30,7 @@ function cond(index: number, name: string, guard = false): ConditionPlan {
 }
 
 function plan(n: number, options = {}): Plan {
-  const conditions = Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`));
-  const opts = { ...DEFAULT_OPTIONS, ...options };
-  return {
-    options: opts,
-    conditions,
-    root: flatRoot(opts.mode, conditions),
-    then: undefined,
-    secrets: [],
-  };
+  return flatPlan(Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`)), options);
 }
 
 function cr(over: Partial<ConditionReport>): ConditionReport {
@@ -313,11 +305,8 @@ Deno.test("mainHelp() and kindHelp() derive from the registry and flags", () => 
   const help = kindHelp(file);
   for (
     const word of [
-      "waitcmd [global options] file PATH [flags]",
-      "--exists",
-      "--contains TEXT",
-      "--deleted",
-      "Examples:",
+      ...["waitcmd [global options] file PATH [flags]", "--exists", "--contains TEXT"],
+      ...["--deleted", "Examples:"],
     ]
   ) {
     assertStringIncludes(help, word);

@@ -6,15 +6,14 @@
  */
 
 import { assertEquals } from "../tests/_assert.ts";
-import { DEFAULT_OPTIONS, type RunOptions } from "../engine/options.ts";
-import { flatRoot } from "../engine/plan.ts";
-import type { ReadyCondition, ReadyPlan } from "../engine/prepare.ts";
+import type { RunOptions } from "../engine/options.ts";
+import type { ReadyPlan } from "../engine/prepare.ts";
 import { run } from "../engine/runner.ts";
 import type { Probe, ProbeResult } from "../engine/types.ts";
 import { makeRedactor } from "./redact.ts";
 import { HEARTBEAT_MS, LineRenderer, plainStyle } from "./text.ts";
 import { drive, FakeClock } from "../engine/_fake_clock.ts";
-import { fakeKind } from "../engine/_fake_kind.ts";
+import { fakePlan } from "../engine/_fake_plan.ts";
 
 /** A probe whose answer depends on the run's time (ms). */
 function timed(clock: FakeClock, answer: (t: number) => ProbeResult): Probe {
@@ -25,26 +24,7 @@ function readyPlan(
   probes: { probe: Probe; name: string; guard?: boolean }[],
   options: Partial<RunOptions>,
 ): ReadyPlan {
-  const conditions: ReadyCondition[] = probes.map((p, i) => ({
-    index: i + 1,
-    kind: fakeKind(),
-    kindWord: "fake",
-    guard: p.guard ?? false,
-    negate: false,
-    name: p.name,
-    target: p.name,
-    options: undefined,
-    captures: [],
-    probe: p.probe,
-  }));
-  const opts = { ...DEFAULT_OPTIONS, ...options };
-  return {
-    options: opts,
-    conditions,
-    root: flatRoot(opts.mode, conditions),
-    then: undefined,
-    secrets: [],
-  };
+  return fakePlan(probes.map((p) => ({ ...p, target: p.name })), options);
 }
 
 /** Runs `plan` on `clock` into a line renderer; the lines it printed. */

@@ -6,12 +6,7 @@ import { judgeMembers, memberMatcher } from "./probe.ts";
 Deno.test("archive parse() normalises members and defaults --min-count with --matches", () => {
   assertEquals(
     optionsOf<ArchiveOptions>([
-      "archive",
-      "a.tgz",
-      "--contains",
-      "./bin/app",
-      "--contains",
-      "doc/",
+      ...["archive", "a.tgz", "--contains", "./bin/app", "--contains", "doc/"],
     ]),
     {
       path: "a.tgz",

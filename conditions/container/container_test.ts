@@ -386,16 +386,8 @@ Deno.test("container parse() gives the target, the wait and the engine as option
   );
   assertEquals(
     optionsOf<ContainerOptions>([
-      "container",
-      "api",
-      "--health",
-      "healthy",
-      "--listening",
-      "8080",
-      "--listening",
-      "53/UDP",
-      "--listening",
-      "8080/tcp",
+      ...["container", "api", "--health", "healthy", "--listening", "8080"],
+      ...["--listening", "53/UDP", "--listening", "8080/tcp"],
     ]).want,
     {
       status: "running",

@@ -16,13 +16,7 @@ Deno.test("cosign parse() takes a key-signed blob or a bundle, named after the b
   );
   assertEquals(
     optionsOf<CosignOptions>([
-      "cosign",
-      "--blob",
-      "a",
-      "--bundle",
-      "b.json",
-      "--trusted-root",
-      "r",
+      ...["cosign", "--blob", "a", "--bundle", "b.json", "--trusted-root", "r"],
     ]),
     { blob: "a", mode: "bundle", bundle: "b.json", trustedRoot: "r", key: undefined },
   );
@@ -82,13 +76,7 @@ Deno.test("cosign validate() reads the key: unreadable, not PEM or another curve
     assertEquals(await usageError(args(`${dir}/ok.pub`)), "");
     assertStringIncludes(
       await usageError([
-        "cosign",
-        "--blob",
-        "b",
-        "--bundle",
-        "x",
-        "--trusted-root",
-        `${dir}/ok.pub`,
+        ...["cosign", "--blob", "b", "--bundle", "x", "--trusted-root", `${dir}/ok.pub`],
       ]),
       "--trusted-root: cannot read --trusted-root",
     );
@@ -137,13 +125,8 @@ Deno.test({
       await Deno.writeTextFile(`${dir}/blob.sigstore.json`, await sigstore.sign(blob));
       await Deno.writeTextFile(`${dir}/trusted_root.json`, sigstore.trustedRoot);
       const args = [
-        "cosign",
-        "--blob",
-        `${dir}/blob`,
-        "--bundle",
-        `${dir}/blob.sigstore.json`,
-        "--trusted-root",
-        `${dir}/trusted_root.json`,
+        ...["cosign", "--blob", `${dir}/blob`, "--bundle", `${dir}/blob.sigstore.json`],
+        ...["--trusted-root", `${dir}/trusted_root.json`],
       ];
       // The probe module installs the wrapper itself: this is the test that fails without it
       // (every valid bundle would be TLOG_INCLUSION_PROMISE_ERROR under Deno 2.9).

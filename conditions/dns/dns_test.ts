@@ -222,14 +222,7 @@ Deno.test("dns parse() returns plain options: the query name, the resolver, the 
     wire: false,
     server: undefined,
   });
-  const o = optionsOf<DnsOptions>([
-    "dns",
-    "10.1.2.3",
-    "--type",
-    "PTR",
-    "--server",
-    "[::1]:5353",
-  ]);
+  const o = optionsOf<DnsOptions>(["dns", "10.1.2.3", "--type", "PTR", "--server", "[::1]:5353"]);
   assertEquals([o.name, o.wire, o.server], [
     "3.2.1.10.in-addr.arpa",
     true,

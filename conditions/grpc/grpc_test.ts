@@ -19,19 +19,9 @@ Deno.test("grpc parse() gives the defaults: the whole server, SERVING, plaintext
 
 Deno.test("grpc parse() takes TLS flags with --tls, headers lower-cased, secrets registered", () => {
   const args = [
-    "grpc",
-    "[::1]:443",
-    "--tls",
-    "--servername",
-    "api.internal",
-    "--status",
-    "service_unknown",
-    "--service",
-    "orders.v1.Orders",
-    "--header",
-    "Authorization: Bearer abcdef",
-    "--header",
-    "x-tenant: t1",
+    ...["grpc", "[::1]:443", "--tls", "--servername", "api.internal"],
+    ...["--status", "service_unknown", "--service", "orders.v1.Orders"],
+    ...["--header", "Authorization: Bearer abcdef", "--header", "x-tenant: t1"],
   ];
   const o = optionsOf<GrpcOptions>(args);
   assertEquals([o.status, o.tls, o.servername, o.service], [

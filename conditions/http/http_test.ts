@@ -90,16 +90,9 @@ Deno.test("describeRequestError() and describeNodeError() give short reasons", (
 Deno.test("http parse() shows a redacted target and registers every secret", () => {
   const p = plan(
     [
-      "http",
-      "http://u:pw-secret@h:8/x?token=tok-secret",
-      "--header",
-      "Authorization: Bearer hdr-secret",
-      "--header",
-      "X-Plain: visible",
-      "--header-env",
-      "X-Api=API",
-      "--basic-auth-env",
-      "me:PASS",
+      ...["http", "http://u:pw-secret@h:8/x?token=tok-secret"],
+      ...["--header", "Authorization: Bearer hdr-secret", "--header", "X-Plain: visible"],
+      ...["--header-env", "X-Api=API", "--basic-auth-env", "me:PASS"],
     ],
     { API: "env-secret", PASS: "basic-secret" },
   );

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
 import { describeKafkaError, errorTree, judgeCluster } from "./errors.ts";
 import type { KafkaOptions } from "./mod.ts";
 
@@ -26,14 +26,8 @@ Deno.test("kafka parse() reads the bootstrap list, port 9092 by default", () => 
 Deno.test("kafka parse() takes SASL with a user and a password from the environment", () => {
   const p = plan(
     [
-      "kafka",
-      "k:9092",
-      "--sasl-mechanism",
-      "scram-sha-512",
-      "--user",
-      "app",
-      "--password-env",
-      "PW",
+      ...["kafka", "k:9092", "--sasl-mechanism", "scram-sha-512", "--user", "app"],
+      ...["--password-env", "PW"],
     ],
     { PW: "kafka-pw-1" },
   );
@@ -45,14 +39,8 @@ Deno.test("kafka parse() takes SASL with a user and a password from the environm
   });
   assertEquals(p.secrets, ["kafka-pw-1"]);
   const f = optionsOf<KafkaOptions>([
-    "kafka",
-    "k",
-    "--sasl-mechanism",
-    "plain",
-    "--user",
-    "app",
-    "--password-file",
-    "/run/secrets/kafka",
+    ...["kafka", "k", "--sasl-mechanism", "plain", "--user", "app"],
+    ...["--password-file", "/run/secrets/kafka"],
   ]);
   assertEquals(f.sasl?.password, { file: "/run/secrets/kafka" });
   const t = optionsOf<KafkaOptions>(["kafka", "k", "--tls", "--insecure", "--topic", "a.b_c-1"]);
@@ -86,14 +74,7 @@ Deno.test("kafka parse() rejects bad targets and combinations", async (t) => {
     [["kafka", "k", "--min-brokers", "0"], "--min-brokers"],
     [["kafka", "k", "--ca-file", "ca.pem"], "--ca-file: needs --tls"],
   ];
-  for (const [args, message, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      assert(line.startsWith(where), line);
-      assert(line.includes(message), `${line}\n  lacks: ${message}`);
-      assert(line.endsWith(see), line);
-    });
-  }
+  await stepParseErrors(t, where, see, rows);
 });
 
 Deno.test("kafka --sasl-mechanism is an enum with a suggestion", () => {

@@ -55,20 +55,8 @@ Deno.test("log parse() rejects what cannot match", async (t) => {
 
 Deno.test("log parse() accepts every flag and names the condition by its path", async () => {
   const args = [
-    "log",
-    "/var/log/app.log",
-    "--contains",
-    "job",
-    "--matches",
-    "done in \\d+ms",
-    "--exclude",
-    "dry-run",
-    "--exclude",
-    "test",
-    "--tail",
-    "50",
-    "--min-matches",
-    "3",
+    ...["log", "/var/log/app.log", "--contains", "job", "--matches", "done in \\d+ms"],
+    ...["--exclude", "dry-run", "--exclude", "test", "--tail", "50", "--min-matches", "3"],
   ];
   const c = plan(args).conditions[0]!;
   assertEquals([c.name, c.target], ["log /var/log/app.log", "/var/log/app.log"]);
@@ -108,13 +96,7 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
   try {
     await Deno.writeTextFile(path, "job 1 done\nother\n");
     const probe = await probeOf([
-      "log",
-      path,
-      "--from-start",
-      "--contains",
-      "done",
-      "--min-matches",
-      "2",
+      ...["log", path, "--from-start", "--contains", "done", "--min-matches", "2"],
     ]);
     const signal = new AbortController().signal;
     try {

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan, usageError } from "../../tests/_kit.ts";
+import { optionsOf, plan, stepParseErrors, usageError } from "../../tests/_kit.ts";
 import { describeMongoError } from "./errors.ts";
 import { type HelloReply, judgeHello, roleOf } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";
@@ -19,13 +19,8 @@ Deno.test("mongodb parse() keeps the driver's URI and masks only the password", 
   assertEquals(o.uri, "mongodb://app:m0ngo-pw@db-1:27017,db-2/app?replicaSet=rs0");
   assertEquals([o.user, o.password, o.primary, o.replicaSet], ["app", undefined, false, undefined]);
   const s = optionsOf<MongodbOptions>([
-    "mongo",
-    "mongodb+srv://app@cluster0.example.net",
-    "--password-env",
-    "PW",
-    "--primary",
-    "--replica-set",
-    "rs0",
+    ...["mongo", "mongodb+srv://app@cluster0.example.net", "--password-env", "PW", "--primary"],
+    ...["--replica-set", "rs0"],
   ], { PW: "srv-pw-1" });
   assertEquals([s.password, s.primary, s.replicaSet, s.tls.mode], [
     { value: "srv-pw-1" },
@@ -61,14 +56,7 @@ Deno.test("mongodb parse() rejects bad URIs and combinations", async (t) => {
     [["mongodb", "mongodb://h/?tls=false", "--tls"], "--tls: cannot be combined with tls=false"],
     [["mongodb", "mongodb://h", "--replica-set", ""], "--replica-set: expected a replica set name"],
   ];
-  for (const [args, message, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      assert(line.startsWith(where), line);
-      assert(line.includes(message), `${line}\n  lacks: ${message}`);
-      assert(line.endsWith(see), line);
-    });
-  }
+  await stepParseErrors(t, where, see, rows);
 });
 
 Deno.test("mongodb validate() lets the driver reject the URI's options before any probe", async () => {
@@ -85,12 +73,7 @@ Deno.test("mongodb validate() lets the driver reject the URI's options before an
 
 Deno.test("driverOptions() keeps one short-lived client: small selection timeout, no retries", () => {
   const o = optionsOf<MongodbOptions>([
-    "mongodb",
-    "mongodb://app@h",
-    "--password-env",
-    "PW",
-    "--tls",
-    "--insecure",
+    ...["mongodb", "mongodb://app@h", "--password-env", "PW", "--tls", "--insecure"],
   ], {
     PW: "x",
   });

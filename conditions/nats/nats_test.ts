@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
 import { describeNatsError, JetStreamFailure, type NatsErrorContext } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
 
@@ -106,14 +106,7 @@ Deno.test("nats parse() rejects bad targets and combinations", async (t) => {
     [["nats", "nats://h", "--stream", "a>"], `got "a>"`],
     [["nats", "nats://h", "--jetstream=yes"], "--jetstream"],
   ];
-  for (const [args, message, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      assert(line.startsWith(where), line);
-      assert(line.includes(message), `${line}\n  lacks: ${message}`);
-      assert(line.endsWith(see), line);
-    });
-  }
+  await stepParseErrors(t, where, see, rows);
 });
 
 Deno.test("nats usage errors never show the URL's password", () => {

@@ -87,10 +87,7 @@ Deno.test("endpointOf() takes the flag, then the variables in their documented o
 Deno.test("objstore parse() settles endpoint, path style, region and credentials", async (t) => {
   await t.step("an endpoint override means path-style; --virtual-hosted-style opts out", () => {
     const s = optionsOf<ObjstoreOptions>([
-      "s3",
-      "s3://bkt/k",
-      "--endpoint-url",
-      "http://127.0.0.1:9000",
+      ...["s3", "s3://bkt/k", "--endpoint-url", "http://127.0.0.1:9000"],
     ]);
     assertEquals([s.endpoint, s.pathStyle], [
       { url: "http://127.0.0.1:9000", from: "--endpoint-url" },
@@ -145,12 +142,7 @@ Deno.test("objstore parse() settles endpoint, path style, region and credentials
     );
     assertEquals(
       optionsOf<ObjstoreOptions>([
-        "s3",
-        "s3://bkt/k",
-        "--access-key-id",
-        "A",
-        "--secret-access-key",
-        "S",
+        ...["s3", "s3://bkt/k", "--access-key-id", "A", "--secret-access-key", "S"],
       ]).credentials,
       {
         type: "static",
@@ -187,12 +179,7 @@ Deno.test("objstore parse() settles endpoint, path style, region and credentials
 
   await t.step("metadata names are lower-cased, an x-amz-meta- prefix dropped", () => {
     const s = optionsOf<ObjstoreOptions>([
-      "s3",
-      "s3://bkt/k",
-      "--metadata",
-      "Build=42",
-      "--metadata",
-      "x-amz-meta-owner=me",
+      ...["s3", "s3://bkt/k", "--metadata", "Build=42", "--metadata", "x-amz-meta-owner=me"],
     ]);
     assertEquals([...s.metadata], [["build", "42"], ["owner", "me"]]);
   });

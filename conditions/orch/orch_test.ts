@@ -410,15 +410,8 @@ Deno.test("orch parse() reads targets, selectors and wait types", async (t) => {
   });
   await t.step("KIND with --selector and --all", () => {
     const s = optionsOf<OrchOptions>([
-      "kubernetes",
-      "pods",
-      "--selector",
-      " app=web ",
-      "--all",
-      "--for",
-      "ready",
-      "--namespace",
-      "shop",
+      ...["kubernetes", "pods", "--selector", " app=web ", "--all", "--for", "ready"],
+      ...["--namespace", "shop"],
     ]);
     assertEquals(s.selection, { by: "selector", selector: "app=web", all: true });
     assertEquals([s.want.type, s.namespace], ["ready", "shop"]);
@@ -846,13 +839,7 @@ Deno.test("OrchProbe.check() reads a selector's objects page by page", async () 
     [`${base}&continue=p2`]: { metadata: { continue: "" }, items: [pod("c", false)] },
   });
   const o = optionsOf<OrchOptions>([
-    "k8s",
-    "pods",
-    "--selector",
-    "app=web",
-    "--all",
-    "--for",
-    "ready",
+    ...["k8s", "pods", "--selector", "app=web", "--all", "--for", "ready"],
   ]);
   const r = await new OrchProbe(o, api, realClock).check(new AbortController().signal);
   assertEquals(r, {

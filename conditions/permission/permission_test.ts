@@ -7,16 +7,7 @@ import { mismatches } from "./probe.ts";
 Deno.test("permission parse() takes octal modes, ids or names, and a type", () => {
   assertEquals(
     optionsOf<PermissionOptions>([
-      "perm",
-      "/x",
-      "--mode",
-      "0644",
-      "--owner",
-      "0",
-      "--group",
-      "staff",
-      "--type",
-      "file",
+      ...["perm", "/x", "--mode", "0644", "--owner", "0", "--group", "staff", "--type", "file"],
     ]),
     {
       path: "/x",

@@ -1,5 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
 import { brokerName, describeAmqpError, judgeQueue } from "./errors.ts";
 import type { RabbitmqOptions } from "./mod.ts";
 
@@ -81,14 +81,7 @@ Deno.test("rabbitmq parse() rejects bad targets and combinations", async (t) => 
     ],
     [["rabbitmq", "amqp://h", "--queue", "q", "--min-messages", "-1"], "--min-messages"],
   ];
-  for (const [args, message, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      assert(line.startsWith(where), line);
-      assert(line.includes(message), `${line}\n  lacks: ${message}`);
-      assert(line.endsWith(see), line);
-    });
-  }
+  await stepParseErrors(t, where, see, rows);
 });
 
 Deno.test("rabbitmq usage errors never show the URL's password", () => {

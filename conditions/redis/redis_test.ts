@@ -24,14 +24,7 @@ Deno.test("redis parse() splits the URL: ACL user, password, database, TLS from 
   const d = optionsOf<RedisOptions>(["redis", "redis://:only-pw@cache"]);
   assertEquals([d.user, d.password], [undefined, { value: "only-pw" }]);
   const k = optionsOf<RedisOptions>([
-    "redis",
-    "redis://cache",
-    "--key",
-    "k",
-    "--equals",
-    "v",
-    "--role",
-    "replica",
+    ...["redis", "redis://cache", "--key", "k", "--equals", "v", "--role", "replica"],
   ]);
   assertEquals([k.key, k.equals, k.role], ["k", "v", "replica"]);
 });

@@ -134,12 +134,7 @@ Deno.test("ssh parse() returns plain options; a password file is only named", ()
 
 Deno.test("--password-file /dev/zero fails the attempt at once, past the 4 MiB cap", async () => {
   const probe = await probeOf([
-    "ssh",
-    "127.0.0.1:1",
-    "--user",
-    "u",
-    "--password-file",
-    "/dev/zero",
+    ...["ssh", "127.0.0.1:1", "--user", "u", "--password-file", "/dev/zero"],
   ]);
   const before = Deno.memoryUsage().rss;
   const started = performance.now();

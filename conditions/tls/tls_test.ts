@@ -143,14 +143,7 @@ Deno.test("tls parse() reports malformed values as usage errors", async (t) => {
 Deno.test("tls parse() returns plain options", () => {
   assertEquals(
     optionsOf<TlsOptions>([
-      "tls",
-      "[::1]",
-      "--servername",
-      "api.test",
-      "--ca-file",
-      "ca.pem",
-      "--valid-for",
-      "1d",
+      ...["tls", "[::1]", "--servername", "api.test", "--ca-file", "ca.pem", "--valid-for", "1d"],
     ]),
     {
       hp: { hostname: "::1", port: 443 },

@@ -5,15 +5,8 @@ import type { WebsocketOptions } from "./mod.ts";
 Deno.test("websocket parse() keeps the URL and the checks as plain options", () => {
   assertEquals(
     optionsOf<WebsocketOptions>([
-      "ws",
-      "wss://h.example/live",
-      "--send",
-      "ping",
-      "--contains",
-      "pong",
-      "--subprotocol",
-      "chat.v1",
-      "--insecure",
+      ...["ws", "wss://h.example/live", "--send", "ping", "--contains", "pong"],
+      ...["--subprotocol", "chat.v1", "--insecure"],
     ]),
     {
       url: "wss://h.example/live",

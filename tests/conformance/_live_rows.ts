@@ -365,14 +365,8 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
       const s3 = await startS3();
       await s3.createBucket("live");
       const args = (key: string, secret: string) => [
-        "objstore",
-        `objstore://live/${key}`,
-        "--endpoint-url",
-        s3.endpoint,
-        "--access-key-id",
-        s3.accessKeyId,
-        "--secret-access-key",
-        secret,
+        ...["objstore", `objstore://live/${key}`, "--endpoint-url", s3.endpoint],
+        ...["--access-key-id", s3.accessKeyId, "--secret-access-key", secret],
       ];
       const exists = () => s3.headObject("live", "ready.txt").then(() => true, () => false);
       return {
@@ -802,14 +796,8 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
     async make() {
       const k = await prepareKafka({ users: { app: "kafka-live-pw" } });
       const sasl = (pwEnv: string) => [
-        "kafka",
-        `127.0.0.1:${k.saslPort}`,
-        "--sasl-mechanism",
-        "plain",
-        "--user",
-        "app",
-        "--password-env",
-        pwEnv,
+        ...["kafka", `127.0.0.1:${k.saslPort}`, "--sasl-mechanism", "plain", "--user", "app"],
+        ...["--password-env", pwEnv],
       ];
       let up = false;
       return {
@@ -990,13 +978,8 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         bash(`openssl pkeyutl -sign -inkey key.pem -rawin -in ${what} | base64 > ${sig}`);
       await sign("other", "other.sig");
       const args = (sig: string) => [
-        "cosign",
-        "--blob",
-        `${dir}/blob`,
-        "--signature",
-        `${dir}/${sig}`,
-        "--key",
-        `${dir}/key.pub`,
+        ...["cosign", "--blob", `${dir}/blob`, "--signature", `${dir}/${sig}`],
+        ...["--key", `${dir}/key.pub`],
       ];
       return {
         satisfied: args("blob.sig"),

@@ -52,14 +52,9 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
     }),
     objstore: (d) => ({
       args: [
-        "objstore",
-        "objstore://bucket/key",
-        "--endpoint-url",
-        `http://127.0.0.1:${d.silentTcp}`,
-        "--access-key-id",
-        "AKID",
-        "--secret-access-key",
-        MARK,
+        ...["objstore", "objstore://bucket/key"],
+        ...["--endpoint-url", `http://127.0.0.1:${d.silentTcp}`, "--access-key-id", "AKID"],
+        ...["--secret-access-key", MARK],
       ],
     }),
     glob: (d) => ({ args: ["glob", `${d.dir}/*.none`] }),
@@ -90,14 +85,8 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
     }),
     kafka: (d) => ({
       args: [
-        "kafka",
-        `127.0.0.1:${d.silentTcp}`,
-        "--sasl-mechanism",
-        "plain",
-        "--user",
-        "app",
-        "--password-env",
-        "CONF_KAFKA_PW",
+        ...["kafka", `127.0.0.1:${d.silentTcp}`, "--sasl-mechanism", "plain", "--user", "app"],
+        ...["--password-env", "CONF_KAFKA_PW"],
       ],
       env: { CONF_KAFKA_PW: MARK },
     }),
@@ -119,13 +108,8 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
       );
       return {
         args: [
-          "cosign",
-          "--blob",
-          `${d.dir}/none.bin`,
-          "--signature",
-          `${d.dir}/none.sig`,
-          "--key",
-          `${d.dir}/cosign.pub`,
+          ...["cosign", "--blob", `${d.dir}/none.bin`, "--signature", `${d.dir}/none.sig`],
+          ...["--key", `${d.dir}/cosign.pub`],
         ],
       };
     },
@@ -134,10 +118,8 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
     }),
     websocket: (d) => ({
       args: [
-        "websocket",
-        `ws://user:${MARK}@127.0.0.1:${d.silentTcp}/?token=${MARK}`,
-        "--header",
-        `X-Api-Key: ${MARK}`,
+        ...["websocket", `ws://user:${MARK}@127.0.0.1:${d.silentTcp}/?token=${MARK}`],
+        ...["--header", `X-Api-Key: ${MARK}`],
       ],
     }),
     udp: (d) => ({ args: ["udp", `127.0.0.1:${d.silentUdp}`, "--send", "ping"] }),
@@ -203,11 +185,7 @@ Deno.test("conformance: parse() of every kind's examples does no I/O (no permiss
   const deno = Deno.execPath();
   const out = await new Deno.Command(deno, {
     args: [
-      "run",
-      "--no-prompt",
-      "--quiet",
-      "--config",
-      `${repoRootDir}/deno.json`,
+      ...["run", "--no-prompt", "--quiet", "--config", `${repoRootDir}/deno.json`],
       `${repoRootDir}/tests/conformance/_parse_noio.ts`,
     ],
     env: { NO_COLOR: "1" },

@@ -292,6 +292,95 @@ export async function runJson(
 }
 
 /**
+ * The global flags most runs of a test begin with: `--timeout TIMEOUT --interval INTERVAL`, and
+ * `--attempt-timeout ATTEMPT` where one is given.
+ */
+export function timing(timeout: string, interval: string, attempt?: string): string[] {
+  const flags = ["--timeout", timeout, "--interval", interval];
+  return attempt === undefined ? flags : [...flags, "--attempt-timeout", attempt];
+}
+
+/**
+ * Asserts that each row's run (`KIND ...args` under `globals`) times out with the row's text as
+ * its last error, tried at least twice: a TLS failure is retried, never fatal.
+ */
+export async function assertTlsRetried(
+  kind: string,
+  rows: readonly (readonly [args: string[], error: string])[],
+  globals: string[] = timing("1s", "200ms"),
+): Promise<void> {
+  for (const [args, error] of rows) {
+    const r = await runJson([...globals, kind, ...args]);
+    assertOutcome(r, { code: 1, status: "timeout", error }, args.join(" "));
+    if (r.report!.conditions[0]!.attempts < 2) {
+      throw new Error(`${args.join(" ")}: TLS failures are retried, yet one attempt:\n${r.stderr}`);
+    }
+  }
+}
+
+/** Declares a test that runs the CLI and servers of its own (resource and op sanitizers off). */
+export function cliTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
+  Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn });
+}
+
+/** What a run must have ended with (see {@link assertOutcome}). */
+export interface Outcome {
+  /** The exit code: 0 satisfied, 1 timeout, 3 fatal (docs/contract.md). */
+  code: number;
+  /** The report's `status`. */
+  status?: string;
+  /** The first condition's `detail`: the same text, or text a RegExp matches. */
+  detail?: string | RegExp;
+  /** The first condition's `last_error`: the same text, or text a RegExp matches. */
+  error?: string | RegExp;
+  /** What the run printed on stderr, exactly. */
+  stderr?: string;
+  /** The error of the run's first attempt (a run that was pending before it held). */
+  firstError?: string | RegExp;
+}
+
+/**
+ * Asserts a run's exit code and, where `want` names them, its report's status and its first
+ * condition's detail and last_error; a failure shows everything the run printed.
+ */
+export function assertOutcome(r: CliResult, want: Outcome, msg = ""): void {
+  const first = r.report?.conditions[0];
+  const same = (got: string | undefined, w: string | RegExp | undefined) =>
+    w === undefined || (typeof w === "string" ? got === w : got !== undefined && w.test(got));
+  const wrong = [
+    r.code === want.code ? "" : `exit ${r.code}, want ${want.code}`,
+    same(r.report?.status, want.status) ? "" : `status ${r.report?.status}, want ${want.status}`,
+    same(first?.detail, want.detail) ? "" : `detail ${first?.detail}, want ${want.detail}`,
+    same(first?.last_error, want.error)
+      ? ""
+      : `last_error ${first?.last_error}, want ${want.error}`,
+    same(r.stderr, want.stderr)
+      ? ""
+      : `stderr ${JSON.stringify(r.stderr)}, want ${JSON.stringify(want.stderr)}`,
+    same(r.attempts[0]?.error, want.firstError)
+      ? ""
+      : `first attempt's error ${r.attempts[0]?.error}, want ${want.firstError}`,
+  ].filter((w) => w !== "");
+  if (wrong.length > 0) {
+    throw new Error(
+      `${msg ? msg + ": " : ""}${wrong.join("; ")}\nstdout: ${r.stdout}\nstderr: ${r.stderr}` +
+        `\nattempts: ${JSON.stringify(r.attempts)}`,
+    );
+  }
+}
+
+/** Runs `waitcmd --output json ...args` ({@link runJson}) and asserts its {@link Outcome}. */
+export async function expectJson(
+  globalsAndArgs: string[],
+  want: Outcome,
+  opts: CliOptions = {},
+): Promise<CliResult & { json: JsonReportShape; report: JsonReportShape }> {
+  const r = await runJson(globalsAndArgs, opts);
+  assertOutcome(r, want);
+  return r;
+}
+
+/**
  * Runs the CLI with `--output jsonl` (attempt events to `opts.onAttempt`), failing loudly
  * without an `end` event. The `end` event carries the same fields as the JSON report.
  */
@@ -373,6 +462,28 @@ export async function assertUsageErrors(
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
   if (failures.length > 0) throw new Error(`usage errors:\n${failures.join("\n")}`);
+}
+
+/**
+ * A kind's usage errors ({@link assertUsageErrors}): each row's words (its condition first, under
+ * the name it is given, with `env` if the row has one, after `opts.globals`) must print exactly
+ * `waitcmd: condition 1 (<name>): <text> (see: waitcmd help <kind>)`.
+ */
+export async function assertKindUsageErrors(
+  kind: string,
+  rows: readonly (readonly [args: string[], text: string, env?: Record<string, string>])[],
+  opts: { env?: Record<string, string>; secrets?: readonly string[]; globals?: string[] } = {},
+): Promise<void> {
+  const line = (args: string[], text: string) =>
+    `waitcmd: condition 1 (${args[0]}): ${text} (see: waitcmd help ${kind})`;
+  const byEnv = new Map<Record<string, string> | undefined, [string[], string][]>();
+  for (const [args, text, env] of rows) {
+    const cases = [...(byEnv.get(env) ?? []), [[...opts.globals ?? [], ...args], line(args, text)]];
+    byEnv.set(env, cases as [string[], string][]);
+  }
+  for (const [env, cases] of byEnv) {
+    await assertUsageErrors(cases, { ...opts, env: env ?? opts.env, exact: true });
+  }
 }
 
 /** What `runOnTerminal` saw. */

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -43,18 +43,8 @@ Deno.test("archive lists tar, tar.gz and zip made by tar, gzip and zip", async (
     ];
     for (const [name, format] of want) {
       const r = await runJson([
-        "--timeout",
-        "10s",
-        "archive",
-        `${dir}/${name}`,
-        "--contains",
-        "bin/app",
-        "--contains",
-        "./README.md",
-        "--matches",
-        "reports/*.xml",
-        "--min-count",
-        "3",
+        ...["--timeout", "10s", "archive", `${dir}/${name}`, "--contains", "bin/app"],
+        ...["--contains", "./README.md", "--matches", "reports/*.xml", "--min-count", "3"],
       ]);
       assertEquals([name, r.code], [name, 0]);
       assertEquals(
@@ -62,16 +52,11 @@ Deno.test("archive lists tar, tar.gz and zip made by tar, gzip and zip", async (
         `${format}, 9 members, contains "bin/app", "README.md", 3 matching "reports/*.xml"`,
       );
     }
-    const forced = await runJson([
-      "--timeout",
-      "300ms",
+    const forced = await expectJson([
+      ...["--timeout", "300ms"],
       ...FAST,
-      "archive",
-      `${dir}/t.tgz`,
-      "--format",
-      "zip",
-    ]);
-    assertEquals(forced.code, 1);
+      ...["archive", `${dir}/t.tgz`, "--format", "zip"],
+    ], { code: 1 });
     assertStringIncludes(forced.json.conditions[0]!.last_error, "cannot read the zip archive");
   } finally {
     await Deno.remove(dir, { recursive: true });
@@ -88,15 +73,9 @@ for (const [name, format] of [["t.tgz", "tar.gz"], ["t.zip", "zip"], ["t.tar", "
       // bin/app and README.md come early in the archive: only the complete archive counts.
       const r = await runLate(
         [
-          "--timeout",
-          "30s",
+          ...["--timeout", "30s"],
           ...FAST,
-          "archive",
-          target,
-          "--contains",
-          "bin/app",
-          "--contains",
-          "README.md",
+          ...["archive", target, "--contains", "bin/app", "--contains", "README.md"],
         ],
         () => copyInChunks(`${dir}/${name}`, target, 5),
       );
@@ -132,13 +111,9 @@ Deno.test("archive never holds for a truncated or corrupt archive, member before
     await Deno.writeFile(`${dir}/noend.tar`, tar.subarray(0, Math.ceil(end / 512) * 512));
     const check = async (file: string) => {
       const r = await runJson([
-        "--timeout",
-        "400ms",
+        ...["--timeout", "400ms"],
         ...FAST,
-        "archive",
-        `${dir}/${file}`,
-        "--contains",
-        "bin/app",
+        ...["archive", `${dir}/${file}`, "--contains", "bin/app"],
       ]);
       assertEquals([file, r.code], [file, 1]);
       return r.json.conditions[0]!.last_error;
@@ -166,17 +141,15 @@ Deno.test("archive keeps a file that is not an archive pending", async () => {
   }
 });
 
-Deno.test("archive usage errors", async () => {
-  assertStringIncludes(
-    usageErrorLine(await runCli(["archive", "a.tar", "--format", "rar"])),
-    "condition 1 (archive): --format",
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["archive", "a.tar", "--min-count", "0"])),
-    "condition 1 (archive): --min-count",
-  );
-  assertEquals(
-    usageErrorLine(await runCli(["archive", "a.tar", "--contains", "/"])),
-    'waitcmd: condition 1 (archive): --contains: expected a member name, got "/" (see: waitcmd help archive)',
-  );
-});
+Deno.test("archive usage errors", () =>
+  assertKindUsageErrors("archive", [
+    [
+      ["archive", "a.tar", "--format", "rar"],
+      '--format: expected one of auto, tar, tgz, zip, got "rar" (did you mean tar?)',
+    ],
+    [
+      ["archive", "a.tar", "--min-count", "0"],
+      '--min-count: expected a whole number of at least 1, got "0"',
+    ],
+    [["archive", "a.tar", "--contains", "/"], '--contains: expected a member name, got "/"'],
+  ]));

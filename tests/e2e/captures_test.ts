@@ -6,18 +6,12 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { cliTest, expectJson, runCli, usageErrorLine } from "./_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-captures-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-captures-");
 
 /** Appends the lines to the log after `ms`. */
 function writeLater(path: string, ms: number, ...lines: string[]): () => Promise<void> {
@@ -27,10 +21,9 @@ function writeLater(path: string, ms: number, ...lines: string[]): () => Promise
   };
 }
 
-Deno.test({
-  name: "captures: a log line written late gives then its named groups, and the report every group",
-  ...opts,
-  fn: () =>
+cliTest(
+  "captures: a log line written late gives then its named groups, and the report every group",
+  () =>
     withDir(async (dir) => {
       const log = `${dir}/server.log`;
       await Deno.writeTextFile(log, "starting\n");
@@ -38,19 +31,12 @@ Deno.test({
       const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
       const r = await runCli(
         [
-          "-t",
-          "20s",
-          "--report",
-          `${dir}/report.json`,
-          "log",
-          log,
-          "--matches",
-          pattern,
-          "--",
-          "then",
-          "sh",
-          "-c",
-          `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
+          ...["-t", "20s", "--report", `${dir}/report.json`, "log", log, "--matches", pattern],
+          ...["--", "then", "sh"],
+          ...[
+            "-c",
+            `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
+          ],
         ],
         { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
       );
@@ -64,7 +50,7 @@ Deno.test({
         port: "43567",
       });
     }),
-});
+);
 
 Deno.test({
   name:
@@ -77,7 +63,7 @@ Deno.test({
     );
     try {
       const url = `http://127.0.0.1:${server.addr.port}/`;
-      const r = await runJson([
+      const r = await expectJson([
         "-t",
         "10s",
         "http",
@@ -86,8 +72,7 @@ Deno.test({
         String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
         "--jsonpath",
         "$.version =~ /^1\\./",
-      ]);
-      assertEquals(r.code, 0);
+      ], { code: 0 });
       assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {
         "1": "1",
         "2": "4",
@@ -115,35 +100,28 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "captures: a run that times out captures nothing ({}) and never runs then",
-  ...opts,
-  fn: () =>
+cliTest(
+  "captures: a run that times out captures nothing ({}) and never runs then",
+  () =>
     withDir(async (dir) => {
       const log = `${dir}/server.log`;
       await Deno.writeTextFile(log, "");
-      const r = await runJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"]);
-      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      const r = await expectJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"], {
+        code: 1,
+        status: "timeout",
+      });
       assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
     }),
-});
+);
 
-Deno.test({
-  name: "captures: names that would give then one variable twice are usage errors, before waiting",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "captures: names that would give then one variable twice are usage errors, before waiting",
+  async () => {
     const rows: [string[], string][] = [
       [
         [
-          "log",
-          "/a.log",
-          "--matches",
-          "(?P<port>\\d+)",
-          "--",
-          "log",
-          "/b.log",
-          "--matches",
-          "(?<port>\\d+)",
+          ...["log", "/a.log", "--matches", "(?P<port>\\d+)"],
+          ...["--", "log", "/b.log", "--matches", "(?<port>\\d+)"],
         ],
         `condition 2 (log): capture group "port" is also captured by condition 1 (log)`,
       ],
@@ -160,4 +138,4 @@ Deno.test({
       assertStringIncludes(usageErrorLine(await runCli(args)), want);
     }
   },
-});
+);

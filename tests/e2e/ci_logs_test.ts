@@ -7,8 +7,8 @@
  */
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { freePort } from "../services/_util.ts";
-import { runCli, runJson } from "./_cli.ts";
+import { freePort, inTempDir } from "../services/_util.ts";
+import { runCli, runJson, timing } from "./_cli.ts";
 
 /** A run inside GitHub Actions (the suite turns CI logs off for every other test). */
 const GITHUB = { GITHUB_ACTIONS: "true", WAITCMD_CI: "" };
@@ -20,14 +20,7 @@ const untimed = (s: string) => s.replace(/ \(\d+\.\ds\)/g, " (T)");
 /** One attempt before a deadline of 1s: the interval is longer than the run. */
 const ONE_ATTEMPT = ["-t", "1s", "-i", "10s"];
 
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-ci-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-ci-");
 
 Deno.test("GitHub Actions: one group, the summary after it, one ::error line with the summary", async () => {
   const a = freePort();
@@ -123,16 +116,9 @@ Deno.test("GitHub step summary: a Markdown table appended in every output mode, 
     const port = freePort();
     const args = [
       ...ONE_ATTEMPT,
-      "file",
-      ready,
-      "--",
-      "tcp",
-      `127.0.0.1:${port}`,
-      "--label",
-      "db|primary",
-      "--",
-      "http",
-      `http://app:hunter22@127.0.0.1:${port}/`,
+      ...["file", ready],
+      ...["--", "tcp", `127.0.0.1:${port}`, "--label", "db|primary"],
+      ...["--", "http", `http://app:hunter22@127.0.0.1:${port}/`],
     ];
     const env = { ...GITHUB, GITHUB_STEP_SUMMARY: summary };
     const json = await runJson(args, { env });
@@ -245,17 +231,10 @@ Deno.test("--progress changes: a heartbeat at 30s names what is still pending an
     const sock = `${dir}/app.sock`;
     const r = await runCli(
       [
-        "--progress",
-        "changes",
-        "-t",
-        "31s",
-        "-i",
-        "500ms",
-        "tcp",
-        `127.0.0.1:${port}`,
-        "--",
-        "unix",
-        sock,
+        ...["--progress", "changes"],
+        ...timing("31s", "500ms"),
+        ...["tcp", `127.0.0.1:${port}`],
+        ...["--", "unix", sock],
       ],
       { env: GITHUB },
     );

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, runOnTerminal, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, runOnTerminal, timing, usageErrorLine } from "./_cli.ts";
 
 const HOSTNAME_FILE = await Deno.makeTempFile({ prefix: "waitcmd-cli-" });
 await Deno.writeTextFile(HOSTNAME_FILE, "present\n");
@@ -34,16 +34,8 @@ Deno.test("waitcmd --help lists every kind, the options and the exit codes", asy
   assertEquals(r.stderr, "");
   for (
     const word of [
-      "tcp",
-      "unix",
-      "ports",
-      "file",
-      "glob",
-      "exec",
-      "process",
-      "--timeout",
-      "--output",
-      "Exit codes",
+      ...["tcp", "unix", "ports", "file", "glob", "exec", "process", "--timeout"],
+      ...["--output", "Exit codes"],
     ]
   ) {
     assertStringIncludes(r.stdout, word);
@@ -84,14 +76,8 @@ Deno.test("waitcmd with a typo exits 2 with one line and a suggestion, before pr
   const marker = `${HOSTNAME_FILE}.probed`;
   const r2 = await runCli([
     "exec",
-    "--",
-    "touch",
-    marker,
-    "--",
-    "tcp",
-    "localhost:1",
-    "--stauts",
-    "200",
+    ...["--", "touch", marker],
+    ...["--", "tcp", "localhost:1", "--stauts", "200"],
   ]);
   const line = usageErrorLine(r2);
   assertEquals(line, "waitcmd: condition 2 (tcp): unknown flag --stauts (see: waitcmd help tcp)");
@@ -124,15 +110,7 @@ Deno.test("waitcmd text mode keeps stdout empty and writes header, lines and sum
 });
 
 Deno.test("waitcmd --quiet prints only the summary", async () => {
-  const r = await runCli([
-    "--quiet",
-    "--timeout",
-    "600ms",
-    "--interval",
-    "100ms",
-    "file",
-    `${HOSTNAME_FILE}.nope`,
-  ]);
+  const r = await runCli(["--quiet", ...timing("600ms", "100ms"), "file", `${HOSTNAME_FILE}.nope`]);
   assertEquals(r.code, 1);
   assertEquals(r.stderr.trimEnd().split("\n"), [
     `waitcmd: timed out after 600ms; not satisfied: file ${HOSTNAME_FILE}.nope: does not exist`,
@@ -142,14 +120,7 @@ Deno.test("waitcmd --quiet prints only the summary", async () => {
 Deno.test("waitcmd --output json writes one report and nothing on stderr, for every outcome", async () => {
   const ok = await runJson(["--timeout", "5s", "file", HOSTNAME_FILE]);
   assertEquals([ok.code, ok.stderr, ok.json.status], [0, "", "satisfied"]);
-  const to = await runJson([
-    "--timeout",
-    "500ms",
-    "--interval",
-    "100ms",
-    "file",
-    `${HOSTNAME_FILE}.nope`,
-  ]);
+  const to = await runJson([...timing("500ms", "100ms"), "file", `${HOSTNAME_FILE}.nope`]);
   assertEquals([to.code, to.stderr, to.json.status], [1, "", "timeout"]);
   assertEquals(to.json.conditions[0]!.satisfied, false);
   assertEquals(to.json.conditions[0]!.last_error, "does not exist");
@@ -190,15 +161,8 @@ Deno.test("waitcmd --output jsonl streams start, attempt, satisfied and end even
 
 Deno.test("waitcmd --mode any is satisfied by one condition", async () => {
   const r = await runCli([
-    "--mode",
-    "any",
-    "--timeout",
-    "5s",
-    "tcp",
-    "127.0.0.1:1",
-    "--",
-    "file",
-    HOSTNAME_FILE,
+    ...["--mode", "any", "--timeout", "5s", "tcp", "127.0.0.1:1"],
+    ...["--", "file", HOSTNAME_FILE],
   ]);
   assertEquals(r.code, 0);
   assertStringIncludes(r.stderr, "waiting for 2 conditions (timeout 5s, interval 2s, mode any)");
@@ -209,30 +173,16 @@ Deno.test("waitcmd --mode any is satisfied by one condition", async () => {
 });
 
 Deno.test("waitcmd guard exits 3 at once and names the guard", async () => {
-  const r = await runJson([
-    "--timeout",
-    "30s",
-    "tcp",
-    "127.0.0.1:1",
-    "--",
-    "guard",
-    "file",
-    HOSTNAME_FILE,
-  ]);
-  assertEquals(r.code, 3);
-  assertEquals(r.json.status, "fatal");
+  const r = await expectJson([
+    ...["--timeout", "30s", "tcp", "127.0.0.1:1"],
+    ...["--", "guard", "file", HOSTNAME_FILE],
+  ], { code: 3, status: "fatal" });
   assert(r.json.elapsed_seconds < 20, "did not wait for the timeout");
   assertEquals(r.json.conditions[1]!.guard, true);
   assertEquals(r.json.conditions[1]!.satisfied, true);
   const text = await runCli([
-    "--timeout",
-    "30s",
-    "tcp",
-    "127.0.0.1:1",
-    "--",
-    "guard",
-    "file",
-    HOSTNAME_FILE,
+    ...["--timeout", "30s", "tcp", "127.0.0.1:1"],
+    ...["--", "guard", "file", HOSTNAME_FILE],
   ]);
   assertEquals(text.code, 3);
   assertStringIncludes(text.stderr, `waitcmd: guard file ${HOSTNAME_FILE} matched: exists (8 B)`);
@@ -240,45 +190,21 @@ Deno.test("waitcmd guard exits 3 at once and names the guard", async () => {
 
 Deno.test("waitcmd -- then runs the command after success and exits with its code", async () => {
   const r = await runCli([
-    "--timeout",
-    "5s",
-    "file",
-    HOSTNAME_FILE,
-    "--",
-    "then",
-    "sh",
-    "-c",
-    "echo ran $1; exit 7",
-    "sh",
-    "arg",
+    ...["--timeout", "5s", "file", HOSTNAME_FILE],
+    ...["--", "then", "sh", "-c", "echo ran $1; exit 7", "sh", "arg"],
   ]);
   assertEquals(r.code, 7);
   assertEquals(r.stdout, "ran arg\n");
   const failed = await runCli([
-    "--timeout",
-    "300ms",
-    "--interval",
-    "100ms",
-    "tcp",
-    "127.0.0.1:1",
-    "--",
-    "then",
-    "sh",
-    "-c",
-    "echo ran",
+    ...timing("300ms", "100ms"),
+    ...["tcp", "127.0.0.1:1"],
+    ...["--", "then", "sh", "-c", "echo ran"],
   ]);
   assertEquals(failed.code, 1);
   assertEquals(failed.stdout, "");
   const json = await runCli([
-    "--output",
-    "json",
-    "--timeout",
-    "5s",
-    "file",
-    HOSTNAME_FILE,
-    "--",
-    "then",
-    "true",
+    ...["--output", "json", "--timeout", "5s", "file", HOSTNAME_FILE],
+    ...["--", "then", "true"],
   ]);
   assertEquals(json.code, 0);
   assertEquals(JSON.parse(json.stdout).status, "satisfied");
@@ -289,15 +215,8 @@ for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-sig-" });
     const script = `echo $$ > ${dir}/leader; sleep 1000 & echo $! > ${dir}/child; wait`;
     const r = await runCli([
-      "--output",
-      "json",
-      "--timeout",
-      "60s",
-      "exec",
-      "--",
-      "sh",
-      "-c",
-      script,
+      ...["--output", "json", "--timeout", "60s", "exec"],
+      ...["--", "sh", "-c", script],
     ], {
       started: async (child) => {
         await waitForFile(`${dir}/child`);
@@ -333,15 +252,8 @@ Deno.test("waitcmd -- then forwards signals to the command and exits with its co
   const script =
     `trap 'echo got-term; exit 42' TERM; echo started > ${dir}/started; while :; do sleep 0.05; done`;
   const r = await runCli([
-    "--timeout",
-    "5s",
-    "file",
-    HOSTNAME_FILE,
-    "--",
-    "then",
-    "sh",
-    "-c",
-    script,
+    ...["--timeout", "5s", "file", HOSTNAME_FILE],
+    ...["--", "then", "sh", "-c", script],
   ], {
     started: async (child) => {
       await waitForFile(`${dir}/started`);
@@ -355,15 +267,9 @@ Deno.test("waitcmd -- then forwards signals to the command and exits with its co
 
 Deno.test("waitcmd on a terminal redraws a live view, then prints the final lines", async () => {
   const { raw: out } = await runOnTerminal([
-    "--timeout",
-    "1s",
-    "--interval",
-    "200ms",
-    "tcp",
-    "127.0.0.1:1",
-    "--",
-    "file",
-    HOSTNAME_FILE,
+    ...timing("1s", "200ms"),
+    ...["tcp", "127.0.0.1:1"],
+    ...["--", "file", HOSTNAME_FILE],
   ]);
   assertStringIncludes(out, "\x1b[2K"); // lines are redrawn in place
   assertStringIncludes(out, "\x1b[32m"); // colour on a terminal

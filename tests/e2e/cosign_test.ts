@@ -1,7 +1,7 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
 import { makeSigstore, SIGNER_IDENTITY } from "../services/sigstore.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -33,13 +33,8 @@ async function keyPair(dir: string, algo: string): Promise<void> {
 }
 
 const keyArgs = (dir: string) => [
-  "cosign",
-  "--blob",
-  `${dir}/blob`,
-  "--signature",
-  `${dir}/blob.sig`,
-  "--key",
-  `${dir}/key.pub`,
+  ...["cosign", "--blob", `${dir}/blob`, "--signature", `${dir}/blob.sig`],
+  ...["--key", `${dir}/key.pub`],
 ];
 
 for (const algo of Object.keys(KEYS)) {
@@ -105,13 +100,8 @@ Deno.test({
       await Deno.writeTextFile(`${dir}/trusted_root.json`, sigstore.trustedRoot);
       const bundle = await sigstore.sign(await Deno.readFile(`${dir}/blob`));
       const args = [
-        "cosign",
-        "--blob",
-        `${dir}/blob`,
-        "--bundle",
-        `${dir}/blob.sigstore.json`,
-        "--trusted-root",
-        `${dir}/trusted_root.json`,
+        ...["cosign", "--blob", `${dir}/blob`, "--bundle", `${dir}/blob.sigstore.json`],
+        ...["--trusted-root", `${dir}/trusted_root.json`],
       ];
       const r = await runLate(
         ["--timeout", "20s", ...FAST, ...args],
@@ -123,8 +113,7 @@ Deno.test({
       assertEquals(c.detail, `bundle verified (signed by ${SIGNER_IDENTITY})`);
 
       await bash(dir, "echo tampered >> blob");
-      const bad = await runJson(["--timeout", "400ms", ...FAST, ...args]);
-      assertEquals(bad.code, 1);
+      const bad = await expectJson(["--timeout", "400ms", ...FAST, ...args], { code: 1 });
       assertStringIncludes(bad.json.conditions[0]!.last_error, "the bundle does not verify: ");
       assertEquals(bad.stderr, "");
     } finally {
@@ -155,13 +144,7 @@ Deno.test("cosign usage errors: flags, and a key that cannot be read", async () 
     assertStringIncludes(
       usageErrorLine(
         await runCli([
-          "cosign",
-          "--blob",
-          "b",
-          "--bundle",
-          "x",
-          "--trusted-root",
-          `${dir}/root.json`,
+          ...["cosign", "--blob", "b", "--bundle", "x", "--trusted-root", `${dir}/root.json`],
         ]),
       ),
       "--trusted-root: cannot read --trusted-root",

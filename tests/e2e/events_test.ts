@@ -4,20 +4,13 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
+import { inTempDir, sh } from "../services/_util.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { startCli } from "./_cli.ts";
+import { startCli, timing } from "./_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "waitcmd-events-" }));
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-events-");
 
 /** The loose bound of the issue; the real latency is measured by scripts/bench/log_bench.ts. */
 const BOUND_MS = 2000;
@@ -94,14 +87,9 @@ Deno.test("a watched directory deleted and created again is still watched", asyn
     await Deno.mkdir(`${dir}/run`);
     // The event stream carries every attempt (human output folds repeated pending lines).
     const cli = startCli([
-      "--output",
-      "jsonl",
-      "--timeout",
-      "25s",
-      "--interval",
-      "30s",
-      "file",
-      `${dir}/run/app.pid`,
+      ...["--output", "jsonl"],
+      ...timing("25s", "30s"),
+      ...["file", `${dir}/run/app.pid`],
     ]);
     await cli.waitFor("stdout", /"attempt":1,/);
     await Deno.remove(`${dir}/run`);
@@ -120,13 +108,8 @@ Deno.test("a watched directory deleted and created again is still watched", asyn
 /** `unshare` into a user namespace whose inotify limit is 0, or undefined when that is impossible. */
 /** Runs a command with no inotify watches allowed (a user namespace lowers the limit). */
 const NO_WATCHES = [
-  "unshare",
-  "--user",
-  "--map-root-user",
-  "sh",
-  "-c",
-  'echo 0 > /proc/sys/user/max_inotify_watches && exec "$@"',
-  "sh",
+  ...["unshare", "--user", "--map-root-user", "sh"],
+  ...["-c", 'echo 0 > /proc/sys/user/max_inotify_watches && exec "$@"', "sh"],
 ];
 
 /** Why the wrapper cannot run here, or undefined. */
@@ -160,18 +143,7 @@ Deno.test({
       assertEquals(r.stderr.split(notice).length, 2, "the notice is said once");
 
       const json = startCli(
-        [
-          "--output",
-          "json",
-          "--timeout",
-          "300ms",
-          "--interval",
-          "100ms",
-          "log",
-          `${dir}/a.log`,
-          "--contains",
-          "x",
-        ],
+        ["--output", "json", ...timing("300ms", "100ms"), "log", `${dir}/a.log`, "--contains", "x"],
         { wrapper },
       );
       const j = await json.done();

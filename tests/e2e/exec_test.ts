@@ -1,23 +1,16 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
 
 Deno.test("exec retries a failing command and reports its exit status and last output line", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-exec-" });
   try {
     const script =
       `n=$(cat ${dir}/n 2>/dev/null || echo 0); echo $((n+1)) > ${dir}/n; [ $n -ge 2 ] || { echo "not yet $n" >&2; exit 4; }`;
-    const r = await runJson([
-      "--timeout",
-      "10s",
-      "--interval",
-      "100ms",
+    const r = await expectJson([
+      ...timing("10s", "100ms"),
       "exec",
-      "--",
-      "sh",
-      "-c",
-      script,
-    ]);
-    assertEquals(r.code, 0);
+      ...["--", "sh", "-c", script],
+    ], { code: 0 });
     assertEquals(r.json.conditions[0]!.attempts, 3);
     assertEquals(r.json.conditions[0]!.last_error, "exit 4: not yet 1");
   } finally {
@@ -26,44 +19,20 @@ Deno.test("exec retries a failing command and reports its exit status and last o
 });
 
 Deno.test("exec treats exit 3 of the command as an ordinary failure", async () => {
-  const r = await runJson([
-    "--timeout",
-    "400ms",
-    "--interval",
-    "100ms",
-    "exec",
-    "--",
-    "sh",
-    "-c",
-    "exit 3",
-  ]);
+  const r = await runJson([...timing("400ms", "100ms"), "exec", "--", "sh", "-c", "exit 3"]);
   assertEquals([r.code, r.json.status, r.json.conditions[0]!.last_error], [1, "timeout", "exit 3"]);
 });
 
 Deno.test("exec --output-contains searches stdout and stderr", async () => {
   const ok = await runJson([
-    "--timeout",
-    "5s",
-    "exec",
-    "--output-contains",
-    "healthy",
-    "--",
-    "sh",
-    "-c",
-    "echo status: >&1; echo healthy >&2",
+    ...["--timeout", "5s", "exec", "--output-contains", "healthy"],
+    ...["--", "sh", "-c", "echo status: >&1; echo healthy >&2"],
   ]);
   assertEquals([ok.code, ok.json.conditions[0]!.detail], [0, `exit 0, output contains "healthy"`]);
   const no = await runJson([
-    "--timeout",
-    "300ms",
-    "--interval",
-    "100ms",
-    "exec",
-    "--output-contains",
-    "healthy",
-    "--",
-    "echo",
-    "starting",
+    ...timing("300ms", "100ms"),
+    ...["exec", "--output-contains", "healthy"],
+    ...["--", "echo", "starting"],
   ]);
   assertEquals([no.code, no.json.conditions[0]!.last_error], [
     1,
@@ -72,52 +41,31 @@ Deno.test("exec --output-contains searches stdout and stderr", async () => {
 });
 
 Deno.test("exec --exit-code expects another status", async () => {
-  const r = await runJson([
-    "--timeout",
-    "5s",
-    "exec",
-    "--exit-code",
-    "1",
-    "--",
-    "sh",
-    "-c",
-    "exit 1",
-  ]);
-  assertEquals(r.code, 0);
+  await expectJson([
+    ...["--timeout", "5s", "exec", "--exit-code", "1"],
+    ...["--", "sh", "-c", "exit 1"],
+  ], { code: 0 });
   const bad = await runJson([
-    "--timeout",
-    "300ms",
-    "--interval",
-    "100ms",
-    "exec",
-    "--exit-code",
-    "1",
-    "--",
-    "true",
+    ...timing("300ms", "100ms"),
+    ...["exec", "--exit-code", "1"],
+    ...["--", "true"],
   ]);
   assertEquals(bad.json.conditions[0]!.last_error, "exit 0, expected 1");
 });
 
 Deno.test("exec caps captured output and never blocks on a chatty command", async () => {
   // 8 MiB of output: the cap keeps 1 MiB, the rest is read and dropped.
-  const r = await runJson([
-    "--timeout",
-    "20s",
-    "exec",
-    "--output-contains",
-    "first",
-    "--",
-    "sh",
-    "-c",
-    "echo first; head -c 8388608 /dev/zero",
-  ]);
-  assertEquals(r.code, 0);
+  await expectJson([
+    ...["--timeout", "20s", "exec", "--output-contains", "first"],
+    ...["--", "sh", "-c", "echo first; head -c 8388608 /dev/zero"],
+  ], { code: 0 });
 });
 
 Deno.test("exec of a missing command is fatal (exit 3)", async () => {
-  const r = await runJson(["--timeout", "10s", "exec", "--", "waitcmd-no-such-command", "--flag"]);
-  assertEquals([r.code, r.json.status], [3, "fatal"]);
-  assertEquals(r.json.conditions[0]!.last_error, "command not found: waitcmd-no-such-command");
+  const r = await expectJson([
+    ...["--timeout", "10s", "exec"],
+    ...["--", "waitcmd-no-such-command", "--flag"],
+  ], { code: 3, status: "fatal", error: "command not found: waitcmd-no-such-command" });
   assertEquals(r.json.conditions[0]!.fatal, true);
   const plain = await Deno.makeTempFile({ prefix: "waitcmd-noexec-" });
   await Deno.chmod(plain, 0o644);
@@ -134,21 +82,11 @@ Deno.test("exec --attempt-timeout kills the whole process group and retries", as
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-exec-" });
   try {
     const script = `sleep 1000 & echo $! >> ${dir}/pids; wait`;
-    const r = await runJson([
-      "--timeout",
-      "2s",
-      "--interval",
-      "100ms",
-      "--attempt-timeout",
-      "300ms",
+    const r = await expectJson([
+      ...timing("2s", "100ms", "300ms"),
       "exec",
-      "--",
-      "sh",
-      "-c",
-      script,
-    ]);
-    assertEquals(r.code, 1);
-    assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+      ...["--", "sh", "-c", script],
+    ], { code: 1, error: "attempt timed out after 300ms" });
     assert(r.json.conditions[0]!.attempts >= 2);
     const pids = (await Deno.readTextFile(`${dir}/pids`)).trim().split("\n").map(Number);
     for (const pid of pids) {
@@ -168,16 +106,9 @@ Deno.test("exec --attempt-timeout kills the whole process group and retries", as
 
 Deno.test("exec shows only the command in its name, never the arguments", async () => {
   const r = await runCli([
-    "--timeout",
-    "300ms",
-    "--interval",
-    "100ms",
+    ...timing("300ms", "100ms"),
     "exec",
-    "--",
-    "sh",
-    "-c",
-    "exit 1",
-    "--password=topsecret-arg",
+    ...["--", "sh", "-c", "exit 1", "--password=topsecret-arg"],
   ]);
   assertEquals(r.code, 1);
   assert(!r.stderr.includes("topsecret-arg"));

@@ -6,7 +6,7 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const later = (ms: number, fn: () => Promise<void> | void) => async () => {
   await new Promise((r) => setTimeout(r, ms));
@@ -18,46 +18,26 @@ Deno.test("file --nonempty and --contains combine", async () => {
   const f = `${dir}/cfg`;
   try {
     await Deno.writeTextFile(f, "");
-    const r = await runJson([
-      "--timeout",
-      "10s",
-      "--interval",
-      "100ms",
-      "file",
-      f,
-      "--nonempty",
-      "--contains",
-      "ready: true",
-    ], {
-      started: later(300, async () => {
-        await Deno.writeTextFile(f, "state\n");
-        await new Promise((res) => setTimeout(res, 300));
-        await Deno.writeTextFile(f, "state\nready: true\n");
-      }),
-    });
-    assertEquals(r.code, 0);
-    assertEquals(r.json.conditions[0]!.detail, `contains "ready: true" (18 B)`);
-    const to = await runJson([
-      "--timeout",
-      "400ms",
-      "--interval",
-      "100ms",
-      "file",
-      f,
-      "--contains",
-      "absent text",
-    ]);
-    assertEquals(to.code, 1);
-    assertEquals(to.json.conditions[0]!.last_error, `does not contain "absent text" (18 B)`);
+    await expectJson(
+      [
+        ...["--timeout", "10s", "--interval", "100ms", "file", f, "--nonempty"],
+        ...["--contains", "ready: true"],
+      ],
+      { code: 0, detail: `contains "ready: true" (18 B)` },
+      {
+        started: later(300, async () => {
+          await Deno.writeTextFile(f, "state\n");
+          await new Promise((res) => setTimeout(res, 300));
+          await Deno.writeTextFile(f, "state\nready: true\n");
+        }),
+      },
+    );
+    await expectJson([
+      ...["--timeout", "400ms", "--interval", "100ms", "file", f, "--contains", "absent text"],
+    ], { code: 1, error: `does not contain "absent text" (18 B)` });
     await Deno.writeTextFile(f, "");
     const empty = await runJson([
-      "--timeout",
-      "300ms",
-      "--interval",
-      "100ms",
-      "file",
-      f,
-      "--nonempty",
+      ...["--timeout", "300ms", "--interval", "100ms", "file", f, "--nonempty"],
     ]);
     assertEquals(empty.json.conditions[0]!.last_error, "exists but is empty");
   } finally {
@@ -71,8 +51,7 @@ Deno.test("file --contains finds text across read-chunk borders in a large file"
   try {
     const pad = "x".repeat((1 << 20) - 3);
     await Deno.writeTextFile(f, pad + "NEEDLE" + pad);
-    const r = await runJson(["--timeout", "10s", "file", f, "--contains", "NEEDLE"]);
-    assertEquals(r.code, 0);
+    await expectJson(["--timeout", "10s", "file", f, "--contains", "NEEDLE"], { code: 0 });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -88,11 +67,12 @@ Deno.test("file --deleted holds at once for a missing path and waits for removal
       [0, 1, "does not exist"],
     );
     await Deno.writeTextFile(f, "1");
-    const r = await runJson(["--timeout", "10s", "--interval", "100ms", "file", f, "--deleted"], {
+    await expectJson(["--timeout", "10s", "--interval", "100ms", "file", f, "--deleted"], {
+      code: 0,
+      error: "still exists",
+    }, {
       started: later(300, () => Deno.remove(f)),
     });
-    assertEquals(r.code, 0);
-    assertEquals(r.json.conditions[0]!.last_error, "still exists");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -1,5 +1,5 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, timing, usageErrorLine } from "./_cli.ts";
 
 async function tree(files: string[]): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
@@ -20,31 +20,18 @@ Deno.test("glob matches ** at any depth, braces and classes", async () => {
     "src/.f.js",
   ]);
   try {
-    const r = await runJson([
-      "--timeout",
-      "5s",
-      "glob",
-      `${dir}/**/*.{js,map}`,
-      "--min-count",
-      "3",
-    ]);
-    assertEquals(r.code, 0);
+    const r = await expectJson([
+      ...["--timeout", "5s", "glob", `${dir}/**/*.{js,map}`, "--min-count", "3"],
+    ], { code: 0 });
     // Like bash globstar: dot files and dot directories are not matched by wildcards.
     assertEquals(
       r.json.conditions[0]!.detail,
       `3 matches: ${dir}/a.js, ${dir}/src/b.js, ${dir}/src/deep/c.map`,
     );
-    const cls = await runJson([
-      "--timeout",
-      "5s",
-      "glob",
-      `${dir}/src/deep/[cd].*`,
-      "--min-count",
-      "2",
-      "--max-count",
-      "2",
-    ]);
-    assertEquals(cls.code, 0);
+    await expectJson([
+      ...["--timeout", "5s", "glob", `${dir}/src/deep/[cd].*`, "--min-count", "2"],
+      ...["--max-count", "2"],
+    ], { code: 0 });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -53,35 +40,20 @@ Deno.test("glob matches ** at any depth, braces and classes", async () => {
 Deno.test("glob waits for enough matches, then times out with the count", async () => {
   const dir = await tree(["out/1.csv"]);
   try {
-    const r = await runJson([
-      "--timeout",
-      "10s",
-      "--interval",
-      "100ms",
-      "glob",
-      `${dir}/out/*.csv`,
-      "--min-count",
-      "2",
-    ], {
-      started: async () => {
-        await new Promise((res) => setTimeout(res, 300));
-        await Deno.writeTextFile(`${dir}/out/2.csv`, "x");
+    await expectJson(
+      [...timing("10s", "100ms"), "glob", `${dir}/out/*.csv`, "--min-count", "2"],
+      { code: 0, error: "1 match, need at least 2" },
+      {
+        started: async () => {
+          await new Promise((res) => setTimeout(res, 300));
+          await Deno.writeTextFile(`${dir}/out/2.csv`, "x");
+        },
       },
-    });
-    assertEquals(r.code, 0);
-    assertEquals(r.json.conditions[0]!.last_error, "1 match, need at least 2");
-    const to = await runJson([
-      "--timeout",
-      "300ms",
-      "--interval",
-      "100ms",
-      "glob",
-      `${dir}/out/*.csv`,
-      "--max-count",
-      "1",
-    ]);
-    assertEquals(to.code, 1);
-    assertEquals(to.json.conditions[0]!.last_error, "2 matches, need at most 1");
+    );
+    await expectJson([
+      ...timing("300ms", "100ms"),
+      ...["glob", `${dir}/out/*.csv`, "--max-count", "1"],
+    ], { code: 1, error: "2 matches, need at most 1" });
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -90,22 +62,16 @@ Deno.test("glob waits for enough matches, then times out with the count", async 
 Deno.test("glob --absent waits until nothing matches", async () => {
   const dir = await tree(["locks/a.lock"]);
   try {
-    const r = await runJson([
-      "--timeout",
-      "10s",
-      "--interval",
-      "100ms",
-      "glob",
-      `${dir}/locks/*.lock`,
-      "--absent",
-    ], {
-      started: async () => {
-        await new Promise((res) => setTimeout(res, 300));
-        await Deno.remove(`${dir}/locks/a.lock`);
+    const r = await expectJson(
+      [...timing("10s", "100ms"), "glob", `${dir}/locks/*.lock`, "--absent"],
+      { code: 0, detail: "no matches" },
+      {
+        started: async () => {
+          await new Promise((res) => setTimeout(res, 300));
+          await Deno.remove(`${dir}/locks/a.lock`);
+        },
       },
-    });
-    assertEquals(r.code, 0);
-    assertEquals(r.json.conditions[0]!.detail, "no matches");
+    );
     assertStringIncludes(r.json.conditions[0]!.last_error, "1 match: ");
   } finally {
     await Deno.remove(dir, { recursive: true });

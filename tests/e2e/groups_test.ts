@@ -6,65 +6,23 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { cliTest, expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
-const opts = { sanitizeResources: false, sanitizeOps: false };
+const withDir = inTempDir("waitcmd-groups-");
 
-/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
-function listen(): { port: number; close(): void } {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  (async () => {
-    try {
-      for await (const c of l) c.close();
-    } catch {
-      // closed
-    }
-  })();
-  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
-}
-
-/** A port that nothing listens on (refused). */
-function closedPort(): number {
-  const l = listen();
-  l.close();
-  return l.port;
-}
-
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-groups-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-Deno.test({
-  name: "any [ … ]: one member that holds satisfies the group; the report lists leaves with group",
-  ...opts,
-  fn: async () => {
-    const up = listen();
+cliTest(
+  "any [ … ]: one member that holds satisfies the group; the report lists leaves with group",
+  async () => {
+    const up = acceptingPort();
     const down = closedPort();
     try {
       const args = [
-        "-t",
-        "10s",
-        "tcp",
-        `127.0.0.1:${up.port}`,
-        "--",
-        "any",
-        "[",
-        "tcp",
-        `127.0.0.1:${down}`,
-        "--",
-        "tcp",
-        `127.0.0.1:${up.port}`,
-        "--label",
-        "b",
-        "]",
+        ...["-t", "10s", "tcp", `127.0.0.1:${up.port}`],
+        ...["--", "any", "[", "tcp", `127.0.0.1:${down}`],
+        ...["--", "tcp", `127.0.0.1:${up.port}`, "--label", "b", "]"],
       ];
-      const r = await runJson(args);
-      assertEquals([r.code, r.json.status], [0, "satisfied"]);
+      const r = await expectJson(args, { code: 0, status: "satisfied" });
       assertEquals(
         r.json.conditions.map((c) => [c.name, (c as { group?: string }).group, c.satisfied]),
         [
@@ -81,34 +39,20 @@ Deno.test({
       up.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "all [ … ] nested in any [ … ]: pending until its members hold, then satisfied",
-  ...opts,
-  fn: () =>
+cliTest(
+  "all [ … ] nested in any [ … ]: pending until its members hold, then satisfied",
+  () =>
     withDir(async (dir) => {
-      const r = await runJson(
+      const r = await expectJson(
         [
-          "-t",
-          "20s",
-          "-i",
-          "200ms",
-          "any",
-          "[",
-          "file",
-          `${dir}/never`,
-          "--",
-          "all",
-          "[",
-          "file",
-          `${dir}/a`,
-          "--",
-          "file",
-          `${dir}/b`,
-          "]",
-          "]",
+          ...timing("20s", "200ms"),
+          ...["any", "[", "file", `${dir}/never`],
+          ...["--", "all", "[", "file", `${dir}/a`],
+          ...["--", "file", `${dir}/b`, "]", "]"],
         ],
+        { code: 0, status: "satisfied" },
         {
           started: async () => {
             await new Promise((res) => setTimeout(res, 600));
@@ -118,94 +62,60 @@ Deno.test({
           },
         },
       );
-      assertEquals([r.code, r.json.status], [0, "satisfied"]);
       const groups = r.json.conditions.map((c) => (c as { group?: string }).group);
       assertEquals(groups, ["1.any", "1.any.2.all", "1.any.2.all"]);
       assert(r.json.conditions[2]!.attempts >= 1);
     }),
-});
+);
 
-Deno.test({
-  name: "a group that never holds times out; the summary names the group and its members",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "a group that never holds times out; the summary names the group and its members",
+  async () => {
     const a = closedPort();
     const b = closedPort();
     const args = [
-      "-t",
-      "1s",
-      "-i",
-      "200ms",
-      "any",
-      "[",
-      "tcp",
-      `127.0.0.1:${a}`,
-      "--",
-      "tcp",
-      `127.0.0.1:${b}`,
-      "]",
-      "--label",
-      "web",
+      ...timing("1s", "200ms"),
+      ...["any", "[", "tcp", `127.0.0.1:${a}`],
+      ...["--", "tcp", `127.0.0.1:${b}`, "]", "--label", "web"],
     ];
     const r = await runCli(args);
     assertEquals(r.code, 1);
     const summary = r.stderr.trimEnd().split("\n").filter((l) => l.startsWith("waitcmd: timed"));
     assertEquals(summary.length, 2);
     assertStringIncludes(summary[0]!, `not satisfied: web: tcp 127.0.0.1:${a}: connection refused`);
-    const j = await runJson(args);
-    assertEquals([j.code, j.json.status], [1, "timeout"]);
+    const j = await expectJson(args, { code: 1, status: "timeout" });
     assertEquals(j.json.conditions.map((c) => (c as { group?: string }).group), ["1.any", "1.any"]);
   },
+);
+
+cliTest("a guard inside a group ends the whole run with exit 3", () =>
+  withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/boom`, "");
+    const r = await runCli([
+      ...["-t", "10s", "tcp", `127.0.0.1:${closedPort()}`],
+      ...["--", "all", "[", "guard", "file", `${dir}/boom`],
+      ...["--", "tcp", `127.0.0.1:${closedPort()}`, "]"],
+    ]);
+    assertEquals(r.code, 3);
+    assertStringIncludes(r.stderr, `waitcmd: guard file ${dir}/boom matched`);
+  }));
+
+cliTest("groups: malformed groups are usage errors, found before anything is probed", async () => {
+  const rows: [string[], string][] = [
+    [["any", "[", "]"], "group 1.any: empty group"],
+    [["all", "[", "tcp", "a:1"], `missing "]"`],
+    [["not", "any", "[", "tcp", "a:1", "]"], "not any [ A -- B ] is all [ not A -- not B ]"],
+    [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
+    [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
+  ];
+  for (const [args, want] of rows) {
+    assertStringIncludes(usageErrorLine(await runCli(args)), want);
+  }
 });
 
-Deno.test({
-  name: "a guard inside a group ends the whole run with exit 3",
-  ...opts,
-  fn: () =>
-    withDir(async (dir) => {
-      await Deno.writeTextFile(`${dir}/boom`, "");
-      const r = await runCli([
-        "-t",
-        "10s",
-        "tcp",
-        `127.0.0.1:${closedPort()}`,
-        "--",
-        "all",
-        "[",
-        "guard",
-        "file",
-        `${dir}/boom`,
-        "--",
-        "tcp",
-        `127.0.0.1:${closedPort()}`,
-        "]",
-      ]);
-      assertEquals(r.code, 3);
-      assertStringIncludes(r.stderr, `waitcmd: guard file ${dir}/boom matched`);
-    }),
-});
-
-Deno.test({
-  name: "groups: malformed groups are usage errors, found before anything is probed",
-  ...opts,
-  fn: async () => {
-    const rows: [string[], string][] = [
-      [["any", "[", "]"], "group 1.any: empty group"],
-      [["all", "[", "tcp", "a:1"], `missing "]"`],
-      [["not", "any", "[", "tcp", "a:1", "]"], "not any [ A -- B ] is all [ not A -- not B ]"],
-      [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
-      [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
-    ];
-    for (const [args, want] of rows) {
-      assertStringIncludes(usageErrorLine(await runCli(args)), want);
-    }
-  },
-});
-
-Deno.test({
-  name: "groups in a recipe, and --explain showing the tree, labels, flags and then quoted",
-  ...opts,
-  fn: () =>
+cliTest(
+  "groups in a recipe, and --explain showing the tree, labels, flags and then quoted",
+  () =>
     withDir(async (dir) => {
       const recipe = `${dir}/waits.yaml`;
       await Deno.writeTextFile(
@@ -242,12 +152,11 @@ Deno.test({
       assertEquals(j.conditions[1].flags, ["--status=200"]);
       assertEquals(j.then, ["sh", "-c", "echo stack is up"]);
     }),
-});
+);
 
-Deno.test({
-  name: "--max-attempts: a condition that fails its Nth attempt ends the run, exhausted (exit 1)",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "--max-attempts: a condition that fails its Nth attempt ends the run, exhausted (exit 1)",
+  async () => {
     const port = closedPort();
     const args = ["-t", "30s", "-i", "100ms", "--max-attempts", "3", "tcp", `127.0.0.1:${port}`];
     const r = await runCli(args);
@@ -267,29 +176,19 @@ Deno.test({
       2,
     ]);
   },
-});
+);
 
-Deno.test({
-  name: "--max-attempts in mode any waits for every condition to give up; a success wins",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--max-attempts in mode any waits for every condition to give up; a success wins",
+  () =>
     withDir(async (dir) => {
-      const r = await runJson(
+      await expectJson(
         [
-          "-t",
-          "30s",
-          "-i",
-          "200ms",
-          "--mode",
-          "any",
-          "--max-attempts",
-          "2",
-          "tcp",
-          `127.0.0.1:${closedPort()}`,
-          "--",
-          "file",
-          `${dir}/late`,
+          ...timing("30s", "200ms"),
+          ...["--mode", "any", "--max-attempts", "2", "tcp", `127.0.0.1:${closedPort()}`],
+          ...["--", "file", `${dir}/late`],
         ],
+        { code: 0, status: "satisfied" },
         {
           started: async () => {
             await new Promise((res) => setTimeout(res, 150));
@@ -297,23 +196,16 @@ Deno.test({
           },
         },
       );
-      assertEquals([r.code, r.json.status], [0, "satisfied"]);
     }),
-});
+);
 
-Deno.test({
-  name: "--timeout-exit-code replaces exit 1 of a timeout; recipes set both limits",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--timeout-exit-code replaces exit 1 of a timeout; recipes set both limits",
+  () =>
     withDir(async (dir) => {
       const port = closedPort();
       const t = await runCli([
-        "-t",
-        "300ms",
-        "--timeout-exit-code",
-        "124",
-        "tcp",
-        `127.0.0.1:${port}`,
+        ...["-t", "300ms", "--timeout-exit-code", "124", "tcp", `127.0.0.1:${port}`],
       ]);
       assertEquals(t.code, 124);
       assertStringIncludes(t.stderr, "waitcmd: timed out after 300ms");
@@ -322,8 +214,7 @@ Deno.test({
         recipe,
         `interval: 100ms\nmax-attempts: 2\ntimeout-exit-code: 75\nconditions:\n  - kind: tcp\n    target: 127.0.0.1:${port}\n`,
       );
-      const r = await runJson(["-f", recipe]);
-      assertEquals([r.code, r.json.status], [75, "exhausted"]);
+      await expectJson(["-f", recipe], { code: 75, status: "exhausted" });
       const rows: [string[], Record<string, string>, string][] = [
         [["--max-attempts", "0", "tcp", "a:1"], {}, "--max-attempts: expected a whole number"],
         [["--timeout-exit-code", "200", "tcp", "a:1"], {}, "from 1 to 125"],
@@ -334,4 +225,4 @@ Deno.test({
         assertStringIncludes(usageErrorLine(await runCli(args, { env })), want);
       }
     }),
-});
+);

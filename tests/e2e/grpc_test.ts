@@ -11,7 +11,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { buildGrpcServer, type GrpcServer, startGrpcServer } from "../services/grpc.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, literal, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, expectJson, literal, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
@@ -43,55 +43,37 @@ Deno.test({
 
       await t.step("--service asks about one service", async () => {
         await srv.setStatus("orders.v1.Orders", "SERVING");
-        const j = await runJson([...FAST, "grpc", srv.h2c, "--service", "orders.v1.Orders"]);
-        assertEquals(j.code, 0);
-        assertEquals(j.json.conditions[0]!.detail, 'service "orders.v1.Orders" SERVING');
+        await expectJson([...FAST, "grpc", srv.h2c, "--service", "orders.v1.Orders"], {
+          code: 0,
+          detail: 'service "orders.v1.Orders" SERVING',
+        });
       });
 
       await t.step("NOT_SERVING is pending; --status NOT_SERVING holds", async () => {
         await srv.setStatus("billing", "NOT_SERVING");
-        const j = await runJson([...SHORT, "grpc", srv.h2c, "--service", "billing"]);
-        assertEquals([j.code, j.json.status], [1, "timeout"]);
-        assertEquals(
-          j.json.conditions[0]!.last_error,
-          'service "billing" NOT_SERVING, expected SERVING',
-        );
-        const ok = await runJson([
+        await expectJson([...SHORT, "grpc", srv.h2c, "--service", "billing"], {
+          code: 1,
+          status: "timeout",
+          error: 'service "billing" NOT_SERVING, expected SERVING',
+        });
+        await expectJson([
           ...FAST,
-          "grpc",
-          srv.h2c,
-          "--service",
-          "billing",
-          "--status",
-          "not_serving",
-        ]);
-        assertEquals(ok.code, 0);
-        assertEquals(ok.json.conditions[0]!.detail, 'service "billing" NOT_SERVING');
+          ...["grpc", srv.h2c, "--service", "billing", "--status", "not_serving"],
+        ], { code: 0, detail: 'service "billing" NOT_SERVING' });
       });
 
       await t.step(
         "an unknown service (NOT_FOUND) is pending, and is SERVICE_UNKNOWN",
         async () => {
-          const j = await runJson([...SHORT, "grpc", srv.h2c, "--service", "nope"]);
-          assertEquals(j.code, 1);
-          assertEquals(
-            j.json.conditions[0]!.last_error,
-            'service "nope" unknown to the server (NOT_FOUND: unknown service), expected SERVING',
-          );
-          const ok = await runJson([
+          await expectJson([...SHORT, "grpc", srv.h2c, "--service", "nope"], {
+            code: 1,
+            error:
+              'service "nope" unknown to the server (NOT_FOUND: unknown service), expected SERVING',
+          });
+          await expectJson([
             ...FAST,
-            "grpc",
-            srv.h2c,
-            "--service",
-            "nope",
-            "--status",
-            "SERVICE_UNKNOWN",
-          ]);
-          assertEquals(ok.code, 0);
-          assertEquals(
-            ok.json.conditions[0]!.detail,
-            'service "nope" SERVICE_UNKNOWN (NOT_FOUND: unknown service)',
-          );
+            ...["grpc", srv.h2c, "--service", "nope", "--status", "SERVICE_UNKNOWN"],
+          ], { code: 0, detail: 'service "nope" SERVICE_UNKNOWN (NOT_FOUND: unknown service)' });
         },
       );
 
@@ -135,42 +117,21 @@ Deno.test({
           const j = await runJson([...FAST, "grpc", target, "--tls", "--ca-file", pki.ca.certFile]);
           assertEquals([j.code, j.json.conditions[0]!.detail], [0, "server SERVING"], target);
         }
-        const named = await runJson([
+        await expectJson([
           ...FAST,
-          "grpc",
-          srv.tls!,
-          "--tls",
-          "--ca-file",
-          pki.ca.certFile,
-          "--servername",
-          "localhost",
-        ]);
-        assertEquals(named.code, 0);
-        const untrusted = await runJson([...SHORT, "grpc", srv.tls!, "--tls"]);
-        assertEquals(untrusted.code, 1);
-        assertEquals(
-          untrusted.json.conditions[0]!.last_error,
-          "certificate not trusted (self-signed certificate in the chain)",
-        );
-        const wrongName = await runJson([
+          ...["grpc", srv.tls!, "--tls", "--ca-file", pki.ca.certFile, "--servername", "localhost"],
+        ], { code: 0 });
+        await expectJson([...SHORT, "grpc", srv.tls!, "--tls"], {
+          code: 1,
+          error: "certificate not trusted (self-signed certificate in the chain)",
+        });
+        await expectJson([
           ...SHORT,
-          "grpc",
-          srv.tls!,
-          "--tls",
-          "--ca-file",
-          pki.ca.certFile,
-          "--servername",
-          "other.example",
-        ]);
-        assertEquals(wrongName.code, 1);
-        assertEquals(
-          wrongName.json.conditions[0]!.last_error,
-          "certificate is not valid for other.example",
-        );
-        const insecure = await runJson([...FAST, "grpc", srv.tls!, "--tls", "--insecure"]);
-        assertEquals(insecure.code, 0);
-        const plainToTls = await runJson([...SHORT, "grpc", srv.tls!]);
-        assertEquals(plainToTls.code, 1);
+          ...["grpc", srv.tls!, "--tls", "--ca-file", pki.ca.certFile],
+          ...["--servername", "other.example"],
+        ], { code: 1, error: "certificate is not valid for other.example" });
+        await expectJson([...FAST, "grpc", srv.tls!, "--tls", "--insecure"], { code: 0 });
+        const plainToTls = await expectJson([...SHORT, "grpc", srv.tls!], { code: 1 });
         // grpc-js says one or the other, depending on when the TLS server drops the cleartext.
         assertMatch(
           plainToTls.json.conditions[0]!.last_error,

@@ -70,15 +70,7 @@ for (const [args, line] of HINTS) {
 
 Deno.test("waitcmd matches enum values case-insensitively (--type aaaa, --mode ANY, -o JSON)", async () => {
   const ok = await runCli([
-    "--mode",
-    "ANY",
-    "--explain",
-    "dns",
-    "example.com",
-    "--type",
-    "aaaa",
-    "--rcode",
-    "noerror",
+    ...["--mode", "ANY", "--explain", "dns", "example.com", "--type", "aaaa", "--rcode", "noerror"],
   ]);
   assertEquals([ok.code, ok.stderr], [0, ""]);
   // The value is given on canonically: -o JSON selects the JSON plan.

@@ -14,7 +14,7 @@ import {
   startProxy,
 } from "../services/http_servers.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "100ms"];
@@ -34,14 +34,10 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
   const u = srv.url;
   try {
     await t.step("a server that is ready after 3 requests is waited for", async () => {
-      const r = await runJson([
+      const r = await expectJson([
         ...FAST,
-        "http",
-        `${u}/ready-after/a/3`,
-        "--jsonpath",
-        '$.status == "ok"',
-      ]);
-      assertEquals(r.code, 0);
+        ...["http", `${u}/ready-after/a/3`, "--jsonpath", '$.status == "ok"'],
+      ], { code: 0 });
       const c = r.json.conditions[0]!;
       assertEquals(c.attempts, 3);
       assertEquals(c.detail, '200 OK; $.status == "ok" (got "ok")');
@@ -67,52 +63,43 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
         assertEquals(r.code, 0, `${path} --status ${status}`);
         assertEquals(r.json.conditions[0]!.detail, detail);
       }
-      const r = await runJson([...SHORT, "http", `${u}/status/200`, "--status", "204,3xx"]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.conditions[0]!.last_error, "status 200, expected 204,3xx");
+      await expectJson([...SHORT, "http", `${u}/status/200`, "--status", "204,3xx"], {
+        code: 1,
+        error: "status 200, expected 204,3xx",
+      });
     });
 
     await t.step("redirects are followed, at most 10", async () => {
-      const r = await runJson([...FAST, "http", `${u}/redirect/3`, "--contains", "landed"]);
-      assertEquals(r.code, 0);
-      assertEquals(r.json.conditions[0]!.detail, '200 OK; body contains "landed"');
-      const many = await runJson([...SHORT, "http", `${u}/redirect/11`]);
-      assertEquals(many.code, 1);
-      assertEquals(many.json.conditions[0]!.last_error, "too many redirects (more than 10)");
-      const ten = await runJson([...FAST, "http", `${u}/redirect/10`]);
-      assertEquals(ten.code, 0);
+      await expectJson([...FAST, "http", `${u}/redirect/3`, "--contains", "landed"], {
+        code: 0,
+        detail: '200 OK; body contains "landed"',
+      });
+      await expectJson([...SHORT, "http", `${u}/redirect/11`], {
+        code: 1,
+        error: "too many redirects (more than 10)",
+      });
+      await expectJson([...FAST, "http", `${u}/redirect/10`], { code: 0 });
     });
 
     await t.step("--no-follow-redirects checks the 3xx itself", async () => {
-      const r = await runJson([
+      await expectJson([
         ...FAST,
-        "http",
-        `${u}/redirect/1`,
-        "--no-follow-redirects",
-        "--status",
-        "302",
-      ]);
-      assertEquals(r.code, 0);
-      assertEquals(r.json.conditions[0]!.detail, "302 Found");
-      const r2 = await runJson([...SHORT, "http", `${u}/redirect/1`, "--no-follow-redirects"]);
-      assertEquals(r2.code, 1);
-      assertEquals(r2.json.conditions[0]!.last_error, "status 302, expected 2xx");
+        ...["http", `${u}/redirect/1`, "--no-follow-redirects", "--status", "302"],
+      ], { code: 0, detail: "302 Found" });
+      await expectJson([...SHORT, "http", `${u}/redirect/1`, "--no-follow-redirects"], {
+        code: 1,
+        error: "status 302, expected 2xx",
+      });
     });
 
     await t.step("a redirect to another origin drops the Authorization header", async () => {
       const target = encodeURIComponent(`http://localhost:${v6.port}/echo`);
-      const r = await runJson([
+      const r = await expectJson([
         ...SHORT,
-        "http",
-        `${u}/redirect-to?url=${target}`,
-        "--header",
-        "Authorization: Bearer sekret-token-1",
-        "--header",
-        "X-Plain: kept",
-        "--jsonpath",
-        "$.headers.x-plain == kept && $.headers.authorization",
-      ]);
-      assertEquals(r.code, 1);
+        ...["http", `${u}/redirect-to?url=${target}`],
+        ...["--header", "Authorization: Bearer sekret-token-1", "--header", "X-Plain: kept"],
+        ...["--jsonpath", "$.headers.x-plain == kept && $.headers.authorization"],
+      ], { code: 1 });
       assertStringIncludes(
         r.json.conditions[0]!.last_error,
         "$.headers.authorization (got nothing)",
@@ -121,26 +108,15 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
     });
 
     await t.step("--contains and --matches check the body", async () => {
-      const ok = await runJson([
+      await expectJson([
         ...FAST,
-        "http",
-        `${u}/text?body=${encodeURIComponent("line one\nstate: ready\n")}`,
-        "--contains",
-        "one",
-        "--matches",
-        "^state: (ready|up)$",
-      ]);
-      assertEquals(ok.code, 0);
-      assertEquals(
-        ok.json.conditions[0]!.detail,
-        '200 OK; body contains "one"; body matches /^state: (ready|up)$/',
-      );
-      const no = await runJson([...SHORT, "http", `${u}/ok`, "--contains", "absent"]);
-      assertEquals(no.code, 1);
-      assertEquals(
-        no.json.conditions[0]!.last_error,
-        'body does not contain "absent" (200 OK, 5 B)',
-      );
+        ...["http", `${u}/text?body=${encodeURIComponent("line one\nstate: ready\n")}`],
+        ...["--contains", "one", "--matches", "^state: (ready|up)$"],
+      ], { code: 0, detail: '200 OK; body contains "one"; body matches /^state: (ready|up)$/' });
+      await expectJson([...SHORT, "http", `${u}/ok`, "--contains", "absent"], {
+        code: 1,
+        error: 'body does not contain "absent" (200 OK, 5 B)',
+      });
       const nomatch = await runJson([...SHORT, "http", `${u}/ok`, "--matches", "^x+$"]);
       assertEquals(
         nomatch.json.conditions[0]!.last_error,
@@ -149,12 +125,12 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
     });
 
     await t.step("the body is read up to 10 MiB", async () => {
-      const r = await runJson([...SHORT, "http", `${u}/large`, "--contains", "END"]);
-      assertEquals(r.code, 1);
+      const r = await expectJson([...SHORT, "http", `${u}/large`, "--contains", "END"], {
+        code: 1,
+      });
       assertStringIncludes(r.json.conditions[0]!.last_error, 'body does not contain "END"');
       assertStringIncludes(r.json.conditions[0]!.last_error, "more than 10.0 MiB");
-      const x = await runJson([...FAST, "http", `${u}/large`, "--contains", "xxxx"]);
-      assertEquals(x.code, 0);
+      await expectJson([...FAST, "http", `${u}/large`, "--contains", "xxxx"], { code: 0 });
     });
 
     await t.step("--jsonpath: filters, operators, && || and bare paths", async () => {
@@ -181,12 +157,7 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assertEquals(r.json.conditions[0]!.last_error, "jsonpath not met: $.replicas == 5 (got 3)");
       const two = await runJson([
         ...FAST,
-        "http",
-        `${u}/json`,
-        "--jsonpath",
-        "$.status == ok",
-        "--jsonpath",
-        "$.replicas == 3",
+        ...["http", `${u}/json`, "--jsonpath", "$.status == ok", "--jsonpath", "$.replicas == 3"],
       ]);
       assertEquals(
         two.json.conditions[0]!.detail,
@@ -199,50 +170,30 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
     await t.step("--method, --body and --header shape the request", async () => {
       const r = await runJson([
         ...FAST,
-        "http",
-        `${u}/echo`,
-        "--method",
-        "put",
-        "--body",
-        '{"a":1}',
-        "--header",
-        "Content-Type: application/json",
-        "--header",
-        "X-Trace: abc",
-        "--jsonpath",
-        '$.method == PUT && $.body == "{\\"a\\":1}" && $.headers.x-trace == abc',
-        "--jsonpath",
-        "$.headers.content-type == application/json",
+        ...["http", `${u}/echo`, "--method", "put", "--body", '{"a":1}'],
+        ...["--header", "Content-Type: application/json", "--header", "X-Trace: abc"],
+        ...["--jsonpath", '$.method == PUT && $.body == "{\\"a\\":1}" && $.headers.x-trace == abc'],
+        ...["--jsonpath", "$.headers.content-type == application/json"],
       ]);
       assertEquals(r.code, 0, r.stdout);
       const post = await runJson([
         ...FAST,
-        "http",
-        `${u}/echo`,
-        "--body",
-        "x=1",
-        "--jsonpath",
-        "$.method == POST",
+        ...["http", `${u}/echo`, "--body", "x=1", "--jsonpath", "$.method == POST"],
       ]);
       assertEquals(post.code, 0, "--body alone sends POST");
-      const head = await runJson([...FAST, "http", `${u}/ok`, "--method", "HEAD"]);
-      assertEquals(head.code, 0);
-      assertEquals(head.json.conditions[0]!.detail, "200 OK");
+      await expectJson([...FAST, "http", `${u}/ok`, "--method", "HEAD"], {
+        code: 0,
+        detail: "200 OK",
+      });
     });
 
     await t.step("--header-env, --basic-auth-env and URL user-info stay secret", async () => {
       const env = { API_TOKEN: "tok-4242-secret", DB_PASS: "pa55-word-9" };
       const args = [
-        "http",
-        `${u}/echo`,
-        "--header-env",
-        "X-Api-Token=API_TOKEN",
-        "--basic-auth-env",
-        "alice:DB_PASS",
-        "--jsonpath",
-        `$.headers.x-api-token == tok-4242-secret`,
-        "--jsonpath",
-        `$.headers.authorization == "Basic ${btoa("alice:pa55-word-9")}"`,
+        ...["http", `${u}/echo`, "--header-env", "X-Api-Token=API_TOKEN"],
+        ...["--basic-auth-env", "alice:DB_PASS"],
+        ...["--jsonpath", `$.headers.x-api-token == tok-4242-secret`],
+        ...["--jsonpath", `$.headers.authorization == "Basic ${btoa("alice:pa55-word-9")}"`],
       ];
       const r = await runJson([...FAST, ...args], { env });
       assertEquals(r.code, 0, r.stdout);
@@ -253,10 +204,11 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
 
       const info = await runJson([
         ...FAST,
-        "http",
-        `http://bob:hunter-22@127.0.0.1:${srv.port}/echo?access_token=qq-777-zz&page=2`,
-        "--jsonpath",
-        `$.headers.authorization == "Basic ${btoa("bob:hunter-22")}"`,
+        ...[
+          "http",
+          `http://bob:hunter-22@127.0.0.1:${srv.port}/echo?access_token=qq-777-zz&page=2`,
+        ],
+        ...["--jsonpath", `$.headers.authorization == "Basic ${btoa("bob:hunter-22")}"`],
       ]);
       assertEquals(info.code, 0, info.stdout);
       assertEquals(
@@ -267,12 +219,9 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       // A failing run shows the secret values nowhere either (details echo them back).
       const fail = await runCli([
         ...SHORT,
-        "http",
-        `http://bob:hunter-22@127.0.0.1:${srv.port}/echo?access_token=qq-777-zz`,
-        "--header",
-        "Authorization: Bearer zz-top-secret",
-        "--jsonpath",
-        "$.headers.authorization == nope",
+        ...["http", `http://bob:hunter-22@127.0.0.1:${srv.port}/echo?access_token=qq-777-zz`],
+        ...["--header", "Authorization: Bearer zz-top-secret"],
+        ...["--jsonpath", "$.headers.authorization == nope"],
       ]);
       assertEquals(fail.code, 1);
       assertStringIncludes(fail.stderr, "$.headers.authorization");
@@ -280,22 +229,14 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
     });
 
     await t.step("a slow server is cut off by --attempt-timeout", async () => {
-      const r = await runJson([
-        "--timeout",
-        "2s",
-        "--interval",
-        "100ms",
-        "--attempt-timeout",
-        "300ms",
+      const r = await expectJson([
+        ...timing("2s", "100ms", "300ms"),
         "http",
         `${u}/slow/5000`,
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+      ], { code: 1, error: "attempt timed out after 300ms" });
       assert(r.json.conditions[0]!.attempts >= 2);
       assert(r.json.elapsed_seconds < 5, "the slow request did not hold the run");
-      const ok = await runJson([...FAST, "--attempt-timeout", "3s", "http", `${u}/slow/200`]);
-      assertEquals(ok.code, 0);
+      await expectJson([...FAST, "--attempt-timeout", "3s", "http", `${u}/slow/200`], { code: 0 });
     });
 
     await t.step("localhost is tried over IPv6 when IPv4 refuses", async () => {
@@ -304,10 +245,8 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assertEquals(r.json.conditions[0]!.name, `http http://localhost:${v6.port}/ok`);
       const ip = await runJson([
         ...FAST,
-        "http",
-        `http://[::1]:${v6.port}/echo`,
-        "--jsonpath",
-        `$.headers.host == "[::1]:${v6.port}"`,
+        ...["http", `http://[::1]:${v6.port}/echo`],
+        ...["--jsonpath", `$.headers.host == "[::1]:${v6.port}"`],
       ]);
       assertEquals(ip.code, 0, ip.stdout);
     });
@@ -317,10 +256,7 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       try {
         const r = await runJson([
           ...FAST,
-          "http",
-          "http://service.invalid/health",
-          "--contains",
-          "proxied",
+          ...["http", "http://service.invalid/health", "--contains", "proxied"],
         ], {
           env: { HTTP_PROXY: proxy.url },
         });
@@ -363,12 +299,8 @@ Deno.test("http kind against HTTPS servers with a CA made for the run", opts, as
     await t.step("--ca-file trusts the private CA", async () => {
       const r = await runJson([
         ...FAST,
-        "http",
-        `https://localhost:${tls.port}/json`,
-        "--ca-file",
-        pki.ca.certFile,
-        "--jsonpath",
-        "$.ready",
+        ...["http", `https://localhost:${tls.port}/json`, "--ca-file", pki.ca.certFile],
+        ...["--jsonpath", "$.ready"],
       ]);
       assertEquals(r.code, 0, r.stdout);
       assertEquals(r.json.conditions[0]!.detail, "200 OK; $.ready (got true)");
@@ -377,73 +309,44 @@ Deno.test("http kind against HTTPS servers with a CA made for the run", opts, as
     });
 
     await t.step("an untrusted certificate is a retried error", async () => {
-      const r = await runJson([...SHORT, "http", `https://localhost:${tls.port}/ok`]);
-      assertEquals(r.code, 1);
-      assertMatch(r.json.conditions[0]!.last_error, /^certificate not trusted/);
+      await expectJson([...SHORT, "http", `https://localhost:${tls.port}/ok`], {
+        code: 1,
+        error: /^certificate not trusted/,
+      });
     });
 
     await t.step("a certificate for another name is rejected, --insecure accepts it", async () => {
-      const r = await runJson([
+      await expectJson([
         ...SHORT,
-        "http",
-        `https://localhost:${wrongName.port}/ok`,
-        "--ca-file",
-        pki.ca.certFile,
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.conditions[0]!.last_error, "certificate is not valid for localhost");
+        ...["http", `https://localhost:${wrongName.port}/ok`, "--ca-file", pki.ca.certFile],
+      ], { code: 1, error: "certificate is not valid for localhost" });
       const insecure = await runJson([
         ...FAST,
-        "http",
-        `https://localhost:${wrongName.port}/ok`,
-        "--insecure",
+        ...["http", `https://localhost:${wrongName.port}/ok`, "--insecure"],
       ]);
       assertEquals(insecure.code, 0, insecure.stdout);
     });
 
     await t.step("a server requiring a client certificate", async () => {
-      const none = await runJson([
+      await expectJson([
         ...SHORT,
-        "http",
-        `https://localhost:${mtls.port}/`,
-        "--ca-file",
-        pki.ca.certFile,
-      ]);
-      assertEquals(none.code, 1);
-      assertMatch(
-        none.json.conditions[0]!.last_error,
-        /client certificate|certificate required|connection reset/,
-      );
+        ...["http", `https://localhost:${mtls.port}/`, "--ca-file", pki.ca.certFile],
+      ], { code: 1, error: /client certificate|certificate required|connection reset/ });
       const r = await runJson([
         ...FAST,
-        "http",
-        `https://localhost:${mtls.port}/`,
-        "--ca-file",
-        pki.ca.certFile,
-        "--client-cert",
-        pki.client!.certFile,
-        "--client-key",
-        pki.client!.keyFile,
-        "--contains",
-        "hello waitcmd-client",
+        ...["http", `https://localhost:${mtls.port}/`, "--ca-file", pki.ca.certFile],
+        ...["--client-cert", pki.client!.certFile, "--client-key", pki.client!.keyFile],
+        ...["--contains", "hello waitcmd-client"],
       ]);
       assertEquals(r.code, 0, r.stdout);
     });
 
     await t.step("a missing --ca-file is retried with a clear error", async () => {
       const missing = `${pki.dir}/nope.pem`;
-      const r = await runJson([
+      await expectJson([
         ...SHORT,
-        "http",
-        `https://localhost:${tls.port}/ok`,
-        "--ca-file",
-        missing,
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(
-        r.json.conditions[0]!.last_error,
-        `cannot read --ca-file ${missing}: no such file or directory`,
-      );
+        ...["http", `https://localhost:${tls.port}/ok`, "--ca-file", missing],
+      ], { code: 1, error: `cannot read --ca-file ${missing}: no such file or directory` });
     });
 
     await t.step("HTTPS_PROXY is honoured with --ca-file", async () => {
@@ -451,23 +354,17 @@ Deno.test("http kind against HTTPS servers with a CA made for the run", opts, as
       const dead = (l.addr as Deno.NetAddr).port;
       l.close();
       // The proxy is dead: a request through it fails, proving it was used.
-      const r = await runJson([
-        ...SHORT,
-        "http",
-        `https://localhost:${tls.port}/ok`,
-        "--ca-file",
-        pki.ca.certFile,
-      ], {
-        env: { HTTPS_PROXY: `http://127.0.0.1:${dead}` },
-      });
-      assertEquals(r.code, 1);
+      const r = await expectJson(
+        [...SHORT, "http", `https://localhost:${tls.port}/ok`, "--ca-file", pki.ca.certFile],
+        { code: 1 },
+        {
+          env: { HTTPS_PROXY: `http://127.0.0.1:${dead}` },
+        },
+      );
       assertStringIncludes(r.json.conditions[0]!.last_error, "connection refused");
       const bypass = await runJson([
         ...FAST,
-        "http",
-        `https://localhost:${tls.port}/ok`,
-        "--ca-file",
-        pki.ca.certFile,
+        ...["http", `https://localhost:${tls.port}/ok`, "--ca-file", pki.ca.certFile],
       ], {
         env: { HTTPS_PROXY: `http://127.0.0.1:${dead}`, NO_PROXY: "localhost" },
       });

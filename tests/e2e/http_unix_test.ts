@@ -8,7 +8,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { DOCKER_CLI, DOCKERD_BIN, startDocker } from "../services/docker.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 
@@ -41,20 +41,9 @@ Deno.test({
       await t.step("status, JSON, headers and Host from the URL", async () => {
         const j = await runJson([
           ...FAST,
-          "http",
-          "http://api.internal:8080/health",
-          "--unix-socket",
-          sock,
-          "--status",
-          "200",
-          "--header",
-          "X-Check: yes",
-          "--jsonpath",
-          '.status == "ok"',
-          "--jsonpath",
-          '.host == "api.internal:8080"',
-          "--jsonpath",
-          '.check == "yes"',
+          ...["http", "http://api.internal:8080/health", "--unix-socket", sock, "--status", "200"],
+          ...["--header", "X-Check: yes", "--jsonpath", '.status == "ok"'],
+          ...["--jsonpath", '.host == "api.internal:8080"', "--jsonpath", '.check == "yes"'],
         ]);
         assertEquals([j.code, j.stderr, j.json.status], [0, "", "satisfied"]);
         const c = j.json.conditions[0]!;
@@ -69,27 +58,15 @@ Deno.test({
       });
 
       await t.step("redirects are followed over the socket", async () => {
-        const j = await runJson([
+        await expectJson([
           ...FAST,
-          "http",
-          "http://localhost/old",
-          "--unix-socket",
-          sock,
-          "--contains",
-          "moved here",
-        ]);
-        assertEquals(j.code, 0);
-        const no = await runJson([
+          ...["http", "http://localhost/old", "--unix-socket", sock, "--contains", "moved here"],
+        ], { code: 0 });
+        await expectJson([
           ...FAST,
-          "http",
-          "http://localhost/old",
-          "--unix-socket",
-          sock,
-          "--no-follow-redirects",
-          "--status",
-          "302",
-        ]);
-        assertEquals(no.code, 0);
+          ...["http", "http://localhost/old", "--unix-socket", sock, "--no-follow-redirects"],
+          ...["--status", "302"],
+        ], { code: 0 });
       });
     } finally {
       await s.stop();
@@ -129,14 +106,8 @@ Deno.test("http --unix-socket times out on a socket nobody listens on", async ()
   }).output();
   try {
     const h = await runCli([
-      "--timeout",
-      "700ms",
-      "--interval",
-      "200ms",
-      "http",
-      "http://localhost/",
-      "--unix-socket",
-      sock,
+      ...timing("700ms", "200ms"),
+      ...["http", "http://localhost/", "--unix-socket", sock],
     ]);
     assertEquals(h.code, 1);
     assertStringIncludes(
@@ -172,27 +143,14 @@ Deno.test({
   async fn() {
     const d = await startDocker();
     try {
-      const ping = await runJson([
+      await expectJson([
         ...FAST,
-        "http",
-        "http://localhost/_ping",
-        "--unix-socket",
-        d.socketPath,
-        "--contains",
-        "OK",
-      ]);
-      assertEquals(ping.code, 0);
-      assertEquals(ping.json.conditions[0]!.detail, '200 OK; body contains "OK"');
+        ...["http", "http://localhost/_ping", "--unix-socket", d.socketPath, "--contains", "OK"],
+      ], { code: 0, detail: '200 OK; body contains "OK"' });
       const version = await runJson([
         ...FAST,
-        "http",
-        "http://docker/version",
-        "--unix-socket",
-        d.socketPath,
-        "--jsonpath",
-        ".ApiVersion",
-        "--jsonpath",
-        '.Os == "linux"',
+        ...["http", "http://docker/version", "--unix-socket", d.socketPath],
+        ...["--jsonpath", ".ApiVersion", "--jsonpath", '.Os == "linux"'],
       ]);
       assertEquals(version.code, 0, version.stdout);
       assert(version.json.conditions[0]!.detail.startsWith("200 OK"));

@@ -8,7 +8,7 @@
  */
 import { assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { assertUsageErrors, literal, runCli, runJson } from "./_cli.ts";
+import { assertUsageErrors, expectJson, literal, runCli, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 
@@ -63,20 +63,10 @@ Deno.test({
   ignore: ignoreWithout("ping", pingMissing),
   async fn() {
     // 40 replies take 8 s; the attempt is cut after 300 ms, the run after 1 s.
-    const h = await runJson([
-      "--timeout",
-      "1s",
-      "--attempt-timeout",
-      "300ms",
-      "--interval",
-      "100ms",
-      "icmp",
-      "127.0.0.77",
-      "--count",
-      "40",
-    ]);
-    assertEquals(h.code, 1);
-    assertEquals(h.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+    await expectJson([
+      ...["--timeout", "1s", "--attempt-timeout", "300ms", "--interval", "100ms"],
+      ...["icmp", "127.0.0.77", "--count", "40"],
+    ], { code: 1, error: "attempt timed out after 300ms" });
     const left: string[] = [];
     for await (const e of Deno.readDir("/proc")) {
       if (!/^\d+$/.test(e.name)) continue;

@@ -14,7 +14,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { type Kafka, kafkaMissing, prepareKafka, type ScramCredential } from "../services/kafka.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, cliTest, runCli, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "120s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -112,14 +112,8 @@ async function kafkaTests(t: Deno.TestContext) {
           // keeps a credential per mechanism, and neither may leak.
           const args = [
             ...SHORT,
-            "kafka",
-            sasl,
-            "--sasl-mechanism",
-            c.flag,
-            "--user",
-            "app",
-            "--password-env",
-            "KPW",
+            ...["kafka", sasl, "--sasl-mechanism", c.flag, "--user", "app"],
+            ...["--password-env", "KPW"],
           ];
           const env = { KPW: c.otherPw };
           const j = await runJson(args, { env });
@@ -152,14 +146,8 @@ async function kafkaTests(t: Deno.TestContext) {
           runJson(
             [
               ...SHORT,
-              "kafka",
-              sasl,
-              "--sasl-mechanism",
-              mechanism,
-              "--user",
-              user,
-              "--password-env",
-              "KPW",
+              ...["kafka", sasl, "--sasl-mechanism", mechanism, "--user", user],
+              ...["--password-env", "KPW"],
             ],
             { env: { KPW: pw } },
           );
@@ -188,37 +176,22 @@ async function kafkaTests(t: Deno.TestContext) {
   }
 }
 
-Deno.test({
-  name: "kafka kind: usage errors through the CLI, never showing the password",
-  ...opts,
-  fn: async () => {
-    const env = { KPW: "S3cr3t-kafka" };
-    const rows: [string[], string][] = [
-      [["kafka", "kafka://h:9092"], "(no scheme)"],
-      [["kafka", "h", "--sasl-mechanism", "gssapi"], "--sasl-mechanism"],
-      [
-        ["kafka", "h", "--sasl-mechanism", "plain", "--password-env", "KPW"],
-        "--sasl-mechanism: needs --user",
-      ],
-      [["kafka", "h", "--partitions", "2"], "--partitions: needs --topic"],
-    ];
-    await assertUsageErrors(rows, { env, secrets: [env.KPW] });
-  },
+cliTest("kafka kind: usage errors through the CLI, never showing the password", async () => {
+  const env = { KPW: "S3cr3t-kafka" };
+  const rows: [string[], string][] = [
+    [["kafka", "kafka://h:9092"], "(no scheme)"],
+    [["kafka", "h", "--sasl-mechanism", "gssapi"], "--sasl-mechanism"],
+    [
+      ["kafka", "h", "--sasl-mechanism", "plain", "--password-env", "KPW"],
+      "--sasl-mechanism: needs --user",
+    ],
+    [["kafka", "h", "--partitions", "2"], "--partitions: needs --topic"],
+  ];
+  await assertUsageErrors(rows, { env, secrets: [env.KPW] });
 });
 
-Deno.test({
-  name: "kafka kind: refused bootstrap servers time out with each address",
-  ...opts,
-  fn: async () => {
-    const r = await runJson([
-      "--timeout",
-      "1500ms",
-      "--interval",
-      "300ms",
-      "kafka",
-      "127.0.0.1:1,127.0.0.1:2",
-    ]);
-    assertEquals([r.code, r.stderr], [1, ""]);
-    assertEquals(r.json.conditions[0]!.last_error, "connection refused (127.0.0.1:1, 127.0.0.1:2)");
-  },
+cliTest("kafka kind: refused bootstrap servers time out with each address", async () => {
+  const r = await runJson([...timing("1500ms", "300ms"), "kafka", "127.0.0.1:1,127.0.0.1:2"]);
+  assertEquals([r.code, r.stderr], [1, ""]);
+  assertEquals(r.json.conditions[0]!.last_error, "connection refused (127.0.0.1:1, 127.0.0.1:2)");
 });

@@ -121,15 +121,8 @@ Deno.test({
     try {
       await Deno.writeTextFile(`${dir}/app.log`, "listening on 127.0.0.1:8080\n");
       const r = await runCli([
-        "--timeout",
-        "10s",
-        "--output",
-        "json",
-        "log",
-        `${dir}/app.log`,
-        "--from-start",
-        "--matches",
-        "listening on .*:\\d+",
+        ...["--timeout", "10s", "--output", "json", "log", `${dir}/app.log`, "--from-start"],
+        ...["--matches", "listening on .*:\\d+"],
       ]);
       assertEquals(r.code, 0, r.stderr);
       assertEquals(r.json?.conditions[0]?.detail, "listening on 127.0.0.1:8080");

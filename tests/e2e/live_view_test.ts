@@ -7,7 +7,7 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runOnTerminal, stripAnsi, WAITCMD } from "./_cli.ts";
+import { runOnTerminal, stripAnsi, timing, WAITCMD } from "./_cli.ts";
 
 const PRESENT = await Deno.makeTempFile({ prefix: "waitcmd-live-" });
 
@@ -16,14 +16,8 @@ const LONG = "the primary database of the shop, port one on loopback";
 
 Deno.test("live view at 120 columns: elapsed, time left, time since the start, the error", async () => {
   const { drawn, raw } = await runOnTerminal([
-    "--timeout",
-    "1500ms",
-    "--interval",
-    "5s",
-    "tcp",
-    "127.0.0.1:1",
-    "--label",
-    LONG,
+    ...timing("1500ms", "5s"),
+    ...["tcp", "127.0.0.1:1", "--label", LONG],
   ], { columns: 120 });
   const rows = drawn.filter((l) => l.includes(LONG));
   assert(rows.length > 0, `no live row drawn:\n${raw}`);
@@ -46,14 +40,8 @@ Deno.test("live view at 120 columns: elapsed, time left, time since the start, t
 
 Deno.test("live view at 60 columns: the name is cut, the error stays", async () => {
   const { drawn, raw } = await runOnTerminal([
-    "--timeout",
-    "1s",
-    "--interval",
-    "5s",
-    "tcp",
-    "127.0.0.1:1",
-    "--label",
-    LONG,
+    ...timing("1s", "5s"),
+    ...["tcp", "127.0.0.1:1", "--label", LONG],
   ], { columns: 60 });
   const rows = drawn.filter((l) => l.includes("attempt 1"));
   assert(rows.length > 0, `no live row drawn:\n${raw}`);

@@ -1,6 +1,6 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -52,32 +52,16 @@ Deno.test("lockfile --present waits for a lock to appear; --older-than for it to
     // Made just now, it turns stale after 1 s.
     await Deno.remove(lock);
     await sh("touch", [lock]);
-    const stale = await runJson([
-      "--timeout",
-      "20s",
+    const stale = await expectJson([
+      ...["--timeout", "20s"],
       ...FAST,
-      "lockfile",
-      lock,
-      "--present",
-      "--older-than",
-      "1s",
-    ]);
-    assertEquals(stale.code, 0);
-    assertEquals(
-      stale.json.conditions[0]!.last_error,
-      "lock file modified under 1s ago, not yet 1s",
-    );
+      ...["lockfile", lock, "--present", "--older-than", "1s"],
+    ], { code: 0, error: "lock file modified under 1s ago, not yet 1s" });
     assertStringIncludes(stale.json.conditions[0]!.detail, ", stale)");
 
     await sh("touch", ["-d", "2 hours ago", lock]);
     const old = await runJson([
-      "--timeout",
-      "5s",
-      "lockfile",
-      lock,
-      "--present",
-      "--older-than",
-      "1h",
+      ...["--timeout", "5s", "lockfile", lock, "--present", "--older-than", "1h"],
     ]);
     assertEquals(old.json.conditions[0]!.detail, "lock file exists (modified 2h ago, stale)");
   } finally {
@@ -97,12 +81,9 @@ Deno.test("lockfile times out while the lock stays held", async () => {
       `not satisfied: lockfile ${dir}/held.lock: lock file exists (modified 1m3`,
     );
     const missing = await runJson([
-      "--timeout",
-      "300ms",
+      ...["--timeout", "300ms"],
       ...FAST,
-      "lockfile",
-      `${dir}/none`,
-      "--present",
+      ...["lockfile", `${dir}/none`, "--present"],
     ]);
     assertEquals([missing.code, missing.json.conditions[0]!.last_error], [1, "does not exist"]);
   } finally {
@@ -110,18 +91,19 @@ Deno.test("lockfile times out while the lock stays held", async () => {
   }
 });
 
-Deno.test("lockfile usage errors", async () => {
-  assertEquals(
-    usageErrorLine(await runCli(["lockfile", "a.lock", "--absent", "--present"])),
-    "waitcmd: condition 1 (lockfile): --present: cannot be combined with --absent (see: waitcmd help lockfile)",
-  );
-  assertEquals(
-    usageErrorLine(await runCli(["lockfile", "a.lock", "--older-than", "5m"])),
-    "waitcmd: condition 1 (lockfile): --older-than: needs --present (a stale lock is a present one) (see: waitcmd help lockfile)",
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["lockfile", "a.lock", "--present", "--older-than", "soon"])),
-    "--older-than",
-  );
-  assertStringIncludes(usageErrorLine(await runCli(["lockfile"])), "missing target PATH");
-});
+Deno.test("lockfile usage errors", () =>
+  assertKindUsageErrors("lockfile", [
+    [
+      ["lockfile", "a.lock", "--absent", "--present"],
+      "--present: cannot be combined with --absent",
+    ],
+    [
+      ["lockfile", "a.lock", "--older-than", "5m"],
+      "--older-than: needs --present (a stale lock is a present one)",
+    ],
+    [
+      ["lockfile", "a.lock", "--present", "--older-than", "soon"],
+      '--older-than: expected a duration like 30s, 2m or 1h30m, got "soon"',
+    ],
+    [["lockfile"], "missing target PATH"],
+  ]));

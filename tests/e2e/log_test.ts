@@ -1,17 +1,11 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, startCli, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, startCli, timing, usageErrorLine } from "./_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const append = (path: string, text: string) => Deno.writeTextFile(path, text, { append: true });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-e2e-" });
-  try {
-    await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
+const withDir = inTempDir("waitcmd-log-e2e-");
 
 /** The stderr line of attempt `n` (or later) of the condition. */
 const attemptAtLeast = (name: string, n: number) => (line: string) => {
@@ -26,16 +20,7 @@ Deno.test("log skips existing lines, waits for a partial line's newline, drops C
   await withDir(async (dir) => {
     const f = `${dir}/app.log`;
     await Deno.writeTextFile(f, "FATAL old\n");
-    const cli = startCli([
-      "--timeout",
-      "15s",
-      "--interval",
-      "200ms",
-      "log",
-      f,
-      "--contains",
-      "FATAL",
-    ]);
+    const cli = startCli([...timing("15s", "200ms"), "log", f, "--contains", "FATAL"]);
     const name = `log ${f}`;
     await cli.waitFor("stderr", attemptAtLeast(name, 1));
     await append(f, "FATAL ne");
@@ -64,18 +49,9 @@ Deno.test("log --from-start matches existing content; JSON report shape", async 
   await withDir(async (dir) => {
     const f = `${dir}/app.log`;
     await Deno.writeTextFile(f, "boot\nlistening on 127.0.0.1:8080\nrequest\n");
-    const r = await runJson([
-      "--timeout",
-      "5s",
-      "log",
-      f,
-      "--from-start",
-      "--matches",
-      "listening on .*:\\d+$",
-    ]);
-    assertEquals(r.code, 0);
-    assertEquals(r.stderr, "");
-    assertEquals(r.json.status, "satisfied");
+    const r = await expectJson([
+      ...["--timeout", "5s", "log", f, "--from-start", "--matches", "listening on .*:\\d+$"],
+    ], { code: 0, status: "satisfied", stderr: "" });
     const c = r.json.conditions[0]!;
     assertEquals(
       {
@@ -107,35 +83,17 @@ Deno.test("log --tail N scans only the last N existing lines; a timeout reports 
   await withDir(async (dir) => {
     const f = `${dir}/app.log`;
     await Deno.writeTextFile(f, "ERROR early\nok 1\nok 2\n");
-    const short = await runJson([
-      "--timeout",
-      "600ms",
-      "--interval",
-      "100ms",
-      "log",
-      f,
-      "--tail",
-      "2",
-      "--contains",
-      "ERROR",
-    ]);
-    assertEquals(short.code, 1);
-    assertEquals(short.json.status, "timeout");
+    const short = await expectJson([
+      ...timing("600ms", "100ms"),
+      ...["log", f, "--tail", "2", "--contains", "ERROR"],
+    ], { code: 1, status: "timeout" });
     assertEquals(short.json.conditions[0]!.satisfied, false);
     assertEquals(short.json.conditions[0]!.last_error, "no matching line yet");
     const long = await runJson(["--timeout", "5s", "log", f, "--tail", "3", "--contains", "ERROR"]);
     assertEquals([long.code, long.json.conditions[0]!.detail], [0, "ERROR early"]);
     const text = await runCli([
-      "--timeout",
-      "300ms",
-      "--interval",
-      "100ms",
-      "log",
-      f,
-      "--tail",
-      "2",
-      "--contains",
-      "ERROR",
+      ...timing("300ms", "100ms"),
+      ...["log", f, "--tail", "2", "--contains", "ERROR"],
     ]);
     assertEquals(text.code, 1);
     assertStringIncludes(
@@ -160,19 +118,8 @@ Deno.test("log --exclude drops lines before --contains and --matches (both must 
       ].join("\n"),
     );
     const r = await runJson([
-      "--timeout",
-      "5s",
-      "log",
-      f,
-      "--from-start",
-      "--contains",
-      "done",
-      "--matches",
-      "took \\d+ms$",
-      "--exclude",
-      "dry-run",
-      "--exclude",
-      "(test)",
+      ...["--timeout", "5s", "log", f, "--from-start", "--contains", "done"],
+      ...["--matches", "took \\d+ms$", "--exclude", "dry-run", "--exclude", "(test)"],
     ]);
     assertEquals([r.code, r.json.conditions[0]!.detail], [0, "job 4 done took 9ms"]);
   });
@@ -183,17 +130,8 @@ Deno.test("log --min-matches reports n/N and ends with N/N matches; last line", 
     const f = `${dir}/worker.log`;
     await Deno.writeTextFile(f, "job a done\n");
     const cli = startCli([
-      "--timeout",
-      "15s",
-      "--interval",
-      "200ms",
-      "log",
-      f,
-      "--from-start",
-      "--contains",
-      "done",
-      "--min-matches",
-      "3",
+      ...timing("15s", "200ms"),
+      ...["log", f, "--from-start", "--contains", "done", "--min-matches", "3"],
     ]);
     await cli.waitFor(
       "stderr",
@@ -213,15 +151,7 @@ Deno.test("log --min-matches reports n/N and ends with N/N matches; last line", 
     );
 
     const json = await runJson([
-      "--timeout",
-      "5s",
-      "log",
-      f,
-      "--from-start",
-      "--contains",
-      "done",
-      "--min-matches",
-      "3",
+      ...["--timeout", "5s", "log", f, "--from-start", "--contains", "done", "--min-matches", "3"],
     ]);
     assertEquals(json.json.conditions[0]!.detail, "job c done");
   });
@@ -231,16 +161,9 @@ Deno.test("log waits for a file that does not exist yet and reads it from its st
   await withDir(async (dir) => {
     const f = `${dir}/logs/late.log`;
     const cli = startCli([
-      "--output",
-      "json",
-      "--timeout",
-      "15s",
-      "--interval",
-      "200ms",
-      "log",
-      f,
-      "--contains",
-      "ready",
+      ...["--output", "json"],
+      ...timing("15s", "200ms"),
+      ...["log", f, "--contains", "ready"],
     ]);
     await sleep(500);
     await Deno.mkdir(`${dir}/logs`);
@@ -259,18 +182,9 @@ Deno.test("guard log exits 3 as soon as the line is written", async () => {
     await Deno.writeTextFile(f, "");
     // The interval is longer than the timeout: only the file event can end this run early.
     const cli = startCli([
-      "--timeout",
-      "20s",
-      "--interval",
-      "30s",
-      "file",
-      `${dir}/never`,
-      "--",
-      "guard",
-      "log",
-      f,
-      "--contains",
-      "FATAL",
+      ...timing("20s", "30s"),
+      ...["file", `${dir}/never`],
+      ...["--", "guard", "log", f, "--contains", "FATAL"],
     ]);
     await cli.waitFor("stderr", attemptAtLeast(`log ${f}`, 1));
     const t0 = performance.now();
@@ -331,19 +245,9 @@ async function rotationRun(
   const f = `${dir}/app.log`;
   await Deno.writeTextFile(f, "");
   const cli = startCli([
-    "--output",
-    "jsonl",
-    "--timeout",
-    "60s",
-    "--interval",
-    "1s",
-    "log",
-    f,
-    "--from-start",
-    "--contains",
-    "line",
-    "--min-matches",
-    String(LINES),
+    ...["--output", "jsonl"],
+    ...timing("60s", "1s"),
+    ...["log", f, "--from-start", "--contains", "line", "--min-matches", String(LINES)],
   ]);
   await cli.waitFor("stdout", /"event":"attempt"/);
   const enc = new TextEncoder();

@@ -14,7 +14,7 @@
 import { assertEquals } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { mongoMissing, type MongoStandIn, prepareMongo } from "../services/mongo.ts";
-import { assertUsageErrors, runJson } from "./_cli.ts";
+import { assertUsageErrors, cliTest, runJson, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -43,16 +43,7 @@ async function mongoTests(t: Deno.TestContext) {
     );
 
     await t.step("stand-in: --replica-set on a standalone times out saying so", async () => {
-      const r = await runJson([
-        "--timeout",
-        "2s",
-        "--interval",
-        "300ms",
-        "mongodb",
-        m.uri,
-        "--replica-set",
-        "rs0",
-      ]);
+      const r = await runJson([...timing("2s", "300ms"), "mongodb", m.uri, "--replica-set", "rs0"]);
       assertEquals(r.code, 1);
       assertEquals(
         r.json.conditions[0]!.last_error,
@@ -64,10 +55,9 @@ async function mongoTests(t: Deno.TestContext) {
   }
 }
 
-Deno.test({
-  name: "mongodb kind: usage errors through the CLI (the driver's URI check included), no password",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "mongodb kind: usage errors through the CLI (the driver's URI check included), no password",
+  async () => {
     const rows: [string[], string][] = [
       [["mongodb", `postgres://app:${PW}@h/`], "expected mongodb://"],
       [
@@ -79,4 +69,4 @@ Deno.test({
     ];
     await assertUsageErrors(rows, { secrets: [PW] });
   },
-});
+);

@@ -14,7 +14,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_ass
 import { ignoreWithout } from "../_kit.ts";
 import { makeMariadb, type Mariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -33,12 +33,7 @@ Deno.test({
       await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
         const e = await runJson([
           ...FAST,
-          "mariadb",
-          url,
-          "--query",
-          "SELECT CURRENT_USER(), 2",
-          "--expect",
-          "app@%",
+          ...["mariadb", url, "--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
         ]);
         assertEquals([e.code, e.stderr], [0, ""]);
         const c = e.json.conditions[0]!;
@@ -46,12 +41,8 @@ Deno.test({
         assertEquals(c.detail, 'query returned "app@%" as app@app');
         const m = await runJson([
           ...FAST,
-          "mysql",
-          url,
-          "--query",
-          "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'",
-          "--min-rows",
-          "3",
+          ...["mysql", url, "--query", "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'"],
+          ...["--min-rows", "3"],
         ]);
         assertEquals(m.code, 0);
         assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
@@ -154,12 +145,7 @@ Deno.test({
           "certificate not trusted (self-signed certificate in certificate chain)",
         ],
       ];
-      for (const [args, error] of pending) {
-        const r = await runJson(["--timeout", "1s", "--interval", "200ms", "mysql", ...args]);
-        assertEquals([r.code, r.json.status], [1, "timeout"], args.join(" "));
-        assertEquals(r.json.conditions[0]!.last_error, error);
-        assert(r.json.conditions[0]!.attempts >= 2, "TLS failures are retried");
-      }
+      await assertTlsRetried("mysql", pending);
     } finally {
       await db.remove();
       await pki.cleanup();

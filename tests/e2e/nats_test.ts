@@ -15,7 +15,7 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeNats, natsMissing } from "../services/nats.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -187,12 +187,7 @@ Deno.test({
           "the server requires TLS (use a tls:// URL or --tls)",
         ],
       ];
-      for (const [args, error] of pending) {
-        const r = await runJson([...SHORT, "nats", ...args]);
-        assertEquals([r.code, r.json.status], [1, "timeout"], args.join(" "));
-        assertEquals(r.json.conditions[0]!.last_error, error, args.join(" "));
-        assert(r.json.conditions[0]!.attempts >= 2, "TLS failures are retried");
-      }
+      await assertTlsRetried("nats", pending);
     } finally {
       await n.remove();
       await pki.cleanup();

@@ -9,7 +9,15 @@ import { ignoreWithout } from "../_kit.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { buildVersitygw, type S3Env, startS3 } from "../services/s3.ts";
 import { startSilentTcp } from "../services/sshd.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import {
+  assertOutcome,
+  expectJson,
+  runCli,
+  runJson,
+  runLate,
+  timing,
+  usageErrorLine,
+} from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 /** For runs that must end in a timeout. */
@@ -77,18 +85,14 @@ Deno.test({
       });
 
       await t.step("matching metadata holds; the JSON report has the fields", async () => {
-        const r = await runJson([
-          ...FAST,
-          "s3",
-          "s3://items/dir/a.txt",
-          "--metadata",
-          "build=42",
-          "--metadata",
-          "Owner=ci",
-        ], { env });
-        assertEquals(r.code, 0);
-        assertEquals(r.stderr, "");
-        assertEquals(r.json.status, "satisfied");
+        const r = await expectJson(
+          [
+            ...FAST,
+            ...["s3", "s3://items/dir/a.txt", "--metadata", "build=42", "--metadata", "Owner=ci"],
+          ],
+          { code: 0, status: "satisfied", stderr: "" },
+          { env },
+        );
         const c = r.json.conditions[0]!;
         assertEquals(c.name, "s3 s3://items/dir/a.txt");
         assertEquals(c.kind, "objstore");
@@ -100,18 +104,14 @@ Deno.test({
       });
 
       await t.step("mismatching metadata stays pending and says what differs", async () => {
-        const r = await runJson([
-          ...SHORT,
-          "s3",
-          "s3://items/dir/a.txt",
-          "--metadata",
-          "build=41",
-          "--metadata",
-          "stage=prod",
-        ], { env });
-        assertEquals(r.code, 1);
-        assertEquals(r.stderr, "");
-        assertEquals(r.json.status, "timeout");
+        const r = await expectJson(
+          [
+            ...SHORT,
+            ...["s3", "s3://items/dir/a.txt", "--metadata", "build=41", "--metadata", "stage=prod"],
+          ],
+          { code: 1, status: "timeout", stderr: "" },
+          { env },
+        );
         const c = r.json.conditions[0]!;
         assertEquals(c.satisfied, false);
         assertEquals(
@@ -130,28 +130,26 @@ Deno.test({
           },
           env,
         );
-        assertEquals(r.code, 0);
-        assertEquals(
-          r.attempts[0]!.error,
-          `object 2 B, etag ${e1}; metadata build is "1", want "2"`,
-        );
-        assertEquals(r.report.conditions[0]!.detail, `object 2 B, etag ${e2}, metadata matched`);
+        assertOutcome(r, {
+          code: 0,
+          firstError: `object 2 B, etag ${e1}; metadata build is "1", want "2"`,
+          detail: `object 2 B, etag ${e2}, metadata matched`,
+        });
       });
 
       await t.step("--contains reads the body", async () => {
-        const ok = await runJson([...FAST, "s3", "s3://items/dir/a.txt", "--contains", "o w"], {
+        await expectJson([...FAST, "s3", "s3://items/dir/a.txt", "--contains", "o w"], {
+          code: 0,
+          detail: `object 11 B, etag ${etag}, contains "o w"`,
+        }, {
           env,
         });
-        assertEquals(ok.code, 0);
-        assertEquals(ok.json.conditions[0]!.detail, `object 11 B, etag ${etag}, contains "o w"`);
-        const no = await runJson([...SHORT, "s3", "s3://items/dir/a.txt", "--contains", "bye"], {
+        await expectJson([...SHORT, "s3", "s3://items/dir/a.txt", "--contains", "bye"], {
+          code: 1,
+          error: `object 11 B, etag ${etag}; does not contain "bye"`,
+        }, {
           env,
         });
-        assertEquals(no.code, 1);
-        assertEquals(
-          no.json.conditions[0]!.last_error,
-          `object 11 B, etag ${etag}; does not contain "bye"`,
-        );
       });
 
       await t.step(
@@ -161,64 +159,60 @@ Deno.test({
           big.set(new TextEncoder().encode("NEEDLE"), 10 << 20);
           big.set(new TextEncoder().encode("EARLY"), (10 << 20) - 5);
           const bigTag = await s3.putObject("items", "big.bin", big);
-          const far = await runJson(
-            [...SHORT, "s3", "s3://items/big.bin", "--contains", "NEEDLE"],
-            {
-              env,
-            },
-          );
-          assertEquals(far.code, 1);
-          assertEquals(
-            far.json.conditions[0]!.last_error,
-            `object 10.0 MiB, etag ${bigTag}; does not contain "NEEDLE" in its first 10.0 MiB`,
-          );
-          const edge = await runJson([...FAST, "s3", "s3://items/big.bin", "--contains", "EARLY"], {
+          await expectJson([...SHORT, "s3", "s3://items/big.bin", "--contains", "NEEDLE"], {
+            code: 1,
+            error:
+              `object 10.0 MiB, etag ${bigTag}; does not contain "NEEDLE" in its first 10.0 MiB`,
+          }, {
             env,
           });
-          assertEquals(edge.code, 0);
+          await expectJson([...FAST, "s3", "s3://items/big.bin", "--contains", "EARLY"], {
+            code: 0,
+          }, {
+            env,
+          });
           const emptyTag = await s3.putObject("items", "empty", new Uint8Array(0));
-          const empty = await runJson([...SHORT, "s3", "s3://items/empty", "--contains", "x"], {
+          await expectJson([...SHORT, "s3", "s3://items/empty", "--contains", "x"], {
+            code: 1,
+            error: `object 0 B, etag ${emptyTag}; does not contain "x"`,
+          }, {
             env,
           });
-          assertEquals(empty.code, 1);
-          assertEquals(
-            empty.json.conditions[0]!.last_error,
-            `object 0 B, etag ${emptyTag}; does not contain "x"`,
-          );
         },
       );
 
       await t.step("a wrong secret from CLOUD_SECRET_ACCESS_KEY names its source", async () => {
         const wrong = s3.secretAccessKey.slice(0, -4) + "beef";
-        const r = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+        const r = await expectJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+          code: 1,
+          status: "timeout",
+          error:
+            `credentials refused (403 SignatureDoesNotMatch): the secret access key does not match access key id ${s3.accessKeyId} (from CLOUD_* variables)`,
+        }, {
           env: { ...env, CLOUD_SECRET_ACCESS_KEY: wrong },
         });
-        assertEquals([r.code, r.json.status], [1, "timeout"]);
-        assertEquals(
-          r.json.conditions[0]!.last_error,
-          `credentials refused (403 SignatureDoesNotMatch): the secret access key does not match access key id ${s3.accessKeyId} (from CLOUD_* variables)`,
-        );
         assert(!r.stdout.includes(wrong), "the wrong secret never appears");
       });
 
       await t.step("an unknown access key id is refused too", async () => {
-        const r = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+        await expectJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+          code: 1,
+          error:
+            "credentials refused (404 XAdminUserNotFound): unknown access key id AKNOBODY (from CLOUD_* variables)",
+        }, {
           env: { ...env, CLOUD_ACCESS_KEY_ID: "AKNOBODY" },
         });
-        assertEquals(r.code, 1);
-        assertEquals(
-          r.json.conditions[0]!.last_error,
-          "credentials refused (404 XAdminUserNotFound): unknown access key id AKNOBODY (from CLOUD_* variables)",
-        );
       });
 
       await t.step("a bucket-only target waits for the bucket", async () => {
-        const have = await runJson([...FAST, "objstore", "objstore://items"], { env });
-        assertEquals(have.code, 0);
-        assertEquals(have.json.conditions[0]!.detail, "bucket items exists");
-        const missing = await runJson([...SHORT, "objstore", "objstore://nothere"], { env });
-        assertEquals(missing.code, 1);
-        assertEquals(missing.json.conditions[0]!.last_error, 'bucket "nothere" does not exist');
+        await expectJson([...FAST, "objstore", "objstore://items"], {
+          code: 0,
+          detail: "bucket items exists",
+        }, { env });
+        await expectJson([...SHORT, "objstore", "objstore://nothere"], {
+          code: 1,
+          error: 'bucket "nothere" does not exist',
+        }, { env });
         const late = await runLate(
           [...FAST, "s3", "s3://latebucket/"],
           () => s3.createBucket("latebucket"),
@@ -259,11 +253,12 @@ Deno.test({
           { env: { ...env, CLOUD_ENDPOINT_URL_S3: dead } },
         );
         assertEquals(flag.code, 0, "--endpoint-url beats the variables");
-        const refused = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+        await expectJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+          code: 1,
+          error: `connection refused (${dead})`,
+        }, {
           env: { ...env, CLOUD_ENDPOINT_URL: dead },
         });
-        assertEquals(refused.code, 1);
-        assertEquals(refused.json.conditions[0]!.last_error, `connection refused (${dead})`);
       });
 
       await t.step("s3:// and objstore:// work with both kind words", async () => {
@@ -273,8 +268,7 @@ Deno.test({
             "s3://items/dir/a.txt",
           ]]
         ) {
-          const r = await runJson([...FAST, word!, uri!], { env });
-          assertEquals(r.code, 0);
+          const r = await expectJson([...FAST, word!, uri!], { code: 0 }, { env });
           assertEquals(r.json.conditions[0]!.name, `${word} ${uri}`);
           assertEquals(r.json.conditions[0]!.kind, "objstore");
         }
@@ -283,7 +277,7 @@ Deno.test({
       await t.step(
         "credentials from the AWS SDK chain: AWS_* variables and --profile",
         async () => {
-          const viaAws = await runJson([...FAST, "s3", "s3://items/dir/a.txt"], {
+          await expectJson([...FAST, "s3", "s3://items/dir/a.txt"], { code: 0 }, {
             env: {
               ...CLEAN,
               S3_ENDPOINT_URL: s3.endpoint,
@@ -291,15 +285,15 @@ Deno.test({
               AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
             },
           });
-          assertEquals(viaAws.code, 0);
           const dir = await Deno.makeTempDir({ prefix: "waitcmd-aws-" });
           try {
             await Deno.writeTextFile(
               `${dir}/credentials`,
               `[ci]\naws_access_key_id = ${s3.accessKeyId}\naws_secret_access_key = ${s3.secretAccessKey}\n`,
             );
-            const viaProfile = await runJson(
+            const viaProfile = await expectJson(
               [...FAST, "s3", "s3://items/dir/a.txt", "--profile", "ci"],
+              { code: 0 },
               {
                 env: {
                   ...CLEAN,
@@ -308,11 +302,11 @@ Deno.test({
                 },
               },
             );
-            assertEquals(viaProfile.code, 0);
             assertEquals(viaProfile.stderr, "");
             noSecrets(viaProfile.stdout);
-            const noProfile = await runJson(
+            const noProfile = await expectJson(
               [...SHORT, "s3", "s3://items/dir/a.txt", "--profile", "missing"],
+              { code: 1 },
               {
                 env: {
                   ...CLEAN,
@@ -321,7 +315,6 @@ Deno.test({
                 },
               },
             );
-            assertEquals(noProfile.code, 1);
             assertStringIncludes(
               noProfile.json.conditions[0]!.last_error,
               "no credentials: profile missing",
@@ -353,41 +346,36 @@ Deno.test({
             }),
           );
           const anon = { ...CLEAN, CLOUD_ENDPOINT_URL: s3.endpoint };
-          const pub = await runJson(
+          const pub = await expectJson(
             [...FAST, "s3", "s3://public/index.txt", "--contains", "open"],
+            { code: 0 },
             { env: anon },
           );
-          assertEquals(pub.code, 0);
           assertEquals(pub.stderr, "");
           assertMatch(
             pub.json.conditions[0]!.detail,
             /^object 11 B, etag "[0-9a-f]+", contains "open"$/,
           );
-          const priv = await runJson([...SHORT, "s3", "s3://items/dir/a.txt"], { env: anon });
-          assertEquals(priv.code, 1);
-          assertEquals(
-            priv.json.conditions[0]!.last_error,
-            "access denied (403 AccessDenied) to the object; no credentials found (anonymous request)",
-          );
+          await expectJson([...SHORT, "s3", "s3://items/dir/a.txt"], {
+            code: 1,
+            error:
+              "access denied (403 AccessDenied) to the object; no credentials found (anonymous request)",
+          }, { env: anon });
         },
       );
 
       await t.step("an endpoint that never answers is cut off by --attempt-timeout", async () => {
         const silent = await startSilentTcp();
         try {
-          const r = await runJson([
-            "--timeout",
-            "2s",
-            "--interval",
-            "100ms",
-            "--attempt-timeout",
-            "300ms",
-            "s3",
-            "s3://items/dir/a.txt",
-            "--endpoint-url",
-            `http://127.0.0.1:${silent.port}`,
-          ], { env });
-          assertEquals(r.code, 1);
+          const r = await expectJson(
+            [
+              ...timing("2s", "100ms", "300ms"),
+              ...["s3", "s3://items/dir/a.txt"],
+              ...["--endpoint-url", `http://127.0.0.1:${silent.port}`],
+            ],
+            { code: 1 },
+            { env },
+          );
           assertEquals(r.stderr, "");
           const c = r.json.conditions[0]!;
           assert(c.attempts >= 2, `several attempts, got ${c.attempts}`);

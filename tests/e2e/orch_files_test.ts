@@ -12,7 +12,7 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine, WAITCMD } from "./_cli.ts";
+import { expectJson, runCli, runJson, usageErrorLine, WAITCMD } from "./_cli.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -173,12 +173,7 @@ Deno.test({
       );
       await t.step("--kubeconfig FIFO: a timeout (exit 1) that says why", async () => {
         const r = await runJson([
-          "-t",
-          "2s",
-          "k8s",
-          "ns/default",
-          "--kubeconfig",
-          `${dir}/kubeconfig`,
+          ...["-t", "2s", "k8s", "ns/default", "--kubeconfig", `${dir}/kubeconfig`],
         ]);
         assertEquals([r.code, r.json.status, r.stderr], [1, "timeout", ""]);
         assertEquals(
@@ -187,26 +182,19 @@ Deno.test({
         );
       });
       await t.step("a token-file that is a FIFO: the same", async () => {
-        const r = await runJson(["-t", "2s", "k8s", "ns/default"], {
+        await expectJson(["-t", "2s", "k8s", "ns/default"], {
+          code: 1,
+          error:
+            `kubeconfig ${dir}/token.kubeconfig: token-file ${dir}/token: not a regular file (a named pipe); waitcmd reads kubeconfigs and the files they name only from regular files`,
+        }, {
           env: { KUBECONFIG: `${dir}/token.kubeconfig` },
         });
-        assertEquals(r.code, 1);
-        assertEquals(
-          r.json.conditions[0]!.last_error,
-          `kubeconfig ${dir}/token.kubeconfig: token-file ${dir}/token: not a regular file (a named pipe); waitcmd reads kubeconfigs and the files they name only from regular files`,
-        );
       });
       await t.step("SIGTERM after the first attempt: cancelled, exit 143", async () => {
         const child = new Deno.Command(WAITCMD, {
           args: [
-            "-o",
-            "jsonl",
-            "-t",
-            "60s",
-            "k8s",
-            "ns/default",
-            "--kubeconfig",
-            `${dir}/kubeconfig`,
+            ...["-o", "jsonl", "-t", "60s", "k8s", "ns/default"],
+            ...["--kubeconfig", `${dir}/kubeconfig`],
           ],
           env: { NO_COLOR: "1" },
           stdin: "null",
@@ -336,11 +324,11 @@ Deno.test({
         async () => {
           const cfg = `${dir}/mirror.kubeconfig`;
           await Deno.writeTextFile(cfg, kubeconfig(mirror.url, [`token: ${secrets.static}`]));
-          const r = await runJson(
+          const r = await expectJson(
             ["-t", "1500ms", "k8s", "cm/x", "--jsonpath", ".data.seen == 'nope'"],
+            { code: 1 },
             { env: { KUBECONFIG: cfg } },
           );
-          assertEquals(r.code, 1);
           assert(!r.stdout.includes(secrets.static), r.stdout);
           assertEquals(
             r.json.conditions[0]!.last_error,

@@ -1,6 +1,6 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -11,17 +11,9 @@ Deno.test("permission waits for chmod and chown on a real file", async () => {
     await sh("sh", ["-c", `umask 022 && echo secret > ${f}`]);
     const r = await runLate(
       [
-        "--timeout",
-        "20s",
+        ...["--timeout", "20s"],
         ...FAST,
-        "permission",
-        f,
-        "--mode",
-        "0600",
-        "--owner",
-        "nobody",
-        "--group",
-        "4321",
+        ...["permission", f, "--mode", "0600", "--owner", "nobody", "--group", "4321"],
       ],
       () => sh("sh", ["-c", `chmod 600 ${f} && chown nobody:4321 ${f}`]),
     );
@@ -36,14 +28,7 @@ Deno.test("permission waits for chmod and chown on a real file", async () => {
     assertEquals(c.detail, "file 0600, owner 65534, group 4321");
 
     const alias = await runJson([
-      "--timeout",
-      "5s",
-      "perm",
-      f,
-      "--mode-includes",
-      "0400",
-      "--type",
-      "file",
+      ...["--timeout", "5s", "perm", f, "--mode-includes", "0400", "--type", "file"],
     ]);
     assertEquals([alias.code, alias.json.conditions[0]!.name, alias.json.conditions[0]!.kind], [
       0,
@@ -67,13 +52,9 @@ Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fi
       path: string,
       t: string,
     ) => (await runJson([
-      "--timeout",
-      "300ms",
+      ...["--timeout", "300ms"],
       ...FAST,
-      "permission",
-      `${dir}/${path}`,
-      "--type",
-      t,
+      ...["permission", `${dir}/${path}`, "--type", t],
     ]));
     for (
       const [path, t] of [["app.sock", "socket"], ["pipe", "fifo"], ["file", "file"], [
@@ -97,21 +78,22 @@ Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fi
   }
 });
 
-Deno.test("permission usage errors", async () => {
-  assertEquals(
-    usageErrorLine(await runCli(["permission", "/x"])),
-    "waitcmd: condition 1 (permission): permission needs at least one of --mode, --mode-includes, --owner, --group, --type (see: waitcmd help permission)",
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["perm", "/x", "--mode", "rw-r--r--"])),
-    '--mode: expected an octal mode like 0644, got "rw-r--r--"',
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["perm", "/x", "--type", "pipe"])),
-    "--type",
-  );
-  assertEquals(
-    usageErrorLine(await runCli(["perm", "/x", "--owner", "no-such-user-zq9"])),
-    'waitcmd: condition 1 (perm): --owner: no user named "no-such-user-zq9" on this system (see: waitcmd help permission)',
-  );
-});
+Deno.test("permission usage errors", () =>
+  assertKindUsageErrors("permission", [
+    [
+      ["permission", "/x"],
+      "permission needs at least one of --mode, --mode-includes, --owner, --group, --type",
+    ],
+    [
+      ["perm", "/x", "--mode", "rw-r--r--"],
+      '--mode: expected an octal mode like 0644, got "rw-r--r--"',
+    ],
+    [
+      ["perm", "/x", "--type", "pipe"],
+      '--type: expected one of file, dir, symlink, socket, fifo, got "pipe"',
+    ],
+    [
+      ["perm", "/x", "--owner", "no-such-user-zq9"],
+      '--owner: no user named "no-such-user-zq9" on this system',
+    ],
+  ]));

@@ -1,21 +1,14 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { makeZombie, sh } from "../services/_util.ts";
+import { assertKindUsageErrors, expectJson, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
 
 /** Starts `sleep 60` as a real daemon that writes its pid file (start-stop-daemon). */
 async function startDaemon(pidfile: string): Promise<number> {
   await sh("start-stop-daemon", [
-    "--start",
-    "--background",
-    "--make-pidfile",
-    "--pidfile",
-    pidfile,
-    "--exec",
-    "/bin/sleep",
-    "--",
-    "60",
+    ...["--start", "--background", "--make-pidfile", "--pidfile", pidfile, "--exec", "/bin/sleep"],
+    ...["--", "60"],
   ]);
   const pid = Number((await Deno.readTextFile(pidfile)).trim());
   // start-stop-daemon may return before its child has exec'd sleep.
@@ -93,50 +86,31 @@ Deno.test("pidfile --stopped waits for the daemon to stop, and holds for no file
 
 Deno.test("pidfile counts a zombie and a reused pid as not running", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-pidfile-" });
-  // The parent execs into a long sleep that never reaps its exited child: a zombie.
-  const parent = new Deno.Command("sh", {
-    args: ["-c", `sleep 0.1 & echo $! > ${dir}/zombie.pid; exec sleep 30`],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const { parent, zpid } = await makeZombie(`${dir}/zombie.pid`);
   try {
-    let zpid = 0;
-    for (let i = 0; i < 100 && !zpid; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      zpid = Number((await Deno.readTextFile(`${dir}/zombie.pid`).catch(() => "")).trim());
-    }
-    await new Promise((r) => setTimeout(r, 500)); // the child has exited by now
     const z = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/zombie.pid`]);
     assertEquals([z.code, z.json.conditions[0]!.last_error], [
       1,
       `process ${zpid} is a zombie (sleep)`,
     ]);
-    const zs = await runJson(["--timeout", "5s", "pidfile", `${dir}/zombie.pid`, "--stopped"]);
-    assertEquals(zs.code, 0);
+    await expectJson(["--timeout", "5s", "pidfile", `${dir}/zombie.pid`, "--stopped"], { code: 0 });
 
     // A pid file written an hour ago naming a process that started just now: the pid was reused.
     await Deno.writeTextFile(`${dir}/old.pid`, `${parent.pid}\n`);
     await sh("touch", ["-d", "1 hour ago", `${dir}/old.pid`]);
-    const reused = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/old.pid`]);
-    assertEquals(reused.code, 1);
-    assertEquals(
-      reused.json.conditions[0]!.last_error,
-      `pid ${parent.pid} was reused: sleep started after the pid file was written`,
-    );
-    const gone = await runJson(["--timeout", "5s", "pidfile", `${dir}/old.pid`, "--stopped"]);
-    assertEquals(gone.code, 0);
+    await expectJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/old.pid`], {
+      code: 1,
+      error: `pid ${parent.pid} was reused: sleep started after the pid file was written`,
+    });
+    await expectJson(["--timeout", "5s", "pidfile", `${dir}/old.pid`, "--stopped"], { code: 0 });
 
     // Written now, the same pid is the file's process; another --name is not.
     await Deno.writeTextFile(`${dir}/new.pid`, `${parent.pid}\n`);
     assertEquals((await runJson(["--timeout", "5s", "pidfile", `${dir}/new.pid`])).code, 0);
     const other = await runJson([
-      "--timeout",
-      "400ms",
+      ...["--timeout", "400ms"],
       ...FAST,
-      "pidfile",
-      `${dir}/new.pid`,
-      "--name",
-      "nginx",
+      ...["pidfile", `${dir}/new.pid`, "--name", "nginx"],
     ]);
     assertEquals(other.json.conditions[0]!.last_error, `process ${parent.pid} is sleep, not nginx`);
   } finally {
@@ -151,9 +125,11 @@ Deno.test("pidfile keeps an empty or half-written file pending, then times out",
   try {
     await Deno.writeTextFile(`${dir}/a.pid`, "");
     for (const want of ["--running", "--stopped"]) {
-      const r = await runJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/a.pid`, want]);
-      assertEquals([r.code, r.json.status], [1, "timeout"]);
-      assertEquals(r.json.conditions[0]!.last_error, "pid file is empty");
+      await expectJson(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/a.pid`, want], {
+        code: 1,
+        status: "timeout",
+        error: "pid file is empty",
+      });
     }
     await Deno.writeTextFile(`${dir}/a.pid`, "12a");
     const half = await runCli(["--timeout", "400ms", ...FAST, "pidfile", `${dir}/a.pid`]);
@@ -168,17 +144,12 @@ Deno.test("pidfile keeps an empty or half-written file pending, then times out",
   }
 });
 
-Deno.test("pidfile usage errors", async () => {
-  assertEquals(
-    usageErrorLine(await runCli(["pidfile"])),
-    "waitcmd: condition 1 (pidfile): missing target PATH (see: waitcmd help pidfile)",
-  );
-  assertEquals(
-    usageErrorLine(await runCli(["pidfile", "a.pid", "--running", "--stopped"])),
-    "waitcmd: condition 1 (pidfile): --stopped: cannot be combined with --running (see: waitcmd help pidfile)",
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["pidfile", "a.pid", "--name", ""])),
-    "--name: expected a name, got an empty string",
-  );
-});
+Deno.test("pidfile usage errors", () =>
+  assertKindUsageErrors("pidfile", [
+    [["pidfile"], "missing target PATH"],
+    [
+      ["pidfile", "a.pid", "--running", "--stopped"],
+      "--stopped: cannot be combined with --running",
+    ],
+    [["pidfile", "a.pid", "--name", ""], "--name: expected a name, got an empty string"],
+  ]));

@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { freePort } from "../services/_util.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runCli, runJson, timing } from "./_cli.ts";
 
 function listenMany(n: number): { ports: number[]; close(): void } {
   const ls = Array.from({ length: n }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
@@ -16,16 +16,9 @@ Deno.test("ports --any is satisfied by one open port of a range", async () => {
   const p = s.ports[0]!;
   try {
     const lo = Math.max(1, p - 5);
-    const r = await runJson([
-      "--timeout",
-      "5s",
-      "ports",
-      "localhost",
-      "--range",
-      `${lo}-${p}`,
-      "--any",
-    ]);
-    assertEquals(r.code, 0);
+    const r = await expectJson([
+      ...["--timeout", "5s", "ports", "localhost", "--range", `${lo}-${p}`, "--any"],
+    ], { code: 0 });
     assertStringIncludes(r.json.conditions[0]!.detail, `${p}`);
   } finally {
     s.close();
@@ -40,12 +33,7 @@ Deno.test({
     const ports = ls.map((l) => (l.addr as Deno.NetAddr).port);
     try {
       const r = await runJson([
-        "--timeout",
-        "5s",
-        "ports",
-        "localhost",
-        "--range",
-        ports.join(","),
+        ...["--timeout", "5s", "ports", "localhost", "--range", ports.join(",")],
       ]);
       assertEquals(r.code, 0, r.stdout);
       assertStringIncludes(r.json.conditions[0]!.detail, "all 2 ports open");
@@ -59,31 +47,20 @@ Deno.test("ports scans a large range concurrently", async () => {
   // A range starting at a closed port: whatever else listens in it (the machine is shared),
   // --all cannot hold, and the scan of 1,000 ports must fit well inside one attempt.
   const base = Math.min(freePort(), 64000);
-  const r = await runJson([
-    "--timeout",
-    "3s",
-    "--interval",
-    "5s",
-    "ports",
-    "127.0.0.1",
-    "--range",
-    `${base}-${base + 999}`,
-  ]);
-  assertEquals(r.code, 1);
+  const r = await expectJson([
+    ...timing("3s", "5s"),
+    ...["ports", "127.0.0.1", "--range", `${base}-${base + 999}`],
+  ], { code: 1 });
   assertEquals(r.json.conditions[0]!.attempts, 1);
   assertStringIncludes(r.json.conditions[0]!.last_error, "of 1000 open)");
 });
 
 Deno.test("ports validates its flags", async () => {
-  assertStringIncludes(usageErrorLine(await runCli(["ports", "h"])), "--range: is required");
-  assertStringIncludes(
-    usageErrorLine(await runCli(["ports", "h", "--range", "9-1"])),
-    `the range "9-1" runs backwards`,
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["ports", "h", "--range", "1-2", "--any", "--all"])),
-    "--any: cannot be combined with --all",
-  );
+  await assertKindUsageErrors("ports", [
+    [["ports", "h"], "--range: is required: the ports to probe, e.g. --range 8000-8010"],
+    [["ports", "h", "--range", "9-1"], '--range: the range "9-1" runs backwards'],
+    [["ports", "h", "--range", "1-2", "--any", "--all"], "--any: cannot be combined with --all"],
+  ]);
   const r = await runCli(["ports", "--range", "1-2"]);
   assert(r.code === 2 && r.stderr.includes("missing target HOST"));
 });

@@ -14,7 +14,7 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makePostgres, PG_PASSWORD, type Postgres, postgresMissing } from "../services/postgres.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -33,13 +33,7 @@ Deno.test({
       await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
         const e = await runJson([
           ...FAST,
-          "pg",
-          url,
-          "--query",
-          "SELECT current_user, 2",
-          "--expect",
-          "app",
-          "--primary",
+          ...["pg", url, "--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
         ]);
         assertEquals([e.code, e.stderr], [0, ""]);
         const c = e.json.conditions[0]!;
@@ -47,12 +41,8 @@ Deno.test({
         assertEquals(c.detail, 'query returned "app" as app@app on a primary');
         const m = await runJson([
           ...FAST,
-          "postgresql",
-          url,
-          "--query",
-          "SELECT 1; SELECT * FROM generate_series(1, 3)",
-          "--min-rows",
-          "3",
+          ...["postgresql", url, "--query", "SELECT 1; SELECT * FROM generate_series(1, 3)"],
+          ...["--min-rows", "3"],
         ]);
         assertEquals(m.code, 0);
         assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
@@ -183,12 +173,7 @@ Deno.test({
           "certificate not trusted (unable to verify the first certificate)",
         ],
       ];
-      for (const [args, error] of pending) {
-        const r = await runJson(["--timeout", "1s", "--interval", "200ms", "postgres", ...args]);
-        assertEquals([r.code, r.json.status], [1, "timeout"], args.join(" "));
-        assertEquals(r.json.conditions[0]!.last_error, error);
-        assert(r.json.conditions[0]!.attempts >= 2, "TLS failures are retried");
-      }
+      await assertTlsRetried("postgres", pending);
     } finally {
       await pg.remove();
       await pki.cleanup();

@@ -1,5 +1,6 @@
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertEquals } from "../_assert.ts";
+import { assertKindUsageErrors, expectJson } from "./_cli.ts";
+import { makeZombie } from "../services/_util.ts";
 
 Deno.test("process --name finds a running executable, even past comm's 15 characters", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
@@ -9,29 +10,18 @@ Deno.test("process --name finds a running executable, even past comm's 15 charac
   const child = new Deno.Command(`${dir}/${name}`, { args: ["30"], stdout: "null", stderr: "null" })
     .spawn();
   try {
-    const r = await runJson(["--timeout", "5s", "process", "--name", name]);
-    assertEquals(r.code, 0);
+    const r = await expectJson(["--timeout", "5s", "process", "--name", name], { code: 0 });
     assertEquals(r.json.conditions[0]!.name, `process --name ${name}`);
     assertEquals(r.json.conditions[0]!.detail, `process ${name} running (pid ${child.pid})`);
-    const stopped = await runJson([
-      "--timeout",
-      "10s",
-      "--interval",
-      "100ms",
-      "process",
-      "--name",
-      name,
-      "--stopped",
-    ], {
-      started: async () => {
-        await new Promise((res) => setTimeout(res, 300));
-        child.kill("SIGKILL");
+    await expectJson(
+      ["--timeout", "10s", "--interval", "100ms", "process", "--name", name, "--stopped"],
+      { code: 0, error: `process ${name} still running (pid ${child.pid})` },
+      {
+        started: async () => {
+          await new Promise((res) => setTimeout(res, 300));
+          child.kill("SIGKILL");
+        },
       },
-    });
-    assertEquals(stopped.code, 0);
-    assertEquals(
-      stopped.json.conditions[0]!.last_error,
-      `process ${name} still running (pid ${child.pid})`,
     );
   } finally {
     try {
@@ -85,41 +75,15 @@ Deno.test("process --name past 15 characters is the full name, not comm's cut pr
 
 Deno.test("process --pid counts a zombie as not running", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-proc-" });
-  // The parent execs into a long sleep that never reaps its exited child: a zombie.
-  const parent = new Deno.Command("sh", {
-    args: ["-c", `sleep 0.1 & echo $! > ${dir}/z; exec sleep 30`],
-    stdout: "null",
-    stderr: "null",
-  }).spawn();
+  const { parent, zpid } = await makeZombie(`${dir}/z`);
   try {
-    let zpid = 0;
-    for (let i = 0; i < 100 && !zpid; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      zpid = Number((await Deno.readTextFile(`${dir}/z`).catch(() => "")).trim());
-    }
-    await new Promise((r) => setTimeout(r, 400));
-    const running = await runJson([
-      "--timeout",
-      "300ms",
-      "--interval",
-      "100ms",
-      "process",
-      "--pid",
-      String(zpid),
-    ]);
-    assertEquals(running.code, 1);
-    assertEquals(running.json.conditions[0]!.last_error, `process ${zpid} is a zombie`);
-    const stopped = await runJson([
-      "--timeout",
-      "5s",
-      "process",
-      "--pid",
-      String(zpid),
-      "--stopped",
-    ]);
-    assertEquals(stopped.code, 0);
-    const alive = await runJson(["--timeout", "5s", "process", "--pid", String(parent.pid)]);
-    assertEquals(alive.code, 0);
+    await expectJson([
+      ...["--timeout", "300ms", "--interval", "100ms", "process", "--pid", String(zpid)],
+    ], { code: 1, error: `process ${zpid} is a zombie` });
+    await expectJson([
+      ...["--timeout", "5s", "process", "--pid", String(zpid), "--stopped"],
+    ], { code: 0 });
+    await expectJson(["--timeout", "5s", "process", "--pid", String(parent.pid)], { code: 0 });
   } finally {
     parent.kill("SIGKILL");
     await parent.status;
@@ -127,14 +91,12 @@ Deno.test("process --pid counts a zombie as not running", async () => {
   }
 });
 
-Deno.test("process requires exactly one selector", async () => {
-  assertStringIncludes(
-    usageErrorLine(await runCli(["process"])),
-    "process needs --name NAME or --pid PID",
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["process", "--name", "a", "--pid", "2"])),
-    "--pid: cannot be combined with --name",
-  );
-  assertStringIncludes(usageErrorLine(await runCli(["process", "postgres"])), "takes no target");
-});
+Deno.test("process requires exactly one selector", () =>
+  assertKindUsageErrors("process", [
+    [["process"], "--name: process needs --name NAME or --pid PID"],
+    [["process", "--name", "a", "--pid", "2"], "--pid: cannot be combined with --name"],
+    [
+      ["process", "postgres"],
+      'unexpected argument "postgres"; process takes no target, only flags',
+    ],
+  ]));

@@ -12,7 +12,7 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, cliTest, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -36,12 +36,7 @@ async function rabbitmqTests(t: Deno.TestContext) {
       await mq.declareQueue("/", "ready-q", 2);
       const r = await runJson([
         ...FAST,
-        "amqp",
-        admin,
-        "--queue",
-        "ready-q",
-        "--min-messages",
-        "2",
+        ...["amqp", admin, "--queue", "ready-q", "--min-messages", "2"],
       ]);
       assertEquals(r.code, 0, r.stdout);
       assertMatch(
@@ -101,26 +96,14 @@ async function rabbitmqTests(t: Deno.TestContext) {
         const ok = await runJson([...FAST, "rabbitmq", tlsUrl, "--ca-file", mq.pki!.ca.certFile]);
         assertEquals(ok.code, 0, ok.stdout);
         assertMatch(ok.json.conditions[0]!.detail, /, TLS$/);
-        const untrusted = await runJson([
-          "--timeout",
-          "2s",
-          "--interval",
-          "300ms",
-          "rabbitmq",
-          tlsUrl,
-        ]);
+        const untrusted = await runJson([...timing("2s", "300ms"), "rabbitmq", tlsUrl]);
         assertEquals(untrusted.code, 1);
         assertMatch(untrusted.json.conditions[0]!.last_error, /^certificate not trusted/);
         const insecure = await runJson([...FAST, "rabbitmq", tlsUrl, "--insecure"]);
         assertEquals(insecure.code, 0, insecure.stdout);
         const plainPort = await runJson([
-          "--timeout",
-          "2s",
-          "--interval",
-          "300ms",
-          "rabbitmq",
-          `amqp://admin:${mq.adminPassword}@127.0.0.1:${mq.port}/`,
-          "--tls",
+          ...timing("2s", "300ms"),
+          ...["rabbitmq", `amqp://admin:${mq.adminPassword}@127.0.0.1:${mq.port}/`, "--tls"],
           "--insecure",
         ]);
         assertEquals(plainPort.code, 1);
@@ -135,43 +118,32 @@ async function rabbitmqTests(t: Deno.TestContext) {
   }
 }
 
-Deno.test({
-  name: "rabbitmq kind: usage errors through the CLI, never showing the password",
-  ...opts,
-  fn: async () => {
-    const rows: [string[], string][] = [
-      [["rabbitmq", "http://app:S3cr3t-pw@h/"], "expected amqp:// or amqps://"],
-      [
-        ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--min-messages", "1"],
-        "--min-messages: needs --queue",
-      ],
-      [
-        ["amqp", "amqp://app:S3cr3t-pw@h/", "--ca-file", "ca.pem"],
-        "--ca-file: needs amqps:// or --tls",
-      ],
-      [
-        ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--password-env", "X"],
-        "cannot be combined with a password in the URL",
-      ],
-    ];
-    await assertUsageErrors(rows, { env: { X: "other-secret" }, secrets: ["S3cr3t-pw"] });
-  },
+cliTest("rabbitmq kind: usage errors through the CLI, never showing the password", async () => {
+  const rows: [string[], string][] = [
+    [["rabbitmq", "http://app:S3cr3t-pw@h/"], "expected amqp:// or amqps://"],
+    [
+      ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--min-messages", "1"],
+      "--min-messages: needs --queue",
+    ],
+    [
+      ["amqp", "amqp://app:S3cr3t-pw@h/", "--ca-file", "ca.pem"],
+      "--ca-file: needs amqps:// or --tls",
+    ],
+    [
+      ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--password-env", "X"],
+      "cannot be combined with a password in the URL",
+    ],
+  ];
+  await assertUsageErrors(rows, { env: { X: "other-secret" }, secrets: ["S3cr3t-pw"] });
 });
 
-Deno.test({
-  name: "rabbitmq kind: a refused port times out with the connection error",
-  ...opts,
-  fn: async () => {
-    const r = await runJson([
-      "--timeout",
-      "1500ms",
-      "--interval",
-      "300ms",
-      "rabbitmq",
-      "amqp://app:S3cr3t-pw@127.0.0.1:1/",
-    ]);
-    assertEquals([r.code, r.stderr], [1, ""]);
-    assertEquals(r.json.conditions[0]!.last_error, "connection refused");
-    assert(!r.stdout.includes("S3cr3t-pw"));
-  },
+cliTest("rabbitmq kind: a refused port times out with the connection error", async () => {
+  const r = await runJson([
+    ...timing("1500ms", "300ms"),
+    "rabbitmq",
+    "amqp://app:S3cr3t-pw@127.0.0.1:1/",
+  ]);
+  assertEquals([r.code, r.stderr], [1, ""]);
+  assertEquals(r.json.conditions[0]!.last_error, "connection refused");
+  assert(!r.stdout.includes("S3cr3t-pw"));
 });

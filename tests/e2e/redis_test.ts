@@ -14,7 +14,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeRedis, type Redis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertTlsRetried, assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -59,10 +59,7 @@ Deno.test({
         "pending: no credentials (the default user is off), a database it does not have, --tls on a plain server",
         async () => {
           const r = await runJson([
-            "--timeout",
-            "1s",
-            "--interval",
-            "200ms",
+            ...timing("1s", "200ms"),
             ...["redis", `redis://127.0.0.1:${r0.port}`],
             ...["--", "redis", r0.url(undefined, undefined, 99)],
             ...["--", "redis", url, "--tls", "--insecure"],
@@ -162,12 +159,7 @@ Deno.test({
           "certificate not trusted (unable to verify the first certificate)",
         ],
       ];
-      for (const [args, error] of pending) {
-        const r = await runJson(["--timeout", "1s", "--interval", "200ms", "redis", ...args]);
-        assertEquals([r.code, r.json.status], [1, "timeout"], args.join(" "));
-        assertEquals(r.json.conditions[0]!.last_error, error);
-        assert(r.json.conditions[0]!.attempts >= 2, "TLS failures are retried");
-      }
+      await assertTlsRetried("redis", pending);
     } finally {
       await r0.remove();
       await pki.cleanup();

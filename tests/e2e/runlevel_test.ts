@@ -7,61 +7,27 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { assertReportSchema } from "../_schema.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { cliTest, expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
+import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
-const opts = { sanitizeResources: false, sanitizeOps: false };
+const withDir = inTempDir("waitcmd-runlevel-");
 
-/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
-function listen(): { port: number; close(): void } {
-  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  (async () => {
-    try {
-      for await (const c of l) c.close();
-    } catch {
-      // closed
-    }
-  })();
-  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
-}
+cliTest("not: holds while the target is down, with the probe's error as detail", async () => {
+  const port = closedPort();
+  const r = await expectJson(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`], { code: 0 });
+  const c = r.json.conditions[0]!;
+  assertEquals(c.name, `not tcp 127.0.0.1:${port}`);
+  assertEquals(c.satisfied, true);
+  assertStringIncludes(c.detail, "connection refused");
 
-/** A port that nothing listens on (refused). */
-function closedPort(): number {
-  const l = listen();
-  l.close();
-  return l.port;
-}
-
-async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-runlevel-" });
-  try {
-    return await fn(dir);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-}
-
-Deno.test({
-  name: "not: holds while the target is down, with the probe's error as detail",
-  ...opts,
-  fn: async () => {
-    const port = closedPort();
-    const r = await runJson(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`]);
-    assertEquals(r.code, 0);
-    const c = r.json.conditions[0]!;
-    assertEquals(c.name, `not tcp 127.0.0.1:${port}`);
-    assertEquals(c.satisfied, true);
-    assertStringIncludes(c.detail, "connection refused");
-
-    const text = await runCli(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`]);
-    assertMatch(text.stderr, new RegExp(`\\[ok\\] not tcp 127\\.0\\.0\\.1:${port} attempt 1`));
-  },
+  const text = await runCli(["-t", "5s", "not", "tcp", `127.0.0.1:${port}`]);
+  assertMatch(text.stderr, new RegExp(`\\[ok\\] not tcp 127\\.0\\.0\\.1:${port} attempt 1`));
 });
 
-Deno.test({
-  name: "not: pending while the target is up, satisfied once it goes down; timeout while up",
-  ...opts,
-  fn: async () => {
-    const server = listen();
+cliTest(
+  "not: pending while the target is up, satisfied once it goes down; timeout while up",
+  async () => {
+    const server = acceptingPort();
     const late = await runLate(
       ["-t", "10s", "-i", "100ms", "not", "tcp", `127.0.0.1:${server.port}`],
       () => Promise.resolve(server.close()),
@@ -70,22 +36,22 @@ Deno.test({
     assertEquals(late.attempts[0]!.error, `still holds: connected to 127.0.0.1:${server.port}`);
     assert(late.attempts.at(-1)!.ok);
 
-    const up = listen();
+    const up = acceptingPort();
     try {
-      const r = await runJson(["-t", "600ms", "-i", "100ms", "not", "tcp", `127.0.0.1:${up.port}`]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.status, "timeout");
+      const r = await expectJson([
+        ...timing("600ms", "100ms"),
+        ...["not", "tcp", `127.0.0.1:${up.port}`],
+      ], { code: 1, status: "timeout" });
       assertStringIncludes(r.json.conditions[0]!.last_error, "still holds: connected to");
     } finally {
       up.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "not: an event-driven kind stays event-driven (a removed file is seen at once)",
-  ...opts,
-  fn: () =>
+cliTest(
+  "not: an event-driven kind stays event-driven (a removed file is seen at once)",
+  () =>
     withDir(async (dir) => {
       const path = `${dir}/lock`;
       await Deno.writeTextFile(path, "x");
@@ -98,104 +64,74 @@ Deno.test({
       assertEquals(late.attempts.length, 2);
       assertEquals(late.report.conditions[0]!.detail, "does not exist");
     }),
+);
+
+cliTest("not: misplaced is a usage error saying what to type", async () => {
+  const rows: [string[], string][] = [
+    [["tcp", "a:1", "not"], `unexpected argument "not"; separate conditions with "--"`],
+    [["not", "guard", "tcp", "a:1"], "write guard before not: -- guard not <kind> ..."],
+    [["not"], "not must be followed by a condition kind"],
+  ];
+  for (const [args, fragment] of rows) {
+    assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
+  }
 });
 
-Deno.test({
-  name: "not: misplaced is a usage error saying what to type",
-  ...opts,
-  fn: async () => {
-    const rows: [string[], string][] = [
-      [["tcp", "a:1", "not"], `unexpected argument "not"; separate conditions with "--"`],
-      [["not", "guard", "tcp", "a:1"], "write guard before not: -- guard not <kind> ..."],
-      [["not"], "not must be followed by a condition kind"],
-    ];
-    for (const [args, fragment] of rows) {
-      assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
-    }
-  },
+cliTest("backoff: exponential pauses make far fewer attempts than constant ones", async () => {
+  const port = closedPort();
+  const args = ["-t", "1500ms", "-i", "100ms"];
+  const constant = await runJson([...args, "tcp", `127.0.0.1:${port}`]);
+  const exp = await runJson([
+    ...args,
+    ...["--backoff", "exponential", "--max-interval", "10s", "tcp", `127.0.0.1:${port}`],
+  ]);
+  assertEquals([constant.code, exp.code], [1, 1]);
+  // Pauses 100, 200, 400, 800 ms: at most 5 attempts fit in 1.5 s (constant: about 14).
+  assert(
+    exp.json.conditions[0]!.attempts <= 5,
+    `exponential: ${exp.json.conditions[0]!.attempts}`,
+  );
+  assert(
+    constant.json.conditions[0]!.attempts >= 8,
+    `constant: ${constant.json.conditions[0]!.attempts}`,
+  );
 });
 
-Deno.test({
-  name: "backoff: exponential pauses make far fewer attempts than constant ones",
-  ...opts,
-  fn: async () => {
-    const port = closedPort();
-    const args = ["-t", "1500ms", "-i", "100ms"];
-    const constant = await runJson([...args, "tcp", `127.0.0.1:${port}`]);
-    const exp = await runJson([
-      ...args,
-      "--backoff",
-      "exponential",
-      "--max-interval",
-      "10s",
-      "tcp",
-      `127.0.0.1:${port}`,
-    ]);
-    assertEquals([constant.code, exp.code], [1, 1]);
-    // Pauses 100, 200, 400, 800 ms: at most 5 attempts fit in 1.5 s (constant: about 14).
-    assert(
-      exp.json.conditions[0]!.attempts <= 5,
-      `exponential: ${exp.json.conditions[0]!.attempts}`,
-    );
-    assert(
-      constant.json.conditions[0]!.attempts >= 8,
-      `constant: ${constant.json.conditions[0]!.attempts}`,
-    );
-  },
-});
-
-Deno.test({
-  name: "backoff: pending then satisfied with exponential backoff, jitter and a delay",
-  ...opts,
-  fn: () =>
+cliTest(
+  "backoff: pending then satisfied with exponential backoff, jitter and a delay",
+  () =>
     withDir(async (dir) => {
       const path = `${dir}/ready`;
       const late = await runLate(
         [
-          "-t",
-          "20s",
-          "-i",
-          "100ms",
-          "--backoff",
-          "exponential",
-          "--max-interval",
-          "400ms",
-          "--jitter",
-          "20%",
-          "--delay",
-          "200ms",
-          "file",
-          path,
+          ...timing("20s", "100ms"),
+          ...["--backoff", "exponential", "--max-interval", "400ms", "--jitter", "20%"],
+          ...["--delay", "200ms", "file", path],
         ],
         () => Deno.writeTextFile(path, "ok"),
       );
       assertEquals(late.code, 0);
       assertEquals(late.report.status, "satisfied");
     }),
+);
+
+cliTest("backoff: bad values are usage errors", async () => {
+  const rows: [string[], string][] = [
+    [["--jitter", "150%", "tcp", "a:1"], "--jitter: expected a share from 0% to 100%"],
+    [
+      ["--backoff", "exponential", "-i", "5s", "--max-interval", "1s", "tcp", "a:1"],
+      "--max-interval: must not be shorter than --interval (5s), got 1s",
+    ],
+    [["--delay", "soon", "tcp", "a:1"], "--delay: expected a duration"],
+  ];
+  for (const [args, fragment] of rows) {
+    assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
+  }
 });
 
-Deno.test({
-  name: "backoff: bad values are usage errors",
-  ...opts,
-  fn: async () => {
-    const rows: [string[], string][] = [
-      [["--jitter", "150%", "tcp", "a:1"], "--jitter: expected a share from 0% to 100%"],
-      [
-        ["--backoff", "exponential", "-i", "5s", "--max-interval", "1s", "tcp", "a:1"],
-        "--max-interval: must not be shorter than --interval (5s), got 1s",
-      ],
-      [["--delay", "soon", "tcp", "a:1"], "--delay: expected a duration"],
-    ];
-    for (const [args, fragment] of rows) {
-      assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
-    }
-  },
-});
-
-Deno.test({
-  name: "--timeout 0 / none: no deadline; the header and the report say so",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--timeout 0 / none: no deadline; the header and the report say so",
+  () =>
     withDir(async (dir) => {
       const path = `${dir}/f`;
       const text = await runCli(["-t", "none", "-i", "100ms", "file", path], {
@@ -213,67 +149,49 @@ Deno.test({
       assertEquals(json.json.timeout_seconds, null);
       assertEquals(json.code, 0);
     }),
+);
+
+cliTest("short options -t -i -o -q -h -V work like the long ones", async () => {
+  const port = closedPort();
+  const r = await runCli([...timing("300ms", "100ms"), "-o", "json", "tcp", `127.0.0.1:${port}`]);
+  assertEquals(r.code, 1);
+  assertEquals(r.json?.status, "timeout");
+  const q = await runCli(["-q", "-t", "300ms", "tcp", `127.0.0.1:${port}`]);
+  assert(!q.stderr.includes("[..]"), `-q prints no progress lines:\n${q.stderr}`);
+  assertStringIncludes(q.stderr, "waitcmd: timed out after 300ms");
+  assertMatch((await runCli(["-V"])).stdout, /^waitcmd \d+\.\d+\.\d+ /);
+  assertStringIncludes((await runCli(["-h"])).stdout, "-t, --timeout DURATION");
 });
 
-Deno.test({
-  name: "short options -t -i -o -q -h -V work like the long ones",
-  ...opts,
-  fn: async () => {
-    const port = closedPort();
-    const r = await runCli([
-      "-t",
-      "300ms",
-      "-i",
-      "100ms",
-      "-o",
-      "json",
-      "tcp",
-      `127.0.0.1:${port}`,
-    ]);
-    assertEquals(r.code, 1);
-    assertEquals(r.json?.status, "timeout");
-    const q = await runCli(["-q", "-t", "300ms", "tcp", `127.0.0.1:${port}`]);
-    assert(!q.stderr.includes("[..]"), `-q prints no progress lines:\n${q.stderr}`);
-    assertStringIncludes(q.stderr, "waitcmd: timed out after 300ms");
-    assertMatch((await runCli(["-V"])).stdout, /^waitcmd \d+\.\d+\.\d+ /);
-    assertStringIncludes((await runCli(["-h"])).stdout, "-t, --timeout DURATION");
-  },
+cliTest("WAITCMD_* supply defaults; a flag wins; a bad value names the variable", async () => {
+  const port = closedPort();
+  const env = { WAITCMD_TIMEOUT: "400ms", WAITCMD_INTERVAL: "100ms", WAITCMD_OUTPUT: "json" };
+  const r = await runCli(["tcp", `127.0.0.1:${port}`], { env });
+  assertEquals(r.code, 1);
+  assertEquals(r.json?.timeout_seconds, 0.4);
+  const flagWins = await runCli(["-o", "text", "tcp", `127.0.0.1:${port}`], { env });
+  assertEquals(flagWins.stdout, "");
+  assertStringIncludes(flagWins.stderr, "timed out after 400ms");
+  const server = acceptingPort();
+  try {
+    const any = await runCli(
+      ["tcp", `127.0.0.1:${port}`, "--", "tcp", `127.0.0.1:${server.port}`],
+      { env: { ...env, WAITCMD_MODE: "any", WAITCMD_ATTEMPT_TIMEOUT: "1s" } },
+    );
+    assertEquals(any.code, 0);
+    assertEquals(any.json?.mode, "any");
+  } finally {
+    server.close();
+  }
+  const bad = await runCli(["tcp", "a:1"], { env: { WAITCMD_TIMEOUT: "soon" } });
+  assertStringIncludes(usageErrorLine(bad), "waitcmd: WAITCMD_TIMEOUT: expected a duration");
 });
 
-Deno.test({
-  name: "WAITCMD_* supply defaults; a flag wins; a bad value names the variable",
-  ...opts,
-  fn: async () => {
-    const port = closedPort();
-    const env = { WAITCMD_TIMEOUT: "400ms", WAITCMD_INTERVAL: "100ms", WAITCMD_OUTPUT: "json" };
-    const r = await runCli(["tcp", `127.0.0.1:${port}`], { env });
-    assertEquals(r.code, 1);
-    assertEquals(r.json?.timeout_seconds, 0.4);
-    const flagWins = await runCli(["-o", "text", "tcp", `127.0.0.1:${port}`], { env });
-    assertEquals(flagWins.stdout, "");
-    assertStringIncludes(flagWins.stderr, "timed out after 400ms");
-    const server = listen();
-    try {
-      const any = await runCli(
-        ["tcp", `127.0.0.1:${port}`, "--", "tcp", `127.0.0.1:${server.port}`],
-        { env: { ...env, WAITCMD_MODE: "any", WAITCMD_ATTEMPT_TIMEOUT: "1s" } },
-      );
-      assertEquals(any.code, 0);
-      assertEquals(any.json?.mode, "any");
-    } finally {
-      server.close();
-    }
-    const bad = await runCli(["tcp", "a:1"], { env: { WAITCMD_TIMEOUT: "soon" } });
-    assertStringIncludes(usageErrorLine(bad), "waitcmd: WAITCMD_TIMEOUT: expected a duration");
-  },
-});
-
-Deno.test({
-  name: "recipes: a YAML file, JSON on stdin, pending then satisfied, timeout",
-  ...opts,
-  fn: () =>
+cliTest(
+  "recipes: a YAML file, JSON on stdin, pending then satisfied, timeout",
+  () =>
     withDir(async (dir) => {
-      const server = listen();
+      const server = acceptingPort();
       try {
         const yaml = `${dir}/waits.yaml`;
         await Deno.writeTextFile(
@@ -306,12 +224,11 @@ Deno.test({
         server.close();
       }
     }),
-});
+);
 
-Deno.test({
-  name: "recipes: usage errors name the file and the line, and nothing is probed",
-  ...opts,
-  fn: () =>
+cliTest(
+  "recipes: usage errors name the file and the line, and nothing is probed",
+  () =>
     withDir(async (dir) => {
       const write = async (name: string, text: string) => {
         await Deno.writeTextFile(`${dir}/${name}`, text);
@@ -339,12 +256,11 @@ Deno.test({
         `--config: cannot read ${dir}/missing.yaml: no such file or directory`,
       );
     }),
-});
+);
 
-Deno.test({
-  name: "--explain prints the plan, probes nothing and exits 0; -o json gives it as JSON",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--explain prints the plan, probes nothing and exits 0; -o json gives it as JSON",
+  () =>
     withDir(async (dir) => {
       const marker = `${dir}/probed`;
       const args = ["--explain", "exec", "--", "touch", marker, "--", "guard", "not", "file", "/x"];
@@ -364,14 +280,13 @@ Deno.test({
       assertEquals(await Deno.stat(marker).catch(() => undefined), undefined, "nothing probed");
       assertEquals((await runCli(["--explain", "tcp", "nope"])).code, 2);
     }),
-});
+);
 
-Deno.test({
-  name: "--report FILE: the JSON report is written whatever --output is; a bad path is exit 2",
-  ...opts,
-  fn: () =>
+cliTest(
+  "--report FILE: the JSON report is written whatever --output is; a bad path is exit 2",
+  () =>
     withDir(async (dir) => {
-      const server = listen();
+      const server = acceptingPort();
       try {
         const file = `${dir}/report.json`;
         const r = await runCli(["--report", file, "tcp", `127.0.0.1:${server.port}`]);
@@ -384,19 +299,11 @@ Deno.test({
         assertEquals(names, ["report.json"], "no temporary file left behind");
 
         const bad = await runCli([
-          "--report",
-          `${dir}/no/such/dir/r.json`,
-          "tcp",
-          `127.0.0.1:${server.port}`,
+          ...["--report", `${dir}/no/such/dir/r.json`, "tcp", `127.0.0.1:${server.port}`],
         ]);
         assertStringIncludes(usageErrorLine(bad), "--report: cannot write");
         const timeout = await runCli([
-          "-t",
-          "200ms",
-          "--report",
-          file,
-          "tcp",
-          `127.0.0.1:${closedPort()}`,
+          ...["-t", "200ms", "--report", file, "tcp", `127.0.0.1:${closedPort()}`],
         ]);
         assertEquals(timeout.code, 1);
         assertEquals(JSON.parse(await Deno.readTextFile(file)).status, "timeout");
@@ -404,12 +311,11 @@ Deno.test({
         server.close();
       }
     }),
-});
+);
 
-Deno.test({
-  name: "doctor names every kind with ok or a reason; --require decides the exit code",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "doctor names every kind with ok or a reason; --require decides the exit code",
+  async () => {
     const env = { DOCKER_HOST: "unix:///nonexistent/docker.sock" };
     const text = await runCli(["doctor"], { env });
     assertEquals(text.code, 0);
@@ -426,4 +332,4 @@ Deno.test({
       `unknown kind "bogus"`,
     );
   },
-});
+);

@@ -7,7 +7,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { type Sshd, SSHD_BIN, startSilentTcp, startSshd } from "../services/sshd.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -108,8 +108,9 @@ async function sshdTests(t: Deno.TestContext) {
     );
 
     await t.step("JSON report; --banner-contains matches the banner", async () => {
-      const r = await runJson([...FAST, "ssh", target, "--banner-contains", "OpenSSH"]);
-      assertEquals(r.code, 0);
+      const r = await expectJson([...FAST, "ssh", target, "--banner-contains", "OpenSSH"], {
+        code: 0,
+      });
       assertEquals(r.stderr, "");
       const c = r.json.conditions[0]!;
       assertEquals(c.name, `ssh ${target}`);
@@ -118,21 +119,10 @@ async function sshdTests(t: Deno.TestContext) {
     });
 
     await t.step("--banner-contains with another text times out naming the banner", async () => {
-      const r = await runJson([
-        "--timeout",
-        "1500ms",
-        "--interval",
-        "200ms",
-        "ssh",
-        target,
-        "--banner-contains",
-        "dropbear",
-      ]);
-      assertEquals(r.code, 1);
-      assertMatch(
-        r.json.conditions[0]!.last_error,
-        /^banner "SSH-2\.0-OpenSSH_.*" does not contain "dropbear"$/,
-      );
+      await expectJson([
+        ...["--timeout", "1500ms", "--interval", "200ms", "ssh", target],
+        ...["--banner-contains", "dropbear"],
+      ], { code: 1, error: /^banner "SSH-2\.0-OpenSSH_.*" does not contain "dropbear"$/ });
     });
 
     await t.step("the right host key pin is satisfied without a login", async () => {
@@ -147,21 +137,14 @@ async function sshdTests(t: Deno.TestContext) {
     });
 
     await t.step("a wrong pin stays pending and shows the key seen", async () => {
-      const r = await runJson([
-        "--timeout",
-        "1500ms",
-        "--interval",
-        "200ms",
-        "ssh",
-        target,
-        "--host-key-sha256",
-        WRONG_PIN,
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(
-        r.json.conditions[0]!.last_error,
-        `host key mismatch: the server shows ${sshd.fingerprint} (ssh-ed25519), expected ${WRONG_PIN}`,
-      );
+      const r = await expectJson([
+        ...["--timeout", "1500ms", "--interval", "200ms", "ssh", target],
+        ...["--host-key-sha256", WRONG_PIN],
+      ], {
+        code: 1,
+        error:
+          `host key mismatch: the server shows ${sshd.fingerprint} (ssh-ed25519), expected ${WRONG_PIN}`,
+      });
       assert(r.json.conditions[0]!.attempts >= 2, "the mismatch is retried");
     });
 
@@ -169,14 +152,8 @@ async function sshdTests(t: Deno.TestContext) {
       const env = await runJson(
         [
           ...FAST,
-          "ssh",
-          target,
-          "--user",
-          "waittest",
-          "--password-env",
-          "SSH_PW",
-          "--host-key-sha256",
-          sshd.fingerprint,
+          ...["ssh", target, "--user", "waittest", "--password-env", "SSH_PW"],
+          ...["--host-key-sha256", sshd.fingerprint],
         ],
         { env: { SSH_PW: sshd.password } },
       );
@@ -189,12 +166,7 @@ async function sshdTests(t: Deno.TestContext) {
       await Deno.writeTextFile(file, `${sshd.password}\n`);
       const f = await runJson([
         ...FAST,
-        "ssh",
-        target,
-        "--user",
-        "waittest",
-        "--password-file",
-        file,
+        ...["ssh", target, "--user", "waittest", "--password-file", file],
       ]);
       assertEquals(f.code, 0, f.stdout);
       assertNoSecret(f, sshd.password);
@@ -202,21 +174,10 @@ async function sshdTests(t: Deno.TestContext) {
 
     await t.step("the right password with a wrong pin never logs in", async () => {
       const before = (await Deno.readTextFile(sshd.logFile)).split("\n").length;
-      const r = await runJson([
-        "--timeout",
-        "1500ms",
-        "--interval",
-        "200ms",
-        "ssh",
-        target,
-        "--user",
-        "waittest",
-        "--password",
-        sshd.password,
-        "--host-key-sha256",
-        WRONG_PIN,
-      ]);
-      assertEquals(r.code, 1);
+      const r = await expectJson([
+        ...["--timeout", "1500ms", "--interval", "200ms", "ssh", target, "--user", "waittest"],
+        ...["--password", sshd.password, "--host-key-sha256", WRONG_PIN],
+      ], { code: 1 });
       assertStringIncludes(r.json.conditions[0]!.last_error, "host key mismatch");
       const after = (await Deno.readTextFile(sshd.logFile)).split("\n").slice(before - 1).join(
         "\n",
@@ -226,44 +187,18 @@ async function sshdTests(t: Deno.TestContext) {
 
     await t.step("a missing --password-file is retried with a clear error", async () => {
       const missing = `${sshd.dir}/nope.txt`;
-      const r = await runJson([
-        "--timeout",
-        "1s",
-        "--interval",
-        "200ms",
-        "ssh",
-        target,
-        "--user",
-        "waittest",
-        "--password-file",
-        missing,
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(
-        r.json.conditions[0]!.last_error,
-        `cannot read --password-file ${missing}: no such file or directory`,
-      );
+      await expectJson([
+        ...["--timeout", "1s", "--interval", "200ms", "ssh", target, "--user", "waittest"],
+        ...["--password-file", missing],
+      ], { code: 1, error: `cannot read --password-file ${missing}: no such file or directory` });
     });
 
     await t.step("--password-file /dev/zero fails each attempt at once, past the cap", async () => {
       const started = performance.now();
-      const r = await runJson([
-        "--timeout",
-        "1s",
-        "--interval",
-        "200ms",
-        "ssh",
-        target,
-        "--user",
-        "waittest",
-        "--password-file",
-        "/dev/zero",
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(
-        r.json.conditions[0]!.last_error,
-        "cannot read --password-file /dev/zero: larger than 4 MiB",
-      );
+      const r = await expectJson([
+        ...["--timeout", "1s", "--interval", "200ms", "ssh", target, "--user", "waittest"],
+        ...["--password-file", "/dev/zero"],
+      ], { code: 1, error: "cannot read --password-file /dev/zero: larger than 4 MiB" });
       assert(r.json.conditions[0]!.attempts >= 2, "each attempt ends quickly");
       assert(performance.now() - started < 8000, "the run ends at its timeout");
     });
@@ -276,10 +211,7 @@ async function sshdTests(t: Deno.TestContext) {
         try {
           const r = await runJson([
             ...FAST,
-            "ssh",
-            `localhost:${v6.port}`,
-            "--host-key-sha256",
-            sshd.fingerprint,
+            ...["ssh", `localhost:${v6.port}`, "--host-key-sha256", sshd.fingerprint],
           ]);
           assertEquals(r.code, 0, r.stdout);
           assertStringIncludes(r.json.conditions[0]!.detail, `host key ${sshd.fingerprint}`);
@@ -319,54 +251,26 @@ Deno.test(
     try {
       await t.step("a server that never sends a banner hits --attempt-timeout", async () => {
         for (const extra of [[], ["--host-key-sha256", WRONG_PIN]]) {
-          const r = await runJson([
-            "--timeout",
-            "1500ms",
-            "--interval",
-            "100ms",
-            "--attempt-timeout",
-            "300ms",
-            "ssh",
-            `127.0.0.1:${silent.port}`,
+          const r = await expectJson([
+            ...["--timeout", "1500ms", "--interval", "100ms", "--attempt-timeout", "300ms"],
+            ...["ssh", `127.0.0.1:${silent.port}`],
             ...extra,
-          ]);
-          assertEquals(r.code, 1);
-          assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+          ], { code: 1, error: "attempt timed out after 300ms" });
           assert(r.json.conditions[0]!.attempts >= 2);
         }
         assert(silent.accepted >= 4);
       });
 
       await t.step("an HTTP greeting is not SSH", async () => {
-        const r = await runJson([
-          "--timeout",
-          "1s",
-          "--interval",
-          "200ms",
-          "ssh",
-          `127.0.0.1:${http.port}`,
-        ]);
-        assertEquals(r.code, 1);
-        assertEquals(
-          r.json.conditions[0]!.last_error,
-          'not an SSH server: got "HTTP/1.1 400 Bad Request"',
-        );
+        await expectJson([
+          ...["--timeout", "1s", "--interval", "200ms", "ssh", `127.0.0.1:${http.port}`],
+        ], { code: 1, error: 'not an SSH server: got "HTTP/1.1 400 Bad Request"' });
       });
 
       await t.step("SSH-1.5 is not accepted", async () => {
-        const r = await runJson([
-          "--timeout",
-          "1s",
-          "--interval",
-          "200ms",
-          "ssh",
-          `127.0.0.1:${old.port}`,
-        ]);
-        assertEquals(r.code, 1);
-        assertEquals(
-          r.json.conditions[0]!.last_error,
-          'unsupported SSH protocol version: "SSH-1.5-ancient"',
-        );
+        await expectJson([
+          ...["--timeout", "1s", "--interval", "200ms", "ssh", `127.0.0.1:${old.port}`],
+        ], { code: 1, error: 'unsupported SSH protocol version: "SSH-1.5-ancient"' });
       });
     } finally {
       await silent.stop();

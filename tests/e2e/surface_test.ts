@@ -31,18 +31,9 @@ async function hintOf(args: string[], env: Record<string, string> = {}) {
 /** The secrets of `then`'s words below, each also in the label, so every output would show it. */
 const SECRETS = ["pw123XYZ", "sekrit99", "tok3nABC", "pgsecret1", "hunter22x"];
 const THEN = [
-  "then",
-  "echo",
-  "postgres://app:pw123XYZ@db/prod",
-  "--password=sekrit99",
-  "-H",
-  "Authorization: Bearer tok3nABC",
-  "PGPASSWORD=pgsecret1",
-  "-u",
-  "bob:hunter22x",
-  "--",
-  "file",
-  "x",
+  ...["then", "echo", "postgres://app:pw123XYZ@db/prod", "--password=sekrit99"],
+  ...["-H", "Authorization: Bearer tok3nABC", "PGPASSWORD=pgsecret1", "-u", "bob:hunter22x"],
+  ...["--", "file", "x"],
 ];
 
 Deno.test("then's secrets never show: --explain, -o json --explain, text, json, jsonl, --report", async () => {
@@ -68,17 +59,9 @@ Deno.test("then's secrets never show: --explain, -o json --explain, text, json, 
     );
     const explained = JSON.parse(runs[1]!.stdout);
     assertEquals(explained.then, [
-      "echo",
-      "postgres://app:***@db/prod",
-      "--password=***",
-      "-H",
-      "Authorization: ***",
-      "PGPASSWORD=***",
-      "-u",
-      "bob:***",
-      "--",
-      "file",
-      "x",
+      ...["echo", "postgres://app:***@db/prod", "--password=***", "-H", "Authorization: ***"],
+      ...["PGPASSWORD=***", "-u", "bob:***"],
+      ...["--", "file", "x"],
     ]);
     // The warning about `-- file` in then's words shows the words, masked; JSON modes say nothing.
     assertStringIncludes(
@@ -147,20 +130,10 @@ Deno.test("then pitfalls: one text in a recipe, one quoted word, a condition aft
     );
     const port = freePort();
     const r = await runCli([
-      "-t",
-      "300ms",
-      "tcp",
-      `127.0.0.1:${port}`,
-      "--",
-      "then",
-      "echo",
-      "hi",
-      "--",
-      "file",
-      "x",
-      "--",
-      "tcp",
-      "y",
+      ...["-t", "300ms", "tcp", `127.0.0.1:${port}`],
+      ...["--", "then", "echo", "hi"],
+      ...["--", "file", "x"],
+      ...["--", "tcp", "y"],
     ]);
     const warnings = r.stderr.split("\n").filter((l) => l.includes("warning"));
     assertEquals(warnings, [
@@ -169,17 +142,9 @@ Deno.test("then pitfalls: one text in a recipe, one quoted word, a condition aft
     assertEquals(r.stderr.split("\n")[0], warnings[0]);
     // Quiet and JSON runs keep it to themselves.
     const quiet = await runCli([
-      "-q",
-      "-t",
-      "300ms",
-      "tcp",
-      `127.0.0.1:${port}`,
-      "--",
-      "then",
-      "echo",
-      "--",
-      "file",
-      "x",
+      ...["-q", "-t", "300ms", "tcp", `127.0.0.1:${port}`],
+      ...["--", "then", "echo"],
+      ...["--", "file", "x"],
     ]);
     assert(!quiet.stderr.includes("warning"), quiet.stderr);
   });
@@ -303,10 +268,7 @@ Deno.test("hints: 401 and 403, a certificate for another name", async () => {
     const want =
       "the certificate is for other.test: connect by one of its names, or give the server one for localhost";
     const https = await hintOf([
-      "http",
-      `https://localhost:${tls.addr.port}/`,
-      "--ca-file",
-      pki.ca.certFile,
+      ...["http", `https://localhost:${tls.addr.port}/`, "--ca-file", pki.ca.certFile],
     ]);
     assertEquals(https.hint, want);
     const cert = await hintOf(["tls", `localhost:${tls.addr.port}`, "--ca-file", pki.ca.certFile]);
@@ -335,12 +297,7 @@ Deno.test("hints: a kubeconfig without the context, a missing kubeconfig, socket
       ].join("\n"),
     );
     const ctx = await hintOf([
-      "k8s",
-      "deployment/web",
-      "--kubeconfig",
-      kubeconfig,
-      "--context",
-      "stage",
+      ...["k8s", "deployment/web", "--kubeconfig", kubeconfig, "--context", "stage"],
     ]);
     assertEquals(ctx.json.code, 3);
     assertEquals(ctx.hint, "pass --context with one of: dev, prod (kubectl config get-contexts)");

@@ -12,7 +12,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_ass
 import { ignoreWithout } from "../_kit.ts";
 import { sh } from "../services/_util.ts";
 import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -75,10 +75,13 @@ Deno.test({
       await poll("bad.service failed", async () => (await active("bad.service")) === "failed");
 
       await t.step("systemd (alias) writes one JSON report and nothing on stderr", async () => {
-        const r = await runJson([...FAST, "systemd", "--user", "ok.service"], { env });
-        assertEquals(r.code, 0);
-        assertEquals(r.stderr, "");
-        assertEquals(r.json.status, "satisfied");
+        const r = await expectJson([...FAST, "systemd", "--user", "ok.service"], {
+          code: 0,
+          status: "satisfied",
+          stderr: "",
+        }, {
+          env,
+        });
         const c = r.json.conditions[0]!;
         assertEquals(c.name, "systemd ok.service");
         assertEquals(c.kind, "svcmgr");
@@ -90,21 +93,24 @@ Deno.test({
       });
 
       await t.step("svcmgr --active also holds for a unit type other than service", async () => {
-        const r = await runJson([...FAST, "svcmgr", "--user", "tick.timer"], { env });
-        assertEquals(r.code, 0);
-        assertEquals(r.json.conditions[0]!.detail, "active (waiting)");
+        await expectJson([...FAST, "svcmgr", "--user", "tick.timer"], {
+          code: 0,
+          detail: "active (waiting)",
+        }, { env });
       });
 
       await t.step("svcmgr --inactive holds for a unit that never ran", async () => {
-        const r = await runJson([...FAST, "svcmgr", "--user", "idle", "--inactive"], { env });
-        assertEquals(r.code, 0);
-        assertEquals(r.json.conditions[0]!.detail, "inactive (dead)");
+        await expectJson([...FAST, "svcmgr", "--user", "idle", "--inactive"], {
+          code: 0,
+          detail: "inactive (dead)",
+        }, { env });
       });
 
       await t.step("svcmgr --failed holds for a unit whose ExecStart failed", async () => {
-        const r = await runJson([...FAST, "svcmgr", "--user", "bad", "--failed"], { env });
-        assertEquals(r.code, 0);
-        assertEquals(r.json.conditions[0]!.detail, "failed (failed, result exit-code)");
+        await expectJson([...FAST, "svcmgr", "--user", "bad", "--failed"], {
+          code: 0,
+          detail: "failed (failed, result exit-code)",
+        }, { env });
       });
 
       await t.step(
@@ -125,16 +131,7 @@ Deno.test({
             "waitcmd: timed out after 600ms; not satisfied: svcmgr nosuch.service: unit not found\n",
           );
           const j = await runJson(
-            [
-              "--timeout",
-              "300ms",
-              "--interval",
-              "100ms",
-              "svcmgr",
-              "--user",
-              "nosuch",
-              "--failed",
-            ],
+            [...timing("300ms", "100ms"), "svcmgr", "--user", "nosuch", "--failed"],
             { env },
           );
           assertEquals(j.json.conditions[0]!.last_error, "unit not found");
@@ -143,25 +140,28 @@ Deno.test({
 
       await t.step("svcmgr --inactive holds for a unit that is not loaded", async () => {
         // systemd calls a unit it cannot find inactive.
-        const unknown = await runJson([...FAST, "svcmgr", "--user", "nosuch", "--inactive"], {
+        await expectJson([...FAST, "svcmgr", "--user", "nosuch", "--inactive"], {
+          code: 0,
+          detail: "inactive (dead); unit not found",
+          error: "",
+        }, {
           env,
         });
-        assertEquals(unknown.code, 0);
-        assertEquals(unknown.json.conditions[0]!.detail, "inactive (dead); unit not found");
-        assertEquals(unknown.json.conditions[0]!.last_error, "");
         // A transient unit that ran and was collected (systemd-run without --remain-after-exit).
         await sh("systemd-run", ["--user", "--unit", "once.service", "/bin/true"], { env });
         await poll(
           "once.service collected",
           async () => (await sd.show("once.service", ["LoadState"])).LoadState === "not-found",
         );
-        const gone = await runJson([...FAST, "svcmgr", "--user", "once", "--inactive"], { env });
-        assertEquals(gone.code, 0);
-        assertEquals(gone.json.conditions[0]!.detail, "inactive (dead); unit not found");
+        await expectJson([...FAST, "svcmgr", "--user", "once", "--inactive"], {
+          code: 0,
+          detail: "inactive (dead); unit not found",
+        }, { env });
         // A running transient unit: --inactive holds once it is stopped (and collected).
         await sh("systemd-run", ["--user", "--unit", "job.service", "/bin/sleep", "1000"], { env });
-        const stopped = await runJson(
+        const stopped = await expectJson(
           [...EVENTS_ONLY, "svcmgr", "--user", "job", "--inactive"],
+          { code: 0, detail: /^inactive \(dead\)/ },
           {
             env,
             started: async () => {
@@ -170,8 +170,6 @@ Deno.test({
             },
           },
         );
-        assertEquals(stopped.code, 0);
-        assertMatch(stopped.json.conditions[0]!.detail, /^inactive \(dead\)/);
         // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
         assert(
           ["active (running)", "deactivating (stop-sigterm)"].includes(
@@ -188,14 +186,13 @@ Deno.test({
       });
 
       await t.step("svcmgr wakes on PropertiesChanged when a unit becomes active", async () => {
-        const r = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "late"], {
+        const r = await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "late"], { code: 0 }, {
           env,
           started: async () => {
             await sleep(SETTLE_MS);
             await sd.systemctl(["start", "late.service"]);
           },
         });
-        assertEquals(r.code, 0);
         const c = r.json.conditions[0]!;
         assertEquals(c.detail, "active (running)");
         assertEquals(c.last_error, "inactive (dead)");
@@ -204,15 +201,16 @@ Deno.test({
 
       await t.step("svcmgr --inactive holds once a running unit is stopped", async () => {
         await sd.systemctl(["start", "stopme.service"]);
-        const r = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "stopme", "--inactive"], {
+        const r = await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "stopme", "--inactive"], {
+          code: 0,
+          detail: "inactive (dead)",
+        }, {
           env,
           started: async () => {
             await sleep(SETTLE_MS);
             await sd.systemctl(["stop", "stopme.service"]);
           },
         });
-        assertEquals(r.code, 0);
-        assertEquals(r.json.conditions[0]!.detail, "inactive (dead)");
         // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
         assert(
           ["active (running)", "deactivating (stop-sigterm)"].includes(
@@ -247,30 +245,29 @@ Deno.test({
         await sd.systemctl(["start", "flap.service"]);
         assertEquals(await active("flap.service"), "active");
         // Active now; fails (exit 2) once the flag file appears, while a --failed wait runs.
-        const failed = await runJson(
-          [...EVENTS_ONLY, "svcmgr", "--user", "flap", "--failed"],
-          {
-            env,
-            started: async () => {
-              await sleep(SETTLE_MS);
-              await Deno.writeTextFile(`${sd.dir}/flap.fail`, "");
-            },
+        await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "flap", "--failed"], {
+          code: 0,
+          detail: "failed (failed, result exit-code)",
+          error: "active (running)",
+        }, {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await Deno.writeTextFile(`${sd.dir}/flap.fail`, "");
           },
-        );
-        assertEquals(failed.code, 0);
-        assertEquals(failed.json.conditions[0]!.detail, "failed (failed, result exit-code)");
-        assertEquals(failed.json.conditions[0]!.last_error, "active (running)");
+        });
         // Started again while an --active wait runs: active once more.
-        const again = await runJson([...EVENTS_ONLY, "svcmgr", "--user", "flap"], {
+        await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "flap"], {
+          code: 0,
+          detail: "active (running)",
+          error: "failed (failed, result exit-code)",
+        }, {
           env,
           started: async () => {
             await sleep(SETTLE_MS);
             await sd.systemctl(["start", "flap.service"]);
           },
         });
-        assertEquals(again.code, 0);
-        assertEquals(again.json.conditions[0]!.detail, "active (running)");
-        assertEquals(again.json.conditions[0]!.last_error, "failed (failed, result exit-code)");
         await sd.systemctl(["stop", "flap.service"]);
       });
 
@@ -279,15 +276,8 @@ Deno.test({
         async () => {
           const args = [
             ...EVENTS_ONLY,
-            "svcmgr",
-            "--user",
-            "crash",
-            "--",
-            "guard",
-            "svcmgr",
-            "--user",
-            "crash",
-            "--failed",
+            ...["svcmgr", "--user", "crash"],
+            ...["--", "guard", "svcmgr", "--user", "crash", "--failed"],
           ];
           const started = async () => {
             await sleep(SETTLE_MS);
@@ -305,8 +295,7 @@ Deno.test({
             "waitcmd: guard svcmgr crash.service matched: failed (failed, result exit-code)\n",
           );
           await sd.systemctl(["reset-failed", "crash.service"]);
-          const j = await runJson(args, { env, started });
-          assertEquals(j.code, 3);
+          const j = await expectJson(args, { code: 3 }, { env, started });
           assertEquals(j.stderr, "");
           assertEquals(j.json.status, "fatal");
           const guard = j.json.conditions[1]!;
@@ -324,8 +313,9 @@ Deno.test({
           r.stderr,
           /\[ok\] svcmgr ok\.service attempt 1 \(\d+\.\ds\): active \(running\)/,
         );
-        const j = await runJson([...FAST, "svcmgr", "--user", "bad", "--failed"], { env: noBus });
-        assertEquals(j.code, 0);
+        const j = await expectJson([...FAST, "svcmgr", "--user", "bad", "--failed"], { code: 0 }, {
+          env: noBus,
+        });
         assertEquals(j.stderr, "");
         assertEquals(j.json.conditions[0]!.detail, "failed (failed, result exit-code)");
         const missing = await runJson(
@@ -345,18 +335,13 @@ Deno.test({
             DBUS_SESSION_BUS_ADDRESS: `unix:path=${env.XDG_RUNTIME_DIR}/systemd/private`,
           };
           // It sometimes leaves Hello unanswered: the 2s connect bound, then systemctl, still fit.
-          const r = await runJson([
-            "--timeout",
-            "10s",
-            "--interval",
-            "200ms",
-            "svcmgr",
-            "--user",
-            "ok",
-          ], {
-            env: peer,
-          });
-          assertEquals(r.code, 0);
+          const r = await expectJson(
+            [...timing("10s", "200ms"), "svcmgr", "--user", "ok"],
+            { code: 0 },
+            {
+              env: peer,
+            },
+          );
           assertEquals(r.stderr, "");
           assertEquals(r.json.conditions[0]!.detail, "active (running)");
         },
@@ -367,11 +352,11 @@ Deno.test({
           DBUS_SESSION_BUS_ADDRESS: `unix:path=${sd.dir}/no-such-bus`,
           XDG_RUNTIME_DIR: `${sd.dir}/no-such-dir`,
         };
-        const r = await runJson(
+        const r = await expectJson(
           ["--timeout", "500ms", "--interval", "200ms", "svcmgr", "--user", "ok"],
+          { code: 1 },
           { env: nothing },
         );
-        assertEquals(r.code, 1);
         assertEquals(r.stderr, "");
         assertMatch(
           r.json.conditions[0]!.last_error,
@@ -381,9 +366,9 @@ Deno.test({
 
       await t.step("svcmgr without --user asks the bus at DBUS_SYSTEM_BUS_ADDRESS", async () => {
         const system = { DBUS_SYSTEM_BUS_ADDRESS: env.DBUS_SESSION_BUS_ADDRESS! };
-        const r = await runJson([...FAST, "svcmgr", "ok"], { env: system });
-        assertEquals(r.code, 0);
-        assertEquals(r.json.conditions[0]!.detail, "active (running)");
+        await expectJson([...FAST, "svcmgr", "ok"], { code: 0, detail: "active (running)" }, {
+          env: system,
+        });
       });
 
       await t.step(

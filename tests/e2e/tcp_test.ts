@@ -7,7 +7,7 @@
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, usageErrorLine } from "./_cli.ts";
 
 Deno.test({
   name: "tcp connects to an IPv6 literal",
@@ -16,8 +16,7 @@ Deno.test({
     const l = Deno.listen({ hostname: "::1", port: 0 });
     const port = (l.addr as Deno.NetAddr).port;
     try {
-      const r = await runJson(["--timeout", "5s", "tcp", `[::1]:${port}`]);
-      assertEquals(r.code, 0);
+      const r = await expectJson(["--timeout", "5s", "tcp", `[::1]:${port}`], { code: 0 });
       assertEquals(r.json.conditions[0]!.name, `tcp [::1]:${port}`);
     } finally {
       l.close();

@@ -8,7 +8,7 @@ import { assertEquals, assertMatch } from "../_assert.ts";
 import { type RunningServer, startHttpsServer } from "../services/http_servers.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -49,11 +49,9 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
     await t.step("JSON report; --valid-for shorter than what is left", async () => {
       const r = await runJson([
         ...FAST,
-        "tls",
-        `localhost:${main.port}`,
+        ...["tls", `localhost:${main.port}`],
         ...ca,
-        "--valid-for",
-        "29d",
+        ...["--valid-for", "29d"],
       ]);
       assertEquals(r.code, 0, r.stdout);
       assertEquals(r.stderr, "");
@@ -68,103 +66,79 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
     await t.step("--valid-for longer than what is left times out naming the check", async () => {
       const ok = await runJson([
         ...FAST,
-        "tls",
-        `localhost:${short.port}`,
+        ...["tls", `localhost:${short.port}`],
         ...ca,
-        "--valid-for",
-        "1d12h",
+        ...["--valid-for", "1d12h"],
       ]);
       assertEquals(ok.code, 0, ok.stdout);
-      const r = await runJson([
-        ...SHORT,
-        "tls",
-        `localhost:${short.port}`,
-        ...ca,
-        "--valid-for",
-        "3d",
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(
-        r.json.conditions[0]!.last_error,
-        `certificate expires in 1d (${day(leaves.short.notAfter)}), less than --valid-for 3d`,
-      );
+      await expectJson([...SHORT, "tls", `localhost:${short.port}`, ...ca, "--valid-for", "3d"], {
+        code: 1,
+        error: `certificate expires in 1d (${
+          day(leaves.short.notAfter)
+        }), less than --valid-for 3d`,
+      });
       const h = await runJson([
         ...SHORT,
-        "tls",
-        `localhost:${short.port}`,
+        ...["tls", `localhost:${short.port}`],
         ...ca,
-        "--valid-for",
-        "72h",
+        ...["--valid-for", "72h"],
       ]);
       assertMatch(h.json.conditions[0]!.last_error, /less than --valid-for 3d$/);
     });
 
     await t.step("expired and not-yet-valid certificates", async () => {
-      const r = await runJson([...SHORT, "tls", `localhost:${expired.port}`, ...ca]);
-      assertEquals(r.code, 1);
-      assertEquals(
-        r.json.conditions[0]!.last_error,
-        `certificate expired on ${leaves.expired.notAfter.toISOString()}`,
-      );
-      const f = await runJson([...SHORT, "tls", `localhost:${future.port}`, ...ca]);
-      assertEquals(f.code, 1);
-      assertEquals(
-        f.json.conditions[0]!.last_error,
-        `certificate is not yet valid (valid from ${leaves.future.notBefore.toISOString()})`,
-      );
+      await expectJson([...SHORT, "tls", `localhost:${expired.port}`, ...ca], {
+        code: 1,
+        error: `certificate expired on ${leaves.expired.notAfter.toISOString()}`,
+      });
+      await expectJson([...SHORT, "tls", `localhost:${future.port}`, ...ca], {
+        code: 1,
+        error: `certificate is not yet valid (valid from ${leaves.future.notBefore.toISOString()})`,
+      });
     });
 
     await t.step("the name: DNS against DNS SANs, IP against IP SANs, --servername", async () => {
       const ip = await runJson([...FAST, "tls", `127.0.0.1:${main.port}`, ...ca]);
       assertEquals(ip.code, 0, ip.stdout);
       assertMatch(ip.json.conditions[0]!.detail, /^certificate for 127\.0\.0\.1 valid until/);
-      const noIp = await runJson([...SHORT, "tls", `127.0.0.1:${dnsOnly.port}`, ...ca]);
-      assertEquals(noIp.code, 1);
-      assertEquals(
-        noIp.json.conditions[0]!.last_error,
-        "certificate name does not match 127.0.0.1: it is for DNS:localhost",
-      );
+      await expectJson([...SHORT, "tls", `127.0.0.1:${dnsOnly.port}`, ...ca], {
+        code: 1,
+        error: "certificate name does not match 127.0.0.1: it is for DNS:localhost",
+      });
       const sni = await runJson([
         ...FAST,
-        "tls",
-        `127.0.0.1:${dnsOnly.port}`,
+        ...["tls", `127.0.0.1:${dnsOnly.port}`],
         ...ca,
-        "--servername",
-        "localhost",
+        ...["--servername", "localhost"],
       ]);
       assertEquals(sni.code, 0, sni.stdout);
       const api = await runJson([
         ...FAST,
-        "tls",
-        `127.0.0.1:${main.port}`,
+        ...["tls", `127.0.0.1:${main.port}`],
         ...ca,
-        "--servername",
-        "api.test",
+        ...["--servername", "api.test"],
       ]);
       assertEquals(api.code, 0, api.stdout);
       assertMatch(api.json.conditions[0]!.detail, /^certificate for api\.test valid until/);
-      const other = await runJson([
+      await expectJson([
         ...SHORT,
-        "tls",
-        `127.0.0.1:${main.port}`,
+        ...["tls", `127.0.0.1:${main.port}`],
         ...ca,
-        "--servername",
-        "other.test",
-      ]);
-      assertEquals(other.code, 1);
-      assertMatch(
-        other.json.conditions[0]!.last_error,
-        /^certificate name does not match other\.test: it is for DNS:localhost/,
-      );
+        ...["--servername", "other.test"],
+      ], {
+        code: 1,
+        error: /^certificate name does not match other\.test: it is for DNS:localhost/,
+      });
     });
 
     await t.step("connection errors and a missing --ca-file", async () => {
       const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
       const port = (l.addr as Deno.NetAddr).port;
       l.close();
-      const r = await runJson([...SHORT, "tls", `127.0.0.1:${port}`]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.conditions[0]!.last_error, "connection refused");
+      await expectJson([...SHORT, "tls", `127.0.0.1:${port}`], {
+        code: 1,
+        error: "connection refused",
+      });
       const missing = `${pki.dir}/none.pem`;
       const m = await runJson([...SHORT, "tls", `localhost:${main.port}`, "--ca-file", missing]);
       assertEquals(
@@ -201,15 +175,10 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
         for await (const c of l) held.push(c);
       })().catch(() => {});
       try {
-        const r = await runJson([
+        await expectJson([
           ...SHORT,
-          "--attempt-timeout",
-          "300ms",
-          "tls",
-          `127.0.0.1:${(l.addr as Deno.NetAddr).port}`,
-        ]);
-        assertEquals(r.code, 1);
-        assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+          ...["--attempt-timeout", "300ms", "tls", `127.0.0.1:${(l.addr as Deno.NetAddr).port}`],
+        ], { code: 1, error: "attempt timed out after 300ms" });
       } finally {
         l.close();
         for (const c of held) c.close();

@@ -6,7 +6,7 @@
 
 import { createSocket, type Socket } from "node:dgram";
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, timing, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 
@@ -37,22 +37,15 @@ const echo = (m: Uint8Array) => [new Uint8Array([...text("pong:"), ...m])];
 Deno.test("udp skips stray replies until one matches --contains and --matches", async () => {
   const r = await responder((m) => [text("noise"), text("busy"), ...echo(m)]);
   try {
-    const j = await runJson([
+    await expectJson([
       ...FAST,
-      "udp",
-      `127.0.0.1:${r.port}`,
-      "--send-hex",
-      "68:69",
-      "--contains",
-      "pong",
-      "--matches",
-      "^pong:h[i]$",
-    ]);
-    assertEquals(j.code, 0);
-    assertEquals(
-      j.json.conditions[0]!.detail,
-      `reply from 127.0.0.1:${r.port}: "pong:hi" (7 B), contains "pong", matches /^pong:h[i]$/`,
-    );
+      ...["udp", `127.0.0.1:${r.port}`, "--send-hex", "68:69", "--contains", "pong"],
+      ...["--matches", "^pong:h[i]$"],
+    ], {
+      code: 0,
+      detail:
+        `reply from 127.0.0.1:${r.port}: "pong:hi" (7 B), contains "pong", matches /^pong:h[i]$/`,
+    });
   } finally {
     await r.close();
   }
@@ -63,14 +56,8 @@ Deno.test("udp times out on a silent responder, each attempt waiting 1s at most"
   try {
     const started = performance.now();
     const h = await runCli([
-      "--timeout",
-      "2500ms",
-      "--interval",
-      "100ms",
-      "udp",
-      `127.0.0.1:${r.port}`,
-      "--send",
-      "ping",
+      ...timing("2500ms", "100ms"),
+      ...["udp", `127.0.0.1:${r.port}`, "--send", "ping"],
     ]);
     const took = performance.now() - started;
     assertEquals(h.code, 1);
@@ -88,19 +75,10 @@ Deno.test("udp times out on a silent responder, each attempt waiting 1s at most"
 Deno.test("udp: --attempt-timeout shortens the wait for a reply", async () => {
   const r = await responder(() => []);
   try {
-    const j = await runJson([
-      "--timeout",
-      "2s",
-      "--interval",
-      "100ms",
-      "--attempt-timeout",
-      "300ms",
-      "udp",
-      `127.0.0.1:${r.port}`,
-      "--send",
-      "ping",
-    ]);
-    assertEquals(j.code, 1);
+    const j = await expectJson([
+      ...timing("2s", "100ms", "300ms"),
+      ...["udp", `127.0.0.1:${r.port}`, "--send", "ping"],
+    ], { code: 1 });
     const c = j.json.conditions[0]!;
     assertEquals(c.last_error, "attempt timed out after 300ms");
     assert(c.attempts >= 3, `attempts ${c.attempts}`);

@@ -5,7 +5,7 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, usageErrorLine } from "./_cli.ts";
 
 Deno.test("unix keeps retrying a socket nobody listens on", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-unix-" });
@@ -13,8 +13,10 @@ Deno.test("unix keeps retrying a socket nobody listens on", async () => {
   const l = Deno.listen({ transport: "unix", path });
   l.close(); // The socket file stays; connections are refused.
   try {
-    const r = await runJson(["--timeout", "500ms", "--interval", "100ms", "unix", path]);
-    assertEquals([r.code, r.json.status], [1, "timeout"]);
+    const r = await expectJson(["--timeout", "500ms", "--interval", "100ms", "unix", path], {
+      code: 1,
+      status: "timeout",
+    });
     assert(
       /refused|no such file/.test(r.json.conditions[0]!.last_error),
       r.json.conditions[0]!.last_error,

@@ -10,7 +10,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { buildPyWs, type PyWsServer, startPyWs } from "../services/pyws.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
@@ -49,22 +49,13 @@ Deno.test({
     const base = `ws://127.0.0.1:${s.port}`;
     try {
       await t.step("--send, then --contains and --matches on the reply", async () => {
-        const j = await runJson([
+        await expectJson([
           ...FAST,
-          "ws",
-          `${base}/`,
-          "--send",
-          "ping",
-          "--contains",
-          "echo:",
-          "--matches",
-          "ping$",
-        ]);
-        assertEquals(j.code, 0);
-        assertEquals(
-          j.json.conditions[0]!.detail,
-          'upgraded; message "echo:ping" (9 B) contains "echo:", matches /ping$/',
-        );
+          ...["ws", `${base}/`, "--send", "ping", "--contains", "echo:", "--matches", "ping$"],
+        ], {
+          code: 0,
+          detail: 'upgraded; message "echo:ping" (9 B) contains "echo:", matches /ping$/',
+        });
       });
 
       await t.step("--send alone holds once the message is written", async () => {
@@ -79,12 +70,10 @@ Deno.test({
 
       await t.step("messages that do not match are skipped", async () => {
         s.state.greet = ["starting", "still starting", "ready: v2"];
-        const j = await runJson([...FAST, "ws", `${base}/`, "--matches", "^ready"]);
-        assertEquals(j.code, 0);
-        assertEquals(
-          j.json.conditions[0]!.detail,
-          'upgraded; message "ready: v2" (9 B) matches /^ready/',
-        );
+        await expectJson([...FAST, "ws", `${base}/`, "--matches", "^ready"], {
+          code: 0,
+          detail: 'upgraded; message "ready: v2" (9 B) matches /^ready/',
+        });
         s.state.greet = [];
       });
 
@@ -154,17 +143,10 @@ Deno.test({
       }
     })().catch(() => {});
     try {
-      const j = await runJson([
-        "--timeout",
-        "1200ms",
-        "--attempt-timeout",
-        "300ms",
-        "--interval",
-        "100ms",
-        "ws",
-        `ws://127.0.0.1:${port}/`,
-      ]);
-      assertEquals(j.code, 1);
+      const j = await expectJson([
+        ...["--timeout", "1200ms", "--attempt-timeout", "300ms", "--interval", "100ms"],
+        ...["ws", `ws://127.0.0.1:${port}/`],
+      ], { code: 1 });
       const c = j.json.conditions[0]!;
       assertEquals(c.last_error, "attempt timed out after 300ms");
       assert(c.attempts >= 2, `attempts ${c.attempts}`);
@@ -212,12 +194,7 @@ Deno.test({
         ]);
         const g = await runJson([
           ...FAST,
-          "ws",
-          `${ws}/greet`,
-          "--subprotocol",
-          "chat.v1",
-          "--contains",
-          "hello",
+          ...["ws", `${ws}/greet`, "--subprotocol", "chat.v1", "--contains", "hello"],
         ]);
         assertEquals(
           g.json.conditions[0]!.detail,
@@ -233,18 +210,12 @@ Deno.test({
       });
 
       await t.step("wss:// with --ca-file or --insecure; untrusted otherwise", async () => {
-        const ok = await runJson([...FAST, "ws", `${wss}/echo`, "--ca-file", pki.ca.certFile]);
-        assertEquals(ok.code, 0);
-        const byIp = await runJson([
+        await expectJson([...FAST, "ws", `${wss}/echo`, "--ca-file", pki.ca.certFile], { code: 0 });
+        await expectJson([
           ...FAST,
-          "ws",
-          `wss://127.0.0.1:${secure!.port}/echo`,
-          "--ca-file",
-          pki.ca.certFile,
-        ]);
-        assertEquals(byIp.code, 0);
-        const insecure = await runJson([...FAST, "ws", `${wss}/echo`, "--insecure"]);
-        assertEquals(insecure.code, 0);
+          ...["ws", `wss://127.0.0.1:${secure!.port}/echo`, "--ca-file", pki.ca.certFile],
+        ], { code: 0 });
+        await expectJson([...FAST, "ws", `${wss}/echo`, "--insecure"], { code: 0 });
         const untrusted = await runJson([...SHORT, "ws", `${wss}/echo`]);
         assertEquals(
           untrusted.json.conditions[0]!.last_error,

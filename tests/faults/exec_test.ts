@@ -8,6 +8,7 @@
 
 import { assert, assertEquals } from "../_assert.ts";
 import { killGroups, membersOf, peakRss, spawnWaitcmd, until } from "./_proc.ts";
+import { cliTest, timing } from "../e2e/_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -15,10 +16,7 @@ const opts = { sanitizeResources: false, sanitizeOps: false };
 function stubborn(dir: string): string[] {
   return [
     "exec",
-    "--",
-    "sh",
-    "-c",
-    `trap '' TERM INT QUIT HUP; echo $$ >> ${dir}/groups; sleep 1000`,
+    ...["--", "sh", "-c", `trap '' TERM INT QUIT HUP; echo $$ >> ${dir}/groups; sleep 1000`],
   ];
 }
 
@@ -46,27 +44,18 @@ async function inDir(body: (dir: string) => Promise<void>): Promise<void> {
   }
 }
 
-Deno.test({
-  name: "exec: commands ignoring SIGTERM are killed at --attempt-timeout and the deadline",
-  ...opts,
-  fn: () =>
+cliTest(
+  "exec: commands ignoring SIGTERM are killed at --attempt-timeout and the deadline",
+  () =>
     inDir(async (dir) => {
-      const w = spawnWaitcmd([
-        "--timeout",
-        "3s",
-        "--interval",
-        "100ms",
-        "--attempt-timeout",
-        "500ms",
-        ...stubborn(dir),
-      ]);
+      const w = spawnWaitcmd([...timing("3s", "100ms", "500ms"), ...stubborn(dir)]);
       const r = await w.ended(20_000);
       assertEquals([r.code, r.hung], [1, false], r.stderr);
       const groups = await recorded(dir);
       assert(groups.size >= 3, `only ${groups.size} attempts started`);
       assertEquals(membersOf(groups), [], "processes left by the command");
     }),
-});
+);
 
 for (const sig of ["SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP"] as const) {
   Deno.test({
@@ -85,22 +74,18 @@ for (const sig of ["SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP"] as const) {
   });
 }
 
-Deno.test({
-  name: "exec: a command writing without end (yes) keeps waitcmd's memory flat",
-  ...opts,
-  fn: async () => {
-    const w = spawnWaitcmd(["--timeout", "3s", "exec", "--", "yes"]);
-    let peak = 0;
-    const done = w.ended(20_000);
-    let over = false;
-    done.then(() => over = true);
-    while (!over) {
-      peak = Math.max(peak, peakRss(w.child.pid));
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const r = await done;
-    assertEquals([r.code, r.hung], [1, false], r.stderr);
-    assert(peak > 0, "no memory figure read");
-    assert(peak < 300 << 20, `peak RSS ${(peak / 1048576).toFixed(0)} MB`);
-  },
+cliTest("exec: a command writing without end (yes) keeps waitcmd's memory flat", async () => {
+  const w = spawnWaitcmd(["--timeout", "3s", "exec", "--", "yes"]);
+  let peak = 0;
+  const done = w.ended(20_000);
+  let over = false;
+  done.then(() => over = true);
+  while (!over) {
+    peak = Math.max(peak, peakRss(w.child.pid));
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const r = await done;
+  assertEquals([r.code, r.hung], [1, false], r.stderr);
+  assert(peak > 0, "no memory figure read");
+  assert(peak < 300 << 20, `peak RSS ${(peak / 1048576).toFixed(0)} MB`);
 });

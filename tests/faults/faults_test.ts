@@ -5,7 +5,8 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, runJson, WAITCMD } from "../e2e/_cli.ts";
+import { cliTest, expectJson, runCli, runJson, timing, WAITCMD } from "../e2e/_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const SECRET = "Zq9FaultSecret";
@@ -43,13 +44,19 @@ async function flapper(): Promise<{
   return { port, up, down, close: down };
 }
 
-/** A TCP listener that accepts and then never sends a byte (half-open from the client's view). */
-function silentTcp(): { port: number; close(): void } {
+/**
+ * A TCP server on 127.0.0.1 that hands each connection to `onConn`; `close()` stops it and
+ * closes every connection it was given.
+ */
+function tcpServer(onConn: (c: Deno.Conn) => void): { port: number; close(): void } {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const held: Deno.Conn[] = [];
   (async () => {
     try {
-      for await (const c of l) held.push(c);
+      for await (const c of l) {
+        held.push(c);
+        onConn(c);
+      }
     } catch {
       // closed
     }
@@ -67,6 +74,11 @@ function silentTcp(): { port: number; close(): void } {
       }
     },
   };
+}
+
+/** A TCP listener that accepts and then never sends a byte (half-open from the client's view). */
+function silentTcp(): { port: number; close(): void } {
+  return tcpServer(() => {});
 }
 
 /** Runs the CLI with stdout and/or stderr closed at once by the reader (`| head -c0`). */
@@ -102,109 +114,110 @@ async function alive(marker: string): Promise<boolean> {
   return out.code === 0;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Flaps a TCP target (`cycle` runs again and again while `flapping()`), runs `whileFlapping`
+ * against its port, then stops the flapping, leaves the target up and runs `onceStable`.
+ */
+async function flapThenStable(
+  cycle: (f: Awaited<ReturnType<typeof flapper>>, flapping: () => boolean) => Promise<void>,
+  whileFlapping: (target: string) => Promise<void>,
+  onceStable: (target: string) => Promise<void>,
+  startDown = false,
+): Promise<void> {
+  const f = await flapper();
+  if (startDown) await f.down();
+  let flapping = true;
+  const loop = (async () => {
+    while (flapping) await cycle(f, () => flapping);
+  })();
+  try {
+    await whileFlapping(`127.0.0.1:${f.port}`);
+    flapping = false;
+    await loop;
+    await f.up();
+    await onceStable(`127.0.0.1:${f.port}`);
+  } finally {
+    flapping = false;
+    await loop;
+    await f.close();
+  }
+}
+
 Deno.test({
   name: "fault: flapping target (up/down every 300 ms) never satisfies --stable-for 1s, then does",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    let flapping = true;
-    const loop = (async () => {
-      while (flapping) {
-        await new Promise((r) => setTimeout(r, 300));
-        if (!flapping) break;
+  fn: () =>
+    flapThenStable(
+      async (f, flapping) => {
+        await sleep(300);
+        if (!flapping()) return;
         await f.down();
-        await new Promise((r) => setTimeout(r, 300));
-        if (flapping) await f.up();
-      }
-    })();
-    try {
-      const r = await runJson([
-        "-t",
-        "4s",
-        "-i",
-        "500ms",
-        "--stable-for",
-        "1s",
-        "tcp",
-        `127.0.0.1:${f.port}`,
-      ]);
-      assertEquals(r.code, 1, "never satisfied while flapping");
-      flapping = false;
-      await loop;
-      await f.up();
-      const stable = await runJson([
-        "-t",
-        "10s",
-        "-i",
-        "500ms",
-        "--stable-for",
-        "1s",
-        "tcp",
-        `127.0.0.1:${f.port}`,
-      ]);
-      assertEquals(stable.code, 0, "satisfied once stable");
-      assert(stable.json.conditions[0]!.attempts >= 5, "the window was sampled at least 5 times");
-    } finally {
-      flapping = false;
-      await loop;
-      await f.close();
-    }
-  },
+        await sleep(300);
+        if (flapping()) await f.up();
+      },
+      async (target) => {
+        const r = await runJson([...timing("4s", "500ms"), "--stable-for", "1s", "tcp", target]);
+        assertEquals(r.code, 1, "never satisfied while flapping");
+      },
+      async (target) => {
+        const stable = await runJson([
+          ...timing("10s", "500ms"),
+          "--stable-for",
+          "1s",
+          "tcp",
+          target,
+        ]);
+        assertEquals(stable.code, 0, "satisfied once stable");
+        assert(stable.json.conditions[0]!.attempts >= 5, "the window was sampled at least 5 times");
+      },
+    ),
 });
 
 Deno.test({
   name: "fault: a target up 60 ms of every 300 ms never gives --successes 3 at 100 ms, then does",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    await f.down();
-    let flapping = true;
-    // Three samples 100 ms apart need 200 ms of "up": an up window of 60 ms (or twice that
-    // on a loaded machine) can never hold them.
-    const loop = (async () => {
-      while (flapping) {
+  fn: () =>
+    flapThenStable(
+      // Three samples 100 ms apart need 200 ms of "up": an up window of 60 ms (or twice that
+      // on a loaded machine) can never hold them.
+      async (f) => {
         await f.up();
-        await new Promise((r) => setTimeout(r, 60));
+        await sleep(60);
         await f.down();
-        await new Promise((r) => setTimeout(r, 240));
-      }
-    })();
-    try {
-      const args = ["-i", "100ms", "--successes", "3", "tcp", `127.0.0.1:${f.port}`];
-      const r = await runJson(["-t", "2500ms", ...args]);
-      assertEquals(r.code, 1, "never satisfied while flapping");
-      assertEquals(r.json.conditions[0]!.satisfied, false);
-      flapping = false;
-      await loop;
-      await f.up();
-      const stable = await runJson(["-t", "10s", ...args]);
-      assertEquals(stable.code, 0, "satisfied once stable");
-      assertEquals(stable.json.conditions[0]!.attempts, 3);
-    } finally {
-      flapping = false;
-      await loop;
-      await f.close();
-    }
-  },
+        await sleep(240);
+      },
+      async (target) => {
+        const r = await runJson(["-t", "2500ms", "-i", "100ms", "--successes", "3", "tcp", target]);
+        assertEquals(r.code, 1, "never satisfied while flapping");
+        assertEquals(r.json.conditions[0]!.satisfied, false);
+      },
+      async (target) => {
+        const stable = await runJson([
+          "-t",
+          "10s",
+          "-i",
+          "100ms",
+          "--successes",
+          "3",
+          "tcp",
+          target,
+        ]);
+        assertEquals(stable.code, 0, "satisfied once stable");
+        assertEquals(stable.json.conditions[0]!.attempts, 3);
+      },
+      true,
+    ),
 });
 
-Deno.test({
-  name: "fault: half-open TCP under --attempt-timeout: attempts keep coming, the run ends on time",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: half-open TCP under --attempt-timeout: attempts keep coming, the run ends on time",
+  async () => {
     const s = silentTcp();
     try {
       const started = performance.now();
-      const r = await runJson([
-        "-t",
-        "2s",
-        "-i",
-        "100ms",
-        "--attempt-timeout",
-        "300ms",
-        "ssh",
-        `127.0.0.1:${s.port}`,
-      ]);
+      const r = await runJson([...timing("2s", "100ms", "300ms"), "ssh", `127.0.0.1:${s.port}`]);
       const took = performance.now() - started;
       assertEquals(r.code, 1);
       const c = r.json.conditions[0]!;
@@ -215,12 +228,11 @@ Deno.test({
       s.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: a closed stderr never changes the exit code of a usage error or a verdict",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: a closed stderr never changes the exit code of a usage error or a verdict",
+  async () => {
     const usage = await runClosed(["tcp"], { stderr: true });
     assertEquals(usage.code, 2);
     const f = await flapper();
@@ -236,12 +248,11 @@ Deno.test({
       await f.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: a closed stdout in json and jsonl mode keeps the verdict's code, said once",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: a closed stdout in json and jsonl mode keeps the verdict's code, said once",
+  async () => {
     const json = await runClosed(["-o", "json", "-t", "300ms", "tcp", "127.0.0.1:1"], {
       stdout: true,
     });
@@ -254,27 +265,22 @@ Deno.test({
     const failures = jsonl.stderr.split("\n").filter((l) => l.includes("writing to stdout failed"));
     assert(failures.length <= 1, `reported ${failures.length} times:\n${jsonl.stderr}`);
   },
+);
+
+cliTest("fault: stdout on a full disk (/dev/full) keeps the verdict's code", async () => {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", `"${WAITCMD}" -o json -t 300ms tcp 127.0.0.1:1 >/dev/full`],
+    env: { NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  assertEquals(out.code, 1);
+  assertStringIncludes(new TextDecoder().decode(out.stderr), "writing to stdout failed");
 });
 
-Deno.test({
-  name: "fault: stdout on a full disk (/dev/full) keeps the verdict's code",
-  ...opts,
-  fn: async () => {
-    const out = await new Deno.Command("sh", {
-      args: ["-c", `"${WAITCMD}" -o json -t 300ms tcp 127.0.0.1:1 >/dev/full`],
-      env: { NO_COLOR: "1" },
-      stdout: "null",
-      stderr: "piped",
-    }).output();
-    assertEquals(out.code, 1);
-    assertStringIncludes(new TextDecoder().decode(out.stderr), "writing to stdout failed");
-  },
-});
-
-Deno.test({
-  name: "fault: secrets in a target that does not parse stay out of the usage error, in every mode",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: secrets in a target that does not parse stay out of the usage error, in every mode",
+  async () => {
     const targets = [
       `ftp://alice:${SECRET}@127.0.0.1:1/?token=${SECRET}2`,
       `http://alice:${SECRET}@[::1/?token=${SECRET}2&password=${SECRET}3`,
@@ -290,87 +296,57 @@ Deno.test({
     assertEquals(flag.code, 2);
     assert(!flag.stderr.includes(SECRET), `leaked: ${flag.stderr}`);
   },
-});
+);
+
+/**
+ * Runs `tcp <up> -- then sh -c SCRIPT` (SCRIPT sleeps `sleep MARKER`), sends `signal` once the
+ * sleep runs, and asserts waitcmd exits `code` with no sleep of the command left behind.
+ */
+async function assertThenSignalled(
+  signal: Deno.Signal,
+  code: number,
+  script: (sleep: string) => string,
+  tag: string,
+): Promise<void> {
+  const f = await flapper();
+  const sleeper = `sleep ${Date.now() % 100000}.${tag}`;
+  try {
+    const child = new Deno.Command(WAITCMD, {
+      args: ["tcp", `127.0.0.1:${f.port}`, "--", "then", "sh", "-c", script(sleeper)],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "null",
+      stderr: "null",
+    }).spawn();
+    for (let i = 0; i < 100 && !(await alive(sleeper)); i++) {
+      await sleep(50);
+    }
+    assert(await alive(sleeper), "the then command started");
+    child.kill(signal);
+    assertEquals((await child.status).code, code);
+    await sleep(200);
+    assertEquals(await alive(sleeper), false, "a sleep of the then command survived");
+  } finally {
+    await f.close();
+  }
+}
 
 Deno.test({
   name: "fault: SIGTERM during `then` ends the command's whole process group (143, no orphan)",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    const marker = `${Date.now() % 100000}.4242`;
-    try {
-      const child = new Deno.Command(WAITCMD, {
-        args: [
-          "tcp",
-          `127.0.0.1:${f.port}`,
-          "--",
-          "then",
-          "sh",
-          "-c",
-          `sleep ${marker} & sleep ${marker}`,
-        ],
-        env: { NO_COLOR: "1" },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      for (let i = 0; i < 100 && !(await alive(`sleep ${marker}`)); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      assert(await alive(`sleep ${marker}`), "the then command started");
-      child.kill("SIGTERM");
-      const status = await child.status;
-      assertEquals(status.code, 143);
-      await new Promise((r) => setTimeout(r, 200));
-      assertEquals(await alive(`sleep ${marker}`), false, "a sleep of the then command survived");
-    } finally {
-      await f.close();
-    }
-  },
+  fn: () => assertThenSignalled("SIGTERM", 143, (sleep) => `${sleep} & ${sleep}`, "4242"),
 });
 
 Deno.test({
   name: "fault: SIGINT during `then` ends it too (130), and a child ignoring TERM is killed",
   ...opts,
-  fn: async () => {
-    const f = await flapper();
-    const marker = `${Date.now() % 100000}.4343`;
-    try {
-      const child = new Deno.Command(WAITCMD, {
-        args: [
-          "tcp",
-          `127.0.0.1:${f.port}`,
-          "--",
-          "then",
-          "sh",
-          "-c",
-          `sleep ${marker} & wait`,
-        ],
-        env: { NO_COLOR: "1" },
-        stdin: "null",
-        stdout: "null",
-        stderr: "null",
-      }).spawn();
-      for (let i = 0; i < 100 && !(await alive(`sleep ${marker}`)); i++) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      child.kill("SIGINT");
-      const status = await child.status;
-      assertEquals(status.code, 130);
-      await new Promise((r) => setTimeout(r, 200));
-      assertEquals(await alive(`sleep ${marker}`), false);
-    } finally {
-      await f.close();
-    }
-  },
+  fn: () => assertThenSignalled("SIGINT", 130, (sleep) => `${sleep} & wait`, "4343"),
 });
 
-Deno.test({
-  name: "fault: a `then` command that cannot run is a usage error before waiting",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir();
-    try {
+cliTest(
+  "fault: a `then` command that cannot run is a usage error before waiting",
+  () =>
+    inTempDir("waitcmd-fault-")(async (dir) => {
       await Deno.writeTextFile(`${dir}/plain`, "not a program");
       const rows: [string, string][] = [
         ["/nonexistent/cmd", "then: command not found: /nonexistent/cmd"],
@@ -382,91 +358,58 @@ Deno.test({
         assertEquals(r.code, 2, r.stderr);
         assertStringIncludes(r.stderr, fragment);
       }
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
+);
+
+cliTest("fault: a probe still waiting (silent DNS server) does not delay the exit", async () => {
+  const { createSocket } = await import("node:dgram");
+  const udp = createSocket("udp4");
+  await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
+  const f = await flapper();
+  try {
+    const started = performance.now();
+    const r = await runJson([
+      ...["--mode", "any", "-t", "20s", "dns", "app.test"],
+      ...["--server", `127.0.0.1:${udp.address().port}`],
+      ...["--", "tcp", `127.0.0.1:${f.port}`],
+    ]);
+    const took = performance.now() - started;
+    assertEquals(r.code, 0);
+    assert(took < 2500, `exit took ${took.toFixed(0)} ms after a quick verdict`);
+  } finally {
+    udp.close();
+    await f.close();
+  }
 });
 
-Deno.test({
-  name: "fault: a probe still waiting (silent DNS server) does not delay the exit",
-  ...opts,
-  fn: async () => {
-    const { createSocket } = await import("node:dgram");
-    const udp = createSocket("udp4");
-    await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
-    const f = await flapper();
-    try {
-      const started = performance.now();
-      const r = await runJson([
-        "--mode",
-        "any",
-        "-t",
-        "20s",
-        "dns",
-        "app.test",
-        "--server",
-        `127.0.0.1:${udp.address().port}`,
-        "--",
-        "tcp",
-        `127.0.0.1:${f.port}`,
-      ]);
-      const took = performance.now() - started;
-      assertEquals(r.code, 0);
-      assert(took < 2500, `exit took ${took.toFixed(0)} ms after a quick verdict`);
-    } finally {
-      udp.close();
-      await f.close();
-    }
-  },
-});
-
-Deno.test({
-  name: "fault: DNS silence under --attempt-timeout gives timed-out attempts, not a hang",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: DNS silence under --attempt-timeout gives timed-out attempts, not a hang",
+  async () => {
     const { createSocket } = await import("node:dgram");
     const udp = createSocket("udp4");
     await new Promise<void>((r) => udp.bind(0, "127.0.0.1", r));
     try {
-      const r = await runJson([
-        "-t",
-        "1500ms",
-        "-i",
-        "100ms",
-        "--attempt-timeout",
-        "300ms",
-        "dns",
-        "app.test",
-        "--server",
-        `127.0.0.1:${udp.address().port}`,
-      ]);
-      assertEquals(r.code, 1);
+      const r = await expectJson([
+        ...timing("1500ms", "100ms", "300ms"),
+        ...["dns", "app.test", "--server", `127.0.0.1:${udp.address().port}`],
+      ], { code: 1 });
       assert(r.json.conditions[0]!.attempts >= 2);
       assertEquals(r.json.conditions[0]!.satisfied, false);
     } finally {
       udp.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: garbage instead of a TLS, HTTP or SSH greeting is a failed attempt, never success",
-  ...opts,
-  fn: async () => {
-    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (l.addr as Deno.NetAddr).port;
-    (async () => {
-      try {
-        for await (const c of l) {
-          c.write(new TextEncoder().encode("\x00\xffGARBAGE garbage\r\n")).catch(() => {}).finally(
-            () => setTimeout(() => c.close(), 50),
-          );
-        }
-      } catch {
-        // closed
-      }
-    })();
+cliTest(
+  "fault: garbage instead of a TLS, HTTP or SSH greeting is a failed attempt, never success",
+  async () => {
+    const s = tcpServer((c) => {
+      c.write(new TextEncoder().encode("\x00\xffGARBAGE garbage\r\n")).catch(() => {}).finally(
+        () => setTimeout(() => c.close(), 50),
+      );
+    });
+    const port = s.port;
     try {
       for (
         const kind of [["tls", `127.0.0.1:${port}`], ["http", `http://127.0.0.1:${port}/`], [
@@ -479,22 +422,21 @@ Deno.test({
         assert(r.json.conditions[0]!.last_error !== "", `${kind[0]} names the error`);
       }
     } finally {
-      l.close();
+      s.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: a catastrophic regular expression cannot hold the deadline (RE2, linear time)",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir();
-    try {
+cliTest(
+  "fault: a catastrophic regular expression cannot hold the deadline (RE2, linear time)",
+  () =>
+    inTempDir("waitcmd-fault-")(async (dir) => {
       const file = `${dir}/r.txt`;
       await Deno.writeTextFile(file, "a".repeat(40) + "!\n");
       const started = performance.now();
-      const r = await runJson(["-t", "2s", "log", file, "--from-start", "--matches", "^(a+)+$"]);
-      assertEquals(r.code, 1);
+      await expectJson(["-t", "2s", "log", file, "--from-start", "--matches", "^(a+)+$"], {
+        code: 1,
+      });
       assert(performance.now() - started < 6000, "the deadline held");
       const lookahead = await runCli(["log", file, "--matches", "a(?=b)"]);
       assertEquals(lookahead.code, 2);
@@ -502,16 +444,12 @@ Deno.test({
         lookahead.stderr,
         "--matches: not supported by waitcmd's linear-time engine (RE2: no lookaround or backreferences)",
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);
 
-Deno.test({
-  name: "fault: seconds of linear-time matching on a 10 MiB body cannot hold the deadline",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: seconds of linear-time matching on a 10 MiB body cannot hold the deadline",
+  async () => {
     // `^(a+)+$` on 10 MiB of `a` takes RE2 (re2js) about 2.7 s: run on the main thread it
     // would hold the 500 ms deadline for that long; in its worker it holds nothing.
     const body = "a".repeat(10 << 20);
@@ -539,14 +477,12 @@ Deno.test({
       await server.shutdown();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: long log lines under a slow expression never hold SIGTERM or the deadline",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir();
-    try {
+cliTest(
+  "fault: long log lines under a slow expression never hold SIGTERM or the deadline",
+  () =>
+    inTempDir("waitcmd-fault-")(async (dir) => {
       const file = `${dir}/big.log`;
       // Three lines of nearly 4 MiB that `^(a+)+$` does not match: about 0.8 s of matching
       // each. On the main thread that held the 500 ms deadline past 2 s; in a worker it does not.
@@ -567,11 +503,8 @@ Deno.test({
       const s = await signalled.done();
       assertEquals(s.code, 143, s.stderr);
       assert(s.exitedAt - sent < 1000, `exited ${s.exitedAt - sent} ms after SIGTERM`);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);
 
 /**
  * Writes 200,000 lines (1 in 1,000 marked), rotating every 20,000, pausing `pauseMs` after each
@@ -620,16 +553,8 @@ for (const [mode, pauseMs] of [["rename", 0], ["copytruncate", 10]] as const) {
       try {
         await Deno.writeTextFile(path, "");
         const args = (n: number) => [
-          "-t",
-          "60s",
-          "-i",
-          "200ms",
-          "log",
-          path,
-          "--contains",
-          "MARK",
-          "--min-matches",
-          String(n),
+          ...timing("60s", "200ms"),
+          ...["log", path, "--contains", "MARK", "--min-matches", String(n)],
         ];
         // 200 must be reached (0 lost); 201 must never be (0 counted twice): both runs follow
         // the same writer, from its first line.
@@ -655,10 +580,9 @@ for (const [mode, pauseMs] of [["rename", 0], ["copytruncate", 10]] as const) {
   });
 }
 
-Deno.test({
-  name: "fault: ulimit -n 64 with 200 conditions gives a clear error and a timeout, not a crash",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: ulimit -n 64 with 200 conditions gives a clear error and a timeout, not a crash",
+  async () => {
     const conditions: string[] = [];
     for (let i = 0; i < 200; i++) conditions.push(...(i > 0 ? ["--"] : []), "tcp", "127.0.0.1:1");
     const quoted = [WAITCMD, "-o", "json", "-t", "2s", ...conditions].join(" ");
@@ -674,7 +598,7 @@ Deno.test({
     assert(errors.has("too many open files"), `errors: ${[...errors].join(", ")}`);
     assertEquals(new TextDecoder().decode(out.stderr), "");
   },
-});
+);
 
 /** An HTTP server whose body is endless (2 GiB announced) or trickles one byte at a time. */
 function bodyServer(): { port: number; close(): Promise<void> } {
@@ -695,26 +619,16 @@ function bodyServer(): { port: number; close(): Promise<void> } {
   return { port: server.addr.port, close: () => server.shutdown() };
 }
 
-Deno.test({
-  name: "fault: a 2 GiB body ends the attempt once the answer is known, with flat memory",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: a 2 GiB body ends the attempt once the answer is known, with flat memory",
+  async () => {
     const s = bodyServer();
     try {
       for (const flags of [["--status", "200"], ["--jsonpath", "$.a == 1"]]) {
         const out = await new Deno.Command("/usr/bin/time", {
           args: [
-            "-f",
-            "maxrss_kb=%M",
-            WAITCMD,
-            "-o",
-            "json",
-            "-t",
-            "20s",
-            "--attempt-timeout",
-            "10s",
-            "http",
-            `http://127.0.0.1:${s.port}/big`,
+            ...["-f", "maxrss_kb=%M", WAITCMD, "-o", "json", "-t", "20s"],
+            ...["--attempt-timeout", "10s", "http", `http://127.0.0.1:${s.port}/big`],
             ...flags,
           ],
           env: { NO_COLOR: "1" },
@@ -735,53 +649,34 @@ Deno.test({
       await s.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: a body that trickles is cut by --attempt-timeout; the run ends on time",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "fault: a body that trickles is cut by --attempt-timeout; the run ends on time",
+  async () => {
     const s = bodyServer();
     try {
       const started = performance.now();
-      const r = await runJson([
-        "-t",
-        "2s",
-        "-i",
-        "100ms",
-        "--attempt-timeout",
-        "500ms",
-        "http",
-        `http://127.0.0.1:${s.port}/slow`,
-        "--contains",
-        "never",
-      ]);
-      assertEquals(r.code, 1);
-      assertEquals(r.json.conditions[0]!.last_error, "attempt timed out after 500ms");
+      const r = await expectJson([
+        ...timing("2s", "100ms", "500ms"),
+        ...["http", `http://127.0.0.1:${s.port}/slow`, "--contains", "never"],
+      ], { code: 1, error: "attempt timed out after 500ms" });
       assert(r.json.conditions[0]!.attempts >= 2);
       assert(performance.now() - started < 8000);
     } finally {
       await s.close();
     }
   },
-});
+);
 
-Deno.test({
-  name: "fault: a server that closes mid-TLS-handshake is a failed attempt, never success",
-  ...opts,
-  fn: async () => {
-    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const port = (l.addr as Deno.NetAddr).port;
-    (async () => {
-      try {
-        for await (const c of l) {
-          // Read the ClientHello, then hang up.
-          c.read(new Uint8Array(512)).catch(() => null).finally(() => c.close());
-        }
-      } catch {
-        // closed
-      }
-    })();
+cliTest(
+  "fault: a server that closes mid-TLS-handshake is a failed attempt, never success",
+  async () => {
+    // Read the ClientHello, then hang up.
+    const s = tcpServer((c) => {
+      c.read(new Uint8Array(512)).catch(() => null).finally(() => c.close());
+    });
+    const port = s.port;
     try {
       for (const target of [["tls", `127.0.0.1:${port}`], ["http", `https://127.0.0.1:${port}/`]]) {
         const r = await runJson(["-t", "1s", "-i", "200ms", ...target]);
@@ -790,7 +685,7 @@ Deno.test({
         assert(r.json.conditions[0]!.last_error !== "");
       }
     } finally {
-      l.close();
+      s.close();
     }
   },
-});
+);

@@ -7,7 +7,8 @@
  */
 
 import { assertEquals } from "../_assert.ts";
-import { WAITCMD } from "../e2e/_cli.ts";
+import { cliTest, WAITCMD } from "../e2e/_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -57,13 +58,9 @@ for (const kind of ["lockfile", "file", "not file"]) {
   });
 }
 
-Deno.test({
-  name: "inputs: a then command's word that is not UTF-8 is a usage error too",
-  ...opts,
-  fn: async () => {
-    const r = await sh(`exec "$W" -t 2s file / -- then cat "$(printf 'x\\377')"`);
-    assertEquals([r.code, r.stderr], [2, NOT_UTF8(8, "cat")]);
-  },
+cliTest("inputs: a then command's word that is not UTF-8 is a usage error too", async () => {
+  const r = await sh(`exec "$W" -t 2s file / -- then cat "$(printf 'x\\377')"`);
+  assertEquals([r.code, r.stderr], [2, NOT_UTF8(8, "cat")]);
 });
 
 for (const name of ["WAITCMD_TIMEOUT", "WAITCMD_MODE", "WAITCMD_OUTPUT", "WAITCMD_INTERVAL"]) {
@@ -80,12 +77,10 @@ for (const name of ["WAITCMD_TIMEOUT", "WAITCMD_MODE", "WAITCMD_OUTPUT", "WAITCM
   });
 }
 
-Deno.test({
-  name: "inputs: a recipe that is not UTF-8 is a usage error",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-utf8-" });
-    try {
+cliTest(
+  "inputs: a recipe that is not UTF-8 is a usage error",
+  () =>
+    inTempDir("waitcmd-utf8-")(async (dir) => {
       const r = await sh(
         `printf 'conditions:\\n  - kind: file\\n    target: /x\\377\\n' > ${dir}/r.yaml; ` +
           `exec "$W" -t 2s -f ${dir}/r.yaml`,
@@ -97,18 +92,13 @@ Deno.test({
           `waitcmd: --config: cannot read ${dir}/r.yaml: not valid UTF-8 (see: waitcmd --help)\n`,
         ],
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);
 
-Deno.test({
-  name: "inputs: a YAML alias bomb in a recipe is a usage error (exit 2), not an internal error",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-yaml-" });
-    try {
+cliTest(
+  "inputs: a YAML alias bomb in a recipe is a usage error (exit 2), not an internal error",
+  () =>
+    inTempDir("waitcmd-yaml-")(async (dir) => {
       const levels = "abcdefgh".split("");
       const lines = levels.map((l, i) =>
         i === 0
@@ -126,16 +116,12 @@ Deno.test({
           "(an alias bomb?) (see: waitcmd --help)\n",
         ],
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);
 
-Deno.test({
-  name: "inputs: an open-files limit too low for the runtime is one fatal line (exit 3)",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "inputs: an open-files limit too low for the runtime is one fatal line (exit 3)",
+  async () => {
     // 24: low enough for the runtime to fail, high enough for it to load waitcmd's modules
     // (below about 20 it fails before any of waitcmd's code runs: docs/contract.md §3).
     const r = await sh(`ulimit -n 24; exec "$W" -t 1s exec -- true`);
@@ -148,4 +134,4 @@ Deno.test({
       ],
     );
   },
-});
+);

@@ -7,7 +7,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, WAITCMD } from "../e2e/_cli.ts";
+import { cliTest, runCli, WAITCMD } from "../e2e/_cli.ts";
 import { bytes, faultRun, garbageServer, lastError } from "./_garbage.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -15,10 +15,9 @@ const opts = { sanitizeResources: false, sanitizeOps: false };
 /** What the shared machine may add to a measured exit, beyond the promised 100 ms. */
 const CI_MARGIN_MS = 400;
 
-Deno.test({
-  name: "isolation: SIGTERM while the kinds' libraries load ends the run at once (exit 143)",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "isolation: SIGTERM while the kinds' libraries load ends the run at once (exit 143)",
+  async () => {
     // Five of the heaviest libraries (Kubernetes, Kafka, S3, Docker, MongoDB): well over a
     // second of module evaluation on one thread; each in its worker, the main thread stays free.
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-isolation-" });
@@ -71,22 +70,18 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);
 
-Deno.test({
-  name: "isolation: WAITCMD_MEMORY_CAP that is no size is a usage error naming it",
-  ...opts,
-  fn: async () => {
-    const r = await runCli(["-t", "2s", "tcp", "127.0.0.1:1"], {
-      env: { WAITCMD_MEMORY_CAP: "plenty" },
-    });
-    assertEquals(r.code, 2);
-    assertEquals(
-      r.stderr,
-      'waitcmd: WAITCMD_MEMORY_CAP: expected a size of at least 64M, such as 512M or 2G, got "plenty" (see: waitcmd --help)\n',
-    );
-    assertEquals(r.stdout, "");
-  },
+cliTest("isolation: WAITCMD_MEMORY_CAP that is no size is a usage error naming it", async () => {
+  const r = await runCli(["-t", "2s", "tcp", "127.0.0.1:1"], {
+    env: { WAITCMD_MEMORY_CAP: "plenty" },
+  });
+  assertEquals(r.code, 2);
+  assertEquals(
+    r.stderr,
+    'waitcmd: WAITCMD_MEMORY_CAP: expected a size of at least 64M, such as 512M or 2G, got "plenty" (see: waitcmd --help)\n',
+  );
+  assertEquals(r.stdout, "");
 });
 
 Deno.test({

@@ -8,9 +8,10 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { runCli, usageErrorLine, WAITCMD } from "../e2e/_cli.ts";
+import { cliTest, runCli, usageErrorLine, WAITCMD } from "../e2e/_cli.ts";
 import { makeSigstore } from "../services/sigstore.ts";
 import { peakRss, sh, spawnWaitcmd } from "./_proc.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const notRoot = Deno.uid() === 0 ? undefined : "the test runs waitcmd as user nobody (root)";
@@ -19,26 +20,16 @@ Deno.test({
   name: "files: glob --absent on a directory it cannot read stays pending (permission denied)",
   ignore: ignoreWithout("root", notRoot),
   ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
-    try {
+  fn: () =>
+    inTempDir("waitcmd-glob-")(async (dir) => {
       await sh(`chmod 755 '${dir}' && mkdir '${dir}/root-only' && touch '${dir}/root-only/a.lock'`);
       await sh(`chmod 700 '${dir}/root-only'`);
       const home = await Deno.makeTempDir({ prefix: "waitcmd-home-" });
       await sh(`chmod 777 '${home}'`);
       const out = await new Deno.Command("setpriv", {
         args: [
-          "--reuid=nobody",
-          "--regid=nogroup",
-          "--clear-groups",
-          WAITCMD,
-          "--timeout",
-          "1s",
-          "--output",
-          "json",
-          "glob",
-          `${dir}/root-only/*.lock`,
-          "--absent",
+          ...["--reuid=nobody", "--regid=nogroup", "--clear-groups", WAITCMD, "--timeout", "1s"],
+          ...["--output", "json", "glob", `${dir}/root-only/*.lock`, "--absent"],
         ],
         env: { HOME: home, NO_COLOR: "1" },
         stdout: "piped",
@@ -51,10 +42,7 @@ Deno.test({
         report.conditions[0].last_error,
         `permission denied: readdir '${dir}/root-only'`,
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
 });
 
 /** A zip of `n` empty entries, made by Python's zipfile (fast; zip(1) would need the files). */
@@ -80,29 +68,22 @@ async function measured(args: string[]) {
   return { ...r, report: JSON.parse(r.stdout), peak };
 }
 
-Deno.test({
-  name: "files: a zip of 100,000 empty entries is read in bounded memory and time",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-zip-" });
-    try {
+cliTest(
+  "files: a zip of 100,000 empty entries is read in bounded memory and time",
+  () =>
+    inTempDir("waitcmd-zip-")(async (dir) => {
       await emptyEntriesZip(`${dir}/many.zip`, 100_000);
       const r = await measured(["--timeout", "30s", "archive", `${dir}/many.zip`]);
       assertEquals([r.code, r.hung, r.report.status], [0, false, "satisfied"], r.stderr);
       assertEquals(r.report.conditions[0].detail, "zip, 100000 members");
       assert(r.peak < 500 << 20, `peak RSS ${(r.peak / 1048576).toFixed(0)} MB`);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);
 
-Deno.test({
-  name: "files: a zip of more than 100,000 entries is pending with the cap, memory bounded",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-zip-" });
-    try {
+cliTest(
+  "files: a zip of more than 100,000 entries is pending with the cap, memory bounded",
+  () =>
+    inTempDir("waitcmd-zip-")(async (dir) => {
       await emptyEntriesZip(`${dir}/more.zip`, 150_000);
       const r = await measured(["--timeout", "10s", "archive", `${dir}/more.zip`]);
       assertEquals([r.code, r.hung, r.report.status], [1, false, "timeout"], r.stderr);
@@ -112,53 +93,38 @@ Deno.test({
           "(waitcmd reads at most 100,000)",
       );
       assert(r.peak < 500 << 20, `peak RSS ${(r.peak / 1048576).toFixed(0)} MB`);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
+);
+
+cliTest("files: a trusted root whose certificateAuthorities is 5 is a usage error", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-root-" });
+  const sigstore = await makeSigstore();
+  try {
+    const root = JSON.parse(sigstore.trustedRoot);
+    root.certificateAuthorities = 5;
+    await Deno.writeTextFile(`${dir}/root.json`, JSON.stringify(root));
+    await Deno.writeTextFile(`${dir}/blob`, "x");
+    const line = usageErrorLine(
+      await runCli([
+        ...["--timeout", "5s", "cosign", "--blob", `${dir}/blob`],
+        ...["--bundle", `${dir}/blob.sigstore.json`, "--trusted-root", `${dir}/root.json`],
+      ]),
+    );
+    assertEquals(
+      line,
+      `waitcmd: condition 1 (cosign): --trusted-root: cannot read --trusted-root ${dir}/root.json: ` +
+        "not a Sigstore trusted root (certificateAuthorities is a number, not a list) " +
+        "(see: waitcmd help cosign)",
+    );
+  } finally {
+    await sigstore.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
 
-Deno.test({
-  name: "files: a trusted root whose certificateAuthorities is 5 is a usage error",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-root-" });
-    const sigstore = await makeSigstore();
-    try {
-      const root = JSON.parse(sigstore.trustedRoot);
-      root.certificateAuthorities = 5;
-      await Deno.writeTextFile(`${dir}/root.json`, JSON.stringify(root));
-      await Deno.writeTextFile(`${dir}/blob`, "x");
-      const line = usageErrorLine(
-        await runCli([
-          "--timeout",
-          "5s",
-          "cosign",
-          "--blob",
-          `${dir}/blob`,
-          "--bundle",
-          `${dir}/blob.sigstore.json`,
-          "--trusted-root",
-          `${dir}/root.json`,
-        ]),
-      );
-      assertEquals(
-        line,
-        `waitcmd: condition 1 (cosign): --trusted-root: cannot read --trusted-root ${dir}/root.json: ` +
-          "not a Sigstore trusted root (certificateAuthorities is a number, not a list) " +
-          "(see: waitcmd help cosign)",
-      );
-    } finally {
-      await sigstore.close();
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
-
-Deno.test({
-  name: "files: out of descriptors, attempts say `too many open files`, never `emfile`",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "files: out of descriptors, attempts say `too many open files`, never `emfile`",
+  async () => {
     const words = Array.from({ length: 60 }, (_, i) => [
       ...(i > 0 ? ["--"] : []),
       "http",
@@ -168,13 +134,7 @@ Deno.test({
     ]).flat();
     const out = await new Deno.Command("sh", {
       args: [
-        "-c",
-        'ulimit -n 40; exec "$0" "$@"',
-        WAITCMD,
-        "--timeout",
-        "2s",
-        "-o",
-        "json",
+        ...["-c", 'ulimit -n 40; exec "$0" "$@"', WAITCMD, "--timeout", "2s", "-o", "json"],
         ...words,
       ],
       env: { NO_COLOR: "1" },
@@ -190,4 +150,4 @@ Deno.test({
       assert(["too many open files", "connection refused"].includes(e), `raw text: ${e}`);
     }
   },
-});
+);

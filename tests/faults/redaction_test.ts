@@ -9,9 +9,8 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { runCli } from "../e2e/_cli.ts";
-
-const opts = { sanitizeResources: false, sanitizeOps: false };
+import { cliTest, runCli } from "../e2e/_cli.ts";
+import { inTempDir } from "../services/_util.ts";
 
 /** Fails when any output holds `prefix` (the start of a secret). */
 function assertHidden(r: { stdout: string; stderr: string }, prefix: string, what: string): void {
@@ -20,138 +19,119 @@ function assertHidden(r: { stdout: string; stderr: string }, prefix: string, wha
   }
 }
 
-/** Text and JSON runs of the same words. */
-async function bothModes(args: string[], env: Record<string, string>) {
-  return [
-    await runCli(["--timeout", "2s", ...args], { env }),
-    await runCli(["--timeout", "2s", "--output", "json", ...args], { env }),
-  ];
+/**
+ * Runs the words in text and in JSON (`--timeout 2s`) and asserts each run exits 1, shows no
+ * `hidden` (the start of a secret) in `what`, and shows `shown` where one is given.
+ */
+async function assertMasked(
+  args: string[],
+  env: Record<string, string>,
+  want: { hidden: string; what: string; shown?: string },
+): Promise<void> {
+  for (const output of [[], ["--output", "json"]]) {
+    const r = await runCli(["--timeout", "2s", ...output, ...args], { env });
+    assertEquals(r.code, 1, r.stderr);
+    assertHidden(r, want.hidden, want.what);
+    if (want.shown !== undefined) {
+      assert((r.stdout + r.stderr).includes(want.shown), r.stdout + r.stderr);
+    }
+  }
 }
 
-Deno.test({
-  name: "redaction: exec's last line is cut after the secret is masked (no prefix at 199)",
-  ...opts,
-  fn: async () => {
+/** Runs `fn` with the URL of a local HTTP server answering with `handler`, then stops it. */
+async function withHttp(
+  handler: (req: Request) => Response,
+  fn: (url: string) => Promise<void>,
+): Promise<void> {
+  const ac = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    handler,
+  );
+  try {
+    await fn(`http://127.0.0.1:${server.addr.port}`);
+  } finally {
+    ac.abort();
+    await server.finished;
+  }
+}
+
+cliTest(
+  "redaction: exec's last line is cut after the secret is masked (no prefix at 199)",
+  async () => {
     const PW = "Zq9Secret11";
     // A second condition registers PW as a secret; exec's line ends in it past the cut.
-    for (
-      const r of await bothModes([
+    await assertMasked(
+      [
         "exec",
-        "--",
-        "sh",
-        "-c",
-        'printf "%0190d%s\\n" 0 "$PW"; exit 1',
-        "--",
-        "http",
-        "http://127.0.0.1:1/",
-        "--header-env",
-        "X-Api-Key=PW",
-      ], { PW })
-    ) {
-      assertEquals(r.code, 1);
-      assertHidden(r, PW.slice(0, 4), "exec's last line");
-      assert(r.stdout.includes("0***") || r.stderr.includes("0***"), r.stdout + r.stderr);
-    }
+        ...["--", "sh", "-c", 'printf "%0190d%s\\n" 0 "$PW"; exit 1'],
+        ...["--", "http", "http://127.0.0.1:1/", "--header-env", "X-Api-Key=PW"],
+      ],
+      { PW },
+      { hidden: PW.slice(0, 4), what: "exec's last line", shown: "0***" },
+    );
   },
+);
+
+cliTest("redaction: a URL's password in a command's output is masked, its user kept", async () => {
+  await assertMasked(
+    [
+      "exec",
+      ...["--", "sh"],
+      ...["-c", 'echo "cannot reach postgres://app:Zq9UrlPw7@db:5432/app" >&2; exit 1'],
+    ],
+    {},
+    { hidden: "Zq9Url", what: "exec's stderr", shown: "postgres://app:***@db:5432/app" },
+  );
 });
 
-Deno.test({
-  name: "redaction: a URL's password in a command's output is masked, its user kept",
-  ...opts,
-  fn: async () => {
-    for (
-      const r of await bothModes([
-        "exec",
-        "--",
-        "sh",
-        "-c",
-        'echo "cannot reach postgres://app:Zq9UrlPw7@db:5432/app" >&2; exit 1',
-      ], {})
-    ) {
-      assertEquals(r.code, 1);
-      assertHidden(r, "Zq9Url", "exec's stderr");
-      assert((r.stdout + r.stderr).includes("postgres://app:***@db:5432/app"), r.stdout + r.stderr);
-    }
-  },
-});
-
-Deno.test({
-  name: "redaction: an http --jsonpath value echoing a header secret is cut after masking",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "redaction: an http --jsonpath value echoing a header secret is cut after masking",
+  async () => {
     const TOKEN = "Zq9SecretTwentyChars";
-    const ac = new AbortController();
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
+    await withHttp(
       // The value's JSON text puts the secret across the 59th character.
       (req) => Response.json({ echo: `${"p".repeat(45)}${req.headers.get("x-api-key")}` }),
-    );
-    try {
-      for (
-        const r of await bothModes([
-          "http",
-          `http://127.0.0.1:${server.addr.port}/`,
-          "--header-env",
-          "X-Api-Key=TOKEN",
-          "--jsonpath",
-          '$.echo == "nothing"',
-        ], { TOKEN })
-      ) {
-        assertEquals(r.code, 1);
-        assertHidden(r, TOKEN.slice(0, 4), "the jsonpath value");
-      }
-    } finally {
-      ac.abort();
-      await server.finished;
-    }
-  },
-});
-
-Deno.test({
-  name: "redaction: an S3 error echoing the session token is cut after masking",
-  ...opts,
-  fn: async () => {
-    const TOKEN = "Zq9SessionTokenThirtyTwoCharsXYZ";
-    const ac = new AbortController();
-    const message = `${"m".repeat(185)}${TOKEN} and more`;
-    const server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, signal: ac.signal, onListen: () => {} },
-      () =>
-        new Response(
-          `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidArgument</Code>` +
-            `<Message>${message}</Message><RequestId>1</RequestId></Error>`,
-          { status: 400, headers: { "content-type": "application/xml" } },
+      (url) =>
+        assertMasked(
+          [
+            ...["http", `${url}/`, "--header-env", "X-Api-Key=TOKEN"],
+            ...["--jsonpath", '$.echo == "nothing"'],
+          ],
+          { TOKEN },
+          { hidden: TOKEN.slice(0, 4), what: "the jsonpath value" },
         ),
     );
-    try {
-      const env = {
-        CLOUD_ACCESS_KEY_ID: "AKIDFAULT",
-        CLOUD_SECRET_ACCESS_KEY: "Zq9SecretAccessKey",
-        CLOUD_SESSION_TOKEN: TOKEN,
-      };
-      for (
-        const r of await bothModes([
-          "objstore",
-          "s3://bucket/key",
-          "--endpoint-url",
-          `http://127.0.0.1:${server.addr.port}`,
-        ], env)
-      ) {
-        assertEquals(r.code, 1, r.stderr);
-        assertHidden(r, TOKEN.slice(0, 4), "the S3 error");
-        assert((r.stdout + r.stderr).includes("InvalidArgument"), r.stdout + r.stderr);
-      }
-    } finally {
-      ac.abort();
-      await server.finished;
-    }
   },
+);
+
+cliTest("redaction: an S3 error echoing the session token is cut after masking", async () => {
+  const TOKEN = "Zq9SessionTokenThirtyTwoCharsXYZ";
+  const message = `${"m".repeat(185)}${TOKEN} and more`;
+  const env = {
+    CLOUD_ACCESS_KEY_ID: "AKIDFAULT",
+    CLOUD_SECRET_ACCESS_KEY: "Zq9SecretAccessKey",
+    CLOUD_SESSION_TOKEN: TOKEN,
+  };
+  await withHttp(
+    () =>
+      new Response(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>InvalidArgument</Code>` +
+          `<Message>${message}</Message><RequestId>1</RequestId></Error>`,
+        { status: 400, headers: { "content-type": "application/xml" } },
+      ),
+    (url) =>
+      assertMasked(["objstore", "s3://bucket/key", "--endpoint-url", url], env, {
+        hidden: TOKEN.slice(0, 4),
+        what: "the S3 error",
+        shown: "InvalidArgument",
+      }),
+  );
 });
 
-Deno.test({
-  name: "redaction: newlines in a server's answer cannot forge [ok] or satisfied lines",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "redaction: newlines in a server's answer cannot forge [ok] or satisfied lines",
+  async () => {
     // A "redis" server whose every answer is an error with lines of waitcmd's in it.
     const { createServer } = await import("node:net");
     const forged = "-ERR bad\n[ok] forged attempt\nwaitcmd: satisfied in 0.1s (1/1 conditions)\r\n";
@@ -176,30 +156,19 @@ Deno.test({
       await new Promise((resolve) => server.close(resolve));
     }
   },
-});
+);
 
-Deno.test({
-  name: "redaction: a carriage return or escape sequence in a log line is written as an escape",
-  ...opts,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-ctl-" });
-    try {
+cliTest(
+  "redaction: a carriage return or escape sequence in a log line is written as an escape",
+  () =>
+    inTempDir("waitcmd-ctl-")(async (dir) => {
       await Deno.writeTextFile(`${dir}/app.log`, "ready\r[ok] forged\x1b[1A\x1b[2K\u2028done\n");
       const r = await runCli([
-        "--timeout",
-        "2s",
-        "log",
-        `${dir}/app.log`,
-        "--from-start",
-        "--contains",
-        "ready",
+        ...["--timeout", "2s", "log", `${dir}/app.log`, "--from-start", "--contains", "ready"],
       ]);
       assertEquals(r.code, 0, r.stderr);
       // deno-lint-ignore no-control-regex
       assert(!/[\r\x1b\u2028]/.test(r.stderr), JSON.stringify(r.stderr));
       assert(r.stderr.includes("ready\\r[ok] forged\\x1b[1A\\x1b[2K\\u2028done"), r.stderr);
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
-});
+    }),
+);

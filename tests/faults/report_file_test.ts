@@ -9,7 +9,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { runCli, WAITCMD } from "../e2e/_cli.ts";
+import { cliTest, runCli, WAITCMD } from "../e2e/_cli.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { sh } from "./_proc.ts";
 
@@ -119,10 +119,9 @@ for (const mode of [0o600, 0o640]) {
   });
 }
 
-Deno.test({
-  name: "report file: a link to stdout gets the report directly and stays a link",
-  ...opts,
-  fn: () =>
+cliTest(
+  "report file: a link to stdout gets the report directly and stays a link",
+  () =>
     inSharedDir(async (dir) => {
       // What /dev/stdout is, made where a broken test cannot harm the machine's /dev.
       await Deno.symlink("/proc/self/fd/1", `${dir}/stdout`);
@@ -131,12 +130,11 @@ Deno.test({
       assert(isReport(r.stdout), `stdout: ${r.stdout}`);
       assert((await Deno.lstat(`${dir}/stdout`)).isSymlink, "the link was replaced");
     }),
-});
+);
 
-Deno.test({
-  name: "report file: a FIFO gets the report directly and stays a FIFO",
-  ...opts,
-  fn: () =>
+cliTest(
+  "report file: a FIFO gets the report directly and stays a FIFO",
+  () =>
     inSharedDir(async (dir) => {
       const fifo = `${dir}/fifo`;
       await sh(`mkfifo '${fifo}'`);
@@ -149,7 +147,7 @@ Deno.test({
       assertEquals(r.code, 0, r.stderr);
       assert(isReport(read), `the reader got: ${read}`);
     }),
-});
+);
 
 Deno.test({
   name: "report file: a full device says the error once, keeps the verdict's exit code",

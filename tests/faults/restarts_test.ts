@@ -230,14 +230,8 @@ Deno.test({
         return l.items.length === 2;
       });
       const target = [
-        "orch",
-        "deploy/web",
-        "--namespace",
-        NS,
-        "--for",
-        "rollout",
-        "--kubeconfig",
-        kube.kubeconfig,
+        ...["orch", "deploy/web", "--namespace", NS, "--for", "rollout"],
+        ...["--kubeconfig", kube.kubeconfig],
       ];
       const pending = /^deployment\/web /;
       const server = kube.server.replaceAll(".", "\\.");
@@ -371,12 +365,8 @@ Deno.test({
       });
       // Bindings reach the authorizer's cache in a moment: wait until the user may read.
       run = await watchRun(dir, ["-t", "120s", "-i", "100ms"], [
-        "k8s",
-        "configmap/late",
-        "--namespace",
-        "default",
-        "--kubeconfig",
-        kube.forbiddenKubeconfig,
+        ...["k8s", "configmap/late", "--namespace", "default"],
+        ...["--kubeconfig", kube.forbiddenKubeconfig],
       ]);
       await run.attemptWhere(0, (a) => /not found/.test(a.error), 30_000);
       await kube.stopApiserver();

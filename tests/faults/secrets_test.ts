@@ -7,10 +7,9 @@
  */
 
 import { assert } from "../_assert.ts";
-import { runCli, runOnTerminal } from "../e2e/_cli.ts";
+import { cliTest, runCli, runOnTerminal } from "../e2e/_cli.ts";
 
 const MARK = "Zq9SecretMark";
-const opts = { sanitizeResources: false, sanitizeOps: false };
 
 /** Local targets the rows use. */
 interface Targets {
@@ -52,12 +51,8 @@ const PLACES: Place[] = [
     canSucceed: true,
     env: { API_TOKEN: `Bearer ${MARK}` },
     words: (t, ok) => [
-      "http",
-      `http://127.0.0.1:${t.http}/${ok ? "ok" : "no"}`,
-      "--header",
-      `Authorization: Bearer ${MARK}`,
-      "--header-env",
-      "X-Api-Key=API_TOKEN",
+      ...["http", `http://127.0.0.1:${t.http}/${ok ? "ok" : "no"}`],
+      ...["--header", `Authorization: Bearer ${MARK}`, "--header-env", "X-Api-Key=API_TOKEN"],
     ],
   },
   {
@@ -81,12 +76,8 @@ const PLACES: Place[] = [
     canSucceed: false,
     env: { CLOUD_ACCESS_KEY_ID: "AKIDEXAMPLE", CLOUD_SECRET_ACCESS_KEY: MARK },
     words: () => [
-      "s3",
-      "s3://bucket/key",
-      "--endpoint-url",
-      "http://127.0.0.1:1",
-      "--session-token",
-      `${MARK}tok`,
+      ...["s3", "s3://bucket/key", "--endpoint-url", "http://127.0.0.1:1"],
+      ...["--session-token", `${MARK}tok`],
     ],
   },
   {
@@ -108,13 +99,8 @@ const PLACES: Place[] = [
     canSucceed: false,
     env: { NTOK: `${MARK}tok` },
     words: () => [
-      "nats",
-      `nats://app:${MARK}@127.0.0.1:1`,
-      "--",
-      "nats",
-      "nats://127.0.0.1:1",
-      "--token-env",
-      "NTOK",
+      ...["nats", `nats://app:${MARK}@127.0.0.1:1`],
+      ...["--", "nats", "nats://127.0.0.1:1", "--token-env", "NTOK"],
     ],
   },
   {
@@ -128,29 +114,16 @@ const PLACES: Place[] = [
     canSucceed: false,
     env: { KPW: MARK },
     words: () => [
-      "kafka",
-      "127.0.0.1:1",
-      "--sasl-mechanism",
-      "scram-sha-256",
-      "--user",
-      "app",
-      "--password-env",
-      "KPW",
+      ...["kafka", "127.0.0.1:1", "--sasl-mechanism", "scram-sha-256", "--user", "app"],
+      ...["--password-env", "KPW"],
     ],
   },
   {
     name: "grpc and websocket Authorization headers",
     canSucceed: false,
     words: (t) => [
-      "grpc",
-      `127.0.0.1:${t.silent}`,
-      "--header",
-      `Authorization: Bearer ${MARK}`,
-      "--",
-      "ws",
-      `ws://127.0.0.1:${t.silent}/`,
-      "--header",
-      `Authorization: Bearer ${MARK}`,
+      ...["grpc", `127.0.0.1:${t.silent}`, "--header", `Authorization: Bearer ${MARK}`],
+      ...["--", "ws", `ws://127.0.0.1:${t.silent}/`, "--header", `Authorization: Bearer ${MARK}`],
     ],
   },
 ];
@@ -189,10 +162,9 @@ async function run(
   return r.stdout + r.stderr;
 }
 
-Deno.test({
-  name: "secrets: a marker secret in every place is absent from every output mode and path",
-  ...opts,
-  fn: async (t) => {
+cliTest(
+  "secrets: a marker secret in every place is absent from every output mode and path",
+  async (t) => {
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-secrets-" });
     const server = Deno.serve(
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
@@ -278,4 +250,4 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);

@@ -9,7 +9,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { WAITCMD } from "../e2e/_cli.ts";
+import { cliTest, timing, WAITCMD } from "../e2e/_cli.ts";
 import { blockedIn, groupsRunning, killGroups, spawnWaitcmd, until } from "./_proc.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -25,28 +25,23 @@ async function fifoDir(): Promise<{ dir: string; fifo: string; close(): Promise<
 
 const BEFORE = (sig: string) => `waitcmd: cancelled by ${sig} before the wait started\n`;
 
-Deno.test({
-  name: "signals: -f FIFO that nobody writes: SIGTERM ends waitcmd at once (143)",
-  ...opts,
-  fn: async () => {
-    const f = await fifoDir();
-    try {
-      const w = spawnWaitcmd(["--timeout", "60s", "-f", f.fifo]);
-      await until(() => blockedIn(w.child.pid, "wait_for_partner"), "the open of the FIFO");
-      w.child.kill("SIGTERM");
-      const r = await w.ended();
-      assert(!r.hung, `waitcmd ignored SIGTERM while opening the FIFO: ${r.stderr}`);
-      assertEquals([r.code, r.signal, r.stdout, r.stderr], [143, null, "", BEFORE("SIGTERM")]);
-    } finally {
-      await f.close();
-    }
-  },
+cliTest("signals: -f FIFO that nobody writes: SIGTERM ends waitcmd at once (143)", async () => {
+  const f = await fifoDir();
+  try {
+    const w = spawnWaitcmd(["--timeout", "60s", "-f", f.fifo]);
+    await until(() => blockedIn(w.child.pid, "wait_for_partner"), "the open of the FIFO");
+    w.child.kill("SIGTERM");
+    const r = await w.ended();
+    assert(!r.hung, `waitcmd ignored SIGTERM while opening the FIFO: ${r.stderr}`);
+    assertEquals([r.code, r.signal, r.stdout, r.stderr], [143, null, "", BEFORE("SIGTERM")]);
+  } finally {
+    await f.close();
+  }
 });
 
-Deno.test({
-  name: "signals: --explain -f - while stdin stays silent: SIGINT exits 130, nothing explained",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "signals: --explain -f - while stdin stays silent: SIGINT exits 130, nothing explained",
+  async () => {
     const w = spawnWaitcmd(["--explain", "-f", "-"], { stdin: "piped" });
     await until(() => blockedIn(w.child.pid, "anon_pipe_read"), "the read of stdin");
     w.child.kill("SIGINT");
@@ -55,7 +50,7 @@ Deno.test({
     assert(!r.hung, `waitcmd ignored SIGINT while reading the recipe: ${r.stderr}`);
     assertEquals([r.code, r.stdout, r.stderr], [130, "", BEFORE("SIGINT")]);
   },
-});
+);
 
 for (
   const [flag, sig, code] of [["key", "SIGTERM", 143], ["trusted-root", "SIGINT", 130]] as const
@@ -83,32 +78,22 @@ for (
   });
 }
 
-Deno.test({
-  name: "signals: --explain with a --key FIFO: SIGQUIT exits 131, nothing explained",
-  ...opts,
-  fn: async () => {
-    const f = await fifoDir();
-    try {
-      await Deno.writeTextFile(`${f.dir}/blob`, "x");
-      const w = spawnWaitcmd([
-        "--explain",
-        "cosign",
-        "--blob",
-        `${f.dir}/blob`,
-        "--signature",
-        `${f.dir}/blob`,
-        "--key",
-        f.fifo,
-      ]);
-      await until(() => blockedIn(w.child.pid, "wait_for_partner"), "the open of the FIFO");
-      w.child.kill("SIGQUIT");
-      const r = await w.ended();
-      assert(!r.hung, `waitcmd ignored SIGQUIT: ${r.stderr}`);
-      assertEquals([r.code, r.signal, r.stdout, r.stderr], [131, null, "", BEFORE("SIGQUIT")]);
-    } finally {
-      await f.close();
-    }
-  },
+cliTest("signals: --explain with a --key FIFO: SIGQUIT exits 131, nothing explained", async () => {
+  const f = await fifoDir();
+  try {
+    await Deno.writeTextFile(`${f.dir}/blob`, "x");
+    const w = spawnWaitcmd([
+      ...["--explain", "cosign", "--blob", `${f.dir}/blob`, "--signature", `${f.dir}/blob`],
+      ...["--key", f.fifo],
+    ]);
+    await until(() => blockedIn(w.child.pid, "wait_for_partner"), "the open of the FIFO");
+    w.child.kill("SIGQUIT");
+    const r = await w.ended();
+    assert(!r.hung, `waitcmd ignored SIGQUIT: ${r.stderr}`);
+    assertEquals([r.code, r.signal, r.stdout, r.stderr], [131, null, "", BEFORE("SIGQUIT")]);
+  } finally {
+    await f.close();
+  }
 });
 
 for (const input of ["-f /dev/zero", "-f - </dev/zero"]) {
@@ -138,28 +123,17 @@ for (const input of ["-f /dev/zero", "-f - </dev/zero"]) {
   });
 }
 
-Deno.test({
-  name: "signals: SIGQUIT during the run: summary, report file, exit 131, no exec group left",
-  ...opts,
-  fn: async () => {
+cliTest(
+  "signals: SIGQUIT during the run: summary, report file, exit 131, no exec group left",
+  async () => {
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-quit-" });
     const marker = `waitcmd-quit-${crypto.randomUUID()}`;
     try {
       const w = spawnWaitcmd([
-        "--timeout",
-        "60s",
-        "--interval",
-        "100ms",
-        "--report",
-        `${dir}/report.json`,
-        "tcp",
-        "127.0.0.1:1",
-        "--",
-        "exec",
-        "--",
-        "sh",
-        "-c",
-        `echo started > ${dir}/started; sleep 1000; : ${marker}`,
+        ...timing("60s", "100ms"),
+        ...["--report", `${dir}/report.json`, "tcp", "127.0.0.1:1"],
+        ...["--", "exec"],
+        ...["--", "sh", "-c", `echo started > ${dir}/started; sleep 1000; : ${marker}`],
       ]);
       await until(() => {
         try {
@@ -181,7 +155,7 @@ Deno.test({
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);
 
 for (const end of ["deadline", "SIGTERM"] as const) {
   Deno.test({

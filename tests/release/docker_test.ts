@@ -30,14 +30,8 @@ Deno.test({
     try {
       await writeStandIns(dist, version);
       const rel = await run(DENO, [
-        "run",
-        "-A",
-        `${repoRoot}/scripts/release.ts`,
-        "--skip-compile",
-        "--dist",
-        dist,
-        "--formula-out",
-        "none",
+        ...["run", "-A", `${repoRoot}/scripts/release.ts`, "--skip-compile", "--dist", dist],
+        ...["--formula-out", "none"],
       ], {});
       assertEquals(rel.code, 0, rel.stderr);
       const base = await d.buildBusyboxImage({ tag: "waitcmd-test:base", healthcheck: false });
@@ -45,21 +39,10 @@ Deno.test({
         await t.step(`linux/${arch}`, async () => {
           const tag = `waitcmd-test:image-${arch}`;
           await d.docker([
-            "build",
-            "-q",
-            "-f",
-            `${repoRoot}/packaging/docker/Dockerfile`,
-            "--build-arg",
-            `BASE=${base}`,
-            "--build-arg",
-            "TARGETOS=linux",
-            "--build-arg",
-            `TARGETARCH=${arch}`,
-            "--build-arg",
-            `VERSION=${version}`,
-            "-t",
-            tag,
-            `${dist}/docker`,
+            ...["build", "-q", "-f", `${repoRoot}/packaging/docker/Dockerfile`],
+            ...["--build-arg", `BASE=${base}`, "--build-arg", "TARGETOS=linux"],
+            ...["--build-arg", `TARGETARCH=${arch}`, "--build-arg", `VERSION=${version}`],
+            ...["-t", tag, `${dist}/docker`],
           ]);
           const cfg = JSON.parse(
             await d.docker(["image", "inspect", "--format", "{{json .Config}}", tag]),
@@ -81,14 +64,8 @@ Deno.test({
             const recipe = `waitcmd-test:recipe-${arch}`;
             await d.docker(["build", "-q", "-t", recipe, ctx]);
             const copied = await d.docker([
-              "run",
-              "--rm",
-              "--network",
-              "none",
-              "--entrypoint",
-              "/usr/local/bin/waitcmd",
-              recipe,
-              "--version",
+              ...["run", "--rm", "--network", "none", "--entrypoint", "/usr/local/bin/waitcmd"],
+              ...[recipe, "--version"],
             ]);
             assertEquals(copied, `waitcmd ${version} (${target}-unknown-linux-gnu, stand-in)`);
           } finally {
@@ -99,14 +76,8 @@ Deno.test({
       await t.step("a platform without a binary fails the build", async () => {
         try {
           await d.docker([
-            "build",
-            "-q",
-            "-f",
-            `${repoRoot}/packaging/docker/Dockerfile`,
-            "--build-arg",
-            `BASE=${base}`,
-            "--build-arg",
-            "TARGETARCH=riscv64",
+            ...["build", "-q", "-f", `${repoRoot}/packaging/docker/Dockerfile`],
+            ...["--build-arg", `BASE=${base}`, "--build-arg", "TARGETARCH=riscv64"],
             `${dist}/docker`,
           ]);
         } catch (e) {

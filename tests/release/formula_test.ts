@@ -76,16 +76,8 @@ Deno.test("formula() marks artifacts that were not built with an unusable checks
 async function standInRelease(dist: string): Promise<string> {
   await writeStandIns(dist, version);
   const r = await run(DENO, [
-    "run",
-    "-A",
-    `${repoRoot}/scripts/release.ts`,
-    "--skip-compile",
-    "--dist",
-    dist,
-    "--base-url",
-    BASE,
-    "--formula-out",
-    "none",
+    ...["run", "-A", `${repoRoot}/scripts/release.ts`, "--skip-compile", "--dist", dist],
+    ...["--base-url", BASE, "--formula-out", "none"],
   ], {});
   assertEquals(r.code, 0, r.stderr);
   return `${dist}/release`;

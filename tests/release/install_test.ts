@@ -47,14 +47,8 @@ async function makeWorld(): Promise<World> {
   await writeStandIns(`${root}/dist`, "0.1.0");
   const rel = await new Deno.Command(DENO, {
     args: [
-      "run",
-      "-A",
-      `${repoRoot}/scripts/release.ts`,
-      "--skip-compile",
-      "--dist",
-      `${root}/dist`,
-      "--formula-out",
-      "none",
+      ...["run", "-A", `${repoRoot}/scripts/release.ts`, "--skip-compile"],
+      ...["--dist", `${root}/dist`, "--formula-out", "none"],
     ],
     stdin: "null",
     stdout: "piped",
@@ -88,11 +82,15 @@ async function makeWorld(): Promise<World> {
 let caseNo = 0;
 
 /** Fresh directories for one case: a fake HOME and a stand-in for /usr/local/bin. */
-async function fresh(w: World): Promise<{ home: string; sys: string; dir: string }> {
+async function fresh(
+  w: World,
+): Promise<{ home: string; sys: string; dir: string; env: Record<string, string> }> {
   const dir = `${w.root}/case${++caseNo}`;
   await Deno.mkdir(`${dir}/home`, { recursive: true });
   await Deno.mkdir(`${dir}/sys`);
-  return { home: `${dir}/home`, sys: `${dir}/sys`, dir };
+  const [home, sys] = [`${dir}/home`, `${dir}/sys`];
+  // The installer's environment: this case's home and system bin directory.
+  return { home, sys, dir, env: { HOME: home, WAITCMD_SYSTEM_BIN_DIR: sys } };
 }
 
 /** Runs the installer under dash with a clean environment pointing at the test host. */
@@ -126,10 +124,7 @@ Deno.test({
     try {
       await t.step("happy path: pinned version into the writable system directory", async () => {
         const c = await fresh(w);
-        const r = await install(w, ["--version", "0.1.0"], {
-          HOME: c.home,
-          WAITCMD_SYSTEM_BIN_DIR: c.sys,
-        });
+        const r = await install(w, ["--version", "0.1.0"], c.env);
         assertEquals(r.code, 0, r.stderr);
         assertEquals(r.stderr, "");
         assertEquals(await ls(c.sys), ["waitcmd"]); // no staging file left behind
@@ -148,7 +143,7 @@ Deno.test({
 
       await t.step("re-running is idempotent; a new version replaces atomically", async () => {
         const c = await fresh(w);
-        const env = { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys };
+        const env = c.env;
         const first = await install(w, ["--version", "0.1.0"], env);
         assertEquals(first.code, 0, first.stderr);
         const before = await Deno.stat(`${c.sys}/waitcmd`);
@@ -170,7 +165,7 @@ Deno.test({
 
       await t.step("without --version the latest release is resolved", async () => {
         const c = await fresh(w);
-        const r = await install(w, [], { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys });
+        const r = await install(w, [], c.env);
         assertEquals(r.code, 0, r.stderr);
         assertEquals(await versionOf(`${c.sys}/waitcmd`), `waitcmd 0.2.0 (${HOST}, stand-in)`);
         assert(w.requests.includes("/latest/SHA256SUMS"), w.requests.join(" "));
@@ -179,10 +174,7 @@ Deno.test({
 
       await t.step("a checksum mismatch is refused and nothing is installed", async () => {
         const c = await fresh(w);
-        const r = await install(w, ["--version", "0.3.0"], {
-          HOME: c.home,
-          WAITCMD_SYSTEM_BIN_DIR: c.sys,
-        });
+        const r = await install(w, ["--version", "0.3.0"], c.env);
         assertEquals(r.code, 1);
         assertMatch(
           r.stderr,
@@ -198,7 +190,7 @@ Deno.test({
 
       await t.step("a mismatch leaves an existing install untouched", async () => {
         const c = await fresh(w);
-        const env = { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys };
+        const env = c.env;
         assertEquals((await install(w, ["--version", "0.1.0"], env)).code, 0);
         const sum = await fileSha256(`${c.sys}/waitcmd`);
         const r = await install(w, ["--version", "0.3.0"], env);
@@ -209,10 +201,7 @@ Deno.test({
 
       await t.step("a binary reporting another version is refused", async () => {
         const c = await fresh(w);
-        const r = await install(w, ["--version", "0.4.0"], {
-          HOME: c.home,
-          WAITCMD_SYSTEM_BIN_DIR: c.sys,
-        });
+        const r = await install(w, ["--version", "0.4.0"], c.env);
         assertEquals(r.code, 1);
         assertStringIncludes(
           r.stderr,
@@ -223,10 +212,7 @@ Deno.test({
 
       await t.step("an unknown version fails clearly", async () => {
         const c = await fresh(w);
-        const r = await install(w, ["--version", "9.9.9"], {
-          HOME: c.home,
-          WAITCMD_SYSTEM_BIN_DIR: c.sys,
-        });
+        const r = await install(w, ["--version", "9.9.9"], c.env);
         assertEquals(r.code, 1);
         assertEquals(
           r.stderr,
@@ -237,10 +223,7 @@ Deno.test({
 
       await t.step("a release without a build for this platform fails clearly", async () => {
         const c = await fresh(w);
-        const r = await install(w, ["--version", "0.5.0"], {
-          HOME: c.home,
-          WAITCMD_SYSTEM_BIN_DIR: c.sys,
-        });
+        const r = await install(w, ["--version", "0.5.0"], c.env);
         assertEquals(r.code, 1);
         assertStringIncludes(
           r.stderr,
@@ -283,13 +266,8 @@ Deno.test({
           await Deno.chown(c.home, 65534, 65534);
           // c.sys: owned by root, mode 0755: not writable for nobody.
           const r = await run("setpriv", [
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            "dash",
-            `${w.root}/install.sh`,
-            "--version",
-            "0.1.0",
+            ...["--reuid=65534", "--regid=65534", "--clear-groups", "dash", `${w.root}/install.sh`],
+            ...["--version", "0.1.0"],
           ], { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys, WAITCMD_BASE_URL: w.url });
           assertEquals(r.code, 0, r.stderr);
           assertEquals(await ls(c.sys), []);
@@ -307,7 +285,7 @@ Deno.test({
         "--prefix installs into PREFIX/bin; --bin-dir and WAITCMD_INSTALL_DIR into the directory",
         async () => {
           const c = await fresh(w);
-          const env = { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys };
+          const env = c.env;
           const a = await install(w, ["--prefix", `${c.dir}/opt`, "--version", "0.1.0"], env);
           assertEquals(a.code, 0, a.stderr);
           assertEquals(await ls(`${c.dir}/opt/bin`), ["waitcmd"]);
@@ -330,10 +308,11 @@ Deno.test({
       await t.step("an unwritable target directory fails without leaving files", async () => {
         const c = await fresh(w);
         await Deno.writeTextFile(`${c.dir}/afile`, "x");
-        const r = await install(w, ["--version", "0.1.0", "--bin-dir", `${c.dir}/afile/bin`], {
-          HOME: c.home,
-          WAITCMD_SYSTEM_BIN_DIR: c.sys,
-        });
+        const r = await install(
+          w,
+          ["--version", "0.1.0", "--bin-dir", `${c.dir}/afile/bin`],
+          c.env,
+        );
         assertEquals(r.code, 1);
         assertStringIncludes(r.stderr, `cannot create ${c.dir}/afile/bin`);
       });
@@ -410,7 +389,7 @@ Deno.test({
 
       await t.step("bad arguments are usage errors (exit 2)", async () => {
         const c = await fresh(w);
-        const env = { HOME: c.home, WAITCMD_SYSTEM_BIN_DIR: c.sys };
+        const env = c.env;
         const a = await install(w, ["--bogus"], env);
         assertEquals(a.code, 2);
         assertEquals(
@@ -440,10 +419,7 @@ Deno.test({
               WAITCMD_SYSTEM_BIN_DIR: c.sys,
               WAITCMD_BASE_URL: w.url,
             })
-            : await install(w, ["--version", "0.1.0"], {
-              HOME: c.home,
-              WAITCMD_SYSTEM_BIN_DIR: c.sys,
-            }, "bash");
+            : await install(w, ["--version", "0.1.0"], c.env, "bash");
           assertEquals(r.code, 0, `${shell}: ${r.stderr}`);
           assertEquals(await ls(c.sys), ["waitcmd"]);
         }

@@ -84,13 +84,9 @@ Deno.test("release task packages every target reproducibly from built binaries",
   try {
     await writeStandIns(dist, version);
     const args = [
-      "--skip-compile",
-      "--dist",
-      dist,
-      "--base-url",
-      "https://downloads.example.test/waitcmd/",
-      "--formula-out",
-      `${dist}/formula-out.rb`,
+      ...["--skip-compile", "--dist", dist],
+      ...["--base-url", "https://downloads.example.test/waitcmd/"],
+      ...["--formula-out", `${dist}/formula-out.rb`],
     ];
     const r = await releaseTask(args);
     assertEquals(r.code, 0, r.stderr);

@@ -369,3 +369,222 @@ export async function javaBuildMissing(
   }
   return await buildMissing(build);
 }
+
+/** A service's own temporary directory (see {@link serviceDir}). */
+export interface ServiceDir {
+  readonly dir: string;
+  /** The process groups to kill if the tests end before `remove()`. */
+  setPids(pids: number[]): void;
+  /** Forgets the processes and deletes the directory (kept with WAITCMD_KEEP_SERVICE_DIRS=1). */
+  remove(): Promise<void>;
+}
+
+/**
+ * A new temporary directory (`prefix`) for one service, killed and removed with its processes if
+ * the test process ends first ({@link reapOnExit}).
+ */
+export async function serviceDir(prefix: string): Promise<ServiceDir> {
+  const dir = await Deno.makeTempDir({ prefix });
+  const reap = reapOnExit(dir);
+  return {
+    dir,
+    setPids: reap.setPids,
+    async remove() {
+      reap.release();
+      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
+        await Deno.remove(dir, { recursive: true }).catch(() => {});
+      }
+    },
+  };
+}
+
+/** A server started by {@link startLogged}. */
+export interface LoggedService {
+  readonly dir: string;
+  readonly logFile: string;
+  /** Stops the process and removes {@link dir}. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The one start, wait and teardown of a single-process server: `cmd args` (which may name files
+ * in the directory, given to `args`) runs in a {@link serviceDir}, with its output in `log` there,
+ * and is ready once `ready` (polled as {@link waitUntil} polls) says so; it may read the log,
+ * where such servers tell their addresses. One that does not come up is stopped and removed.
+ */
+export async function startLogged(opts: {
+  /** Prefix of the directory's name. */
+  prefix: string;
+  /** The log's name in the directory. */
+  log: string;
+  /** What is awaited, for the timeout's message. */
+  what: string;
+  cmd: string;
+  args: string[] | ((dir: string) => string[] | Promise<string[]>);
+  env?: Record<string, string>;
+  ready: (logFile: string) => Promise<boolean>;
+  timeoutMs?: number;
+  everyMs?: number;
+}): Promise<LoggedService> {
+  const sd = await serviceDir(opts.prefix);
+  const logFile = `${sd.dir}/${opts.log}`;
+  let svc: Service | undefined;
+  const stop = async () => {
+    await svc?.stop();
+    await sd.remove();
+  };
+  try {
+    const args = typeof opts.args === "function" ? await opts.args(sd.dir) : opts.args;
+    svc = spawnService(opts.cmd, args, { logFile, env: opts.env, cwd: sd.dir });
+    sd.setPids([svc.pid]);
+    await waitUntil(opts.what, () => opts.ready(logFile), {
+      timeoutMs: opts.timeoutMs ?? 15_000,
+      everyMs: opts.everyMs,
+      logFile,
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { dir: sd.dir, logFile, stop };
+}
+
+/**
+ * One service per test process, started by `start` on first use and shared by the tests (each
+ * should use its own names in it); a failed start is remembered, so later calls reject with the
+ * same error instead of starting again.
+ */
+export function sharedService<T extends { stop(): Promise<void> }>(
+  start: () => Promise<T>,
+): { get(): Promise<T>; stop(): Promise<void> } {
+  let shared: Promise<T> | undefined;
+  return {
+    get() {
+      if (!shared) {
+        shared = start();
+        shared.catch(() => {}); // the caller sees the rejection; avoid an unhandled one here
+      }
+      return shared;
+    },
+    async stop() {
+      const s = shared;
+      shared = undefined;
+      if (!s) return;
+      try {
+        await (await s).stop();
+      } catch {
+        // it never started
+      }
+    },
+  };
+}
+
+/** `bytes` random bytes as lower-case hex (throwaway tokens and secrets). */
+export function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)))
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** `fn` run once at the most: a service's `stop()` that may be called again (later calls wait for the first). */
+export function once(fn: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => done ??= fn();
+}
+
+/** A temporary directory (`prefix`) that the system user `owner` owns. */
+export async function ownedDir(prefix: string, owner: string): Promise<string> {
+  const dir = await Deno.makeTempDir({ prefix });
+  await sh("chown", [`${owner}:${owner}`, dir]);
+  return dir;
+}
+
+/**
+ * The data directories of a database server that runs as the system user `owner`, copied from a
+ * template that `init` makes once per test process (into `data` of a directory of its own,
+ * removed when the process ends): a server then starts from a copy in well under a second.
+ * `copy(prefix, files)` makes a new directory with the copy in `data`, and each of `files`
+ * (`[source, name]`, e.g. TLS keys) copied in beside it, for `owner` alone to read.
+ */
+export function dataTemplate(
+  owner: string,
+  prefix: string,
+  init: (dir: string, data: string) => Promise<void>,
+): (
+  prefix: string,
+  files?: [from: string, to: string][],
+) => Promise<{ dir: string; data: string }> {
+  let template: Promise<string> | undefined;
+  const made = () =>
+    template ??= (async () => {
+      const dir = await ownedDir(prefix, owner);
+      reapOnExit(dir);
+      await init(dir, `${dir}/data`);
+      return `${dir}/data`;
+    })();
+  return async (prefix, files = []) => {
+    const data0 = await made();
+    const dir = await ownedDir(prefix, owner);
+    await sh("cp", ["-a", data0, `${dir}/data`]);
+    for (const [from, to] of files) {
+      await Deno.copyFile(from, `${dir}/${to}`);
+      await sh("chown", [`${owner}:${owner}`, `${dir}/${to}`]);
+      await Deno.chmod(`${dir}/${to}`, 0o600);
+    }
+    return { dir, data: `${dir}/data` };
+  };
+}
+
+/**
+ * A runner of `fn` in a fresh temporary directory named `prefix…` (its real path), removed
+ * afterwards whatever `fn` does.
+ */
+export function inTempDir(prefix: string): <T>(fn: (dir: string) => Promise<T>) => Promise<T> {
+  return async (fn) => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix }));
+    try {
+      return await fn(dir);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  };
+}
+
+/** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
+export function acceptingPort(): { port: number; close(): void } {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  (async () => {
+    try {
+      for await (const c of l) c.close();
+    } catch {
+      // closed
+    }
+  })();
+  return { port: (l.addr as Deno.NetAddr).port, close: () => l.close() };
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (a connection is refused). */
+export function closedPort(): number {
+  return freePort();
+}
+
+/**
+ * A zombie: a shell that starts a short sleep, writes its pid to `pidFile` and execs into a
+ * long sleep that never reaps it. Returns the parent (kill it to end the zombie) and the
+ * zombie's pid, once the sleep has exited.
+ */
+export async function makeZombie(
+  pidFile: string,
+): Promise<{ parent: Deno.ChildProcess; zpid: number }> {
+  const parent = new Deno.Command("sh", {
+    args: ["-c", `sleep 0.1 & echo $! > ${pidFile}; exec sleep 30`],
+    stdout: "null",
+    stderr: "null",
+  }).spawn();
+  let zpid = 0;
+  for (let i = 0; i < 100 && !zpid; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    zpid = Number((await Deno.readTextFile(pidFile).catch(() => "")).trim());
+  }
+  await new Promise((r) => setTimeout(r, 500)); // the child has exited by now
+  return { parent, zpid };
+}

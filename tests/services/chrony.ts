@@ -14,7 +14,7 @@
 
 import { createSocket } from "node:dgram";
 import { parseAnswer, request } from "../../conditions/ntp/sntp.ts";
-import { reapOnExit, spawnService, waitUntil } from "./_util.ts";
+import { startLogged } from "./_util.ts";
 
 /** Debian's chronyd (package chrony). */
 export const CHRONYD_BIN = "/usr/sbin/chronyd";
@@ -78,45 +78,38 @@ export async function startChrony(
   opts: { port?: number; wait?: boolean } = {},
 ): Promise<Chrony> {
   const port = opts.port ?? await freeUdpPort();
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-chrony-" });
-  const reap = reapOnExit(dir);
-  const logFile = `${dir}/chronyd.log`;
-  await Deno.writeTextFile(
-    `${dir}/chrony.conf`,
-    [
-      `port ${port}`,
-      "bindaddress 127.0.0.1",
-      "allow 127.0.0.1",
-      "local stratum " + CHRONY_STRATUM,
-      "cmdport 0",
-      "user root",
-      `pidfile ${dir}/chronyd.pid`,
-      `driftfile ${dir}/drift`,
-      "",
-    ].join("\n"),
-  );
-  // -d: foreground, -x: never adjust the system clock.
-  const svc = spawnService(CHRONYD_BIN, ["-d", "-x", "-f", `${dir}/chrony.conf`], { logFile });
-  reap.setPids([svc.pid]);
-  const stop = async () => {
-    await svc.stop();
-    if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
-    reap.release();
-  };
-  if (opts.wait !== false) {
-    try {
-      await waitUntil("chronyd answering synchronised", async () => {
-        const a = await sntpQuery(port);
-        return a !== undefined && a.leap !== 3;
-      }, { timeoutMs: 20_000, everyMs: 200, logFile });
-    } catch (e) {
-      await stop();
-      throw e;
-    }
-  }
-  return { port, logFile, stop };
+  const svc = await startLogged({
+    prefix: "waitcmd-chrony-",
+    log: "chronyd.log",
+    what: "chronyd answering synchronised",
+    cmd: CHRONYD_BIN,
+    async args(dir) {
+      await Deno.writeTextFile(
+        `${dir}/chrony.conf`,
+        [
+          `port ${port}`,
+          "bindaddress 127.0.0.1",
+          "allow 127.0.0.1",
+          "local stratum " + CHRONY_STRATUM,
+          "cmdport 0",
+          "user root",
+          `pidfile ${dir}/chronyd.pid`,
+          `driftfile ${dir}/drift`,
+          "",
+        ].join("\n"),
+      );
+      // -d: foreground, -x: never adjust the system clock.
+      return ["-d", "-x", "-f", `${dir}/chrony.conf`];
+    },
+    async ready() {
+      if (opts.wait === false) return true;
+      const a = await sntpQuery(port);
+      return a !== undefined && a.leap !== 3;
+    },
+    timeoutMs: 20_000,
+    everyMs: 200,
+  });
+  return { port, logFile: svc.logFile, stop: svc.stop };
 }
 
 /** Whether chronyd is installed (install-test-deps.sh installs it). */

@@ -15,7 +15,7 @@
  * @module
  */
 
-import { reapOnExit, runBuildScript, spawnService, waitUntil } from "./_util.ts";
+import { runBuildScript, startLogged } from "./_util.ts";
 
 /** The grpc-go version the server is built with (keep in step with build-grpc.sh). */
 export const GRPC_GO_VERSION = "v1.85.0";
@@ -51,10 +51,6 @@ export interface GrpcServerOptions {
 
 /** Starts the health server; resolves once it listens. */
 export async function startGrpcServer(opts: GrpcServerOptions = {}): Promise<GrpcServer> {
-  const bin = await buildGrpcServer();
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-grpc-" });
-  const reap = reapOnExit(dir);
-  const logFile = `${dir}/grpc.log`;
   const args = [
     "-h2c",
     opts.h2c ?? "127.0.0.1:0",
@@ -67,38 +63,30 @@ export async function startGrpcServer(opts: GrpcServerOptions = {}): Promise<Grp
     args.push("-tls", "127.0.0.1:0", "-cert", opts.tls.certFile, "-key", opts.tls.keyFile);
   }
   if (opts.requireHeader) args.push("-require-header", opts.requireHeader);
-  const svc = spawnService(bin, args, { logFile });
-  reap.setPids([svc.pid]);
   const addr: Record<string, string> = {};
-  try {
-    await waitUntil("the gRPC health server", async () => {
+  const svc = await startLogged({
+    prefix: "waitcmd-grpc-",
+    log: "grpc.log",
+    what: "the gRPC health server",
+    cmd: await buildGrpcServer(),
+    args,
+    async ready(logFile) {
       const text = await Deno.readTextFile(logFile);
       for (const m of text.matchAll(/^(h2c|tls|bare|control) (\S+)$/gm)) addr[m[1]!] = m[2]!;
       return /^ready$/m.test(text);
-    }, { timeoutMs: 15_000, logFile });
-  } catch (e) {
-    await svc.stop();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    reap.release();
-    throw e;
-  }
+    },
+  });
   return {
     h2c: addr.h2c!,
     tls: addr.tls,
     bare: addr.bare!,
-    logFile,
+    logFile: svc.logFile,
     async setStatus(service, status) {
       const q = new URLSearchParams({ service, status });
       const r = await fetch(`http://${addr.control}/status?${q}`, { method: "POST" });
       const text = await r.text();
       if (!r.ok) throw new Error(`setting ${service || "server"} to ${status}: ${text}`);
     },
-    async stop() {
-      await svc.stop();
-      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-        await Deno.remove(dir, { recursive: true }).catch(() => {});
-      }
-      reap.release();
-    },
+    stop: svc.stop,
   };
 }

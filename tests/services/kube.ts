@@ -39,13 +39,18 @@
 import {
   freePort,
   killGroup,
-  reapOnExit,
+  once,
+  randomHex,
   runBuildScript,
   type Service,
+  serviceDir,
   ServiceUnavailableError,
+  sh,
+  sharedService,
   spawnService,
   waitUntil,
 } from "./_util.ts";
+import { makePki } from "./tls.ts";
 
 /** Kubernetes version built and started (keep in step with build-k8s.sh). */
 export const KUBE_VERSION = "v1.33.13";
@@ -278,342 +283,161 @@ export async function whyNoCluster(): Promise<string | undefined> {
  */
 function kwokStages(): string {
   const label = `.metadata.labels["${STAGE_LABEL}"]`;
-  return `
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: node-initialize
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Node
-  selector:
-    matchExpressions:
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: 'NotIn'
-      values: ['True']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      {{ $lastTransitionTime := or .metadata.creationTimestamp $now }}
-      conditions:
-      {{ range NodeConditions }}
-      - lastHeartbeatTime: {{ $now | Quote }}
-        lastTransitionTime: {{ $lastTransitionTime | Quote }}
-        message: {{ .message | Quote }}
-        reason: {{ .reason | Quote }}
-        status: {{ .status | Quote }}
-        type: {{ .type  | Quote}}
-      {{ end }}
-      addresses:
-      {{ with NodeIP }}
-      - address: {{ . | Quote }}
-        type: InternalIP
-      {{ end }}
-      {{ with NodeName }}
-      - address: {{ . | Quote }}
-        type: Hostname
-      {{ end }}
-      allocatable:
-        cpu: 1k
-        memory: 1Ti
-        pods: 1M
-      capacity:
-        cpu: 1k
-        memory: 1Ti
-        pods: 1M
-      nodeInfo:
-        architecture: amd64
-        containerRuntimeVersion: kwok-{{ Version }}
-        kernelVersion: kwok-{{ Version }}
-        kubeProxyVersion: kwok-{{ Version }}
-        kubeletVersion: kwok-{{ Version }}
-        operatingSystem: linux
-      phase: Running
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-ready
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values: ['Pending']
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: 'NotIn'
-      values: ['True']
-    - key: '${label}'
-      operator: 'DoesNotExist'
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: Initialized
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: Ready
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: ContainersReady
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: PodScheduled
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: true
-        restartCount: 0
-        started: true
-        state:
-          running:
-            startedAt: {{ $now | Quote }}
-      {{ end }}
-      {{ with NodeIPWith .spec.nodeName }}
-      hostIP: {{ . | Quote }}
-      {{ end }}
-      {{ with PodIPWith .spec.nodeName ( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) }}
-      podIP: {{ . | Quote }}
-      {{ end }}
-      phase: Running
-      startTime: {{ $now | Quote }}
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-fail
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values: ['Pending']
-    - key: '${label}'
-      operator: 'In'
-      values: ['fail']
-  next:
-    # A kubelet leaves the pod-level reason and message empty when a
-    # container exits; they are set here so that tests see them reported.
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "False"
-        type: Ready
-        reason: PodFailed
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: PodScheduled
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state:
-          terminated:
-            exitCode: 1
-            reason: Error
-            startedAt: {{ $now | Quote }}
-            finishedAt: {{ $now | Quote }}
-      {{ end }}
-      phase: Failed
-      reason: Error
-      message: exit code 1
-      startTime: {{ $now | Quote }}
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-complete
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'DoesNotExist'
-    - key: '.status.phase'
-      operator: 'In'
-      values: ['Running']
-    - key: '.metadata.ownerReferences.[].kind'
-      operator: 'In'
-      values: ['Job']
-  next:
-    statusTemplate: |
-      {{ $now := Now }}
-      conditions:
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "False"
-        type: Ready
-        reason: PodCompleted
-      - lastTransitionTime: {{ $now | Quote }}
-        status: "True"
-        type: PodScheduled
-      containerStatuses:
-      {{ range .spec.containers }}
-      - image: {{ .image | Quote }}
-        name: {{ .name | Quote }}
-        ready: false
-        restartCount: 0
-        started: false
-        state:
-          terminated:
-            exitCode: 0
-            reason: Completed
-            startedAt: {{ $now | Quote }}
-            finishedAt: {{ $now | Quote }}
-      {{ end }}
-      phase: Succeeded
----
-apiVersion: kwok.x-k8s.io/v1alpha1
-kind: Stage
-metadata:
-  name: pod-delete
-spec:
-  resourceRef:
-    apiGroup: v1
-    kind: Pod
-  selector:
-    matchExpressions:
-    - key: '.metadata.deletionTimestamp'
-      operator: 'Exists'
-  delay:
-    # deletionTimestamp is when the grace period ends: wait until then.
-    durationMilliseconds: 0
-    durationFrom:
-      expressionFrom: '.metadata.deletionTimestamp'
-  next:
-    delete: true
-`;
-}
-
-async function openssl(dir: string, args: string[]): Promise<void> {
-  const out = await new Deno.Command("openssl", {
-    args,
-    cwd: dir,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!out.success) {
-    throw new Error(
-      `openssl ${args.join(" ")} exited ${out.code}: ${new TextDecoder().decode(out.stderr)}`,
-    );
-  }
-}
-
-const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
-
-/** A self-signed CA `<name>.crt`/`<name>.key` in `dir`. */
-async function makeCa(dir: string, name: string, cn: string): Promise<void> {
-  await Deno.writeTextFile(
-    `${dir}/${name}.cnf`,
+  const readyStatus = '.status.conditions.[] | select( .type == "Ready" ) | .status';
+  const expr = (key: string, operator: string, values?: string[]) => ({
+    key,
+    operator,
+    ...(values ? { values } : {}),
+  });
+  const notDeleted = expr(".metadata.deletionTimestamp", "DoesNotExist");
+  const stage = (
+    name: string,
+    kind: string,
+    matchExpressions: object[],
+    next: object,
+    delay?: object,
+  ) => ({
+    apiVersion: "kwok.x-k8s.io/v1alpha1",
+    kind: "Stage",
+    metadata: { name },
+    spec: {
+      resourceRef: { apiGroup: "v1", kind },
+      selector: { matchExpressions },
+      ...(delay ? { delay } : {}),
+      next,
+    },
+  });
+  const quoted = (field: string) => `{{ ${field} | Quote }}`;
+  /** A pod's status: its conditions (status, type, reason), its containers, then `rest`. */
+  const podStatus = (
+    conditions: [status: string, type: string, reason?: string][],
+    running: boolean,
+    state: string[],
+    rest: string[],
+  ) =>
     [
-      "[req]",
-      "distinguished_name = dn",
-      "prompt = no",
-      "x509_extensions = v3_ca",
-      "[dn]",
-      `CN = ${cn}`,
-      "[v3_ca]",
-      "basicConstraints = critical, CA:TRUE",
-      "keyUsage = critical, keyCertSign, cRLSign, digitalSignature",
-      "subjectKeyIdentifier = hash",
-      "",
-    ].join("\n"),
-  );
-  await openssl(dir, [
-    "req",
-    "-x509",
-    "-new",
-    ...ecKey,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.crt`,
-    "-days",
-    "2",
-    "-config",
-    `${name}.cnf`,
-  ]);
-}
-
-/** A leaf `<name>.crt`/`<name>.key` in `dir`, signed by CA `<ca>`. */
-async function makeLeaf(
-  dir: string,
-  ca: string,
-  name: string,
-  subject: string,
-  ext: string[],
-): Promise<void> {
-  await Deno.writeTextFile(
-    `${dir}/${name}.ext`,
-    [
-      "basicConstraints = critical, CA:FALSE",
-      "keyUsage = critical, digitalSignature, keyEncipherment",
-      "subjectKeyIdentifier = hash",
-      "authorityKeyIdentifier = keyid",
-      ...ext,
-      "",
-    ].join("\n"),
-  );
-  await openssl(dir, [
-    "req",
-    "-new",
-    ...ecKey,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`,
-    "-subj",
-    subject,
-  ]);
-  const serial = "0x" + Array.from(crypto.getRandomValues(new Uint8Array(8)))
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
-  await openssl(dir, [
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    `${ca}.crt`,
-    "-CAkey",
-    `${ca}.key`,
-    "-set_serial",
-    serial,
-    "-days",
-    "2",
-    "-extfile",
-    `${name}.ext`,
-    "-out",
-    `${name}.crt`,
-  ]);
+      "{{ $now := Now }}",
+      "conditions:",
+      ...conditions.flatMap(([status, type, reason]) => [
+        `- lastTransitionTime: ${quoted("$now")}`,
+        `  status: "${status}"`,
+        `  type: ${type}`,
+        ...(reason ? [`  reason: ${reason}`] : []),
+      ]),
+      "containerStatuses:",
+      "{{ range .spec.containers }}",
+      `- image: ${quoted(".image")}`,
+      `  name: ${quoted(".name")}`,
+      `  ready: ${running}`,
+      "  restartCount: 0",
+      `  started: ${running}`,
+      "  state:",
+      ...state.map((l) => `    ${l}`),
+      "{{ end }}",
+      ...rest,
+    ].join("\n") + "\n";
+  /** The state of a container that exited with `exitCode` (`reason`). */
+  const terminated = (exitCode: number, reason: string) => [
+    "terminated:",
+    `  exitCode: ${exitCode}`,
+    `  reason: ${reason}`,
+    `  startedAt: ${quoted("$now")}`,
+    `  finishedAt: ${quoted("$now")}`,
+  ];
+  const nodeStatus = [
+    "{{ $now := Now }}",
+    "{{ $lastTransitionTime := or .metadata.creationTimestamp $now }}",
+    "conditions:",
+    "{{ range NodeConditions }}",
+    `- lastHeartbeatTime: ${quoted("$now")}`,
+    `  lastTransitionTime: ${quoted("$lastTransitionTime")}`,
+    ...["message", "reason", "status"].map((f) => `  ${f}: ${quoted(`.${f}`)}`),
+    "  type: {{ .type  | Quote}}",
+    "{{ end }}",
+    "addresses:",
+    ...[["NodeIP", "InternalIP"], ["NodeName", "Hostname"]].flatMap(([fn, type]) => [
+      `{{ with ${fn} }}`,
+      `- address: ${quoted(".")}`,
+      `  type: ${type}`,
+      "{{ end }}",
+    ]),
+    ...["allocatable", "capacity"].flatMap((
+      k,
+    ) => [k + ":", "  cpu: 1k", "  memory: 1Ti", "  pods: 1M"]),
+    "nodeInfo:",
+    "  architecture: amd64",
+    ...["containerRuntime", "kernel", "kubeProxy", "kubelet"].map((c) =>
+      `  ${c}Version: kwok-{{ Version }}`
+    ),
+    "  operatingSystem: linux",
+    "phase: Running",
+  ].join("\n") + "\n";
+  const podIPArgs =
+    '( or .spec.hostNetwork false ) ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" )';
+  const stages = [
+    stage("node-initialize", "Node", [expr(readyStatus, "NotIn", ["True"])], {
+      statusTemplate: nodeStatus,
+    }),
+    stage("pod-ready", "Pod", [
+      notDeleted,
+      expr(".status.phase", "In", ["Pending"]),
+      expr(readyStatus, "NotIn", ["True"]),
+      expr(label, "DoesNotExist"),
+    ], {
+      statusTemplate: podStatus(
+        ["Initialized", "Ready", "ContainersReady", "PodScheduled"].map((type) => ["True", type]),
+        true,
+        ["running:", `  startedAt: ${quoted("$now")}`],
+        [
+          "{{ with NodeIPWith .spec.nodeName }}",
+          `hostIP: ${quoted(".")}`,
+          "{{ end }}",
+          `{{ with PodIPWith .spec.nodeName ${podIPArgs} }}`,
+          `podIP: ${quoted(".")}`,
+          "{{ end }}",
+          "phase: Running",
+          `startTime: ${quoted("$now")}`,
+        ],
+      ),
+    }),
+    // A kubelet leaves the pod-level reason and message empty when a
+    // container exits; they are set here so that tests see them reported.
+    stage("pod-fail", "Pod", [
+      notDeleted,
+      expr(".status.phase", "In", ["Pending"]),
+      expr(label, "In", ["fail"]),
+    ], {
+      statusTemplate: podStatus(
+        [["False", "Ready", "PodFailed"], ["True", "PodScheduled"]],
+        false,
+        terminated(1, "Error"),
+        ["phase: Failed", "reason: Error", "message: exit code 1", `startTime: ${quoted("$now")}`],
+      ),
+    }),
+    stage("pod-complete", "Pod", [
+      notDeleted,
+      expr(".status.phase", "In", ["Running"]),
+      expr(".metadata.ownerReferences.[].kind", "In", ["Job"]),
+    ], {
+      statusTemplate: podStatus(
+        [["False", "Ready", "PodCompleted"], ["True", "PodScheduled"]],
+        false,
+        terminated(0, "Completed"),
+        ["phase: Succeeded"],
+      ),
+    }),
+    // deletionTimestamp is when the grace period ends: wait until then.
+    stage("pod-delete", "Pod", [expr(".metadata.deletionTimestamp", "Exists")], { delete: true }, {
+      durationMilliseconds: 0,
+      durationFrom: { expressionFrom: ".metadata.deletionTimestamp" },
+    }),
+  ];
+  // JSON is YAML: one document a stage.
+  return stages.map((s) => JSON.stringify(s, null, 2)).join("\n---\n") + "\n";
 }
 
 function b64(text: string): string {
   return btoa(text);
-}
-
-function randomToken(): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(16)))
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
 }
 
 function kubeconfigYaml(
@@ -663,11 +487,11 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
   const cluster = opts.cluster ?? false;
   const bin = await buildKube({ cluster });
   const kwokBin = cluster ? await buildKwok() : undefined;
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-kube-" });
+  const sd = await serviceDir("waitcmd-kube-");
+  const dir = sd.dir;
   const services: Service[] = [];
-  const reap = reapOnExit(dir);
   let client: Deno.HttpClient | undefined;
-  const cleanup = async () => {
+  const cleanup = once(async () => {
     client?.close();
     // SIGKILL, not SIGTERM, for the API server: on SIGTERM it sends HTTP/2
     // GOAWAY to open connections, and Deno's nghttp2-based Node HTTP layer (used by
@@ -679,50 +503,42 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
     // controller-manager.
     for (const s of services.slice(1).reverse()) killGroup(s.pid, "SIGKILL");
     for (const s of services.reverse()) await s.stop();
-    reap.release();
-    if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
-  };
+    await sd.remove();
+  });
   try {
     // --- certificates and keys -------------------------------------------
-    await makeCa(dir, "ca", "waitcmd-test-ca");
-    await makeCa(dir, "rogue-ca", "waitcmd-rogue-ca");
-    await makeLeaf(dir, "ca", "serving", "/CN=kube-apiserver", [
-      "extendedKeyUsage = serverAuth",
-      "subjectAltName = IP:127.0.0.1, DNS:localhost",
-    ]);
-    await makeLeaf(dir, "ca", "admin", "/O=system:masters/CN=waitcmd-admin", [
-      "extendedKeyUsage = clientAuth",
-    ]);
-    await makeLeaf(dir, "rogue-ca", "rogue-admin", "/O=system:masters/CN=waitcmd-admin", [
-      "extendedKeyUsage = clientAuth",
-    ]);
-    await openssl(dir, [
+    const pki = await makePki({
+      dir: `${dir}/pki`,
+      caCommonName: "waitcmd-test-ca",
+      server: { commonName: "kube-apiserver", dnsNames: ["localhost"], ips: ["127.0.0.1"] },
+      client: { commonName: "waitcmd-admin", organization: "system:masters" },
+    });
+    // The same user, certified by a CA the API server does not trust.
+    const rogue = await makePki({
+      dir: `${dir}/rogue-pki`,
+      caCommonName: "waitcmd-rogue-ca",
+      client: { commonName: "waitcmd-admin", organization: "system:masters" },
+    });
+    await sh("openssl", [
       "genpkey",
       "-algorithm",
       "EC",
       "-pkeyopt",
       "ec_paramgen_curve:prime256v1",
       "-out",
-      "sa.key",
+      `${dir}/sa.key`,
     ]);
-    await openssl(dir, ["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"]);
-    const adminToken = randomToken();
-    const nobodyToken = randomToken();
+    await sh("openssl", ["pkey", "-in", `${dir}/sa.key`, "-pubout", "-out", `${dir}/sa.pub`]);
+    const adminToken = randomHex(16);
+    const nobodyToken = randomHex(16);
     await Deno.writeTextFile(
       `${dir}/tokens.csv`,
       `${adminToken},waitcmd-token-admin,uid-token-admin,"system:masters"\n` +
         `${nobodyToken},waitcmd-nobody,uid-nobody\n`,
     );
-    const read = (f: string) => Deno.readTextFile(`${dir}/${f}`);
-    const [caPem, adminCert, adminKey, rogueCert, rogueKey] = await Promise.all([
-      read("ca.crt"),
-      read("admin.crt"),
-      read("admin.key"),
-      read("rogue-admin.crt"),
-      read("rogue-admin.key"),
-    ]);
+    const caPem = pki.ca.certPem;
+    const { certPem: adminCert, keyPem: adminKey } = pki.client!;
+    const { certPem: rogueCert, keyPem: rogueKey } = rogue.client!;
 
     // --- etcd --------------------------------------------------------------
     const etcdPort = freePort();
@@ -741,7 +557,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       "--unsafe-no-fsync=true",
       "--log-level=warn",
     ], { logFile: etcdLog, cwd: dir }));
-    reap.setPids(services.map((s) => s.pid));
+    sd.setPids(services.map((s) => s.pid));
     await waitUntil("etcd /health", async () => {
       const r = await fetch(`${etcdUrl}/health`);
       const body = await r.text();
@@ -756,8 +572,8 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
     const apiArgs = [
       `--etcd-servers=${etcdUrl}`,
       `--cert-dir=${dir}/apiserver-certs`,
-      `--tls-cert-file=${dir}/serving.crt`,
-      `--tls-private-key-file=${dir}/serving.key`,
+      `--tls-cert-file=${pki.server.certFile}`,
+      `--tls-private-key-file=${pki.server.keyFile}`,
       `--secure-port=${port}`,
       "--bind-address=127.0.0.1",
       "--advertise-address=127.0.0.1",
@@ -775,7 +591,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       `--service-account-issuer=${server}/`,
       `--service-account-key-file=${dir}/sa.pub`,
       `--service-account-signing-key-file=${dir}/sa.key`,
-      `--client-ca-file=${dir}/ca.crt`,
+      `--client-ca-file=${pki.ca.certFile}`,
       `--token-auth-file=${dir}/tokens.csv`,
       "--profiling=false",
     ];
@@ -786,7 +602,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       cwd: dir,
     });
     services.push(apiserver);
-    reap.setPids(services.map((s) => s.pid));
+    sd.setPids(services.map((s) => s.pid));
 
     client = Deno.createHttpClient({ caCerts: [caPem], cert: adminCert, key: adminKey });
     const http = client;
@@ -836,7 +652,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
     };
     const kubeconfig = await writeConfig("admin.kubeconfig", { cert: adminCert, key: adminKey });
     const tokenKubeconfig = await writeConfig("token.kubeconfig", { token: adminToken });
-    const badKubeconfig = await writeConfig("bad.kubeconfig", { token: randomToken() });
+    const badKubeconfig = await writeConfig("bad.kubeconfig", { token: randomHex(16) });
     const badCertKubeconfig = await writeConfig("bad-cert.kubeconfig", {
       cert: rogueCert,
       key: rogueKey,
@@ -895,8 +711,8 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         // HTTPS port only has to answer /healthz (always allowed), and without
         // a requestheader CA on the API server they log errors in a loop.
         "--bind-address=127.0.0.1",
-        `--tls-cert-file=${dir}/serving.crt`,
-        `--tls-private-key-file=${dir}/serving.key`,
+        `--tls-cert-file=${pki.server.certFile}`,
+        `--tls-private-key-file=${pki.server.keyFile}`,
         // One instance: no lease to lose when a loaded machine delays a renewal
         // (a component that loses its lease exits).
         "--leader-elect=false",
@@ -927,7 +743,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
           // Claims bind to matching volumes (static provisioning: tests create the volumes).
           "persistentvolume-binder-controller",
         ].join(","),
-        `--root-ca-file=${dir}/ca.crt`,
+        `--root-ca-file=${pki.ca.certFile}`,
       ], { logFile: logs.controllerManager, cwd: dir });
       services.push(controllerManager);
       const schedPort = freePort();
@@ -936,7 +752,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         ...auth,
         `--secure-port=${schedPort}`,
       ], { logFile: logs.scheduler, cwd: dir }));
-      reap.setPids(services.map((s) => s.pid));
+      sd.setPids(services.map((s) => s.pid));
 
       // The fake node, before KWOK, which manages the nodes with this label.
       await call("POST", "/api/v1/nodes", {
@@ -965,7 +781,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         "--cidr=10.244.0.0/16",
         "--node-lease-duration-seconds=0",
       ], { logFile: logs.kwok, cwd: dir }));
-      reap.setPids(services.map((s) => s.pid));
+      sd.setPids(services.map((s) => s.pid));
 
       const healthy = (port: number) => async () => {
         const r = await fetch(`https://127.0.0.1:${port}/healthz`, { client: http });
@@ -1001,7 +817,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
       forbiddenKubeconfig,
       server,
       dir,
-      caFile: `${dir}/ca.crt`,
+      caFile: pki.ca.certFile,
       caPem,
       adminToken,
       logs,
@@ -1036,7 +852,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         if (apiserver || stopped) return;
         apiserver = spawnService(`${bin}/kube-apiserver`, apiArgs, { logFile: apiLog, cwd: dir });
         services[apiIndex] = apiserver;
-        reap.setPids(services.map((s) => s.pid));
+        sd.setPids(services.map((s) => s.pid));
         await waitUntil("kube-apiserver /readyz after a restart", async () => {
           const r = await request("GET", "/readyz");
           await r.body?.cancel();
@@ -1082,10 +898,9 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
         return true;
       },
       pathOf,
-      async stop() {
-        if (stopped) return;
+      stop() {
         stopped = true;
-        await cleanup();
+        return cleanup();
       },
     };
     return env;
@@ -1095,7 +910,7 @@ export async function startKube(opts: StartOptions = {}): Promise<KubeEnv> {
   }
 }
 
-let shared: Promise<KubeEnv> | undefined;
+const shared = sharedService(() => startKube());
 
 /**
  * One {@linkcode KubeEnv} per test process, started on first use. Tests share
@@ -1107,21 +922,10 @@ let shared: Promise<KubeEnv> | undefined;
  * Tests using it need `sanitizeOps: false, sanitizeResources: false`.
  */
 export function sharedKube(): Promise<KubeEnv> {
-  if (!shared) {
-    shared = startKube();
-    shared.catch(() => {}); // the caller sees the rejection; avoid an unhandled one here
-  }
-  return shared;
+  return shared.get();
 }
 
 /** Stops the environment started by {@linkcode sharedKube}, if any. */
-export async function stopSharedKube(): Promise<void> {
-  const s = shared;
-  shared = undefined;
-  if (!s) return;
-  try {
-    await (await s).stop();
-  } catch {
-    // it never started
-  }
+export function stopSharedKube(): Promise<void> {
+  return shared.stop();
 }

@@ -10,8 +10,8 @@
 
 import {
   binariesMissing,
+  dataTemplate,
   freePort,
-  reapOnExit,
   restartable,
   type Service,
   sh,
@@ -30,12 +30,6 @@ export const MY_PASSWORD = "app-pw-4Rt";
 /** Why MariaDB cannot run here, or undefined. */
 export function mariadbMissing(): Promise<string | undefined> {
   return binariesMissing(MARIADBD, "/usr/bin/mariadb-install-db", "/usr/bin/mariadb");
-}
-
-async function mysqlDir(prefix: string): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix });
-  await sh("chown", ["mysql:mysql", dir]);
-  return dir;
 }
 
 /** Server options shared by the template's bootstrap and every server. */
@@ -85,39 +79,30 @@ async function ready(dir: string, port: number): Promise<void> {
   }, { timeoutMs: 30_000, everyMs: 50, logFile: `${dir}/error.log` });
 }
 
-let template: Promise<string> | undefined;
-
-function templateData(): Promise<string> {
-  template ??= (async () => {
-    const dir = await mysqlDir("waitcmd-mytemplate-");
-    reapOnExit(dir);
-    const data = `${dir}/data`;
-    await sh("mariadb-install-db", [
-      "--no-defaults",
-      `--datadir=${data}`,
-      "--user=mysql",
-      "--auth-root-authentication-method=socket",
-      "--skip-test-db",
-      ...SMALL,
-    ]);
-    const svc = startServer(dir, data, freePort(), []);
-    try {
-      await waitUntil("template mariadbd", async () => (await sqlAt(dir, "SELECT 1")) === "1", {
-        timeoutMs: 30_000,
-        everyMs: 50,
-        logFile: `${dir}/error.log`,
-      });
-      await sqlAt(
-        dir,
-        `CREATE USER '${MY_USER}'@'%' IDENTIFIED BY '${MY_PASSWORD}'; CREATE DATABASE app; GRANT ALL ON app.* TO '${MY_USER}'@'%';`,
-      );
-    } finally {
-      await svc.stop();
-    }
-    return data;
-  })();
-  return template;
-}
+const fromTemplate = dataTemplate("mysql", "waitcmd-mytemplate-", async (dir, data) => {
+  await sh("mariadb-install-db", [
+    "--no-defaults",
+    `--datadir=${data}`,
+    "--user=mysql",
+    "--auth-root-authentication-method=socket",
+    "--skip-test-db",
+    ...SMALL,
+  ]);
+  const svc = startServer(dir, data, freePort(), []);
+  try {
+    await waitUntil("template mariadbd", async () => (await sqlAt(dir, "SELECT 1")) === "1", {
+      timeoutMs: 30_000,
+      everyMs: 50,
+      logFile: `${dir}/error.log`,
+    });
+    await sqlAt(
+      dir,
+      `CREATE USER '${MY_USER}'@'%' IDENTIFIED BY '${MY_PASSWORD}'; CREATE DATABASE app; GRANT ALL ON app.* TO '${MY_USER}'@'%';`,
+    );
+  } finally {
+    await svc.stop();
+  }
+});
 
 /** Options of {@link makeMariadb}. */
 export interface MariadbOptions {
@@ -146,27 +131,14 @@ export interface Mariadb {
 
 /** Makes a MariaDB server from the template, started unless `start: false`. */
 export async function makeMariadb(opts: MariadbOptions = {}): Promise<Mariadb> {
-  const data0 = await templateData();
-  const dir = await mysqlDir("waitcmd-my-");
-  const data = `${dir}/data`;
-  await sh("cp", ["-a", data0, data]);
-  const extra: string[] = [];
-  if (opts.tls) {
-    for (
-      const [from, to] of [[opts.tls.caFile, "ca.pem"], [opts.tls.certFile, "server.crt"], [
-        opts.tls.keyFile,
-        "server.key",
-      ]]
-    ) {
-      await Deno.copyFile(from!, `${dir}/${to}`);
-      await sh("chown", ["mysql:mysql", `${dir}/${to}`]);
-    }
-    extra.push(
-      `--ssl-ca=${dir}/ca.pem`,
-      `--ssl-cert=${dir}/server.crt`,
-      `--ssl-key=${dir}/server.key`,
-    );
-  }
+  const tls = opts.tls;
+  const { dir, data } = await fromTemplate(
+    "waitcmd-my-",
+    tls ? [[tls.caFile, "ca.pem"], [tls.certFile, "server.crt"], [tls.keyFile, "server.key"]] : [],
+  );
+  const extra = tls
+    ? [`--ssl-ca=${dir}/ca.pem`, `--ssl-cert=${dir}/server.crt`, `--ssl-key=${dir}/server.key`]
+    : [];
   const port = freePort();
   const db: Mariadb = {
     ...restartable(dir, () => startServer(dir, data, port, extra), () => ready(dir, port)),

@@ -18,9 +18,9 @@
 
 import {
   binariesMissing,
+  dataTemplate,
   freePort,
   killGroup,
-  reapOnExit,
   restartable,
   type Service,
   sh,
@@ -53,49 +53,32 @@ function asPostgres(cmd: string, args: string[]): string[] {
   return ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", cmd, ...args];
 }
 
-/** A directory the postgres user owns. */
-async function postgresDir(prefix: string): Promise<string> {
-  const dir = await Deno.makeTempDir({ prefix });
-  await sh("chown", ["postgres:postgres", dir]);
-  return dir;
-}
-
-let template: Promise<string> | undefined;
-
-/** The template data directory of this process: made once, removed when the process ends. */
-function templateData(): Promise<string> {
-  template ??= (async () => {
-    const dir = await postgresDir("waitcmd-pgtemplate-");
-    reapOnExit(dir);
-    const data = `${dir}/data`;
-    await sh(
-      "setpriv",
-      asPostgres(`${PG_BIN}/initdb`, [
-        "-D",
-        data,
-        "-U",
-        "postgres",
-        "-E",
-        "UTF8",
-        "--auth-local=trust",
-        "--auth-host=scram-sha-256",
-        "-N",
-      ]),
-    );
-    const port = freePort();
-    const svc = startServer(dir, data, port, []);
-    try {
-      await ready(dir, port, svc.logFile);
-      await psqlAt(dir, port, `CREATE ROLE ${PG_USER} LOGIN PASSWORD '${PG_PASSWORD}'`);
-      await psqlAt(dir, port, `CREATE DATABASE app OWNER ${PG_USER}`);
-    } finally {
-      killGroup(svc.pid, "SIGINT");
-      await svc.stop();
-    }
-    return data;
-  })();
-  return template;
-}
+const fromTemplate = dataTemplate("postgres", "waitcmd-pgtemplate-", async (dir, data) => {
+  await sh(
+    "setpriv",
+    asPostgres(`${PG_BIN}/initdb`, [
+      "-D",
+      data,
+      "-U",
+      "postgres",
+      "-E",
+      "UTF8",
+      "--auth-local=trust",
+      "--auth-host=scram-sha-256",
+      "-N",
+    ]),
+  );
+  const port = freePort();
+  const svc = startServer(dir, data, port, []);
+  try {
+    await ready(dir, port, svc.logFile);
+    await psqlAt(dir, port, `CREATE ROLE ${PG_USER} LOGIN PASSWORD '${PG_PASSWORD}'`);
+    await psqlAt(dir, port, `CREATE DATABASE app OWNER ${PG_USER}`);
+  } finally {
+    killGroup(svc.pid, "SIGINT");
+    await svc.stop();
+  }
+});
 
 function startServer(dir: string, data: string, port: number, extra: string[]): Service {
   return spawnService(
@@ -190,31 +173,24 @@ export interface Postgres {
 
 /** Makes a PostgreSQL server from the template, started unless `start: false`. */
 export async function makePostgres(opts: PostgresOptions = {}): Promise<Postgres> {
-  const data0 = await templateData();
-  const dir = await postgresDir("waitcmd-pg-");
-  const data = `${dir}/data`;
-  await sh("cp", ["-a", data0, data]);
-  const extra: string[] = [];
+  const tls = opts.tls;
+  const { dir, data } = await fromTemplate(
+    "waitcmd-pg-",
+    tls ? [[tls.certFile, "server.crt"], [tls.keyFile, "server.key"]] : [],
+  );
   if (opts.standby) {
     await sh("setpriv", asPostgres("touch", [`${data}/standby.signal`]));
   }
-  if (opts.tls) {
-    for (
-      const [from, to] of [[opts.tls.certFile, "server.crt"], [opts.tls.keyFile, "server.key"]]
-    ) {
-      await Deno.copyFile(from!, `${dir}/${to}`);
-      await sh("chown", ["postgres:postgres", `${dir}/${to}`]);
-      await Deno.chmod(`${dir}/${to}`, 0o600);
-    }
-    extra.push(
+  const extra = tls
+    ? [
       "-c",
       "ssl=on",
       "-c",
       `ssl_cert_file=${dir}/server.crt`,
       "-c",
       `ssl_key_file=${dir}/server.key`,
-    );
-  }
+    ]
+    : [];
   const port = freePort();
   const server = restartable(
     dir,

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { reapOnExit, repoRoot, runBuildScript, spawnService, waitUntil } from "./_util.ts";
+import { repoRoot, runBuildScript, startLogged } from "./_util.ts";
 
 /** The `websockets` release installed (keep in step with build-pyws.sh). */
 export const WEBSOCKETS_VERSION = "17.4";
@@ -37,37 +37,22 @@ export interface PyWsOptions {
 
 /** Starts the server; resolves once it listens. */
 export async function startPyWs(opts: PyWsOptions = {}): Promise<PyWsServer> {
-  const python = await buildPyWs();
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-pyws-" });
-  const reap = reapOnExit(dir);
-  const logFile = `${dir}/pyws.log`;
   const args = [`${repoRoot}/tests/services/pyws/server.py`, "--port", String(opts.port ?? 0)];
   if (opts.tls) args.push("--cert", opts.tls.certFile, "--key", opts.tls.keyFile);
   if (opts.requireHeader) args.push("--require-header", opts.requireHeader);
-  const svc = spawnService(python, args, { logFile, env: { PYTHONUNBUFFERED: "1" } });
-  reap.setPids([svc.pid]);
   let port = 0;
-  try {
-    await waitUntil("the Python websockets server", async () => {
+  const svc = await startLogged({
+    prefix: "waitcmd-pyws-",
+    log: "pyws.log",
+    what: "the Python websockets server",
+    cmd: await buildPyWs(),
+    args,
+    env: { PYTHONUNBUFFERED: "1" },
+    async ready(logFile) {
       const m = /^ready (\d+)$/m.exec(await Deno.readTextFile(logFile));
       if (m) port = Number(m[1]);
       return m !== null;
-    }, { timeoutMs: 15_000, logFile });
-  } catch (e) {
-    await svc.stop();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    reap.release();
-    throw e;
-  }
-  return {
-    port,
-    logFile,
-    async stop() {
-      await svc.stop();
-      if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-        await Deno.remove(dir, { recursive: true }).catch(() => {});
-      }
-      reap.release();
     },
-  };
+  });
+  return { port, logFile: svc.logFile, stop: svc.stop };
 }

@@ -21,12 +21,12 @@ import {
 } from "@aws-sdk/client-s3";
 import {
   freePort,
-  reapOnExit,
+  once,
+  randomHex,
   runBuildScript,
-  type Service,
   ServiceUnavailableError,
-  spawnService,
-  waitUntil,
+  sharedService,
+  startLogged,
 } from "./_util.ts";
 
 /** versitygw release built and started (keep in step with build-versitygw.sh). */
@@ -107,59 +107,46 @@ export function makeS3Client(creds: S3Credentials): S3Client {
  */
 export async function startS3(): Promise<S3Env> {
   const bin = await buildVersitygw();
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-s3-" });
-  const reap = reapOnExit(dir);
-  let service: Service | undefined;
-  let client: S3Client | undefined;
-  const clients = new Set<S3Client>();
-  const cleanup = async () => {
-    for (const c of clients) c.destroy();
-    client?.destroy();
-    await service?.stop();
-    reap.release();
-    if (!Deno.env.get("WAITCMD_KEEP_SERVICE_DIRS")) {
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
+  const port = freePort();
+  const creds: S3Credentials = {
+    endpoint: `http://127.0.0.1:${port}`,
+    accessKeyId: "AKWAITCMD" + randomHex(6).toUpperCase(),
+    secretAccessKey: randomHex(20),
+    region: "us-east-1",
   };
+  const c = makeS3Client(creds);
+  const clients = new Set<S3Client>([c]);
   try {
-    await Deno.mkdir(`${dir}/data`);
-    await Deno.mkdir(`${dir}/meta`);
-    const port = freePort();
-    const creds: S3Credentials = {
-      endpoint: `http://127.0.0.1:${port}`,
-      accessKeyId: "AKWAITCMD" + randomHex(6).toUpperCase(),
-      secretAccessKey: randomHex(20),
-      region: "us-east-1",
-    };
-    const logFile = `${dir}/versitygw.log`;
-    service = spawnService(bin, [
-      "--port",
-      `127.0.0.1:${port}`,
-      "--region",
-      creds.region,
-      "posix",
-      "--sidecar",
-      `${dir}/meta`,
-      `${dir}/data`,
-    ], {
-      logFile,
-      cwd: dir,
+    const svc = await startLogged({
+      prefix: "waitcmd-s3-",
+      log: "versitygw.log",
+      what: "versitygw to answer a signed ListBuckets",
+      cmd: bin,
+      async args(dir) {
+        await Deno.mkdir(`${dir}/data`);
+        await Deno.mkdir(`${dir}/meta`);
+        return [
+          "--port",
+          `127.0.0.1:${port}`,
+          "--region",
+          creds.region,
+          "posix",
+          "--sidecar",
+          `${dir}/meta`,
+          `${dir}/data`,
+        ];
+      },
       env: { ROOT_ACCESS_KEY: creds.accessKeyId, ROOT_SECRET_KEY: creds.secretAccessKey },
+      async ready() {
+        await c.send(new ListBucketsCommand({}));
+        return true;
+      },
+      timeoutMs: 30_000,
     });
-    reap.setPids([service.pid]);
-
-    client = makeS3Client(creds);
-    const c = client;
-    await waitUntil("versitygw to answer a signed ListBuckets", async () => {
-      await c.send(new ListBucketsCommand({}));
-      return true;
-    }, { timeoutMs: 30_000, everyMs: 100, logFile });
-
-    let stopped = false;
     const env: S3Env = {
       ...creds,
-      dir,
-      logFile,
+      dir: svc.dir,
+      logFile: svc.logFile,
       client: c,
       clientWith(accessKeyId, secretAccessKey) {
         const other = makeS3Client({ ...creds, accessKeyId, secretAccessKey });
@@ -185,25 +172,19 @@ export async function startS3(): Promise<S3Env> {
       async deleteObject(bucket, key) {
         await c.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
       },
-      async stop() {
-        if (stopped) return;
-        stopped = true;
-        await cleanup();
-      },
+      stop: once(async () => {
+        for (const client of clients) client.destroy();
+        await svc.stop();
+      }),
     };
     return env;
   } catch (err) {
-    await cleanup();
+    for (const client of clients) client.destroy();
     throw err;
   }
 }
 
-function randomHex(bytes: number): string {
-  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)))
-    .map((b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-let shared: Promise<S3Env> | undefined;
+const shared = sharedService(startS3);
 
 /**
  * One {@linkcode S3Env} per test process, started on first use; tests should
@@ -211,21 +192,10 @@ let shared: Promise<S3Env> | undefined;
  * when the process unloads. A failed start is remembered.
  */
 export function sharedS3(): Promise<S3Env> {
-  if (!shared) {
-    shared = startS3();
-    shared.catch(() => {});
-  }
-  return shared;
+  return shared.get();
 }
 
 /** Stops the environment started by {@linkcode sharedS3}, if any. */
-export async function stopSharedS3(): Promise<void> {
-  const s = shared;
-  shared = undefined;
-  if (!s) return;
-  try {
-    await (await s).stop();
-  } catch {
-    // it never started
-  }
+export function stopSharedS3(): Promise<void> {
+  return shared.stop();
 }

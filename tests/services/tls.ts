@@ -16,6 +16,12 @@
 
 import { sh } from "./_util.ts";
 
+/** Writes a new P-256 private key to `out` (PEM). */
+function ecKey(out: string): Promise<string> {
+  const args = ["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", out];
+  return sh("openssl", args);
+}
+
 /** What a leaf certificate is for; sets extendedKeyUsage. */
 export type LeafUsage = "server" | "client" | "both";
 
@@ -23,6 +29,8 @@ export type LeafUsage = "server" | "client" | "both";
 export interface LeafSpec {
   /** Subject CN. Defaults to the first DNS name, else the leaf's name. */
   commonName?: string;
+  /** Subject O (e.g. a Kubernetes group such as `system:masters`). Default none. */
+  organization?: string;
   /** subjectAltName DNS entries. Defaults to none (a client leaf needs none). */
   dnsNames?: string[];
   /** subjectAltName IP entries (IPv4 or IPv6). Defaults to none. */
@@ -166,14 +174,7 @@ async function readDates(
   certFile: string,
 ): Promise<{ notBefore: Date; notAfter: Date; sha256: string }> {
   const out = await sh("openssl", [
-    "x509",
-    "-in",
-    certFile,
-    "-noout",
-    "-startdate",
-    "-enddate",
-    "-fingerprint",
-    "-sha256",
+    ...["x509", "-in", certFile, "-noout", "-startdate", "-enddate", "-fingerprint", "-sha256"],
   ]);
   const field = (k: string) => {
     const line = out.split("\n").find((l) => l.startsWith(k + "="));
@@ -201,31 +202,11 @@ export async function makePki(opts: PkiOptions = {}): Promise<Pki> {
   await Deno.writeTextFile(cnf, OPENSSL_CNF(dir));
 
   const ca: CaFiles = { certFile: `${dir}/ca.crt`, keyFile: `${dir}/ca.key`, certPem: "" };
+  await ecKey(ca.keyFile);
   await sh("openssl", [
-    "genpkey",
-    "-algorithm",
-    "EC",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-out",
-    ca.keyFile,
-  ]);
-  await sh("openssl", [
-    "req",
-    "-config",
-    cnf,
-    "-new",
-    "-x509",
-    "-key",
-    ca.keyFile,
-    "-subj",
-    `/CN=${opts.caCommonName ?? "waitcmd test CA"}`,
-    "-days",
-    String(opts.caValidDays ?? 3650),
-    "-extensions",
-    "v3_ca",
-    "-out",
-    ca.certFile,
+    ...["req", "-config", cnf, "-new", "-x509", "-key", ca.keyFile],
+    ...["-subj", `/CN=${opts.caCommonName ?? "waitcmd test CA"}`],
+    ...["-days", String(opts.caValidDays ?? 3650), "-extensions", "v3_ca", "-out", ca.certFile],
   ]);
   ca.certPem = await Deno.readTextFile(ca.certFile);
 
@@ -245,15 +226,7 @@ export async function makePki(opts: PkiOptions = {}): Promise<Pki> {
       );
     const cn = spec.commonName ?? spec.dnsNames?.[0] ?? name;
     await Deno.writeTextFile(ext, leafExtensions(spec));
-    await sh("openssl", [
-      "genpkey",
-      "-algorithm",
-      "EC",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-out",
-      keyFile,
-    ]);
+    await ecKey(keyFile);
     await sh("openssl", [
       "req",
       "-config",
@@ -262,33 +235,15 @@ export async function makePki(opts: PkiOptions = {}): Promise<Pki> {
       "-key",
       keyFile,
       "-subj",
-      `/CN=${cn}`,
+      `${spec.organization ? `/O=${spec.organization}` : ""}/CN=${cn}`,
       "-out",
       csr,
     ]);
     await sh("openssl", [
-      "ca",
-      "-config",
-      cnf,
-      "-batch",
-      "-notext",
-      "-preserveDN",
-      "-cert",
-      ca.certFile,
-      "-keyfile",
-      ca.keyFile,
-      "-startdate",
-      asn1Time(notBefore),
-      "-enddate",
-      asn1Time(notAfter),
-      "-extfile",
-      ext,
-      "-extensions",
-      "leaf",
-      "-in",
-      csr,
-      "-out",
-      certFile,
+      ...["ca", "-config", cnf, "-batch", "-notext", "-preserveDN", "-cert", ca.certFile],
+      ...["-keyfile", ca.keyFile, "-startdate", asn1Time(notBefore)],
+      ...["-enddate", asn1Time(notAfter), "-extfile", ext, "-extensions", "leaf", "-in", csr],
+      ...["-out", certFile],
     ]);
     const certPem = await Deno.readTextFile(certFile);
     const keyPem = await Deno.readTextFile(keyFile);

@@ -1,5 +1,5 @@
 import { assertEquals } from "../_assert.ts";
-import { assertKindUsageErrors, expectJson } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
 import { makeZombie } from "../services/_util.ts";
 
 Deno.test("process --name finds a running executable, even past comm's 15 characters", async () => {

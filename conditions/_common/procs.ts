@@ -6,6 +6,8 @@
  * @module
  */
 
+import { type Memo, memoize } from "./memo.ts";
+
 /** One process. */
 export interface Proc {
   readonly pid: number;
@@ -26,19 +28,16 @@ const PF_KTHREAD = 0x00200000;
 
 const basename = (p: string) => p.slice(p.lastIndexOf("/") + 1);
 
-let bootTime: Promise<number | undefined> | undefined;
-
 /** Boot time in wall-clock ms (whole seconds: `btime` of /proc/stat), read once. */
-function bootTimeMs(): Promise<number | undefined> {
-  bootTime ??= Deno.readTextFile("/proc/stat").then(
+const bootTime: Memo<number | undefined> = memoize(() =>
+  Deno.readTextFile("/proc/stat").then(
     (t) => {
       const m = /^btime (\d+)$/m.exec(t);
       return m ? Number(m[1]) * 1000 : undefined;
     },
     () => undefined,
-  );
-  return bootTime;
-}
+  )
+);
 
 /** Process `pid` from /proc, or undefined when there is none. */
 async function readProcLinux(pid: number): Promise<Proc | undefined> {
@@ -67,7 +66,7 @@ async function readProcLinux(pid: number): Promise<Proc | undefined> {
   } catch {
     // Gone meanwhile.
   }
-  const boot = await bootTimeMs();
+  const boot = await bootTime.get();
   const startedAt = boot !== undefined && Number.isFinite(ticks)
     ? boot + (ticks * 1000) / USER_HZ
     : undefined;

@@ -21,6 +21,7 @@
  */
 
 import { commonJsExports } from "../../engine/commonjs.ts";
+import { type Memo, memoize } from "../_common/memo.ts";
 
 /** Every MongoDB message starts with a 16-byte header (length, ids, opcode). */
 export const HEADER_BYTES = 16;
@@ -46,12 +47,8 @@ export function framingError(bytes: number): Error {
   );
 }
 
-let guarded = false;
-
-/** Installs the guard on the driver's splitter (once per thread). */
-export async function guardFraming(): Promise<void> {
-  if (guarded) return;
-  guarded = true;
+/** The guard, installed once per thread; an import that failed is tried again. */
+const guard: Memo<void> = memoize(async () => {
   const { SizedMessageTransform } = commonJsExports(
     await import("mongodb/lib/cmap/connection.js") as {
       SizedMessageTransform: { prototype: Splitter };
@@ -76,4 +73,9 @@ export async function guardFraming(): Promise<void> {
       callback(waiting !== null && waiting > MAX_MESSAGE_BYTES ? framingError(waiting) : error);
     });
   };
+});
+
+/** Installs the guard on the driver's splitter (once per thread). */
+export function guardFraming(): Promise<void> {
+  return guard.get();
 }

@@ -372,10 +372,11 @@ export function underGnuTime(gt: string, file: string, cmd: readonly string[]): 
  * written as 0, unknown, and the caller takes /proc's samples instead. (Not
  * the wrapper's own maxrss: that one starts from the bench process's, which
  * spawned the wrapper, and is far above a short run's.) The wrapper dies of
- * the signal that killed the child, or exits with its code.
+ * the signal that killed the child, or exits with its code. A fourth field
+ * is the child's wall time, fork to reap, without the wrapper's own start.
  */
 const WAIT4_PY = `
-import os, signal, sys
+import os, signal, sys, time
 def resident():
     with open("/proc/self/status") as f:
         for line in f:
@@ -383,6 +384,7 @@ def resident():
                 return int(line.split()[1])
     return 0
 floor = resident()
+t0 = time.monotonic()
 pid = os.fork()
 if pid == 0:
     try:
@@ -391,9 +393,10 @@ if pid == 0:
         os.write(2, ("cannot run %s: %s\\n" % (sys.argv[2], e)).encode())
         os._exit(127)
 _, status, ru = os.wait4(pid, 0)
+wall = time.monotonic() - t0
 rss = ru.ru_maxrss if ru.ru_maxrss > floor else 0
 with open(sys.argv[1], "w") as f:
-    f.write("%d %.6f %.6f\\n" % (rss, ru.ru_utime, ru.ru_stime))
+    f.write("%d %.6f %.6f %.6f\\n" % (rss, ru.ru_utime, ru.ru_stime, wall))
 if os.WIFSIGNALED(status):
     signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
     os.kill(os.getpid(), os.WTERMSIG(status))
@@ -433,25 +436,49 @@ export function underWait4(py: string, file: string, cmd: readonly string[]): st
   return [py, "-c", WAIT4_PY, file, ...cmd];
 }
 
-/** Peak RSS (kB) and user + system CPU seconds that `underGnuTime` or `underWait4` left in `file`. */
+/**
+ * Peak RSS (kB) and user + system CPU seconds that `underGnuTime` or
+ * `underWait4` left in `file`; `underWait4` also leaves the child's wall time.
+ */
 export async function readRusage(
   file: string,
-): Promise<{ peakRssKb: number; cpuSeconds: number }> {
+): Promise<{ peakRssKb: number; cpuSeconds: number; wallMs?: number }> {
   // A failed command's file starts with a "Command exited with ..." line: the figures are last.
   const text = (await Deno.readTextFile(file)).trim().split("\n").at(-1) ?? "";
-  const [rss, user, sys] = text.split(/\s+/).map(Number);
-  return { peakRssKb: rss ?? NaN, cpuSeconds: (user ?? NaN) + (sys ?? NaN) };
+  const [rss, user, sys, wall] = text.split(/\s+/).map(Number);
+  const u = { peakRssKb: rss ?? NaN, cpuSeconds: (user ?? NaN) + (sys ?? NaN) };
+  return wall === undefined ? u : { ...u, wallMs: wall * 1000 };
 }
 
 /**
- * Runs `cmd` and reports its wall time, peak RSS and CPU seconds. GNU time
- * (`wait4` rusage: exact) when installed, else `/proc/PID` sampled every 5 ms
- * (the last sample before exit).
+ * Runs `cmd` and reports its wall time, peak RSS and CPU seconds: from the
+ * python3 `wait4` wrapper when python3 runs (exact CPU, and the wall time
+ * without the wrapper's start), else from GNU time (`wait4` too, but CPU in
+ * hundredths, each cut down, which cannot tell a 5% change of a 0.14 CPU-s
+ * run), else from `/proc/PID` sampled every 5 ms (the last sample before
+ * exit). A child whose peak RSS the wrapper cannot tell (see `underWait4`)
+ * runs again under GNU time or /proc; a run killed before the wrapper
+ * wrote has no figures (NaN).
  */
 export async function runWithResources(
   cmd: readonly string[],
   opts: RunOptions = {},
 ): Promise<ResourceResult> {
+  const py = await python3();
+  if (py) {
+    const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" });
+    try {
+      const r = await runTimed(underWait4(py, file, cmd), opts);
+      const u = await readRusage(file).catch(() => undefined);
+      // Killed before the wrapper could write (a timeout): no figures, and no second run.
+      if (u?.wallMs === undefined) {
+        return { ...r, peakRssKb: NaN, cpuSeconds: NaN, method: "wait4" };
+      }
+      if (u.peakRssKb > 0) return { ...r, ...u, wallMs: u.wallMs, method: "wait4" };
+    } finally {
+      await Deno.remove(file).catch(() => {});
+    }
+  }
   const gt = await gnuTime();
   if (gt) {
     const file = await Deno.makeTempFile({ prefix: "waitcmd-bench-time-" });

@@ -5,7 +5,7 @@
  * wait-on (Node), unpacked by the peers directory's install.sh
  * (`peerTools`). Rows:
  *
- * - the Deno floor: `scripts/waitcmd --version`, measured the same way;
+ * - the Deno floor: `waitcmd --version`, measured the same way;
  *   and beside waitcmd in every tcp job, "Deno alone": a bare Deno program
  *   doing the same job (_bare_tcp.ts), so that what is waitcmd's own code
  *   and what is the runtime's can be told apart;
@@ -21,11 +21,16 @@
  *   log) at `--interval 200ms`;
  * - event-driven idle: 10 pending file, log and glob conditions, 30 s.
  *
- * waitcmd runs from source (scripts/waitcmd) like the core entries. Short
- * runs are measured by `runWithResources` (GNU time when installed: CPU in
- * hundredths, each cut down), long ones by `observe`, which also samples
- * /proc/PID for the CPU and RSS after start-up; its totals come from `wait4`
- * through python3 (exact), else from GNU time.
+ * "waitcmd" is the release bundle (dist/bundle/waitcmd, built if need be):
+ * what ships. Beside it in every job run "waitcmd from sources"
+ * (scripts/waitcmd) and, when WAITCMD_BENCH_BASELINE names a checkout of an
+ * earlier commit with its packages installed, "baseline" (its
+ * scripts/waitcmd): one run compares the runner's cost with an earlier
+ * one's (docs/performance.md). Short runs are measured by
+ * `runWithResources` (`wait4` through python3: exact CPU), long ones by
+ * `observe`, which also samples /proc/PID for the CPU and RSS after
+ * start-up; both take their totals from `wait4` through python3 (exact),
+ * else from GNU time.
  *
  * Run alone: `scripts/deno run -A scripts/bench/cost_bench.ts`, or through
  * the suite: `deno task bench cost`. Environment:
@@ -34,15 +39,19 @@
  * - WAITCMD_BENCH_SUSTAINED_SECONDS: length of the sustained-load runs
  *   (default 60),
  * - WAITCMD_PEERS_DIR, WAITCMD_BENCH_TOOLS: where the peers come from and are
- *   unpacked (see `peerTools`).
+ *   unpacked (see `peerTools`),
+ * - WAITCMD_BENCH_BASELINE: a checkout whose scripts/waitcmd is the
+ *   "baseline" column (unset: no such column).
  *
  * @module
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
+  bundleLauncher,
   closedPorts,
   denoBinary,
+  ensureBundle,
   fmtKb,
   fmtMs,
   gnuTime,
@@ -82,7 +91,14 @@ const P5_CPU_S = 0.06;
 /** What a log condition waits for, never written. */
 const NEEDLE = "READY-NEVER-WRITTEN";
 /** The peers, in the order of their cells. */
-const PEERS = ["waitfor", "wait4x", "wait-on", "Deno alone"] as const;
+const PEERS = [
+  "waitcmd from sources",
+  "baseline",
+  "waitfor",
+  "wait4x",
+  "wait-on",
+  "Deno alone",
+] as const;
 
 // --- conditions, and how each tool states them ------------------------------------------
 
@@ -136,12 +152,28 @@ function jsonCommand(bin: string): (job: Job) => string[][] {
   ]];
 }
 
-const waitcmd: Tool = { name: "waitcmd", commands: jsonCommand(waitcmdScript) };
+/** What ships: the release bundle, run with the compiled binary's flags. */
+const waitcmd: Tool = { name: "waitcmd", commands: jsonCommand(bundleLauncher) };
 
-/** The peers as tools, for those install.sh provided. */
+/** The other forms of waitcmd: its sources, and the baseline checkout's when one is named. */
+function ourOtherForms(): Tool[] {
+  const tools: Tool[] = [{ name: "waitcmd from sources", commands: jsonCommand(waitcmdScript) }];
+  const baseline = baselineScript();
+  if (baseline) tools.push({ name: "baseline", commands: jsonCommand(baseline) });
+  return tools;
+}
+
+/** WAITCMD_BENCH_BASELINE's scripts/waitcmd, or undefined when it is unset. */
+function baselineScript(): string | undefined {
+  const dir = Deno.env.get("WAITCMD_BENCH_BASELINE");
+  return dir ? `${dir.replace(/\/$/, "")}/scripts/waitcmd` : undefined;
+}
+
+/** The other forms of waitcmd and the peers as tools, for those install.sh provided. */
 async function peers(): Promise<{ tools: Tool[]; missing: string }> {
+  await ensureBundle();
   const { bins, error } = await peerTools();
-  const tools: Tool[] = [];
+  const tools: Tool[] = ourOtherForms();
   const waitfor = bins["waitfor"];
   if (waitfor) {
     tools.push({
@@ -494,21 +526,38 @@ function peerCells(
 
 // --- the Deno floor -------------------------------------------------------------------------
 
-let floorMemo: Promise<Cost> | undefined;
+let floorMemo: Promise<Record<string, Cost>> | undefined;
 
-/** `scripts/waitcmd --version`, measured like the runs: the cost of starting at all. */
-function floor(): Promise<Cost> {
+/**
+ * `waitcmd --version` of every form of waitcmd (interleaved), measured like
+ * the runs: the cost of starting at all.
+ */
+function floors(): Promise<Record<string, Cost>> {
   floorMemo ??= (async () => {
-    progress(`Deno floor: scripts/waitcmd --version, ${FLOOR_RUNS} runs`);
-    const runs: Cost[] = [];
+    await ensureBundle();
+    const forms: [string, string][] = [
+      [waitcmd.name, bundleLauncher],
+      ["waitcmd from sources", waitcmdScript],
+    ];
+    const baseline = baselineScript();
+    if (baseline) forms.push(["baseline", baseline]);
+    progress(`Deno floor: waitcmd --version, ${FLOOR_RUNS} runs of each form`);
+    const runs: Record<string, Cost[]> = {};
     for (let i = 0; i < FLOOR_RUNS; i++) {
-      const r = await runWithResources([waitcmdScript, "--version"]);
-      if (r.code !== 0) throw new Error(`scripts/waitcmd --version exited ${r.code}`);
-      runs.push(r);
+      for (const [name, script] of forms) {
+        const r = await runWithResources([script, "--version"]);
+        if (r.code !== 0) throw new Error(`${script} --version exited ${r.code}`);
+        (runs[name] ??= []).push(r);
+      }
     }
-    return summarise(runs);
+    return Object.fromEntries(Object.entries(runs).map(([n, r]) => [n, summarise(r)]));
   })();
   return floorMemo;
+}
+
+/** The floor of what ships, which the per-condition figures subtract. */
+async function floor(): Promise<Cost> {
+  return (await floors())[waitcmd.name]!;
 }
 
 function fmtFloor(f: Cost): string {
@@ -517,16 +566,22 @@ function fmtFloor(f: Cost): string {
   }`;
 }
 
+function fmtFloorFigure(f: Cost): string {
+  return `median ${fmtMs(f.wallMs)}, ${f.cpuSeconds.toFixed(3)} CPU-s; peak RSS ${
+    fmtKb(f.peakRssKb)
+  }`;
+}
+
 async function floorRows(): Promise<BenchRow[]> {
-  const f = await floor();
+  const all = await floors();
+  const others = Object.entries(all).filter(([n]) => n !== waitcmd.name);
   return [{
-    name: "cost: Deno floor, scripts/waitcmd --version",
-    figure: `median ${fmtMs(f.wallMs)}, ${f.cpuSeconds.toFixed(3)} CPU-s; peak RSS ${
-      fmtKb(f.peakRssKb)
-    } (n=${FLOOR_RUNS})`,
+    name: "cost: Deno floor, waitcmd --version",
+    figure: `${fmtFloorFigure(all[waitcmd.name]!)} (n=${FLOOR_RUNS})`,
     target: "",
-    reference: "what any waitcmd run costs before its first condition; the per-condition " +
-      "figures below subtract it",
+    reference: `${others.map(([n, f]) => `${n} ${fmtFloorFigure(f)}`).join("; ")}; ` +
+      "what any waitcmd run costs before its first condition; the per-condition " +
+      "figures below subtract the release bundle's",
   }];
 }
 
@@ -655,7 +710,7 @@ function countRows(
     }; the largest of ${r.runs} runs`,
     ok: targets.rssKb !== undefined ? r.ours.peakRssKb <= targets.rssKb : undefined,
   }];
-  const per = `${r.ours.cpuSeconds.toFixed(2)} CPU-s; ${cpuPer(r.ours, r.n, f)} per condition`;
+  const per = `${fmtCpuS(r.ours.cpuSeconds)} CPU-s; ${cpuPer(r.ours, r.n, f)} per condition`;
   rows.push({
     name: `${what}: CPU, and CPU per condition above the floor`,
     figure: compare
@@ -666,7 +721,7 @@ function countRows(
       r.peers,
       r.missing,
       (c) =>
-        `${c.cpuSeconds.toFixed(2)} CPU-s (${
+        `${fmtCpuS(c.cpuSeconds)} CPU-s (${
           (c.cpuSeconds * 1000 / r.n).toFixed(3)
         } ms a condition, start-up included)`,
     ),
@@ -752,7 +807,7 @@ async function writerRun(
     const files = Array.from({ length: P4_N }, (_, i) => `${dir.path}/f${i}.ready`);
     const conds = files.map((target) => ({ kind: "file" as const, target }));
     const cmd = withOpenFiles(4096, [
-      waitcmdScript,
+      bundleLauncher,
       "--output",
       "jsonl",
       "--timeout",
@@ -813,7 +868,7 @@ async function scaleFileWriter(): Promise<BenchRow[]> {
   const c = summarise(runs);
   return [{
     name: `scale: 1,000 file conditions, files written by a background writer`,
-    figure: `last write to exit median ${fmtMs(median(lags))}; ${c.cpuSeconds.toFixed(2)} CPU-s (${
+    figure: `last write to exit median ${fmtMs(median(lags))}; ${fmtCpuS(c.cpuSeconds)} CPU-s (${
       cpuPer(c, P4_N, f)
     } per condition); peak RSS ${fmtKb(c.peakRssKb)}`,
     target: "",

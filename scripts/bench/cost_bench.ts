@@ -78,7 +78,7 @@ const P4_N = 1000;
 /** The scale run's count of tcp conditions. */
 const SCALE_N = 10_000;
 /** Runs of each short measurement per tool (interleaved). */
-const SHORT_RUNS = 5;
+const SHORT_RUNS = 9;
 /** Runs of the 10,000-condition measurement per tool (wait-on takes about 14 s a run). */
 const SCALE_RUNS = 3;
 /** Runs of the Deno floor (`waitcmd --version`). */

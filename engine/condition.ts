@@ -154,7 +154,7 @@ export class ConditionRun {
   /** Its line in the report. */
   report(): ConditionReport {
     const c = this.c;
-    return {
+    const r: ConditionReport = {
       index: c.index,
       name: c.name,
       kind: c.kind.name,
@@ -164,7 +164,6 @@ export class ConditionRun {
       attempts: this.attempts,
       detail: this.detail,
       lastError: this.lastError,
-      ...(this.hint === undefined ? {} : { hint: this.hint }),
       fatal: this.fatal,
       exhausted: this.exhausted,
       stopped: this.stopped,
@@ -173,6 +172,8 @@ export class ConditionRun {
       group: c.group,
       groupName: undefined,
     };
+    // No spread for the many conditions without a hint: it builds an object for each.
+    return this.hint === undefined ? r : { ...r, hint: this.hint };
   }
 
   /**

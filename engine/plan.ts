@@ -142,6 +142,8 @@ export function mapLeaves(
 export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
   const owner = new Map<string, ConditionPlan>();
   for (const c of conditions) {
+    // Most conditions capture nothing: no set is made for them (a thousand conditions).
+    if (c.captures.length === 0) continue;
     for (const name of new Set(c.captures)) {
       const first = owner.get(name);
       if (first) {

@@ -1,6 +1,7 @@
 import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { realClock } from "../../engine/clock.ts";
 import { create } from "./probe.ts";
 import { type ChecksumOptions, parseEquals } from "./mod.ts";
@@ -32,29 +33,7 @@ Deno.test("checksum parse() takes the algorithm from the prefix or the length", 
   );
 });
 
-Deno.test("checksum parse() rejects digests it cannot use", async (t) => {
-  const rows: [string[], string][] = [
-    [[], "--equals: checksum needs --equals [sha256:|sha512:|sha1:|md5:]HEX"],
-    [["--equals", "xyz"], '--equals: expected a hex digest, got "xyz"'],
-    [["--equals", "sha256:abcd"], "--equals: a sha256 digest has 64 hex digits, got 4"],
-    [
-      ["--equals", "crc32:abcd"],
-      '--equals: unknown algorithm "crc32" (expected md5, sha1, sha256, sha512)',
-    ],
-    [
-      ["--equals", "abcd"],
-      "--equals: cannot tell the algorithm from 4 hex digits (md5 32, sha1 40, sha256 64, sha512 128); add a prefix such as sha256:",
-    ],
-  ];
-  for (const [args, want] of rows) {
-    await t.step(args.join(" ") || "(none)", () => {
-      assertEquals(
-        parseError(["checksum", "f", ...args]),
-        `waitcmd: condition 1 (checksum): ${want} (see: waitcmd help checksum)`,
-      );
-    });
-  }
-});
+Deno.test("checksum parse() rejects digests it cannot use", (t) => stepUsageErrors(t, "checksum"));
 
 Deno.test("checksum reads an unchanged file once, and again after a watch event", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });

@@ -1,43 +1,12 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { FileOptions } from "./mod.ts";
 import { fileContains } from "./probe.ts";
 
-Deno.test("file parse() rejects contradictions and empty values", async (t) => {
-  const see = " (see: waitcmd help file)";
-  const rows: [string[], string][] = [
-    [["file", ""], "condition 1 (file): expected a path, got an empty string"],
-    [
-      ["file", "/x", "--contains", ""],
-      "condition 1 (file): --contains: expected a text, got an empty string",
-    ],
-    [
-      ["file", "/x", "--deleted", "--exists"],
-      "condition 1 (file): --deleted: cannot be combined with --exists",
-    ],
-    [
-      ["file", "/x", "--deleted", "--nonempty"],
-      "condition 1 (file): --deleted: cannot be combined with --nonempty",
-    ],
-    [
-      ["file", "/x", "--contains", "a", "--deleted"],
-      "condition 1 (file): --deleted: cannot be combined with --contains",
-    ],
-    [
-      ["file", "/x", "--deleted", "--exists=false"],
-      "condition 1 (file): --deleted: cannot be combined with --exists",
-    ],
-    [["file", "/x", "--contains"], "condition 1 (file): --contains: missing value TEXT"],
-    [["file"], "condition 1 (file): missing target PATH"],
-  ];
-  for (const [args, message] of rows) {
-    await t.step(
-      args.join(" "),
-      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
-    );
-  }
-});
+Deno.test("file parse() rejects contradictions and empty values", (t) =>
+  stepUsageErrors(t, "file"));
 
 Deno.test("file parse() options", async (t) => {
   const rows: [string[], FileOptions][] = [

@@ -1,41 +1,10 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { GlobOptions } from "./mod.ts";
 
-Deno.test("glob parse() rejects contradictions and bad counts", async (t) => {
-  const see = " (see: waitcmd help glob)";
-  const rows: [string[], string][] = [
-    [["glob", ""], "condition 1 (glob): expected a pattern, got an empty string"],
-    [["glob"], "condition 1 (glob): missing target PATTERN"],
-    [
-      ["glob", "*.x", "--absent", "--min-count", "1"],
-      "condition 1 (glob): --absent: cannot be combined with --min-count",
-    ],
-    [
-      ["glob", "*.x", "--absent", "--max-count", "0"],
-      "condition 1 (glob): --absent: cannot be combined with --max-count",
-    ],
-    [
-      ["glob", "*.x", "--min-count", "5", "--max-count", "2"],
-      "condition 1 (glob): --min-count: 5 is more than --max-count 2",
-    ],
-    [
-      ["glob", "*.x", "--min-count", "-1"],
-      `condition 1 (glob): --min-count: expected a whole number of at least 0, got "-1"`,
-    ],
-    [
-      ["glob", "*.x", "--max-count", "many"],
-      `condition 1 (glob): --max-count: expected a whole number of at least 0, got "many"`,
-    ],
-  ];
-  for (const [args, message] of rows) {
-    await t.step(
-      args.join(" "),
-      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
-    );
-  }
-});
+Deno.test("glob parse() rejects contradictions and bad counts", (t) => stepUsageErrors(t, "glob"));
 
 Deno.test("glob parse() options: counts and their defaults", async (t) => {
   const rows: [string[], GlobOptions][] = [

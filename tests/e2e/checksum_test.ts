@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
 import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -73,13 +74,4 @@ Deno.test("checksum waits for a download grown in chunks to be complete", async 
   }
 });
 
-Deno.test("checksum usage errors", () =>
-  assertKindUsageErrors("checksum", [
-    [["checksum", "f"], "--equals: checksum needs --equals [sha256:|sha512:|sha1:|md5:]HEX"],
-    [["checksum", "f", "--equals", "sha1:abc"], "--equals: a sha1 digest has 40 hex digits, got 3"],
-    [
-      ["checksum", "f", "--equals", "12345"],
-      "--equals: cannot tell the algorithm from 5 hex digits (md5 32, sha1 40, sha256 64, sha512 128); add a prefix such as sha256:",
-    ],
-    [["checksum", "--equals", "0".repeat(32)], "missing target PATH"],
-  ]));
+Deno.test("checksum usage errors", () => assertKindUsageErrors("checksum", USAGE_ROWS.checksum));

@@ -5,8 +5,9 @@
  * timeout are the live conformance suite's (tests/conformance/live_test.ts).
  */
 
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertEquals } from "../_assert.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
+import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
 
 const later = (ms: number, fn: () => Promise<void> | void) => async () => {
   await new Promise((r) => setTimeout(r, ms));
@@ -78,15 +79,4 @@ Deno.test("file --deleted holds at once for a missing path and waits for removal
   }
 });
 
-Deno.test("file rejects contradictory flags", async () => {
-  for (const other of ["--exists", "--nonempty"]) {
-    assertEquals(
-      usageErrorLine(await runCli(["file", "/x", "--deleted", other])),
-      `waitcmd: condition 1 (file): --deleted: cannot be combined with ${other} (see: waitcmd help file)`,
-    );
-  }
-  assertStringIncludes(
-    usageErrorLine(await runCli(["file", "/x", "--contains"])),
-    "--contains: missing value TEXT",
-  );
-});
+Deno.test("file rejects contradictory flags", () => assertKindUsageErrors("file", USAGE_ROWS.file));

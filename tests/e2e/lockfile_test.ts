@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
 import { assertKindUsageErrors, expectJson, runCli, runJson, runLate } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -91,19 +92,4 @@ Deno.test("lockfile times out while the lock stays held", async () => {
   }
 });
 
-Deno.test("lockfile usage errors", () =>
-  assertKindUsageErrors("lockfile", [
-    [
-      ["lockfile", "a.lock", "--absent", "--present"],
-      "--present: cannot be combined with --absent",
-    ],
-    [
-      ["lockfile", "a.lock", "--older-than", "5m"],
-      "--older-than: needs --present (a stale lock is a present one)",
-    ],
-    [
-      ["lockfile", "a.lock", "--present", "--older-than", "soon"],
-      '--older-than: expected a duration like 30s, 2m or 1h30m, got "soon"',
-    ],
-    [["lockfile"], "missing target PATH"],
-  ]));
+Deno.test("lockfile usage errors", () => assertKindUsageErrors("lockfile", USAGE_ROWS.lockfile));

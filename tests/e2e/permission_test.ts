@@ -1,6 +1,7 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { sh } from "../services/_util.ts";
 import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -79,21 +80,4 @@ Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fi
 });
 
 Deno.test("permission usage errors", () =>
-  assertKindUsageErrors("permission", [
-    [
-      ["permission", "/x"],
-      "permission needs at least one of --mode, --mode-includes, --owner, --group, --type",
-    ],
-    [
-      ["perm", "/x", "--mode", "rw-r--r--"],
-      '--mode: expected an octal mode like 0644, got "rw-r--r--"',
-    ],
-    [
-      ["perm", "/x", "--type", "pipe"],
-      '--type: expected one of file, dir, symlink, socket, fifo, got "pipe"',
-    ],
-    [
-      ["perm", "/x", "--owner", "no-such-user-zq9"],
-      '--owner: no user named "no-such-user-zq9" on this system',
-    ],
-  ]));
+  assertKindUsageErrors("permission", USAGE_ROWS.permission));

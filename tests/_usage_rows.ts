@@ -455,6 +455,234 @@ export const USAGE_ROWS = {
     ],
     [["checksum", "--equals", "00000000000000000000000000000000"], "missing target PATH"],
   ],
+  nats: [
+    [
+      ["nats", "http://h:4222"],
+      'expected nats://[user[:password]@]host[:port] or tls://..., got "http://h:4222"',
+    ],
+    [
+      ["nats", "nats:4222"],
+      'expected nats://[user[:password]@]host[:port] or tls://..., got "nats:4222"',
+    ],
+    [["nats", "nats://"], 'the host is missing in "nats://"'],
+    [["nats", "nats://h:0"], 'port must be from 1 to 65535, got "0"'],
+    [["nats", "nats://h:x"], 'expected HOST[:PORT] or [IPv6]:PORT, got "h:x"'],
+    [["nats", "nats://h/subject"], 'a NATS URL has no path, got "/subject"'],
+    [
+      ["nats", "nats://h?token=x"],
+      'unsupported URL parameter "token" (credentials and TLS are set with the URL\'s user-info and the flags)',
+    ],
+    [["nats", "nats://:pw@h"], "the URL has a password but no user (a token goes in --token-env)"],
+    [
+      ["nats", "nats://app@h"],
+      'user "app" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env',
+    ],
+    [
+      ["nats", "nats://h", "--password-env", "PW"],
+      "--password-env: needs a user in the URL (nats://USER@host)",
+      { "PW": "x" },
+    ],
+    [
+      ["nats", "nats://u:p@h", "--password-env", "PW"],
+      "--password-env: cannot be combined with a password in the URL",
+      { "PW": "x" },
+    ],
+    [
+      ["nats", "nats://h", "--token-env", "NOPE"],
+      "--token-env: environment variable NOPE is not set",
+    ],
+    [
+      ["nats", "nats://h", "--token-env", "1X"],
+      '--token-env: expected an environment variable name, got "1X"',
+    ],
+    [["nats", "nats://h", "--token-env", "E"], "--token-env: the variable is empty", { "E": "" }],
+    [
+      ["nats", "nats://u:p@h", "--token-env", "T"],
+      "--token-env: cannot be combined with a user in the URL",
+      { "T": "tok" },
+    ],
+    [
+      ["nats", "nats://u:p@h", "--creds-file", "a.creds"],
+      "--creds-file: cannot be combined with a user in the URL",
+    ],
+    [
+      ["nats", "nats://h", "--token-env", "T", "--creds-file", "a.creds"],
+      "--creds-file: cannot be combined with --token-env",
+      { "T": "tok" },
+    ],
+    [
+      ["nats", "nats://h", "--creds-file", ""],
+      "--creds-file: expected a path, got an empty string",
+    ],
+    [["nats", "nats://h", "--ca-file", "ca.pem"], "--ca-file: needs a tls:// URL or --tls"],
+    [["nats", "nats://h", "--insecure"], "--insecure: needs a tls:// URL or --tls"],
+    [
+      ["nats", "tls://h", "--insecure", "--ca-file", "c"],
+      "--insecure: cannot be combined with --ca-file",
+    ],
+    [["nats", "nats://h", "--stream", ""], "--stream: expected a stream name, got an empty string"],
+    [
+      ["nats", "nats://h", "--stream", "orders.eu"],
+      "--stream: a stream name cannot contain '.', '*', '>', '/', '\\' or white space, got \"orders.eu\"",
+    ],
+    [
+      ["nats", "nats://h", "--stream", "a b"],
+      "--stream: a stream name cannot contain '.', '*', '>', '/', '\\' or white space, got \"a b\"",
+    ],
+    [
+      ["nats", "nats://h", "--stream", "a>"],
+      "--stream: a stream name cannot contain '.', '*', '>', '/', '\\' or white space, got \"a>\"",
+    ],
+    [["nats", "nats://h", "--jetstream=yes"], '--jetstream: expected true or false, got "yes"'],
+  ],
+  rabbitmq: [
+    [
+      ["rabbitmq", "http://h"],
+      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://h"',
+    ],
+    [["rabbitmq", "amqp://"], 'the host is missing in "amqp://"'],
+    [["rabbitmq", "amqp://h:99999"], 'port must be from 1 to 65535, got "99999"'],
+    [
+      ["rabbitmq", "amqp://h?verify=none"],
+      'unsupported URL parameter "verify" (supported, and ignored: heartbeat, connection_timeout, channel_max, frame_max, frameMax, channelMax, locale)',
+    ],
+    [["rabbitmq", "amqp://:pw@h"], "the URL has a password but no user"],
+    [
+      ["rabbitmq", "amqp://h", "--password-env", "PW"],
+      "--password-env: needs a user in the URL (amqp://USER@host/vhost)",
+      { "PW": "x" },
+    ],
+    [
+      ["rabbitmq", "amqp://u:p@h", "--password-env", "PW"],
+      "--password-env: cannot be combined with a password in the URL",
+      { "PW": "x" },
+    ],
+    [
+      ["rabbitmq", "amqp://u@h", "--password-env", "NOPE"],
+      "--password-env: environment variable NOPE is not set",
+    ],
+    [
+      ["rabbitmq", "amqp://u@h", "--password-env", "A", "--password-file", "f"],
+      "--password-file: cannot be combined with --password-env",
+      { "A": "x" },
+    ],
+    [["rabbitmq", "amqp://h", "--ca-file", "ca.pem"], "--ca-file: needs amqps:// or --tls"],
+    [["rabbitmq", "amqp://h", "--insecure"], "--insecure: needs amqps:// or --tls"],
+    [
+      ["rabbitmq", "amqps://h", "--insecure", "--ca-file", "c"],
+      "--insecure: cannot be combined with --ca-file",
+    ],
+    [["rabbitmq", "amqp://h", "--min-messages", "1"], "--min-messages: needs --queue"],
+    [
+      ["rabbitmq", "amqp://h", "--queue", ""],
+      "--queue: expected a queue name, got an empty string",
+    ],
+    [
+      ["rabbitmq", "amqp://h", "--queue", "q", "--min-messages", "-1"],
+      '--min-messages: expected a whole number of at least 0, got "-1"',
+    ],
+    [
+      ["rabbitmq", "http://app:S3cr3t-pw@h/"],
+      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://app:***@h/"',
+    ],
+    [
+      ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--min-messages", "1"],
+      "--min-messages: needs --queue",
+    ],
+    [
+      ["amqp", "amqp://app:S3cr3t-pw@h/", "--ca-file", "ca.pem"],
+      "--ca-file: needs amqps:// or --tls",
+    ],
+    [
+      ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--password-env", "X"],
+      "--password-env: cannot be combined with a password in the URL",
+      { "X": "other-secret" },
+    ],
+  ],
+  mongodb: [
+    [
+      ["mongodb", "postgres://h"],
+      'expected mongodb://[user[:password]@]host[:port][,host[:port]...][/db][?options] or mongodb+srv://..., got "postgres://h"',
+    ],
+    [["mongodb", "mongodb://"], 'the host is missing in "mongodb://"'],
+    [["mongodb", "mongodb://a,,b"], 'the host is missing in "mongodb://a,,b"'],
+    [
+      ["mongodb", "mongodb+srv://a,b"],
+      'mongodb+srv:// takes one host name without a port, got "mongodb+srv://a,b"',
+    ],
+    [
+      ["mongodb", "mongodb+srv://c.example.net:27017"],
+      'mongodb+srv:// takes one host name without a port, got "mongodb+srv://c.example.net:27017"',
+    ],
+    [["mongodb", "mongodb://:pw@h"], "the URI has a password but no user"],
+    [
+      ["mongodb", "mongodb://h", "--password-env", "PW"],
+      "--password-env: needs a user in the URI (mongodb://USER@host/)",
+      { "PW": "x" },
+    ],
+    [
+      ["mongodb", "mongodb://u:p@h", "--password-file", "f"],
+      "--password-file: cannot be combined with a password in the URI",
+    ],
+    [
+      ["mongodb", "mongodb://h", "--ca-file", "ca.pem"],
+      "--ca-file: needs --tls, tls=true in the URI or mongodb+srv://",
+    ],
+    [["mongodb", "mongodb://h/?tls=false", "--tls"], "--tls: cannot be combined with tls=false"],
+    [
+      ["mongodb", "mongodb://h", "--replica-set", ""],
+      "--replica-set: expected a replica set name, got an empty string",
+    ],
+  ],
+  kafka: [
+    [
+      ["kafka", "kafka://k:9092"],
+      'expected HOST:PORT[,HOST:PORT...] (no scheme), got "kafka://k:9092"',
+    ],
+    [["kafka", "k1,,k2"], 'expected HOST:PORT[,HOST:PORT...], got "k1,,k2"'],
+    [["kafka", "k:0"], 'port must be from 1 to 65535, got "0"'],
+    [
+      ["kafka", "k", "--sasl-mechanism", "gssapi"],
+      '--sasl-mechanism: expected one of plain, scram-sha-256, scram-sha-512, got "gssapi"',
+    ],
+    [
+      ["kafka", "k", "--sasl-mechanism", "plain", "--password-env", "PW"],
+      "--sasl-mechanism: needs --user",
+      { "PW": "x" },
+    ],
+    [
+      ["kafka", "k", "--sasl-mechanism", "plain", "--user", "u"],
+      "--sasl-mechanism: needs --password-env or --password-file",
+    ],
+    [["kafka", "k", "--user", "u"], "--user: needs --sasl-mechanism"],
+    [["kafka", "k", "--password-env", "PW"], "--password-env: needs --sasl-mechanism and --user", {
+      "PW": "x",
+    }],
+    [["kafka", "k", "--partitions", "3"], "--partitions: needs --topic"],
+    [
+      ["kafka", "k", "--topic", "a b"],
+      "--topic: expected a topic name (letters, digits, '.', '_', '-'; at most 249), got \"a b\"",
+    ],
+    [
+      ["kafka", "k", "--min-brokers", "0"],
+      '--min-brokers: expected a whole number of at least 1, got "0"',
+    ],
+    [["kafka", "k", "--ca-file", "ca.pem"], "--ca-file: needs --tls"],
+    [
+      ["kafka", "kafka://h:9092"],
+      'expected HOST:PORT[,HOST:PORT...] (no scheme), got "kafka://h:9092"',
+    ],
+    [
+      ["kafka", "h", "--sasl-mechanism", "gssapi"],
+      '--sasl-mechanism: expected one of plain, scram-sha-256, scram-sha-512, got "gssapi"',
+    ],
+    [
+      ["kafka", "h", "--sasl-mechanism", "plain", "--password-env", "KPW"],
+      "--sasl-mechanism: needs --user",
+      { "KPW": "S3cr3t-kafka" },
+    ],
+    [["kafka", "h", "--partitions", "2"], "--partitions: needs --topic"],
+  ],
 } satisfies Record<string, readonly UsageRow[]>;
 
 /**

@@ -683,6 +683,114 @@ export const USAGE_ROWS = {
     ],
     [["kafka", "h", "--partitions", "2"], "--partitions: needs --topic"],
   ],
+  tls: [
+    [["tls", "h:0"], 'port must be from 1 to 65535, got "0"'],
+    [
+      ["tls", "h:443", "--valid-for", "soon"],
+      '--valid-for: expected a duration like 30s, 2m or 1h30m, got "soon"',
+    ],
+    [
+      ["tls", "h:443", "--servername", "bad name"],
+      '--servername: expected a DNS name, got "bad name"',
+    ],
+    [["tls", "h:443", "--ca-file", ""], "--ca-file: expected a path, got an empty string"],
+    [["tls", "h:https"], 'expected HOST:PORT or [IPv6]:PORT, got "h:https"'],
+    [
+      ["tls", "h:443", "--valid-for", "30 days"],
+      '--valid-for: expected a duration like 30s, 2m or 1h30m, got "30 days"',
+    ],
+    [["tls", "h:443", "--servername", "a/b"], '--servername: expected a DNS name, got "a/b"'],
+  ],
+  dns: [
+    [["dns", "bad name"], 'expected a DNS name, got "bad name"'],
+    [
+      ["dns", "10.0.0.1"],
+      'expected a DNS name, got the IP address "10.0.0.1" (use --type PTR for reverse lookups)',
+    ],
+    [
+      ["dns", "a.test", "--type", "CNAM"],
+      '--type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "CNAM" (did you mean CNAME?)',
+    ],
+    [["dns", "a.test", "--server", "x"], '--server: expected IP[:PORT] or [IPv6]:PORT, got "x"'],
+    [
+      ["dns", "a.test", "--resolver", "system", "--server", "1.1.1.1"],
+      "--server: needs --resolver wire (the system resolver uses the OS configuration)",
+    ],
+    [
+      ["dns", "a.test", "--resolver", "system", "--rcode", "NXDOMAIN"],
+      "--rcode: needs --resolver wire (the system resolver does not report rcodes)",
+    ],
+    [
+      ["dns", "a.test", "--absent", "--equals", "1.1.1.1"],
+      "--absent: cannot be combined with --equals",
+    ],
+    [
+      ["dns", "a.test", "--rcode", "NXDOMAIN", "--min-count", "2"],
+      "--rcode: NXDOMAIN has no records to check; cannot be combined with --min-count",
+    ],
+    [
+      ["dns", "a.test", "--equals", "not-an-ip"],
+      '--equals: expected an IPv4 address for --type A, got "not-an-ip"',
+    ],
+    [
+      ["dns", "a.test", "--min-count", "0"],
+      '--min-count: expected a whole number of at least 1, got "0"',
+    ],
+    [["dns", "bad_name!"], 'expected a DNS name, got "bad_name!"'],
+    [
+      ["dns", "127.0.0.1"],
+      'expected a DNS name, got the IP address "127.0.0.1" (use --type PTR for reverse lookups)',
+    ],
+    [
+      ["dns", "a.test", "--type", "ANY"],
+      '--type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "ANY"',
+    ],
+    [
+      ["dns", "a.test", "--min-count", "zero"],
+      '--min-count: expected a whole number of at least 1, got "zero"',
+    ],
+    [["dns", "a.test", "--resolver", "dig"], '--resolver: expected one of system, wire, got "dig"'],
+    [
+      ["dns", "a.test", "--server", "127.0.0.1:99999"],
+      '--server: port must be from 1 to 65535, got "127.0.0.1:99999"',
+    ],
+    [
+      ["dns", "a.test", "--server", "[127.0.0.1]:53"],
+      '--server: expected IP[:PORT] or [IPv6]:PORT, got "[127.0.0.1]:53"',
+    ],
+    [
+      ["dns", "a.test", "--rcode", "GONE"],
+      '--rcode: expected one of NOERROR, NXDOMAIN, SERVFAIL, REFUSED, FORMERR, NOTIMP, got "GONE"',
+    ],
+    [
+      ["dns", "a.test", "--resolver", "system", "--server", "127.0.0.1"],
+      "--server: needs --resolver wire (the system resolver uses the OS configuration)",
+    ],
+    [
+      ["dns", "a.test", "--absent", "--min-count", "2"],
+      "--absent: cannot be combined with --min-count",
+    ],
+    [
+      ["dns", "a.test", "--rcode", "SERVFAIL", "--equals", "1.2.3.4"],
+      "--rcode: SERVFAIL has no records to check; cannot be combined with --equals",
+    ],
+    [
+      ["dns", "a.test", "--type", "AAAA", "--equals", "10.0.0.1.5"],
+      '--equals: expected an IPv6 address for --type AAAA, got "10.0.0.1.5"',
+    ],
+    [["dns", "a.test", "--contains", ""], "--contains: expected a text, got an empty string"],
+  ],
+  pidfile: [
+    [["pidfile", "a", "--running", "--stopped"], "--stopped: cannot be combined with --running"],
+    [
+      ["pidfile", "a", "--name", "/usr/bin/x"],
+      '--name: expected an executable name without a directory, got "/usr/bin/x"',
+    ],
+  ],
+  ports: [
+    [["ports", "h", "--range", "0-2"], '--range: ports must be from 1 to 65535, got "0-2"'],
+    [["ports", "a/b", "--range", "1"], 'expected a host, got "a/b"'],
+  ],
 } satisfies Record<string, readonly UsageRow[]>;
 
 /**

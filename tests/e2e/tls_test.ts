@@ -8,7 +8,8 @@ import { assertEquals, assertMatch } from "../_assert.ts";
 import { type RunningServer, startHttpsServer } from "../services/http_servers.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
-import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
+import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -191,25 +192,5 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
   }
 });
 
-Deno.test("tls kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (tls)";
-  const see = "(see: waitcmd help tls)";
-  const cases: [string[], string][] = [
-    [["tls", "h:https"], `${where}: expected HOST:PORT or [IPv6]:PORT, got "h:https" ${see}`],
-    [
-      ["tls", "h:443", "--valid-for", "30 days"],
-      `${where}: --valid-for: expected a duration like 30s, 2m or 1h30m, got "30 days" ${see}`,
-    ],
-    [
-      ["tls", "h:443", "--servername", "a/b"],
-      `${where}: --servername: expected a DNS name, got "a/b" ${see}`,
-    ],
-    [
-      ["tls", "h:443", "--ca-file", ""],
-      `${where}: --ca-file: expected a path, got an empty string ${see}`,
-    ],
-  ];
-  await Promise.all(cases.map(async ([args, line]) => {
-    assertEquals(usageErrorLine(await runCli(args)), line, args.join(" "));
-  }));
-});
+Deno.test("tls kind rejects every malformed value with exit 2 before probing", () =>
+  assertKindUsageErrors("tls", USAGE_ROWS.tls));

@@ -1,6 +1,7 @@
 import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { realClock } from "../../engine/clock.ts";
 import { create } from "./probe.ts";
@@ -77,10 +78,9 @@ Deno.test("checksum reads an unchanged file once, and again after a watch event"
   }
 });
 
-Deno.test("checksum: a file written while it is read is pending as still being written", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
-  const f = `${dir}/growing`;
-  try {
+Deno.test("checksum: a file written while it is read is pending as still being written", () =>
+  inTempDir("waitcmd-checksum-")(async (dir) => {
+    const f = `${dir}/growing`;
     await Deno.writeFile(f, new Uint8Array(64 << 20));
     const probe = await probeOf(["checksum", f, "--equals", SHA256_HELLO]);
     let writing = true;
@@ -99,14 +99,10 @@ Deno.test("checksum: a file written while it is read is pending as still being w
     writing = false;
     await writer;
     assertEquals(seen, "the file changed while it was read (still being written?)");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("checksum is pending for a missing path and a directory", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
-  try {
+Deno.test("checksum is pending for a missing path and a directory", () =>
+  inTempDir("waitcmd-checksum-")(async (dir) => {
     const p = await probeOf(["checksum", `${dir}/none`, "--equals", SHA256_HELLO]);
     assertEquals(await checkOnce(p, once().signal), { status: "pending", error: "does not exist" });
     const d = await probeOf(["checksum", dir, "--equals", SHA256_HELLO]);
@@ -114,7 +110,4 @@ Deno.test("checksum is pending for a missing path and a directory", async () => 
       status: "pending",
       error: "is a directory, not a file",
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

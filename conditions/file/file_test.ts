@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { FileOptions } from "./mod.ts";
 import { fileContains } from "./probe.ts";
@@ -35,11 +36,10 @@ Deno.test("file parse() options", async (t) => {
   assertEquals([c.name, c.target], ["file /var/run/app.pid", "/var/run/app.pid"]);
 });
 
-Deno.test("file check() reports each state; watch is offered", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const signal = new AbortController().signal;
-  const check = async (args: string[]) => checkOnce(await probeOf(["file", ...args]), signal, 1);
-  try {
+Deno.test("file check() reports each state; watch is offered", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const signal = new AbortController().signal;
+    const check = async (args: string[]) => checkOnce(await probeOf(["file", ...args]), signal, 1);
     const f = `${dir}/cfg`;
     assertEquals(await check([f]), { status: "pending", error: "does not exist" });
     assertEquals(await check([f, "--deleted"]), { status: "satisfied", detail: "does not exist" });
@@ -65,15 +65,11 @@ Deno.test("file check() reports each state; watch is offered", async () => {
       error: "is a directory, not a file",
     });
     assert((await probeOf(["file", f])).watch !== undefined, "file conditions are event-driven");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("fileContains() finds a text across its 1 MiB read chunks", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const f = `${dir}/big`;
-  try {
+Deno.test("fileContains() finds a text across its 1 MiB read chunks", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const f = `${dir}/big`;
     for (const at of [0, (1 << 20) - 3, (1 << 20) - 6, 1 << 20, 3 * (1 << 20) - 1]) {
       await Deno.writeTextFile(f, "x".repeat(at) + "NEEDLE" + "y".repeat(100));
       assertEquals(await fileContains(f, "NEEDLE"), true, `at ${at}`);
@@ -81,7 +77,4 @@ Deno.test("fileContains() finds a text across its 1 MiB read chunks", async () =
     }
     await Deno.writeTextFile(f, "");
     assertEquals(await fileContains(f, "N"), false);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { GlobOptions } from "./mod.ts";
 
@@ -34,11 +35,10 @@ Deno.test("glob parse() options: counts and their defaults", async (t) => {
   assertEquals([c.name, c.target], ["glob build/**/*.{js,map}", "build/**/*.{js,map}"]);
 });
 
-Deno.test("glob check() counts matches against the bounds; watch is offered", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
-  const signal = new AbortController().signal;
-  const check = async (args: string[]) => checkOnce(await probeOf(["glob", ...args]), signal, 1);
-  try {
+Deno.test("glob check() counts matches against the bounds; watch is offered", () =>
+  inTempDir("waitcmd-glob-")(async (dir) => {
+    const signal = new AbortController().signal;
+    const check = async (args: string[]) => checkOnce(await probeOf(["glob", ...args]), signal, 1);
     const p = `${dir}/*.csv`;
     assertEquals(await check([p]), { status: "pending", error: "no matches" });
     assertEquals(await check([p, "--absent"]), { status: "satisfied", detail: "no matches" });
@@ -69,7 +69,4 @@ Deno.test("glob check() counts matches against the bounds; watch is offered", as
       detail: `1 match: ${dir}/1.csv`,
     });
     assert((await probeOf(["glob", p])).watch !== undefined, "glob conditions are event-driven");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

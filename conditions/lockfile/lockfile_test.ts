@@ -1,6 +1,7 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { LockfileOptions } from "./mod.ts";
 import { ageOf } from "./probe.ts";
@@ -30,9 +31,8 @@ Deno.test("ageOf() counts from the mtime and never goes negative", () => {
   assertEquals(ageOf(null, 5000), 0);
 });
 
-Deno.test("lockfile's probe counts a dangling symlink as a present lock", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
-  try {
+Deno.test("lockfile's probe counts a dangling symlink as a present lock", () =>
+  inTempDir("waitcmd-lockfile-")(async (dir) => {
     await Deno.symlink("user@host.1234", `${dir}/.#file`);
     const once = { signal: AbortSignal.timeout(5000), attempt: 1 };
     assertEquals(
@@ -44,7 +44,4 @@ Deno.test("lockfile's probe counts a dangling symlink as a present lock", async 
       (await checkOnce(await probeOf(["lockfile", `${dir}/.#file`]), once.signal)).status,
       "pending",
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

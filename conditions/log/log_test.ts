@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { optionsOf, plan, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { LogOptions } from "./mod.ts";
 
@@ -43,10 +44,9 @@ Deno.test("log parse() options: where reading starts and the defaults", async (t
   }
 });
 
-Deno.test("log check() reports progress as n/N and succeeds with the last line", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
-  const path = `${dir}/app.log`;
-  try {
+Deno.test("log check() reports progress as n/N and succeeds with the last line", () =>
+  inTempDir("waitcmd-log-")(async (dir) => {
+    const path = `${dir}/app.log`;
     await Deno.writeTextFile(path, "job 1 done\nother\n");
     const probe = await probeOf([
       ...["log", path, "--from-start", "--contains", "done", "--min-matches", "2"],
@@ -76,15 +76,11 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
     } finally {
       await missing.close?.();
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("log check() captures the groups of --matches in the last matching line", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
-  const path = `${dir}/app.log`;
-  try {
+Deno.test("log check() captures the groups of --matches in the last matching line", () =>
+  inTempDir("waitcmd-log-")(async (dir) => {
+    const path = `${dir}/app.log`;
     await Deno.writeTextFile(path, "listening on port 4000\nlistening on port 43567 at 10.0.0.7\n");
     const probe = await probeOf([
       "log",
@@ -106,7 +102,4 @@ Deno.test("log check() captures the groups of --matches in the last matching lin
     } finally {
       await probe.close?.();
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -170,13 +170,7 @@ Deno.test("dns parse() reports malformed values and combinations as usage errors
 Deno.test("dns parse() returns plain options: the query name, the resolver, the server", () => {
   assertEquals(optionsOf<DnsOptions>(["dns", "db.internal."]), {
     name: "db.internal",
-    type: "A",
-    minCount: 1,
-    equals: [],
-    contains: undefined,
-    absent: false,
-    rcode: undefined,
-    wire: false,
+    ...want({ wire: false }),
     server: undefined,
   });
   const o = optionsOf<DnsOptions>(["dns", "10.1.2.3", "--type", "PTR", "--server", "[::1]:5353"]);

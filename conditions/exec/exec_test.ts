@@ -63,24 +63,23 @@ Deno.test("lastLine() keeps the last non-empty line, cut to 200 characters", () 
   assertEquals(lastLine("x".repeat(300)), "x".repeat(199) + "…");
 });
 
-Deno.test("readOutput() keeps both streams, in the order they came", async () => {
-  const child = new Deno.Command("sh", {
-    args: ["-c", "echo out1; sleep 0.05; echo err1 >&2; sleep 0.05; echo out2"],
+/** `sh -c script` with both output streams piped, as the exec probe runs a command. */
+const spawnSh = (script: string) =>
+  new Deno.Command("sh", {
+    args: ["-c", script],
     stdin: "null",
     stdout: "piped",
     stderr: "piped",
   }).spawn();
+
+Deno.test("readOutput() keeps both streams, in the order they came", async () => {
+  const child = spawnSh("echo out1; sleep 0.05; echo err1 >&2; sleep 0.05; echo out2");
   assertEquals(await readOutput(child), "out1\nerr1\nout2\n");
   await child.status;
 });
 
 Deno.test("readOutput() keeps at most OUTPUT_CAP bytes of a chatty command and reads it all", async () => {
-  const child = new Deno.Command("sh", {
-    args: ["-c", "echo first; head -c 3145728 /dev/zero; echo last >&2"],
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  const child = spawnSh("echo first; head -c 3145728 /dev/zero; echo last >&2");
   const out = await readOutput(child);
   const status = await child.status;
   assertEquals(status.success, true);

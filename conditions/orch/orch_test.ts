@@ -20,6 +20,7 @@ import {
 import { parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { checkSelector, type OrchOptions, supports } from "./mod.ts";
 import { AUTH_GRACE_MS, type KubeApi, OrchProbe } from "./probe.ts";
+import { DEADLINE_EXCEEDED, DEADLINE_VERDICT, PODS } from "./_fake_kube.ts";
 
 const v = (state: Verdict["state"], text: string): Verdict => ({ state, text });
 
@@ -82,19 +83,8 @@ Deno.test("deploymentRollout() follows kubectl rollout status", async (t) => {
     ],
     [
       "progress deadline exceeded is final",
-      obj(1, spec, {
-        observedGeneration: 1,
-        conditions: [{
-          type: "Progressing",
-          status: "False",
-          reason: "ProgressDeadlineExceeded",
-          message: 'ReplicaSet "web-1" has timed out progressing.',
-        }],
-      }),
-      v(
-        "fail",
-        'rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-1" has timed out progressing.',
-      ),
+      obj(1, spec, DEADLINE_EXCEEDED),
+      DEADLINE_VERDICT,
     ],
     [
       "zero replicas roll out at once",
@@ -484,23 +474,13 @@ Deno.test("orch parse() rejects malformed targets and combinations", async (t) =
 
 Deno.test("OrchProbe.watch() lists, watches from the list's version and lists again after 410 or an end", async () => {
   const spec = optionsOf<OrchOptions>(["k8s", "pod/web", "--namespace", "shop"]);
-  const pods: ApiResource = {
-    group: "",
-    version: "v1",
-    plural: "pods",
-    singular: "pod",
-    kind: "Pod",
-    namespaced: true,
-    shortNames: ["po"],
-    verbs: ["get", "list", "watch"],
-  };
   const calls: string[] = [];
   let lists = 0;
   let watches = 0;
   const fake: KubeApi = {
     connection: () =>
       Promise.resolve({ server: "https://k", namespace: "default", credentials: "test" }),
-    discover: () => Promise.resolve({ resources: [pods], fetchedAt: Date.now() }),
+    discover: () => Promise.resolve({ resources: [PODS], fetchedAt: Date.now() }),
     get: () => Promise.reject(new Error("not used")),
     getJson(path: string) {
       calls.push(`list ${path}`);

@@ -201,6 +201,10 @@ export const USAGE_ROWS = {
   orch: [
     [["k8s", "deploy"], 'expected KIND/NAME, or KIND with --selector or --all, got "deploy"'],
     [
+      ["k8s", "deployment"],
+      'expected KIND/NAME, or KIND with --selector or --all, got "deployment"',
+    ],
+    [
       ["k8s", "deploy/"],
       'expected KIND/NAME (deployment/web) or KIND with --selector, got "deploy/"',
     ],
@@ -217,6 +221,10 @@ export const USAGE_ROWS = {
     [
       ["k8s", "pods", "--selector", "app web"],
       '--selector: expected requirements like app=web, tier!=db, env in (a,b) or !key, got "app web"',
+    ],
+    [
+      ["k8s", "pods", "--selector", "a b"],
+      '--selector: expected requirements like app=web, tier!=db, env in (a,b) or !key, got "a b"',
     ],
     [
       ["k8s", "pod/p", "--namespace", "Bad_NS"],
@@ -237,6 +245,14 @@ export const USAGE_ROWS = {
     [
       ["k8s", "pod/p", "--condition", "Ready", "--jsonpath", ".a"],
       "--jsonpath: cannot be combined with --condition; give one wait type",
+    ],
+    [
+      ["k8s", "job/j", "--for", "complete", "--jsonpath", ".a"],
+      "--jsonpath: cannot be combined with --for; give one wait type",
+    ],
+    [
+      ["k8s", "pod/p", "--jsonpath", ".status.phase =="],
+      "--jsonpath: expected a value after .status.phase ==",
     ],
     [
       ["k8s", "pod/p", "--condition", "Ready=Not Yet"],

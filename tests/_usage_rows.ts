@@ -807,6 +807,35 @@ export const USAGE_ROWS = {
     [["ports", "h", "--range", "0-2"], '--range: ports must be from 1 to 65535, got "0-2"'],
     [["ports", "a/b", "--range", "1"], 'expected a host, got "a/b"'],
   ],
+  ssh: [
+    [["ssh", "h:99999"], 'port must be from 1 to 65535, got "99999"'],
+    [
+      ["ssh", "h", "--host-key-sha256", "abc"],
+      '--host-key-sha256: expected SHA256: and 43 base64 characters, as ssh-keygen -lf prints it, got "abc"',
+    ],
+    [["ssh", "h", "--user", "u"], "--user: needs --password, --password-env or --password-file"],
+    [["ssh", "h", "--password", "p"], "--password: needs --user"],
+    [
+      ["ssh", "h", "--user", "u", "--password", "p", "--password-file", "f"],
+      "--password-file: cannot be combined with --password",
+    ],
+    [
+      ["ssh", "h", "--user", "u", "--password-env", "NOPE_UNSET"],
+      "--password-env: environment variable NOPE_UNSET is not set",
+    ],
+    [
+      ["ssh", "h", "--user", "u", "--password-env", "1X"],
+      '--password-env: expected an environment variable name, got "1X"',
+    ],
+    [
+      ["ssh", "h", "--banner-contains", ""],
+      "--banner-contains: expected a text, got an empty string",
+    ],
+    [
+      ["ssh", "h", "--user", "", "--password", "p"],
+      "--user: expected a user name, got an empty string",
+    ],
+  ],
 } satisfies Record<string, readonly UsageRow[]>;
 
 /**

@@ -846,7 +846,7 @@ export async function stepUsageErrors(
   t: Deno.TestContext,
   kind: keyof typeof USAGE_ROWS,
 ): Promise<void> {
-  for (const [args, text, env] of USAGE_ROWS[kind] as readonly UsageRow[]) {
+  for (const [args, text, env] of USAGE_ROWS[kind]) {
     const name = [...Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`), ...args].join(" ");
     const want = `waitcmd: condition 1 (${args[0]}): ${text} (see: waitcmd help ${kind})`;
     await t.step(name, async () => assertEquals(await usageError(args, env), want));

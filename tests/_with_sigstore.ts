@@ -1,6 +1,6 @@
 /**
- * What the cosign tests of both levels need for a bundle: a temporary directory and a
- * Sigstore of the suite's own (tests/services/sigstore.ts).
+ * What a test of a Sigstore bundle needs, at either level: a temporary directory and a Sigstore
+ * of the suite's own (tests/services/sigstore.ts).
  *
  * @module
  */
@@ -12,7 +12,7 @@ import { makeSigstore, type Sigstore } from "./services/sigstore.ts";
 export function withSigstore(
   fn: (dir: string, sigstore: Sigstore) => Promise<void>,
 ): Promise<void> {
-  return inTempDir("waitcmd-cosign-")(async (dir) => {
+  return inTempDir("waitcmd-sigstore-")(async (dir) => {
     const sigstore = await makeSigstore();
     try {
       await fn(dir, sigstore);

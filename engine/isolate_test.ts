@@ -4,7 +4,7 @@ import { ABORT_ANSWER_MS, KindIsolate, noteMemoryFloor, setMemoryCap } from "./i
 import { DEFAULT_MEMORY_CAP, memoryCap } from "./memory.ts";
 import { UsageError } from "./errors.ts";
 import { SecretRegistry } from "./secrets.ts";
-import type { Probe } from "./types.ts";
+import type { Probe, ProbeResult } from "./types.ts";
 
 const workerUrl = new URL("./_isolate_worker.ts", import.meta.url);
 
@@ -64,13 +64,21 @@ Deno.test("KindIsolate: the probes mask the run's secrets, and what they registe
   }
 });
 
-Deno.test("KindIsolate applies the error rule in the worker: FatalError is fatal", async () => {
-  await withIsolate("fatal", [{}], async ([p]) => {
-    assertEquals(await checkOnce(p!, never), {
-      status: "fatal",
-      error: "no retry can fix this",
-    });
-  });
+Deno.test("KindIsolate applies the error rule in the worker", async (t) => {
+  const rows: [string, string, ProbeResult][] = [
+    ["FatalError is fatal", "fatal", { status: "fatal", error: "no retry can fix this" }],
+    [
+      "an error that escapes the driver ends the attempt as pending, never fatal",
+      "stray",
+      { status: "pending", error: "the driver failed: out of bounds" },
+    ],
+  ];
+  for (const [name, kind, want] of rows) {
+    await t.step(
+      name,
+      () => withIsolate(kind, [{}], async ([p]) => assertEquals(await checkOnce(p!, never), want)),
+    );
+  }
 });
 
 Deno.test("KindIsolate: a worker that answers an abort is kept for the next attempt", async () => {
@@ -119,15 +127,6 @@ Deno.test("KindIsolate stops a worker that does not answer an abort, ends what i
       await again;
     }
     assertEquals(isolate.started, 2);
-  });
-});
-
-Deno.test("KindIsolate: an error that escapes the driver ends the attempt as pending, never fatal", async () => {
-  await withIsolate("stray", [{}], async ([p]) => {
-    assertEquals(await checkOnce(p!, never), {
-      status: "pending",
-      error: "the driver failed: out of bounds",
-    });
   });
 });
 

@@ -2,7 +2,8 @@ import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts"
 import type { ConditionPlan, Plan } from "../engine/plan.ts";
 import { flatPlan } from "../engine/_fake_plan.ts";
 import { createRegistry } from "../engine/registry.ts";
-import type { ConditionReport, Report, RunEvent } from "../engine/runner.ts";
+import type { ConditionReport, Report, RunEvent, Streak } from "../engine/runner.ts";
+import type { ProbeResult } from "../engine/types.ts";
 import { completionScript } from "./completions.ts";
 import { kindHelp, mainHelp } from "./help.ts";
 import { jsonReport, renderJsonlEvent, renderJsonReport } from "./json.ts";
@@ -31,6 +32,21 @@ function cond(index: number, name: string, guard = false): ConditionPlan {
 
 function plan(n: number, options = {}): Plan {
   return flatPlan(Array.from({ length: n }, (_, i) => cond(i + 1, `tcp db${i + 1}:5432`)), options);
+}
+
+/**
+ * Attempt `n` of `condition`, `elapsedMs` into the run: decisive when it is satisfied and no
+ * streak (`--successes`, `--stable-for`) is still running.
+ */
+function attempt(
+  condition: ConditionPlan,
+  n: number,
+  elapsedMs: number,
+  result: ProbeResult,
+  streak?: Streak,
+): Extract<RunEvent, { type: "attempt" }> {
+  const decisive = result.status === "satisfied" && streak === undefined;
+  return { type: "attempt", condition, attempt: n, elapsedMs, decisive, streak, result };
 }
 
 function cr(over: Partial<ConditionReport>): ConditionReport {
@@ -84,46 +100,21 @@ Deno.test("headerLine() states count, timeout, interval and mode any", () => {
 
 Deno.test("attemptLine() renders [..] and [ok] lines exactly as settled", () => {
   const c = cond(1, "tcp db:5432");
-  const base = { type: "attempt" as const, condition: c, streak: undefined };
   assertEquals(
-    attemptLine({
-      ...base,
-      attempt: 3,
-      elapsedMs: 4000,
-      decisive: false,
-      result: { status: "pending", error: "connection refused" },
-    }),
+    attemptLine(attempt(c, 3, 4000, { status: "pending", error: "connection refused" })),
     "[..] tcp db:5432 attempt 3 (4.0s): connection refused",
   );
   assertEquals(
-    attemptLine({
-      ...base,
-      attempt: 4,
-      elapsedMs: 6100,
-      decisive: true,
-      result: { status: "satisfied", detail: "" },
-    }),
+    attemptLine(attempt(c, 4, 6100, { status: "satisfied", detail: "" })),
     "[ok] tcp db:5432 attempt 4 (6.1s)",
   );
   assertEquals(
-    attemptLine({
-      ...base,
-      attempt: 4,
-      elapsedMs: 6100,
-      decisive: true,
-      result: { status: "satisfied", detail: "200 OK" },
-    }),
+    attemptLine(attempt(c, 4, 6100, { status: "satisfied", detail: "200 OK" })),
     "[ok] tcp db:5432 attempt 4 (6.1s): 200 OK",
   );
+  const streak = { successes: 1, required: 3, stableMs: 0, requiredMs: 10_000 };
   assertEquals(
-    attemptLine({
-      ...base,
-      attempt: 2,
-      elapsedMs: 2000,
-      decisive: false,
-      result: { status: "satisfied", detail: "x" },
-      streak: { successes: 1, required: 3, stableMs: 0, requiredMs: 10_000 },
-    }),
+    attemptLine(attempt(c, 2, 2000, { status: "satisfied", detail: "x" }, streak)),
     "[..] tcp db:5432 attempt 2 (2.0s): ok, 1/3 successes, stable 0.0s/10s",
   );
 });
@@ -190,15 +181,7 @@ Deno.test("LineRenderer prints only the summary with --quiet and redacts everyth
   });
   const p = plan(1);
   r.onEvent({ type: "start", plan: p });
-  r.onEvent({
-    type: "attempt",
-    condition: p.conditions[0]!,
-    attempt: 1,
-    elapsedMs: 0,
-    decisive: false,
-    streak: undefined,
-    result: { status: "pending", error: "no" },
-  });
+  r.onEvent(attempt(p.conditions[0]!, 1, 0, { status: "pending", error: "no" }));
   r.onEvent({
     type: "end",
     report: report({
@@ -259,15 +242,7 @@ Deno.test("renderJsonlEvent() emits one object per line with an event field", ()
   const c = p.conditions[0]!;
   const events: RunEvent[] = [
     { type: "start", plan: p },
-    {
-      type: "attempt",
-      condition: c,
-      attempt: 1,
-      elapsedMs: 12,
-      decisive: true,
-      streak: undefined,
-      result: { status: "satisfied", detail: "ok!" },
-    },
+    attempt(c, 1, 12, { status: "satisfied", detail: "ok!" }),
     { type: "satisfied", condition: c, elapsedMs: 12 },
     { type: "guard", condition: c, detail: "d", elapsedMs: 12 },
     { type: "end", report: report({}) },
@@ -340,15 +315,8 @@ Deno.test("LineRenderer drops repeated pending lines within an interval, not cha
   const r = new LineRenderer((l) => lines.push(l), noop, { quiet: false, style: plainStyle });
   const p = plan(1, { intervalMs: 2000 });
   const c = p.conditions[0]!;
-  const pending = (attempt: number, elapsedMs: number, error: string): RunEvent => ({
-    type: "attempt",
-    condition: c,
-    attempt,
-    elapsedMs,
-    decisive: false,
-    streak: undefined,
-    result: { status: "pending", error },
-  });
+  const pending = (n: number, elapsedMs: number, error: string) =>
+    attempt(c, n, elapsedMs, { status: "pending", error });
   r.onEvent({ type: "start", plan: p });
   r.onEvent(pending(1, 0, "no matching line yet"));
   r.onEvent(pending(2, 100, "no matching line yet")); // a burst of file events
@@ -385,25 +353,11 @@ Deno.test("LiveRenderer shows elapsed and time left, and each wait since the sta
   const p = plan(2, { timeoutMs: 60_000 });
   live.onEvent({ type: "start", plan: p });
   now = 1100;
-  live.onEvent({
-    type: "attempt",
-    condition: p.conditions[0]!,
-    attempt: 1,
-    result: { status: "satisfied", detail: "connected" },
-    elapsedMs: 100,
-    decisive: true,
-    streak: undefined,
-  });
+  live.onEvent(attempt(p.conditions[0]!, 1, 100, { status: "satisfied", detail: "connected" }));
   now = 3600;
-  live.onEvent({
-    type: "attempt",
-    condition: p.conditions[1]!,
-    attempt: 1,
-    result: { status: "pending", error: "connection refused" },
-    elapsedMs: 200,
-    decisive: false,
-    streak: undefined,
-  });
+  live.onEvent(
+    attempt(p.conditions[1]!, 1, 200, { status: "pending", error: "connection refused" }),
+  );
   live.onEvent({ type: "end", report: report({ status: "timeout" }) });
   const frame = out.findLast((t) => t.includes("\x1b[2K"))!.split("\x1b[2K").slice(1).map((l) =>
     l.trimEnd()

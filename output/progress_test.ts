@@ -7,7 +7,6 @@
 
 import { assertEquals } from "../tests/_assert.ts";
 import type { RunOptions } from "../engine/options.ts";
-import type { ReadyPlan } from "../engine/prepare.ts";
 import { run } from "../engine/runner.ts";
 import type { Probe, ProbeResult } from "../engine/types.ts";
 import { makeRedactor } from "./redact.ts";
@@ -20,20 +19,18 @@ function timed(clock: FakeClock, answer: (t: number) => ProbeResult): Probe {
   return { check: () => Promise.resolve(answer(clock.now())) };
 }
 
-function readyPlan(
-  probes: { probe: Probe; name: string; guard?: boolean }[],
-  options: Partial<RunOptions>,
-): ReadyPlan {
-  return fakePlan(probes.map((p) => ({ ...p, target: p.name })), options);
-}
-
-/** Runs `plan` on `clock` into a line renderer; the lines it printed. */
+/**
+ * Runs the conditions `conditions` gives for a fake clock (each named and targeted by its name),
+ * on that clock, into a line renderer with `progress`; the lines it printed.
+ */
 async function lines(
-  clock: FakeClock,
-  plan: ReadyPlan,
   progress: "attempts" | "changes",
+  options: Partial<RunOptions>,
+  conditions: (clock: FakeClock) => { probe: Probe; name: string; guard?: boolean }[],
   quiet = false,
 ): Promise<string[]> {
+  const clock = new FakeClock();
+  const plan = fakePlan(conditions(clock).map((p) => ({ ...p, target: p.name })), options);
   const out: string[] = [];
   const r = new LineRenderer((l) => out.push(l), makeRedactor(["s3cr3t"]), {
     quiet,
@@ -51,8 +48,7 @@ const refused = (hint?: string): ProbeResult =>
     : { status: "pending", error: "connection refused", hint };
 
 Deno.test("LineRenderer --progress changes: lines on changes, a heartbeat every 30s, the summary", async () => {
-  const clock = new FakeClock();
-  const plan = readyPlan([
+  const out = await lines("changes", { intervalMs: 2000, timeoutMs: 120_000 }, (clock) => [
     // Refused with a hint until 65 s, then up.
     {
       name: "tcp db:5432",
@@ -80,8 +76,8 @@ Deno.test("LineRenderer --progress changes: lines on changes, a heartbeat every 
     // A guard that never matches: one line for its state, and no heartbeat names it (it is
     // not waited for).
     { name: "log app.log", guard: true, probe: timed(clock, () => refused()) },
-  ], { intervalMs: 2000, timeoutMs: 120_000 });
-  assertEquals(await lines(clock, plan, "changes"), [
+  ]);
+  assertEquals(out, [
     "waitcmd: waiting for 3 conditions (timeout 2m, interval 2s)",
     "[..] tcp db:5432 attempt 1 (0.0s): connection refused (hint: nothing listens on 5432 here: is the server started?)",
     "[..] http web attempt 1 (0.0s): status 503",
@@ -97,15 +93,14 @@ Deno.test("LineRenderer --progress changes: lines on changes, a heartbeat every 
 });
 
 Deno.test("LineRenderer --progress attempts: a line per attempt, the hint on the first only", async () => {
-  const clock = new FakeClock();
-  const plan = readyPlan([{
+  const out = await lines("attempts", { intervalMs: 2000, timeoutMs: 60_000 }, (clock) => [{
     name: "tcp db:5432",
     probe: timed(
       clock,
       (t) => t < 4_000 ? refused("start it") : { status: "satisfied", detail: "" },
     ),
-  }], { intervalMs: 2000, timeoutMs: 60_000 });
-  assertEquals(await lines(clock, plan, "attempts"), [
+  }]);
+  assertEquals(out, [
     "waitcmd: waiting for 1 condition (timeout 1m, interval 2s)",
     "[..] tcp db:5432 attempt 1 (0.0s): connection refused (hint: start it)",
     "[..] tcp db:5432 attempt 2 (2.0s): connection refused",
@@ -115,19 +110,21 @@ Deno.test("LineRenderer --progress attempts: a line per attempt, the hint on the
 });
 
 Deno.test("LineRenderer --progress changes: a streak is one state, a first attempt still running is named", async () => {
-  const clock = new FakeClock();
-  const slow: Probe = {
-    // The first attempt never ends before the deadline.
-    check: async ({ signal }) => {
-      await clock.sleep(10 * 60_000, signal);
-      return refused();
+  const options = { intervalMs: 1000, timeoutMs: 45_000, successes: 100 };
+  const out = await lines("changes", options, (clock) => [
+    {
+      name: "exec slow",
+      probe: {
+        // The first attempt never ends before the deadline.
+        check: async ({ signal }) => {
+          await clock.sleep(10 * 60_000, signal);
+          return refused();
+        },
+      },
     },
-  };
-  const plan = readyPlan([
-    { name: "exec slow", probe: slow },
     { name: "tcp db:5432", probe: timed(clock, () => ({ status: "satisfied", detail: "" })) },
-  ], { intervalMs: 1000, timeoutMs: 45_000, successes: 100 });
-  assertEquals(await lines(clock, plan, "changes"), [
+  ]);
+  assertEquals(out, [
     "waitcmd: waiting for 2 conditions (timeout 45s, interval 1s, 100 successes)",
     "[..] tcp db:5432 attempt 1 (0.0s): ok, 1/100 successes",
     "[..] exec slow attempt 1 (30.0s): no attempt finished yet",
@@ -138,15 +135,13 @@ Deno.test("LineRenderer --progress changes: a streak is one state, a first attem
 });
 
 Deno.test("LineRenderer --progress changes with --quiet: the summary alone, no heartbeat", async () => {
-  const clock = new FakeClock();
-  const plan = readyPlan(
-    [{ name: "tcp db:5432", probe: timed(clock, () => refused("start it")) }],
-    {
-      intervalMs: 2000,
-      timeoutMs: 61_000,
-    },
+  const out = await lines(
+    "changes",
+    { intervalMs: 2000, timeoutMs: 61_000 },
+    (clock) => [{ name: "tcp db:5432", probe: timed(clock, () => refused("start it")) }],
+    true,
   );
-  assertEquals(await lines(clock, plan, "changes", true), [
+  assertEquals(out, [
     "waitcmd: timed out after 1m1s; not satisfied: tcp db:5432: connection refused (hint: start it)",
   ]);
   assertEquals(HEARTBEAT_MS, 30_000);

@@ -1,4 +1,5 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import {
   absolutePath,
   MIN_GAP_MS,
@@ -53,10 +54,6 @@ function start(
   };
 }
 
-async function tempDir(): Promise<string> {
-  return await Deno.realPath(await Deno.makeTempDir({ prefix: "waitcmd-watch-" }));
-}
-
 Deno.test("absolutePath() and parentDir() normalise like a shell would", () => {
   assertEquals(absolutePath("/a//b/./c/../d"), "/a/b/d");
   assertEquals(absolutePath("x"), `${Deno.cwd()}/x`);
@@ -65,114 +62,109 @@ Deno.test("absolutePath() and parentDir() normalise like a shell would", () => {
   assertEquals(parentDir("/"), "/");
 });
 
-Deno.test("watchPath() yields for the file's changes and not for its neighbours'", async () => {
-  const dir = await tempDir();
-  const w = start((ctx) => watchPath(`${dir}/app.log`, ctx));
-  try {
-    await Deno.writeTextFile(`${dir}/other`, "x");
-    assertEquals(await w.yielded(300), false);
-    await Deno.writeTextFile(`${dir}/app.log`, "x");
-    assert(await w.yielded(), "creation");
-    await w.quiet();
-    await Deno.writeTextFile(`${dir}/app.log`, "y", { append: true });
-    assert(await w.yielded(), "append");
-    await w.quiet();
-    await Deno.remove(`${dir}/app.log`);
-    assert(await w.yielded(), "removal");
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("watchPath() counts the whole directory while anyInDirectory() holds", async () => {
-  const dir = await tempDir();
-  let any = false;
-  const w = start((ctx) => watchPath(`${dir}/app.log`, ctx, { anyInDirectory: () => any }));
-  try {
-    await Deno.writeTextFile(`${dir}/app.log.1`, "x");
-    assertEquals(await w.yielded(300), false);
-    any = true;
-    await Deno.writeTextFile(`${dir}/app.log.1`, "y", { append: true });
-    assert(await w.yielded());
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("watchPath() follows directories created later, deleted and created again", async () => {
-  const dir = await tempDir();
-  const target = `${dir}/a/b/ready`;
-  const w = start((ctx) => watchPath(target, ctx));
-  try {
-    await Deno.mkdir(`${dir}/a/b`, { recursive: true });
-    assert(await w.yielded(), "the directory on the way appeared");
-    await w.quiet();
-    await Deno.writeTextFile(target, "");
-    assert(await w.yielded(), "the file appeared in the new directory");
-    await w.quiet();
-    await Deno.remove(`${dir}/a`, { recursive: true });
-    assert(await w.yielded(), "the watched directory was deleted");
-    await w.quiet();
-    await Deno.mkdir(`${dir}/a/b`, { recursive: true });
-    await w.quiet();
-    await Deno.writeTextFile(target, "again");
-    assert(await w.yielded(), "the file appeared in the re-created directory");
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
-
-Deno.test("watchPath() notices a directory created between looking for it and watching", async () => {
-  const dir = await tempDir();
-  const target = `${dir}/a/b/ready`;
-  let raced = false;
-  // The race made certain: the directories appear just before the watch of their parent starts.
-  const racing: WatchFactory = (path, recursive) => {
-    if (path === dir && !raced) {
-      raced = true;
-      Deno.mkdirSync(`${dir}/a/b`, { recursive: true });
+Deno.test("watchPath() yields for the file's changes and not for its neighbours'", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const w = start((ctx) => watchPath(`${dir}/app.log`, ctx));
+    try {
+      await Deno.writeTextFile(`${dir}/other`, "x");
+      assertEquals(await w.yielded(300), false);
+      await Deno.writeTextFile(`${dir}/app.log`, "x");
+      assert(await w.yielded(), "creation");
+      await w.quiet();
+      await Deno.writeTextFile(`${dir}/app.log`, "y", { append: true });
+      assert(await w.yielded(), "append");
+      await w.quiet();
+      await Deno.remove(`${dir}/app.log`);
+      assert(await w.yielded(), "removal");
+    } finally {
+      await w.stop();
     }
-    return Deno.watchFs(path, { recursive });
-  };
-  const w = start((ctx) => watchPath(target, ctx, { watchFs: racing }));
-  try {
-    assert(raced, "the factory was asked to watch the parent first");
-    await w.quiet();
-    await Deno.writeTextFile(target, "");
-    assert(await w.yielded(), "the file appeared in the directory created during the race");
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("watchGlob() watches deep patterns recursively and flat ones by name", async () => {
-  const dir = await tempDir();
-  const deep = start((ctx) => watchGlob(`${dir}/out/**/*.csv`, ctx));
-  const flat = start((ctx) => watchGlob(`${dir}/flat/*.{csv,tsv}`, ctx));
-  try {
-    await Deno.mkdir(`${dir}/flat`);
-    assert(await flat.yielded(), "the pattern's directory appeared");
-    await flat.quiet();
-    await Deno.writeTextFile(`${dir}/flat/x.txt`, "");
-    assertEquals(await flat.yielded(300), false);
-    await Deno.writeTextFile(`${dir}/flat/x.tsv`, "");
-    assert(await flat.yielded(), "a matching name");
+Deno.test("watchPath() counts the whole directory while anyInDirectory() holds", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    let any = false;
+    const w = start((ctx) => watchPath(`${dir}/app.log`, ctx, { anyInDirectory: () => any }));
+    try {
+      await Deno.writeTextFile(`${dir}/app.log.1`, "x");
+      assertEquals(await w.yielded(300), false);
+      any = true;
+      await Deno.writeTextFile(`${dir}/app.log.1`, "y", { append: true });
+      assert(await w.yielded());
+    } finally {
+      await w.stop();
+    }
+  }));
 
-    await Deno.mkdir(`${dir}/out/2026/01`, { recursive: true });
-    assert(await deep.yielded());
-    await deep.quiet();
-    await Deno.writeTextFile(`${dir}/out/2026/01/day.csv`, "");
-    assert(await deep.yielded(), "a file two levels down");
-  } finally {
-    await deep.stop();
-    await flat.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test("watchPath() follows directories created later, deleted and created again", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const target = `${dir}/a/b/ready`;
+    const w = start((ctx) => watchPath(target, ctx));
+    try {
+      await Deno.mkdir(`${dir}/a/b`, { recursive: true });
+      assert(await w.yielded(), "the directory on the way appeared");
+      await w.quiet();
+      await Deno.writeTextFile(target, "");
+      assert(await w.yielded(), "the file appeared in the new directory");
+      await w.quiet();
+      await Deno.remove(`${dir}/a`, { recursive: true });
+      assert(await w.yielded(), "the watched directory was deleted");
+      await w.quiet();
+      await Deno.mkdir(`${dir}/a/b`, { recursive: true });
+      await w.quiet();
+      await Deno.writeTextFile(target, "again");
+      assert(await w.yielded(), "the file appeared in the re-created directory");
+    } finally {
+      await w.stop();
+    }
+  }));
+
+Deno.test("watchPath() notices a directory created between looking for it and watching", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const target = `${dir}/a/b/ready`;
+    let raced = false;
+    // The race made certain: the directories appear just before the watch of their parent starts.
+    const racing: WatchFactory = (path, recursive) => {
+      if (path === dir && !raced) {
+        raced = true;
+        Deno.mkdirSync(`${dir}/a/b`, { recursive: true });
+      }
+      return Deno.watchFs(path, { recursive });
+    };
+    const w = start((ctx) => watchPath(target, ctx, { watchFs: racing }));
+    try {
+      assert(raced, "the factory was asked to watch the parent first");
+      await w.quiet();
+      await Deno.writeTextFile(target, "");
+      assert(await w.yielded(), "the file appeared in the directory created during the race");
+    } finally {
+      await w.stop();
+    }
+  }));
+
+Deno.test("watchGlob() watches deep patterns recursively and flat ones by name", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const deep = start((ctx) => watchGlob(`${dir}/out/**/*.csv`, ctx));
+    const flat = start((ctx) => watchGlob(`${dir}/flat/*.{csv,tsv}`, ctx));
+    try {
+      await Deno.mkdir(`${dir}/flat`);
+      assert(await flat.yielded(), "the pattern's directory appeared");
+      await flat.quiet();
+      await Deno.writeTextFile(`${dir}/flat/x.txt`, "");
+      assertEquals(await flat.yielded(300), false);
+      await Deno.writeTextFile(`${dir}/flat/x.tsv`, "");
+      assert(await flat.yielded(), "a matching name");
+
+      await Deno.mkdir(`${dir}/out/2026/01`, { recursive: true });
+      assert(await deep.yielded());
+      await deep.quiet();
+      await Deno.writeTextFile(`${dir}/out/2026/01/day.csv`, "");
+      assert(await deep.yielded(), "a file two levels down");
+    } finally {
+      await deep.stop();
+      await flat.stop();
+    }
+  }));
 
 Deno.test("watchPath() falls back to polling once when watching is impossible", async (t) => {
   const failing = (message: string) => (): Watcher => {
@@ -183,39 +175,37 @@ Deno.test("watchPath() falls back to polling once when watching is impossible", 
     ["Too many open files (os error 24)", "too many open files"],
   ];
   for (const [message, reason] of rows) {
-    await t.step(reason, async () => {
-      const dir = await tempDir();
-      const w = start((ctx) => watchPath(`${dir}/f`, ctx, { watchFs: failing(message) }));
-      try {
-        assert(await w.ended(), "the iterator ends instead of failing");
-        assertEquals(w.notices, [`cannot watch ${dir} (${reason}); polling every interval`]);
-      } finally {
-        await w.stop();
-        await Deno.remove(dir, { recursive: true });
-      }
-    });
+    await t.step(reason, () =>
+      inTempDir("waitcmd-watch-")(async (dir) => {
+        const w = start((ctx) => watchPath(`${dir}/f`, ctx, { watchFs: failing(message) }));
+        try {
+          assert(await w.ended(), "the iterator ends instead of failing");
+          assertEquals(w.notices, [`cannot watch ${dir} (${reason}); polling every interval`]);
+        } finally {
+          await w.stop();
+        }
+      }));
   }
 });
 
-Deno.test("watchPath() falls back when a watcher fails later", async () => {
-  const dir = await tempDir();
-  const broken: Watcher = {
-    close() {},
-    [Symbol.asyncIterator]: () => ({
-      next: () => Promise.reject(new Error("Unsupported file system (os error 95)")),
-    }),
-  };
-  const w = start((ctx) => watchPath(`${dir}/f`, ctx, { watchFs: () => broken }));
-  try {
-    await w.ended();
-    assertEquals(w.notices, [
-      `cannot watch ${dir} (unsupported file system); polling every interval`,
-    ]);
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test("watchPath() falls back when a watcher fails later", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const broken: Watcher = {
+      close() {},
+      [Symbol.asyncIterator]: () => ({
+        next: () => Promise.reject(new Error("Unsupported file system (os error 95)")),
+      }),
+    };
+    const w = start((ctx) => watchPath(`${dir}/f`, ctx, { watchFs: () => broken }));
+    try {
+      await w.ended();
+      assertEquals(w.notices, [
+        `cannot watch ${dir} (unsupported file system); polling every interval`,
+      ]);
+    } finally {
+      await w.stop();
+    }
+  }));
 
 Deno.test("watchGlob() does not watch the whole file system recursively", async () => {
   const w = start((ctx) => watchGlob("/**/waitcmd-never-*.x", ctx));
@@ -229,68 +219,65 @@ Deno.test("watchGlob() does not watch the whole file system recursively", async 
   }
 });
 
-Deno.test("watchPath() releases its watcher and timers when the signal aborts", async () => {
+Deno.test("watchPath() releases its watcher and timers when the signal aborts", () =>
   // The test sanitizers (resources, ops, timers) fail this test if anything is left behind.
-  const dir = await tempDir();
-  const w = start((ctx) => watchPath(`${dir}/a/f`, ctx));
-  try {
-    await Deno.mkdir(`${dir}/a`); // re-arms and schedules a settle timer
-    assert(await w.yielded());
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-  assert(await w.ended());
-});
-
-Deno.test("watchPath() reports a burst of changes at a bounded rate, the last one included", async () => {
-  const dir = await tempDir();
-  const f = `${dir}/busy.log`;
-  await Deno.writeTextFile(f, "");
-  const w = start((ctx) => watchPath(f, ctx));
-  let yields = 0;
-  let lastYieldAt = 0;
-  const counting = (async () => {
-    while (await w.yielded(1500)) {
-      yields++;
-      lastYieldAt = performance.now();
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const w = start((ctx) => watchPath(`${dir}/a/f`, ctx));
+    try {
+      await Deno.mkdir(`${dir}/a`); // re-arms and schedules a settle timer
+      assert(await w.yielded());
+    } finally {
+      await w.stop();
     }
-  })();
-  try {
-    const t0 = performance.now();
-    for (let i = 0; i < 60; i++) {
-      if (i > 0) await new Promise((r) => setTimeout(r, 5));
-      await Deno.writeTextFile(f, `line ${i}\n`, { append: true });
-    }
-    // Taken at once: a pause after the last write would let its report come before this.
-    const lastWrite = performance.now();
-    const ms = lastWrite - t0;
-    await counting; // ends 1.5 s after the last yield
-    assert(lastYieldAt > lastWrite, "the change that ended the burst was reported too");
-    // Unthrottled, each append gives two events (modify, close); throttled, one per gap.
-    assert(yields >= 1, "the burst was reported");
-    assert(yields <= Math.ceil(ms / MIN_GAP_MS) + 2, `${yields} yields in ${Math.round(ms)} ms`);
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+    assert(await w.ended());
+  }));
 
-Deno.test("watchPath() also watches where a symlinked file really lives", async () => {
-  const dir = await tempDir();
-  await Deno.mkdir(`${dir}/pods`);
-  await Deno.mkdir(`${dir}/containers`);
-  await Deno.writeTextFile(`${dir}/pods/0.log`, "");
-  await Deno.symlink(`${dir}/pods/0.log`, `${dir}/containers/app.log`);
-  const w = start((ctx) => watchPath(`${dir}/containers/app.log`, ctx));
-  try {
-    await Deno.writeTextFile(`${dir}/pods/0.log`, "started\n", { append: true });
-    assert(await w.yielded(), "a write through the link's target");
-  } finally {
-    await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test("watchPath() reports a burst of changes at a bounded rate, the last one included", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const f = `${dir}/busy.log`;
+    await Deno.writeTextFile(f, "");
+    const w = start((ctx) => watchPath(f, ctx));
+    let yields = 0;
+    let lastYieldAt = 0;
+    const counting = (async () => {
+      while (await w.yielded(1500)) {
+        yields++;
+        lastYieldAt = performance.now();
+      }
+    })();
+    try {
+      const t0 = performance.now();
+      for (let i = 0; i < 60; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 5));
+        await Deno.writeTextFile(f, `line ${i}\n`, { append: true });
+      }
+      // Taken at once: a pause after the last write would let its report come before this.
+      const lastWrite = performance.now();
+      const ms = lastWrite - t0;
+      await counting; // ends 1.5 s after the last yield
+      assert(lastYieldAt > lastWrite, "the change that ended the burst was reported too");
+      // Unthrottled, each append gives two events (modify, close); throttled, one per gap.
+      assert(yields >= 1, "the burst was reported");
+      assert(yields <= Math.ceil(ms / MIN_GAP_MS) + 2, `${yields} yields in ${Math.round(ms)} ms`);
+    } finally {
+      await w.stop();
+    }
+  }));
+
+Deno.test("watchPath() also watches where a symlinked file really lives", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    await Deno.mkdir(`${dir}/pods`);
+    await Deno.mkdir(`${dir}/containers`);
+    await Deno.writeTextFile(`${dir}/pods/0.log`, "");
+    await Deno.symlink(`${dir}/pods/0.log`, `${dir}/containers/app.log`);
+    const w = start((ctx) => watchPath(`${dir}/containers/app.log`, ctx));
+    try {
+      await Deno.writeTextFile(`${dir}/pods/0.log`, "started\n", { append: true });
+      assert(await w.yielded(), "a write through the link's target");
+    } finally {
+      await w.stop();
+    }
+  }));
 
 /** `Deno.watchFs`, counting the watchers it opens and closes. */
 function countingWatchFs() {
@@ -309,126 +296,124 @@ function countingWatchFs() {
   return { count, make };
 }
 
-Deno.test("watchPath() shares one watcher of a directory and each condition gets its own events", async () => {
-  const dir = await tempDir();
-  const { count, make } = countingWatchFs();
-  const ws = Array.from(
-    { length: 20 },
-    (_, i) => start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make })),
-  );
-  try {
-    assertEquals(count, { opened: 1, closed: 0 });
-    await Deno.writeTextFile(`${dir}/f0`, "x");
-    assert(await ws[0]!.yielded(), "the written file's condition");
-    assertEquals(await ws[1]!.yielded(300), false, "a neighbour's condition");
-    for (let i = 1; i < ws.length; i++) await Deno.writeTextFile(`${dir}/f${i}`, "x");
-    for (const [i, w] of ws.entries()) assert(await w.yielded(), `condition ${i}`);
-    assertEquals(count.opened, 1);
-  } finally {
-    for (const w of ws) await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-  assertEquals(count, { opened: 1, closed: 1 });
-});
-
-Deno.test("watchPath() closes a shared watcher when its last condition leaves", async () => {
-  const dir = await tempDir();
-  const { count, make } = countingWatchFs();
-  const ws = [0, 1, 2].map((i) =>
-    start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make }))
-  );
-  try {
-    await ws[0]!.stop();
-    await ws[1]!.stop();
-    assertEquals(count, { opened: 1, closed: 0 });
-    await Deno.writeTextFile(`${dir}/f2`, "x");
-    assert(await ws[2]!.yielded(), "the remaining condition still gets events");
-    await ws[2]!.stop();
+Deno.test("watchPath() shares one watcher of a directory and each condition gets its own events", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const { count, make } = countingWatchFs();
+    const ws = Array.from(
+      { length: 20 },
+      (_, i) => start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make })),
+    );
+    try {
+      assertEquals(count, { opened: 1, closed: 0 });
+      await Deno.writeTextFile(`${dir}/f0`, "x");
+      assert(await ws[0]!.yielded(), "the written file's condition");
+      assertEquals(await ws[1]!.yielded(300), false, "a neighbour's condition");
+      for (let i = 1; i < ws.length; i++) await Deno.writeTextFile(`${dir}/f${i}`, "x");
+      for (const [i, w] of ws.entries()) assert(await w.yielded(), `condition ${i}`);
+      assertEquals(count.opened, 1);
+    } finally {
+      for (const w of ws) await w.stop();
+    }
     assertEquals(count, { opened: 1, closed: 1 });
-    const again = start((ctx) => watchPath(`${dir}/f2`, ctx, { watchFs: make }));
+  }));
+
+Deno.test("watchPath() closes a shared watcher when its last condition leaves", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const { count, make } = countingWatchFs();
+    const ws = [0, 1, 2].map((i) =>
+      start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make }))
+    );
     try {
-      assertEquals(count.opened, 2, "a condition arriving later opens a new watcher");
-      await Deno.writeTextFile(`${dir}/f2`, "y");
-      assert(await again.yielded());
+      await ws[0]!.stop();
+      await ws[1]!.stop();
+      assertEquals(count, { opened: 1, closed: 0 });
+      await Deno.writeTextFile(`${dir}/f2`, "x");
+      assert(await ws[2]!.yielded(), "the remaining condition still gets events");
+      await ws[2]!.stop();
+      assertEquals(count, { opened: 1, closed: 1 });
+      const again = start((ctx) => watchPath(`${dir}/f2`, ctx, { watchFs: make }));
+      try {
+        assertEquals(count.opened, 2, "a condition arriving later opens a new watcher");
+        await Deno.writeTextFile(`${dir}/f2`, "y");
+        assert(await again.yielded());
+      } finally {
+        await again.stop();
+      }
+      assertEquals(count, { opened: 2, closed: 2 });
     } finally {
-      await again.stop();
+      for (const w of ws) await w.stop();
     }
-    assertEquals(count, { opened: 2, closed: 2 });
-  } finally {
-    for (const w of ws) await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("watchPath() moves a shared watch to a re-created directory for every condition", async () => {
-  const dir = await tempDir();
-  const { count, make } = countingWatchFs();
-  const ws = [1, 2].map((i) => start((ctx) => watchPath(`${dir}/a/f${i}`, ctx, { watchFs: make })));
-  const open = () => count.opened - count.closed;
-  try {
-    await Deno.mkdir(`${dir}/a`);
-    for (const w of ws) assert(await w.yielded(), "the directory appeared");
-    for (const w of ws) await w.quiet();
-    assertEquals(open(), 1);
-    await Deno.remove(`${dir}/a`, { recursive: true });
-    for (const w of ws) assert(await w.yielded(), "the directory was deleted");
-    await Deno.mkdir(`${dir}/a`);
-    for (const w of ws) await w.quiet();
-    assertEquals(open(), 1);
-    await Deno.writeTextFile(`${dir}/a/f1`, "x");
-    await Deno.writeTextFile(`${dir}/a/f2`, "x");
-    for (const [i, w] of ws.entries()) {
-      assert(await w.yielded(), `condition ${i} after re-creation`);
+Deno.test("watchPath() moves a shared watch to a re-created directory for every condition", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const { count, make } = countingWatchFs();
+    const ws = [1, 2].map((i) =>
+      start((ctx) => watchPath(`${dir}/a/f${i}`, ctx, { watchFs: make }))
+    );
+    const open = () => count.opened - count.closed;
+    try {
+      await Deno.mkdir(`${dir}/a`);
+      for (const w of ws) assert(await w.yielded(), "the directory appeared");
+      for (const w of ws) await w.quiet();
+      assertEquals(open(), 1);
+      await Deno.remove(`${dir}/a`, { recursive: true });
+      for (const w of ws) assert(await w.yielded(), "the directory was deleted");
+      await Deno.mkdir(`${dir}/a`);
+      for (const w of ws) await w.quiet();
+      assertEquals(open(), 1);
+      await Deno.writeTextFile(`${dir}/a/f1`, "x");
+      await Deno.writeTextFile(`${dir}/a/f2`, "x");
+      for (const [i, w] of ws.entries()) {
+        assert(await w.yielded(), `condition ${i} after re-creation`);
+      }
+    } finally {
+      for (const w of ws) await w.stop();
     }
-  } finally {
-    for (const w of ws) await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-  assertEquals(open(), 0);
-});
+    assertEquals(open(), 0);
+  }));
 
-Deno.test("watchPath() falls back for every condition when a shared watcher fails", async () => {
-  const dir = await tempDir();
-  const made: { closed: boolean; fail(e: Error): void }[] = [];
-  const make: WatchFactory = () => {
-    let fail!: (e: Error) => void;
-    let end!: (r: IteratorResult<Deno.FsEvent>) => void;
-    const next = new Promise<IteratorResult<Deno.FsEvent>>((resolve, reject) => {
-      end = resolve;
-      fail = reject;
-    });
-    const entry = { closed: false, fail };
-    made.push(entry);
-    return {
-      close() {
-        entry.closed = true;
-        end({ done: true, value: undefined });
-      },
-      [Symbol.asyncIterator]: () => ({ next: () => next }),
+Deno.test("watchPath() falls back for every condition when a shared watcher fails", () =>
+  inTempDir("waitcmd-watch-")(async (dir) => {
+    const made: { closed: boolean; fail(e: Error): void }[] = [];
+    const make: WatchFactory = () => {
+      let fail!: (e: Error) => void;
+      let end!: (r: IteratorResult<Deno.FsEvent>) => void;
+      const next = new Promise<IteratorResult<Deno.FsEvent>>((resolve, reject) => {
+        end = resolve;
+        fail = reject;
+      });
+      const entry = { closed: false, fail };
+      made.push(entry);
+      return {
+        close() {
+          entry.closed = true;
+          end({ done: true, value: undefined });
+        },
+        [Symbol.asyncIterator]: () => ({ next: () => next }),
+      };
     };
-  };
-  const ws = [0, 1, 2].map((i) =>
-    start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make }))
-  );
-  try {
-    assertEquals(made.length, 1);
-    made[0]!.fail(new Error("Unsupported file system (os error 95)"));
-    for (const w of ws) {
-      assert(await w.ended(), "the iterator ends instead of failing");
-      assertEquals(w.notices, [
-        `cannot watch ${dir} (unsupported file system); polling every interval`,
-      ]);
-    }
-    assert(made[0]!.closed, "the failed watcher was released");
-    const again = start((ctx) => watchPath(`${dir}/f0`, ctx, { watchFs: make }));
+    const ws = [0, 1, 2].map((i) =>
+      start((ctx) => watchPath(`${dir}/f${i}`, ctx, { watchFs: make }))
+    );
     try {
-      assertEquals(made.length, 2, "the failed watcher is not shared any more");
+      assertEquals(made.length, 1);
+      made[0]!.fail(new Error("Unsupported file system (os error 95)"));
+      for (const w of ws) {
+        assert(await w.ended(), "the iterator ends instead of failing");
+        assertEquals(w.notices, [
+          `cannot watch ${dir} (unsupported file system); polling every interval`,
+        ]);
+      }
+      assert(made[0]!.closed, "the failed watcher was released");
+      const again = start((ctx) => watchPath(`${dir}/f0`, ctx, { watchFs: make }));
+      try {
+        assertEquals(made.length, 2, "the failed watcher is not shared any more");
+      } finally {
+        await again.stop();
+      }
+      assert(made[1]!.closed);
     } finally {
-      await again.stop();
+      for (const w of ws) await w.stop();
     }
-    assert(made[1]!.closed);
-  } finally {
-    for (const w of ws) await w.stop();
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

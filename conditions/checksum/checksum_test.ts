@@ -1,6 +1,8 @@
 import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { realClock } from "../../engine/clock.ts";
 import { create } from "./probe.ts";
 import { type ChecksumOptions, parseEquals } from "./mod.ts";
@@ -32,29 +34,7 @@ Deno.test("checksum parse() takes the algorithm from the prefix or the length", 
   );
 });
 
-Deno.test("checksum parse() rejects digests it cannot use", async (t) => {
-  const rows: [string[], string][] = [
-    [[], "--equals: checksum needs --equals [sha256:|sha512:|sha1:|md5:]HEX"],
-    [["--equals", "xyz"], '--equals: expected a hex digest, got "xyz"'],
-    [["--equals", "sha256:abcd"], "--equals: a sha256 digest has 64 hex digits, got 4"],
-    [
-      ["--equals", "crc32:abcd"],
-      '--equals: unknown algorithm "crc32" (expected md5, sha1, sha256, sha512)',
-    ],
-    [
-      ["--equals", "abcd"],
-      "--equals: cannot tell the algorithm from 4 hex digits (md5 32, sha1 40, sha256 64, sha512 128); add a prefix such as sha256:",
-    ],
-  ];
-  for (const [args, want] of rows) {
-    await t.step(args.join(" ") || "(none)", () => {
-      assertEquals(
-        parseError(["checksum", "f", ...args]),
-        `waitcmd: condition 1 (checksum): ${want} (see: waitcmd help checksum)`,
-      );
-    });
-  }
-});
+Deno.test("checksum parse() rejects digests it cannot use", (t) => stepUsageErrors(t, "checksum"));
 
 Deno.test("checksum reads an unchanged file once, and again after a watch event", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
@@ -98,10 +78,9 @@ Deno.test("checksum reads an unchanged file once, and again after a watch event"
   }
 });
 
-Deno.test("checksum: a file written while it is read is pending as still being written", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
-  const f = `${dir}/growing`;
-  try {
+Deno.test("checksum: a file written while it is read is pending as still being written", () =>
+  inTempDir("waitcmd-checksum-")(async (dir) => {
+    const f = `${dir}/growing`;
     await Deno.writeFile(f, new Uint8Array(64 << 20));
     const probe = await probeOf(["checksum", f, "--equals", SHA256_HELLO]);
     let writing = true;
@@ -120,14 +99,10 @@ Deno.test("checksum: a file written while it is read is pending as still being w
     writing = false;
     await writer;
     assertEquals(seen, "the file changed while it was read (still being written?)");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("checksum is pending for a missing path and a directory", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
-  try {
+Deno.test("checksum is pending for a missing path and a directory", () =>
+  inTempDir("waitcmd-checksum-")(async (dir) => {
     const p = await probeOf(["checksum", `${dir}/none`, "--equals", SHA256_HELLO]);
     assertEquals(await checkOnce(p, once().signal), { status: "pending", error: "does not exist" });
     const d = await probeOf(["checksum", dir, "--equals", SHA256_HELLO]);
@@ -135,7 +110,4 @@ Deno.test("checksum is pending for a missing path and a directory", async () => 
       status: "pending",
       error: "is a directory, not a file",
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

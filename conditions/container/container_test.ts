@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { type Engine, engineFromEnv } from "./dockerhost.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import {
@@ -402,81 +403,7 @@ Deno.test("container parse() gives the target, the wait and the engine as option
 });
 
 Deno.test("container parse() reports usage errors at the condition and flag", async (t) => {
-  const rows: [string[], Record<string, string>, string][] = [
-    [
-      ["container", "a b"],
-      {},
-      'waitcmd: condition 1 (container): expected a container name, id or compose service name, got "a b" (see: waitcmd help container)',
-    ],
-    [
-      ["docker", "web", "--status", "up"],
-      {},
-      'waitcmd: condition 1 (docker): --status: expected one of created, running, paused, restarting, exited, dead, got "up" (see: waitcmd help container)',
-    ],
-    [
-      ["docker", "web", "--health", "ok"],
-      {},
-      'waitcmd: condition 1 (docker): --health: expected one of healthy, unhealthy, starting, none, got "ok" (see: waitcmd help container)',
-    ],
-    [
-      ["container", "web", "--status", "exited", "--health", "healthy"],
-      {},
-      "waitcmd: condition 1 (container): --health: cannot be combined with --status exited: health checks only run while a container runs (see: waitcmd help container)",
-    ],
-    [
-      ["container", "web", "--project", "my project"],
-      {},
-      'waitcmd: condition 1 (container): --project: expected a compose project name like myapp, got "my project" (see: waitcmd help container)',
-    ],
-    [
-      ["container", "web", "--listening", "http"],
-      {},
-      'waitcmd: condition 1 (container): --listening: expected PORT, PORT/tcp or PORT/udp (like 8080 or 53/udp), got "http" (see: waitcmd help container)',
-    ],
-    [
-      ["container", "web", "--listening", "0"],
-      {},
-      'waitcmd: condition 1 (container): --listening: expected a port from 1 to 65535, got "0" (see: waitcmd help container)',
-    ],
-    [
-      ["container", "web", "--listening", "80/sctp"],
-      {},
-      'waitcmd: condition 1 (container): --listening: expected the protocol tcp or udp after the port, got "80/sctp" (see: waitcmd help container)',
-    ],
-    [
-      ["container", "web", "--listening", "80", "--status", "created"],
-      {},
-      "waitcmd: condition 1 (container): --listening: cannot be combined with --status created: ports are read from a running container (see: waitcmd help container)",
-    ],
-    [
-      ["container", "web", "--exit-code", "256"],
-      {},
-      'waitcmd: condition 1 (container): --exit-code: expected a whole number from 0 to 255, got "256" (see: waitcmd help container)',
-    ],
-    [
-      ["container", "web", "--exit-code", "0", "--status", "running"],
-      {},
-      "waitcmd: condition 1 (container): --exit-code: cannot be combined with --status running: a container has an exit code once it has exited (see: waitcmd help container)",
-    ],
-    [
-      ["container", "web", "--exit-code", "0", "--health", "none"],
-      {},
-      "waitcmd: condition 1 (container): --exit-code: cannot be combined with --health: an exited container has no health (see: waitcmd help container)",
-    ],
-    [
-      ["container", "web", "--exit-code", "0", "--listening", "80"],
-      {},
-      "waitcmd: condition 1 (container): --exit-code: cannot be combined with --listening: an exited container has no ports (see: waitcmd help container)",
-    ],
-    [
-      ["container", "web"],
-      { DOCKER_HOST: "ssh://me@host" },
-      "waitcmd: condition 1 (container): DOCKER_HOST: ssh:// is not supported; use unix://PATH or tcp://HOST:PORT (see: waitcmd help container)",
-    ],
-  ];
-  for (const [args, env, want] of rows) {
-    await t.step(args.join(" "), async () => assertEquals(await usageError(args, env), want));
-  }
+  await stepUsageErrors(t, "container");
   // --health none (no healthcheck) is fine for a stopped container.
   assertEquals(
     await usageError(["container", "web", "--status", "exited", "--health", "none"]),

@@ -2,7 +2,9 @@ import nodeCrypto, { generateKeyPairSync, sign } from "node:crypto";
 import { checkOnce } from "../../engine/attempt.ts";
 import { assert, assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, parseError, probeOf, usageError } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
 import { makeSigstore, SIGNER_IDENTITY } from "../../tests/services/sigstore.ts";
+import { withSigstore } from "../../tests/_with_sigstore.ts";
 import { decodeSignature, parsePublicKey } from "./keys.ts";
 import type { CosignOptions } from "./mod.ts";
 import { defaultDigestOf, installVerifyDigestDefault } from "./nodeverify.ts";
@@ -52,9 +54,8 @@ Deno.test("cosign parse() rejects incomplete and mixed flag sets", async (t) => 
   }
 });
 
-Deno.test("cosign validate() reads the key: unreadable, not PEM or another curve is exit 2", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-cosign-" });
-  try {
+Deno.test("cosign validate() reads the key: unreadable, not PEM or another curve is exit 2", () =>
+  inTempDir("waitcmd-cosign-")(async (dir) => {
     const args = (key: string) => ["cosign", "--blob", "b", "--signature", "s", "--key", key];
     assertEquals(
       await usageError(args(`${dir}/none.pub`)),
@@ -80,10 +81,7 @@ Deno.test("cosign validate() reads the key: unreadable, not PEM or another curve
       ]),
       "--trusted-root: cannot read --trusted-root",
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
 Deno.test("cosign keys: labels and base64 signature files", () => {
   const label = (type: "ec" | "rsa" | "ed25519") => {
@@ -116,10 +114,8 @@ Deno.test({
   name: "cosign verifies a real Sigstore bundle offline (fails without the node:crypto wrapper)",
   sanitizeResources: false,
   sanitizeOps: false,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-cosign-" });
-    const sigstore = await makeSigstore();
-    try {
+  fn: () =>
+    withSigstore(async (dir, sigstore) => {
       const blob = new TextEncoder().encode("release 1.2.3\n");
       await Deno.writeTextFile(`${dir}/blob`, "release 1.2.3\n");
       await Deno.writeTextFile(`${dir}/blob.sigstore.json`, await sigstore.sign(blob));
@@ -163,11 +159,7 @@ Deno.test({
         error: "the bundle is not JSON (yet)",
       });
       await probe.close?.();
-    } finally {
-      await sigstore.close();
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
 });
 
 // Runs after the bundle test on purpose: installing the wrapper here first would hide its

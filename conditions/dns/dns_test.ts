@@ -1,6 +1,7 @@
 import { checkOnce } from "../../engine/attempt.ts";
 import { assertEquals, assertMatch, assertThrows } from "../../tests/_assert.ts";
-import { optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import { optionsOf, probeOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { type DnsWant, judgeLookup } from "./judge.ts";
 import { type DnsOptions, parseServer } from "./mod.ts";
 import { makeRecord, normValue, queryName, type Rec, type RecordType } from "./records.ts";
@@ -163,63 +164,13 @@ Deno.test("parseServer(), queryName() and normValue()", () => {
   assertEquals(normValue("CNAME", "App.Test."), "app.test");
 });
 
-Deno.test("dns parse() reports malformed values and combinations as usage errors", async (t) => {
-  const where = "waitcmd: condition 1 (dns)";
-  const see = "(see: waitcmd help dns)";
-  const rows: [string[], string][] = [
-    [["dns", "bad name"], `${where}: expected a DNS name, got "bad name" ${see}`],
-    [
-      ["dns", "10.0.0.1"],
-      `${where}: expected a DNS name, got the IP address "10.0.0.1" (use --type PTR for reverse lookups) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--type", "CNAM"],
-      `${where}: --type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "CNAM" (did you mean CNAME?) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--server", "x"],
-      `${where}: --server: expected IP[:PORT] or [IPv6]:PORT, got "x" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--resolver", "system", "--server", "1.1.1.1"],
-      `${where}: --server: needs --resolver wire (the system resolver uses the OS configuration) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--resolver", "system", "--rcode", "NXDOMAIN"],
-      `${where}: --rcode: needs --resolver wire (the system resolver does not report rcodes) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--absent", "--equals", "1.1.1.1"],
-      `${where}: --absent: cannot be combined with --equals ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--rcode", "NXDOMAIN", "--min-count", "2"],
-      `${where}: --rcode: NXDOMAIN has no records to check; cannot be combined with --min-count ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--equals", "not-an-ip"],
-      `${where}: --equals: expected an IPv4 address for --type A, got "not-an-ip" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--min-count", "0"],
-      `${where}: --min-count: expected a whole number of at least 1, got "0" ${see}`,
-    ],
-  ];
-  for (const [args, line] of rows) {
-    await t.step(args.slice(1).join(" "), () => assertEquals(parseError(args), line));
-  }
-});
+Deno.test("dns parse() reports malformed values and combinations as usage errors", (t) =>
+  stepUsageErrors(t, "dns"));
 
 Deno.test("dns parse() returns plain options: the query name, the resolver, the server", () => {
   assertEquals(optionsOf<DnsOptions>(["dns", "db.internal."]), {
     name: "db.internal",
-    type: "A",
-    minCount: 1,
-    equals: [],
-    contains: undefined,
-    absent: false,
-    rcode: undefined,
-    wire: false,
+    ...want({ wire: false }),
     server: undefined,
   });
   const o = optionsOf<DnsOptions>(["dns", "10.1.2.3", "--type", "PTR", "--server", "[::1]:5353"]);

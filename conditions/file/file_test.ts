@@ -1,43 +1,13 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { FileOptions } from "./mod.ts";
 import { fileContains } from "./probe.ts";
 
-Deno.test("file parse() rejects contradictions and empty values", async (t) => {
-  const see = " (see: waitcmd help file)";
-  const rows: [string[], string][] = [
-    [["file", ""], "condition 1 (file): expected a path, got an empty string"],
-    [
-      ["file", "/x", "--contains", ""],
-      "condition 1 (file): --contains: expected a text, got an empty string",
-    ],
-    [
-      ["file", "/x", "--deleted", "--exists"],
-      "condition 1 (file): --deleted: cannot be combined with --exists",
-    ],
-    [
-      ["file", "/x", "--deleted", "--nonempty"],
-      "condition 1 (file): --deleted: cannot be combined with --nonempty",
-    ],
-    [
-      ["file", "/x", "--contains", "a", "--deleted"],
-      "condition 1 (file): --deleted: cannot be combined with --contains",
-    ],
-    [
-      ["file", "/x", "--deleted", "--exists=false"],
-      "condition 1 (file): --deleted: cannot be combined with --exists",
-    ],
-    [["file", "/x", "--contains"], "condition 1 (file): --contains: missing value TEXT"],
-    [["file"], "condition 1 (file): missing target PATH"],
-  ];
-  for (const [args, message] of rows) {
-    await t.step(
-      args.join(" "),
-      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
-    );
-  }
-});
+Deno.test("file parse() rejects contradictions and empty values", (t) =>
+  stepUsageErrors(t, "file"));
 
 Deno.test("file parse() options", async (t) => {
   const rows: [string[], FileOptions][] = [
@@ -66,11 +36,10 @@ Deno.test("file parse() options", async (t) => {
   assertEquals([c.name, c.target], ["file /var/run/app.pid", "/var/run/app.pid"]);
 });
 
-Deno.test("file check() reports each state; watch is offered", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const signal = new AbortController().signal;
-  const check = async (args: string[]) => checkOnce(await probeOf(["file", ...args]), signal, 1);
-  try {
+Deno.test("file check() reports each state; watch is offered", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const signal = new AbortController().signal;
+    const check = async (args: string[]) => checkOnce(await probeOf(["file", ...args]), signal, 1);
     const f = `${dir}/cfg`;
     assertEquals(await check([f]), { status: "pending", error: "does not exist" });
     assertEquals(await check([f, "--deleted"]), { status: "satisfied", detail: "does not exist" });
@@ -96,15 +65,11 @@ Deno.test("file check() reports each state; watch is offered", async () => {
       error: "is a directory, not a file",
     });
     assert((await probeOf(["file", f])).watch !== undefined, "file conditions are event-driven");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("fileContains() finds a text across its 1 MiB read chunks", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const f = `${dir}/big`;
-  try {
+Deno.test("fileContains() finds a text across its 1 MiB read chunks", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const f = `${dir}/big`;
     for (const at of [0, (1 << 20) - 3, (1 << 20) - 6, 1 << 20, 3 * (1 << 20) - 1]) {
       await Deno.writeTextFile(f, "x".repeat(at) + "NEEDLE" + "y".repeat(100));
       assertEquals(await fileContains(f, "NEEDLE"), true, `at ${at}`);
@@ -112,7 +77,4 @@ Deno.test("fileContains() finds a text across its 1 MiB read chunks", async () =
     }
     await Deno.writeTextFile(f, "");
     assertEquals(await fileContains(f, "N"), false);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -1,41 +1,11 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { GlobOptions } from "./mod.ts";
 
-Deno.test("glob parse() rejects contradictions and bad counts", async (t) => {
-  const see = " (see: waitcmd help glob)";
-  const rows: [string[], string][] = [
-    [["glob", ""], "condition 1 (glob): expected a pattern, got an empty string"],
-    [["glob"], "condition 1 (glob): missing target PATTERN"],
-    [
-      ["glob", "*.x", "--absent", "--min-count", "1"],
-      "condition 1 (glob): --absent: cannot be combined with --min-count",
-    ],
-    [
-      ["glob", "*.x", "--absent", "--max-count", "0"],
-      "condition 1 (glob): --absent: cannot be combined with --max-count",
-    ],
-    [
-      ["glob", "*.x", "--min-count", "5", "--max-count", "2"],
-      "condition 1 (glob): --min-count: 5 is more than --max-count 2",
-    ],
-    [
-      ["glob", "*.x", "--min-count", "-1"],
-      `condition 1 (glob): --min-count: expected a whole number of at least 0, got "-1"`,
-    ],
-    [
-      ["glob", "*.x", "--max-count", "many"],
-      `condition 1 (glob): --max-count: expected a whole number of at least 0, got "many"`,
-    ],
-  ];
-  for (const [args, message] of rows) {
-    await t.step(
-      args.join(" "),
-      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
-    );
-  }
-});
+Deno.test("glob parse() rejects contradictions and bad counts", (t) => stepUsageErrors(t, "glob"));
 
 Deno.test("glob parse() options: counts and their defaults", async (t) => {
   const rows: [string[], GlobOptions][] = [
@@ -65,11 +35,10 @@ Deno.test("glob parse() options: counts and their defaults", async (t) => {
   assertEquals([c.name, c.target], ["glob build/**/*.{js,map}", "build/**/*.{js,map}"]);
 });
 
-Deno.test("glob check() counts matches against the bounds; watch is offered", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
-  const signal = new AbortController().signal;
-  const check = async (args: string[]) => checkOnce(await probeOf(["glob", ...args]), signal, 1);
-  try {
+Deno.test("glob check() counts matches against the bounds; watch is offered", () =>
+  inTempDir("waitcmd-glob-")(async (dir) => {
+    const signal = new AbortController().signal;
+    const check = async (args: string[]) => checkOnce(await probeOf(["glob", ...args]), signal, 1);
     const p = `${dir}/*.csv`;
     assertEquals(await check([p]), { status: "pending", error: "no matches" });
     assertEquals(await check([p, "--absent"]), { status: "satisfied", detail: "no matches" });
@@ -100,7 +69,4 @@ Deno.test("glob check() counts matches against the bounds; watch is offered", as
       detail: `1 match: ${dir}/1.csv`,
     });
     assert((await probeOf(["glob", p])).watch !== undefined, "glob conditions are event-driven");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -1,10 +1,8 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
+import { optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { describeKafkaError, errorTree, judgeCluster } from "./errors.ts";
 import type { KafkaOptions } from "./mod.ts";
-
-const where = "waitcmd: condition 1 (kafka)";
-const see = "(see: waitcmd help kafka)";
 
 Deno.test("kafka parse() reads the bootstrap list, port 9092 by default", () => {
   const o = optionsOf<KafkaOptions>(["kafka", "k1:9093, k2,[::1]:9094"]);
@@ -47,35 +45,7 @@ Deno.test("kafka parse() takes SASL with a user and a password from the environm
   assertEquals([t.tls.mode, t.tls.verify, t.topic], ["on", "none", "a.b_c-1"]);
 });
 
-Deno.test("kafka parse() rejects bad targets and combinations", async (t) => {
-  const rows: [string[], string, Record<string, string>?][] = [
-    [
-      ["kafka", "kafka://k:9092"],
-      'expected HOST:PORT[,HOST:PORT...] (no scheme), got "kafka://k:9092"',
-    ],
-    [["kafka", "k1,,k2"], 'expected HOST:PORT[,HOST:PORT...], got "k1,,k2"'],
-    [["kafka", "k:0"], 'port must be from 1 to 65535, got "0"'],
-    [["kafka", "k", "--sasl-mechanism", "gssapi"], "--sasl-mechanism"],
-    [
-      ["kafka", "k", "--sasl-mechanism", "plain", "--password-env", "PW"],
-      "--sasl-mechanism: needs --user",
-      { PW: "x" },
-    ],
-    [
-      ["kafka", "k", "--sasl-mechanism", "plain", "--user", "u"],
-      "--sasl-mechanism: needs --password-env or --password-file",
-    ],
-    [["kafka", "k", "--user", "u"], "--user: needs --sasl-mechanism"],
-    [["kafka", "k", "--password-env", "PW"], "--password-env: needs --sasl-mechanism and --user", {
-      PW: "x",
-    }],
-    [["kafka", "k", "--partitions", "3"], "--partitions: needs --topic"],
-    [["kafka", "k", "--topic", "a b"], "--topic: expected a topic name"],
-    [["kafka", "k", "--min-brokers", "0"], "--min-brokers"],
-    [["kafka", "k", "--ca-file", "ca.pem"], "--ca-file: needs --tls"],
-  ];
-  await stepParseErrors(t, where, see, rows);
-});
+Deno.test("kafka parse() rejects bad targets and combinations", (t) => stepUsageErrors(t, "kafka"));
 
 Deno.test("kafka --sasl-mechanism is an enum with a suggestion", () => {
   const line = parseError(["kafka", "k", "--sasl-mechanism", "scram-sha-265"]);

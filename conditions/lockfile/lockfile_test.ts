@@ -1,6 +1,8 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { LockfileOptions } from "./mod.ts";
 import { ageOf } from "./probe.ts";
 
@@ -21,25 +23,7 @@ Deno.test("lockfile parse() defaults to --absent and takes --older-than with --p
   assertEquals(conditionOf(["lockfile", "/tmp/a.lock"]).name, "lockfile /tmp/a.lock");
 });
 
-Deno.test("lockfile parse() rejects contradictions", async (t) => {
-  const rows: [string[], string][] = [
-    [["--absent", "--present"], "--present: cannot be combined with --absent"],
-    [["--older-than", "5m"], "--older-than: needs --present (a stale lock is a present one)"],
-    [
-      ["--absent", "--older-than", "5m"],
-      "--older-than: needs --present (a stale lock is a present one)",
-    ],
-    [["--present", "--older-than", "0"], "--older-than: must be greater than 0"],
-  ];
-  for (const [args, want] of rows) {
-    await t.step(args.join(" "), () => {
-      assertEquals(
-        parseError(["lockfile", "x.lock", ...args]),
-        `waitcmd: condition 1 (lockfile): ${want} (see: waitcmd help lockfile)`,
-      );
-    });
-  }
-});
+Deno.test("lockfile parse() rejects contradictions", (t) => stepUsageErrors(t, "lockfile"));
 
 Deno.test("ageOf() counts from the mtime and never goes negative", () => {
   assertEquals(ageOf(new Date(1000), 5000), 4000);
@@ -47,9 +31,8 @@ Deno.test("ageOf() counts from the mtime and never goes negative", () => {
   assertEquals(ageOf(null, 5000), 0);
 });
 
-Deno.test("lockfile's probe counts a dangling symlink as a present lock", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
-  try {
+Deno.test("lockfile's probe counts a dangling symlink as a present lock", () =>
+  inTempDir("waitcmd-lockfile-")(async (dir) => {
     await Deno.symlink("user@host.1234", `${dir}/.#file`);
     const once = { signal: AbortSignal.timeout(5000), attempt: 1 };
     assertEquals(
@@ -61,7 +44,4 @@ Deno.test("lockfile's probe counts a dangling symlink as a present lock", async 
       (await checkOnce(await probeOf(["lockfile", `${dir}/.#file`]), once.signal)).status,
       "pending",
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

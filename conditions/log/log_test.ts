@@ -1,57 +1,11 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { optionsOf, plan, probeOf, usageError } from "../../tests/_kit.ts";
+import { optionsOf, plan, probeOf } from "../../tests/_kit.ts";
+import { inTempDir } from "../../tests/services/_util.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { LogOptions } from "./mod.ts";
 
-Deno.test("log parse() rejects what cannot match", async (t) => {
-  const see = " (see: waitcmd help log)";
-  const rows: [string[], string][] = [
-    [["log", "a.log"], "condition 1 (log): expected --contains TEXT or --matches REGEX (or both)"],
-    [
-      ["log", "a.log", "--exclude", "x"],
-      "condition 1 (log): expected --contains TEXT or --matches REGEX (or both)",
-    ],
-    [["log", "", "--contains", "x"], "condition 1 (log): expected a path, got an empty string"],
-    [
-      ["log", "a.log", "--contains", ""],
-      "condition 1 (log): --contains: expected a text, got an empty string",
-    ],
-    [
-      ["log", "a.log", "--contains", "a\nb"],
-      "condition 1 (log): --contains: cannot contain a line break: lines are matched one at a time",
-    ],
-    [
-      ["log", "a.log", "--contains", "a", "--exclude", "b\r\n"],
-      "condition 1 (log): --exclude: cannot contain a line break: lines are matched one at a time",
-    ],
-    [
-      ["log", "a.log", "--matches", ""],
-      "condition 1 (log): --matches: expected a regular expression, got nothing",
-    ],
-    [
-      ["log", "a.log", "--matches", "(a"],
-      "condition 1 (log): --matches: invalid regular expression /(a/: unterminated group",
-    ],
-    [
-      ["log", "a.log", "--contains", "x", "--from-start", "--tail", "5"],
-      "condition 1 (log): --tail: cannot be combined with --from-start",
-    ],
-    [
-      ["log", "a.log", "--contains", "x", "--tail", "-1"],
-      `condition 1 (log): --tail: expected a whole number of at least 0, got "-1"`,
-    ],
-    [
-      ["log", "a.log", "--contains", "x", "--min-matches", "0"],
-      `condition 1 (log): --min-matches: expected a whole number of at least 1, got "0"`,
-    ],
-  ];
-  for (const [args, message] of rows) {
-    await t.step(
-      args.join(" "),
-      async () => assertEquals(await usageError(args), `waitcmd: ${message}${see}`),
-    );
-  }
-});
+Deno.test("log parse() rejects what cannot match", (t) => stepUsageErrors(t, "log"));
 
 Deno.test("log parse() accepts every flag and names the condition by its path", async () => {
   const args = [
@@ -90,10 +44,9 @@ Deno.test("log parse() options: where reading starts and the defaults", async (t
   }
 });
 
-Deno.test("log check() reports progress as n/N and succeeds with the last line", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
-  const path = `${dir}/app.log`;
-  try {
+Deno.test("log check() reports progress as n/N and succeeds with the last line", () =>
+  inTempDir("waitcmd-log-")(async (dir) => {
+    const path = `${dir}/app.log`;
     await Deno.writeTextFile(path, "job 1 done\nother\n");
     const probe = await probeOf([
       ...["log", path, "--from-start", "--contains", "done", "--min-matches", "2"],
@@ -123,15 +76,11 @@ Deno.test("log check() reports progress as n/N and succeeds with the last line",
     } finally {
       await missing.close?.();
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("log check() captures the groups of --matches in the last matching line", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-log-" });
-  const path = `${dir}/app.log`;
-  try {
+Deno.test("log check() captures the groups of --matches in the last matching line", () =>
+  inTempDir("waitcmd-log-")(async (dir) => {
+    const path = `${dir}/app.log`;
     await Deno.writeTextFile(path, "listening on port 4000\nlistening on port 43567 at 10.0.0.7\n");
     const probe = await probeOf([
       "log",
@@ -153,7 +102,4 @@ Deno.test("log check() captures the groups of --matches in the last matching lin
     } finally {
       await probe.close?.();
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, plan, stepParseErrors, usageError } from "../../tests/_kit.ts";
+import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { describeMongoError } from "./errors.ts";
 import { type HelloReply, judgeHello, roleOf } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";
@@ -32,32 +33,8 @@ Deno.test("mongodb parse() keeps the driver's URI and masks only the password", 
   assertEquals(optionsOf<MongodbOptions>(["mongo", "mongodb://h", "--tls"]).tls.mode, "on");
 });
 
-Deno.test("mongodb parse() rejects bad URIs and combinations", async (t) => {
-  const rows: [string[], string, Record<string, string>?][] = [
-    [["mongodb", "postgres://h"], "expected mongodb://"],
-    [["mongodb", "mongodb://"], 'the host is missing in "mongodb://"'],
-    [["mongodb", "mongodb://a,,b"], "the host is missing"],
-    [["mongodb", "mongodb+srv://a,b"], "mongodb+srv:// takes one host name without a port"],
-    [["mongodb", "mongodb+srv://c.example.net:27017"], "mongodb+srv:// takes one host name"],
-    [["mongodb", "mongodb://:pw@h"], "the URI has a password but no user"],
-    [
-      ["mongodb", "mongodb://h", "--password-env", "PW"],
-      "--password-env: needs a user in the URI",
-      { PW: "x" },
-    ],
-    [
-      ["mongodb", "mongodb://u:p@h", "--password-file", "f"],
-      "--password-file: cannot be combined with a password in the URI",
-    ],
-    [
-      ["mongodb", "mongodb://h", "--ca-file", "ca.pem"],
-      "--ca-file: needs --tls, tls=true in the URI or mongodb+srv://",
-    ],
-    [["mongodb", "mongodb://h/?tls=false", "--tls"], "--tls: cannot be combined with tls=false"],
-    [["mongodb", "mongodb://h", "--replica-set", ""], "--replica-set: expected a replica set name"],
-  ];
-  await stepParseErrors(t, where, see, rows);
-});
+Deno.test("mongodb parse() rejects bad URIs and combinations", (t) =>
+  stepUsageErrors(t, "mongodb"));
 
 Deno.test("mongodb validate() lets the driver reject the URI's options before any probe", async () => {
   assertEquals(

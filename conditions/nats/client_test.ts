@@ -8,16 +8,42 @@
 
 import { assert, assertEquals, assertMatch } from "../../tests/_assert.ts";
 import { ignoreWithout, probeOf, repoRootDir } from "../../tests/_kit.ts";
-import { makeNats, natsMissing } from "../../tests/services/nats.ts";
+import {
+  makeNats,
+  natsMissing,
+  type NatsServer,
+  type NatsServerOptions,
+} from "../../tests/services/nats.ts";
 
 const missing = await natsMissing();
 
-Deno.test({
-  name:
-    "nats probe: refused logins, many times over, leave no uncaught error (Deno's late ECONNRESET)",
-  ignore: ignoreWithout("nats-server", missing),
-  fn: async () => {
-    const server = await makeNats({ user: { name: "app", password: "right-pw" } });
+/**
+ * A test against a nats-server of `opts` (ignored without one), removed afterwards. The
+ * sanitizers stay on: a timer or a socket of the client still open fails the test.
+ */
+function natsTest(
+  name: string,
+  opts: NatsServerOptions,
+  fn: (server: NatsServer) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    ignore: ignoreWithout("nats-server", missing),
+    fn: async () => {
+      const server = await makeNats(opts);
+      try {
+        await fn(server);
+      } finally {
+        await server.remove();
+      }
+    },
+  });
+}
+
+natsTest(
+  "nats probe: refused logins, many times over, leave no uncaught error (Deno's late ECONNRESET)",
+  { user: { name: "app", password: "right-pw" } },
+  async (server) => {
     let strays = 0;
     const count = (e: ErrorEvent) => {
       strays++;
@@ -39,63 +65,46 @@ Deno.test({
       await probe.close?.();
     } finally {
       globalThis.removeEventListener("error", count);
-      await server.remove();
     }
   },
+);
+
+natsTest("nats probe: a satisfied attempt and a pending one leave no timer or socket behind", {
+  jetstream: true,
+}, async (server) => {
+  const ok = await probeOf(["nats", server.url(), "--jetstream"]);
+  const r = await ok.check({ signal: new AbortController().signal, attempt: 1 });
+  assert(r.status === "satisfied", JSON.stringify(r));
+  assertMatch(r.detail, /^NATS \d+\.\d+\.\d+, JetStream \(0 streams\)$/);
+  const missingStream = await probeOf(["nats", server.url(), "--stream", "NONE"]);
+  assertEquals(
+    await missingStream.check({ signal: new AbortController().signal, attempt: 1 }),
+    { status: "pending", error: 'stream "NONE" not found' },
+  );
+  await ok.close?.();
+  await missingStream.close?.();
 });
 
-Deno.test({
-  name: "nats probe: a satisfied attempt and a pending one leave no timer or socket behind",
-  ignore: ignoreWithout("nats-server", missing),
-  // The sanitizers stay on: a timer or a socket of the client still open fails the test.
-  fn: async () => {
-    const server = await makeNats({ jetstream: true });
-    try {
-      const ok = await probeOf(["nats", server.url(), "--jetstream"]);
-      const r = await ok.check({ signal: new AbortController().signal, attempt: 1 });
-      assert(r.status === "satisfied", JSON.stringify(r));
-      assertMatch(r.detail, /^NATS \d+\.\d+\.\d+, JetStream \(0 streams\)$/);
-      const missingStream = await probeOf(["nats", server.url(), "--stream", "NONE"]);
-      assertEquals(
-        await missingStream.check({ signal: new AbortController().signal, attempt: 1 }),
-        { status: "pending", error: 'stream "NONE" not found' },
-      );
-      await ok.close?.();
-      await missingStream.close?.();
-    } finally {
-      await server.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "nats probe: an abort at any point of an attempt ends it at once, leaving nothing",
-  ignore: ignoreWithout("nats-server", missing),
-  // The sanitizers stay on: a timer or a socket of the client still open fails the test.
-  fn: async () => {
-    const server = await makeNats({ jetstream: true });
-    try {
-      // Aborts land while connecting, before INFO, during CONNECT/PONG and during the
-      // JetStream request, as the random delay falls.
-      const probe = await probeOf(["nats", server.url(), "--stream", "NONE"]);
-      let worst = 0;
-      for (let i = 1; i <= 300; i++) {
-        const ctl = new AbortController();
-        const checking = probe.check({ signal: ctl.signal, attempt: i });
-        await new Promise((r) => setTimeout(r, Math.random() * 6));
-        const t0 = performance.now();
-        ctl.abort(new Error("run ended"));
-        const r = await checking;
-        worst = Math.max(worst, performance.now() - t0);
-        assertEquals(r.status, "pending");
-      }
-      // "At once": well before the client's own timeouts (10 s, 5 s), with room for a loaded CI.
-      assert(worst < 500, `an attempt ended ${worst.toFixed(0)} ms after its abort`);
-      await probe.close?.();
-    } finally {
-      await server.remove();
-    }
-  },
+natsTest("nats probe: an abort at any point of an attempt ends it at once, leaving nothing", {
+  jetstream: true,
+}, async (server) => {
+  // Aborts land while connecting, before INFO, during CONNECT/PONG and during the
+  // JetStream request, as the random delay falls.
+  const probe = await probeOf(["nats", server.url(), "--stream", "NONE"]);
+  let worst = 0;
+  for (let i = 1; i <= 300; i++) {
+    const ctl = new AbortController();
+    const checking = probe.check({ signal: ctl.signal, attempt: i });
+    await new Promise((r) => setTimeout(r, Math.random() * 6));
+    const t0 = performance.now();
+    ctl.abort(new Error("run ended"));
+    const r = await checking;
+    worst = Math.max(worst, performance.now() - t0);
+    assertEquals(r.status, "pending");
+  }
+  // "At once": well before the client's own timeouts (10 s, 5 s), with room for a loaded CI.
+  assert(worst < 500, `an attempt ended ${worst.toFixed(0)} ms after its abort`);
+  await probe.close?.();
 });
 
 Deno.test("nats probe: an abort ends an attempt on a silent server at once, leaving nothing", async () => {

@@ -1,10 +1,8 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { conditionOf, optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { describeNatsError, JetStreamFailure, type NatsErrorContext } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
-
-const where = "waitcmd: condition 1 (nats): ";
-const see = "(see: waitcmd help nats)";
 
 Deno.test("nats parse() reads the URL: host, port 4222, user, TLS from tls://", () => {
   const o = optionsOf<NatsOptions>(["nats", "nats://nats"]);
@@ -45,69 +43,7 @@ Deno.test("nats display name keeps the user and masks only the password", () => 
   assert(plan(["nats", "tls://app:s3cret@h"]).secrets.includes("s3cret"));
 });
 
-Deno.test("nats parse() rejects bad targets and combinations", async (t) => {
-  const rows: [string[], string, Record<string, string>?][] = [
-    [
-      ["nats", "http://h:4222"],
-      `expected nats://[user[:password]@]host[:port] or tls://..., got "http://h:4222"`,
-    ],
-    [["nats", "nats:4222"], "expected nats://"],
-    [["nats", "nats://"], `the host is missing in "nats://"`],
-    [["nats", "nats://h:0"], `port must be from 1 to 65535, got "0"`],
-    [["nats", "nats://h:x"], `expected HOST[:PORT] or [IPv6]:PORT, got "h:x"`],
-    [["nats", "nats://h/subject"], `a NATS URL has no path, got "/subject"`],
-    [["nats", "nats://h?token=x"], `unsupported URL parameter "token"`],
-    [["nats", "nats://:pw@h"], "the URL has a password but no user"],
-    [["nats", "nats://app@h"], `user "app" needs a password`],
-    [["nats", "nats://h", "--password-env", "PW"], "--password-env: needs a user in the URL", {
-      PW: "x",
-    }],
-    [
-      ["nats", "nats://u:p@h", "--password-env", "PW"],
-      "--password-env: cannot be combined with a password in the URL",
-      { PW: "x" },
-    ],
-    [
-      ["nats", "nats://h", "--token-env", "NOPE"],
-      "--token-env: environment variable NOPE is not set",
-    ],
-    [
-      ["nats", "nats://h", "--token-env", "1X"],
-      `--token-env: expected an environment variable name`,
-    ],
-    [["nats", "nats://h", "--token-env", "E"], "--token-env: the variable is empty", { E: "" }],
-    [
-      ["nats", "nats://u:p@h", "--token-env", "T"],
-      "--token-env: cannot be combined with a user in the URL",
-      { T: "tok" },
-    ],
-    [
-      ["nats", "nats://u:p@h", "--creds-file", "a.creds"],
-      "--creds-file: cannot be combined with a user in the URL",
-    ],
-    [
-      ["nats", "nats://h", "--token-env", "T", "--creds-file", "a.creds"],
-      "--creds-file: cannot be combined with --token-env",
-      { T: "tok" },
-    ],
-    [
-      ["nats", "nats://h", "--creds-file", ""],
-      "--creds-file: expected a path, got an empty string",
-    ],
-    [["nats", "nats://h", "--ca-file", "ca.pem"], "--ca-file: needs a tls:// URL or --tls"],
-    [["nats", "nats://h", "--insecure"], "--insecure: needs a tls:// URL or --tls"],
-    [
-      ["nats", "tls://h", "--insecure", "--ca-file", "c"],
-      "--insecure: cannot be combined with --ca-file",
-    ],
-    [["nats", "nats://h", "--stream", ""], "--stream: expected a stream name, got an empty string"],
-    [["nats", "nats://h", "--stream", "orders.eu"], `--stream: a stream name cannot contain`],
-    [["nats", "nats://h", "--stream", "a b"], `got "a b"`],
-    [["nats", "nats://h", "--stream", "a>"], `got "a>"`],
-    [["nats", "nats://h", "--jetstream=yes"], "--jetstream"],
-  ];
-  await stepParseErrors(t, where, see, rows);
-});
+Deno.test("nats parse() rejects bad targets and combinations", (t) => stepUsageErrors(t, "nats"));
 
 Deno.test("nats usage errors never show the URL's password", () => {
   const line = parseError(["nats", "natz://app:hunter2-pw@h"]);

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
+import { optionsOf, plan } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { describeObject, metadataMismatch, totalFromContentRange } from "./judge.ts";
 import { describeS3Error, type ErrorContext } from "./errors.ts";
 import {
@@ -190,91 +191,8 @@ Deno.test("objstore parse() settles endpoint, path style, region and credentials
   });
 });
 
-Deno.test("objstore parse() rejects malformed targets and flag values", async (t) => {
-  const hint = "(see: waitcmd help objstore)";
-  const rows: [string[], Record<string, string>, string][] = [
-    [
-      ["s3", "bkt/k"],
-      {},
-      'waitcmd: condition 1 (s3): expected objstore://BUCKET/KEY or s3://BUCKET/KEY, got "bkt/k"',
-    ],
-    [
-      ["objstore", "objstore://bkt", "--metadata", "a=b"],
-      {},
-      "waitcmd: condition 1 (objstore): --metadata: needs an object key in the target (objstore://BUCKET/KEY)",
-    ],
-    [
-      ["objstore", "objstore://bkt", "--contains", "x"],
-      {},
-      "waitcmd: condition 1 (objstore): --contains: needs an object key in the target (objstore://BUCKET/KEY)",
-    ],
-    [
-      ["s3", "s3://bkt/k", "--metadata", "novalue"],
-      {},
-      'waitcmd: condition 1 (s3): --metadata: expected NAME=VALUE like build=42, got "novalue"',
-    ],
-    [
-      ["s3", "s3://bkt/k", "--metadata", "a=1", "--metadata", "A=2"],
-      {},
-      'waitcmd: condition 1 (s3): --metadata: "a" is given twice with different values',
-    ],
-    [
-      ["s3", "s3://bkt/k", "--contains", ""],
-      {},
-      "waitcmd: condition 1 (s3): --contains: expected a text, got an empty string",
-    ],
-    [
-      ["s3", "s3://bkt/k", "--endpoint-url", "ftp://x"],
-      {},
-      'waitcmd: condition 1 (s3): --endpoint-url: expected an http(s) URL like http://localhost:9000, got "ftp://x"',
-    ],
-    [
-      ["s3", "s3://bkt/k"],
-      { CLOUD_ENDPOINT_URL: "not a url" },
-      'waitcmd: condition 1 (s3): CLOUD_ENDPOINT_URL: expected an http(s) URL like http://localhost:9000, got "not a url"',
-    ],
-    [
-      ["s3", "s3://bkt/k", "--endpoint-url", "http://user:pw@host:9000"],
-      {},
-      "waitcmd: condition 1 (s3): --endpoint-url: the endpoint URL must not carry credentials; use --access-key-id",
-    ],
-    [
-      ["s3", "s3://bkt/k", "--virtual-hosted-style"],
-      {},
-      "waitcmd: condition 1 (s3): --virtual-hosted-style: only applies with --endpoint-url or CLOUD_ENDPOINT_URL_S3, CLOUD_ENDPOINT_URL, S3_ENDPOINT_URL",
-    ],
-    [
-      ["s3", "s3://bkt/k", "--region", "eu west"],
-      {},
-      'waitcmd: condition 1 (s3): --region: expected a region like us-east-1, got "eu west"',
-    ],
-    [
-      ["s3", "s3://bkt/k", "--access-key-id", "A"],
-      {},
-      "waitcmd: condition 1 (s3): --access-key-id: needs a secret access key too (--secret-access-key or CLOUD_SECRET_ACCESS_KEY)",
-    ],
-    [
-      ["s3", "s3://bkt/k"],
-      { CLOUD_SECRET_ACCESS_KEY: "S" },
-      "waitcmd: condition 1 (s3): CLOUD_SECRET_ACCESS_KEY: needs an access key id too (--access-key-id or CLOUD_ACCESS_KEY_ID)",
-    ],
-    [
-      ["s3", "s3://bkt/k", "--session-token", "T"],
-      {},
-      "waitcmd: condition 1 (s3): --session-token: needs an access key id and a secret access key too",
-    ],
-    [
-      ["s3", "s3://bkt/k", "--profile", "ci", "--access-key-id", "A"],
-      {},
-      "waitcmd: condition 1 (s3): --profile: cannot be combined with --access-key-id",
-    ],
-  ];
-  for (const [args, env, want] of rows) {
-    await t.step(args.slice(1).join(" "), async () => {
-      assertEquals(await usageError(args, env), `${want} ${hint}`);
-    });
-  }
-});
+Deno.test("objstore parse() rejects malformed targets and flag values", (t) =>
+  stepUsageErrors(t, "objstore"));
 
 Deno.test("metadataMismatch() requires every wanted entry, names case-insensitive", () => {
   const want = new Map([["build", "42"], ["owner", "me"]]);

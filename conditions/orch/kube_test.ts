@@ -11,6 +11,7 @@ import { httpProblem, KubeError } from "./errors.ts";
 import { readAll, readLines } from "./kube.ts";
 import { describeCredentials, requestSecrets, userSecrets } from "./credentials.ts";
 import { kubeconfigFiles } from "./kubeconfig.ts";
+import { PODS } from "./_fake_kube.ts";
 
 /** A slice of a real aggregated discovery answer (kube-apiserver v1.33). */
 const CORE = {
@@ -107,16 +108,7 @@ const GROUPS = {
 const RESOURCES: ApiResource[] = [...fromAggregated(CORE, true), ...fromAggregated(GROUPS, false)];
 
 Deno.test("fromAggregated() reads resources of aggregated discovery", () => {
-  assertEquals(RESOURCES[0], {
-    group: "",
-    version: "v1",
-    plural: "pods",
-    singular: "pod",
-    kind: "Pod",
-    namespaced: true,
-    shortNames: ["po"],
-    verbs: ["get", "list", "watch"],
-  });
+  assertEquals(RESOURCES[0], PODS);
   assertEquals(RESOURCES.map((r) => `${r.group}/${r.version}/${r.plural}`), [
     "/v1/pods",
     "/v1/events",

@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { realClock } from "../../engine/clock.ts";
 import type { ApiResource } from "./discovery.ts";
 import { KubeError } from "./errors.ts";
@@ -19,6 +20,7 @@ import {
 import { parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { checkSelector, type OrchOptions, supports } from "./mod.ts";
 import { AUTH_GRACE_MS, type KubeApi, OrchProbe } from "./probe.ts";
+import { DEADLINE_EXCEEDED, DEADLINE_VERDICT, PODS } from "./_fake_kube.ts";
 
 const v = (state: Verdict["state"], text: string): Verdict => ({ state, text });
 
@@ -81,19 +83,8 @@ Deno.test("deploymentRollout() follows kubectl rollout status", async (t) => {
     ],
     [
       "progress deadline exceeded is final",
-      obj(1, spec, {
-        observedGeneration: 1,
-        conditions: [{
-          type: "Progressing",
-          status: "False",
-          reason: "ProgressDeadlineExceeded",
-          message: 'ReplicaSet "web-1" has timed out progressing.',
-        }],
-      }),
-      v(
-        "fail",
-        'rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-1" has timed out progressing.',
-      ),
+      obj(1, spec, DEADLINE_EXCEEDED),
+      DEADLINE_VERDICT,
     ],
     [
       "zero replicas roll out at once",
@@ -464,94 +455,7 @@ Deno.test("orch parse() reads targets, selectors and wait types", async (t) => {
 });
 
 Deno.test("orch parse() rejects malformed targets and combinations", async (t) => {
-  const hint = "(see: waitcmd help orch)";
-  const rows: [string[], string][] = [
-    [
-      ["k8s", "deploy"],
-      'waitcmd: condition 1 (k8s): expected KIND/NAME, or KIND with --selector or --all, got "deploy"',
-    ],
-    [
-      ["k8s", "deploy/"],
-      'waitcmd: condition 1 (k8s): expected KIND/NAME (deployment/web) or KIND with --selector, got "deploy/"',
-    ],
-    [
-      ["k8s", "/web"],
-      'waitcmd: condition 1 (k8s): expected KIND/NAME (deployment/web) or KIND with --selector, got "/web"',
-    ],
-    [
-      ["k8s", "deploy/a/b"],
-      'waitcmd: condition 1 (k8s): expected KIND/NAME (deployment/web) or KIND with --selector, got "deploy/a/b"',
-    ],
-    [
-      ["k8s", "deploy/web", "--selector", "app=web"],
-      "waitcmd: condition 1 (k8s): --selector: cannot be combined with KIND/NAME",
-    ],
-    [
-      ["k8s", "deploy/web", "--all"],
-      "waitcmd: condition 1 (k8s): --all: cannot be combined with KIND/NAME",
-    ],
-    [
-      ["k8s", "pods", "--selector", "app web"],
-      'waitcmd: condition 1 (k8s): --selector: expected requirements like app=web, tier!=db, env in (a,b) or !key, got "app web"',
-    ],
-    [
-      ["k8s", "pod/p", "--namespace", "Bad_NS"],
-      'waitcmd: condition 1 (k8s): --namespace: expected a namespace name like default, got "Bad_NS"',
-    ],
-    [
-      ["k8s", "pod/p", "--for", "rollout"],
-      "waitcmd: condition 1 (k8s): --for: rollout works with deployments, statefulsets and daemonsets, not pods",
-    ],
-    [
-      ["k8s", "deployments.apps/web", "--for", "complete"],
-      "waitcmd: condition 1 (k8s): --for: complete works with jobs, not deployments",
-    ],
-    [
-      ["k8s", "pod/p", "--for", "ready", "--condition", "Ready"],
-      "waitcmd: condition 1 (k8s): --condition: cannot be combined with --for; give one wait type",
-    ],
-    [
-      ["k8s", "pod/p", "--condition", "Ready", "--jsonpath", ".a"],
-      "waitcmd: condition 1 (k8s): --jsonpath: cannot be combined with --condition; give one wait type",
-    ],
-    [
-      ["k8s", "pod/p", "--condition", "Ready=Not Yet"],
-      'waitcmd: condition 1 (k8s): --condition: expected a condition type like Available or Ready=False, got "Ready=Not Yet"',
-    ],
-    [
-      ["k8s", "pod/p", "--context", ""],
-      "waitcmd: condition 1 (k8s): --context: expected a value, got an empty string",
-    ],
-    [
-      ["k8s"],
-      "waitcmd: condition 1 (k8s): missing target KIND/NAME (deployment/web), KIND with --selector or --all, or -f FILE for the objects of manifests",
-    ],
-    [
-      ["k8s", "deploy/web", "-f", "app.yaml"],
-      'waitcmd: condition 1 (k8s): --file: cannot be combined with a target ("deploy/web"); the manifests name the objects',
-    ],
-    [
-      ["k8s", "-f", ""],
-      "waitcmd: condition 1 (k8s): --file: expected a file, a directory or - (standard input)",
-    ],
-    [
-      ["k8s", "-f", "app.yaml", "--selector", "app=web"],
-      "waitcmd: condition 1 (k8s): --selector: cannot be combined with --file; each object waits for the readiness of its kind (or --for create, --for delete)",
-    ],
-    [
-      ["k8s", "-f", "app.yaml", "--condition", "Ready"],
-      "waitcmd: condition 1 (k8s): --condition: cannot be combined with --file; each object waits for the readiness of its kind (or --for create, --for delete)",
-    ],
-    [
-      ["k8s", "-f", "app.yaml", "--for", "rollout"],
-      "waitcmd: condition 1 (k8s): --for: rollout cannot be combined with --file; give create or delete, or none for the readiness of each object's kind",
-    ],
-  ];
-  for (const [args, want] of rows) {
-    await t.step(args.slice(1).join(" "), async () => {
-      assertEquals(await usageError(args), `${want} ${hint}`);
-    });
-  }
+  await stepUsageErrors(t, "orch");
   await t.step("--for values come from the enum", async () => {
     assert(
       (await usageError(["k8s", "pod/p", "--for", "readdy"])).startsWith(
@@ -570,23 +474,13 @@ Deno.test("orch parse() rejects malformed targets and combinations", async (t) =
 
 Deno.test("OrchProbe.watch() lists, watches from the list's version and lists again after 410 or an end", async () => {
   const spec = optionsOf<OrchOptions>(["k8s", "pod/web", "--namespace", "shop"]);
-  const pods: ApiResource = {
-    group: "",
-    version: "v1",
-    plural: "pods",
-    singular: "pod",
-    kind: "Pod",
-    namespaced: true,
-    shortNames: ["po"],
-    verbs: ["get", "list", "watch"],
-  };
   const calls: string[] = [];
   let lists = 0;
   let watches = 0;
   const fake: KubeApi = {
     connection: () =>
       Promise.resolve({ server: "https://k", namespace: "default", credentials: "test" }),
-    discover: () => Promise.resolve({ resources: [pods], fetchedAt: Date.now() }),
+    discover: () => Promise.resolve({ resources: [PODS], fetchedAt: Date.now() }),
     get: () => Promise.reject(new Error("not used")),
     getJson(path: string) {
       calls.push(`list ${path}`);

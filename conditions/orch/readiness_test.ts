@@ -1,4 +1,5 @@
 import { assertEquals } from "../../tests/_assert.ts";
+import { DEADLINE_EXCEEDED, DEADLINE_VERDICT } from "./_fake_kube.ts";
 import type { KubeObject, Verdict } from "./judge.ts";
 import {
   claimBound,
@@ -24,20 +25,9 @@ Deno.test("readiness() picks the rule of the object's kind", async (t) => {
       {
         metadata: { generation: 1 },
         spec: { replicas: 1 },
-        status: {
-          observedGeneration: 1,
-          conditions: [{
-            type: "Progressing",
-            status: "False",
-            reason: "ProgressDeadlineExceeded",
-            message: 'ReplicaSet "web-1" has timed out progressing.',
-          }],
-        },
+        status: DEADLINE_EXCEEDED,
       },
-      v(
-        "fail",
-        'rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-1" has timed out progressing.',
-      ),
+      DEADLINE_VERDICT,
     ],
     [
       "a Deployment at a generation not yet observed",

@@ -1,5 +1,6 @@
 import { assertEquals } from "../../tests/_assert.ts";
-import { conditionOf, optionsOf, parseError, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { idIn } from "./ids.ts";
 import { formatMode, parseMode, type PermissionOptions } from "./mod.ts";
 import { mismatches } from "./probe.ts";
@@ -34,37 +35,12 @@ Deno.test("permission parse() takes octal modes, ids or names, and a type", () =
   assertEquals(formatMode(0o100644), "0644");
 });
 
-Deno.test("permission parse() rejects what it cannot check", async (t) => {
-  const rows: [string[], string][] = [
-    [[], "permission needs at least one of --mode, --mode-includes, --owner, --group, --type"],
-    [["--mode", "0999"], '--mode: expected an octal mode like 0644, got "0999"'],
-    [
-      ["--mode", "644", "--mode-includes", "600"],
-      "--mode-includes: cannot be combined with --mode",
-    ],
-    [["--owner", ""], "--owner: expected a name or a numeric id, got an empty string"],
-    [["--group", "a:b"], '--group: expected a name or a numeric id, got "a:b"'],
-  ];
-  for (const [args, want] of rows) {
-    await t.step(args.join(" ") || "(none)", () => {
-      assertEquals(
-        parseError(["permission", "/x", ...args]),
-        `waitcmd: condition 1 (permission): ${want} (see: waitcmd help permission)`,
-      );
-    });
-  }
-});
+Deno.test("permission parse() rejects what it cannot check", (t) =>
+  stepUsageErrors(t, "permission"));
 
 Deno.test("permission validate() resolves names: an unknown one is a usage error", async () => {
+  // The unknown owner and group are rows of tests/_usage_rows.ts.
   assertEquals(await usageError(["perm", "/x", "--owner", "root", "--group", "root"]), "");
-  assertEquals(
-    await usageError(["perm", "/x", "--owner", "no-such-user-zq9"]),
-    'waitcmd: condition 1 (perm): --owner: no user named "no-such-user-zq9" on this system (see: waitcmd help permission)',
-  );
-  assertEquals(
-    await usageError(["perm", "/x", "--group", "no-such-group-zq9"]),
-    'waitcmd: condition 1 (perm): --group: no group named "no-such-group-zq9" on this system (see: waitcmd help permission)',
-  );
   assertEquals(
     idIn("root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n", "app"),
     1000,

@@ -1,6 +1,7 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
-import { conditionOf, optionsOf, parseError, probeOf } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { PidfileOptions } from "./mod.ts";
 import { judgeProcess, parsePidText, REUSE_SLACK_MS } from "./probe.ts";
 import type { Proc } from "../_common/procs.ts";
@@ -17,15 +18,9 @@ Deno.test("pidfile parse() takes the path, the state and a name", () => {
     name: "nginx",
   });
   assertEquals(conditionOf(["pidfile", "/run/a.pid"]).name, "pidfile /run/a.pid");
-  assertEquals(
-    parseError(["pidfile", "a", "--running", "--stopped"]),
-    "waitcmd: condition 1 (pidfile): --stopped: cannot be combined with --running (see: waitcmd help pidfile)",
-  );
-  assertEquals(
-    parseError(["pidfile", "a", "--name", "/usr/bin/x"]),
-    'waitcmd: condition 1 (pidfile): --name: expected an executable name without a directory, got "/usr/bin/x" (see: waitcmd help pidfile)',
-  );
 });
+
+Deno.test("pidfile parse() rejects contradictions", (t) => stepUsageErrors(t, "pidfile"));
 
 Deno.test("parsePidText() reads the first line and refuses an empty or half-written file", () => {
   assertEquals(parsePidText("1234\n"), { pid: 1234 });

@@ -1,5 +1,6 @@
 import { assertEquals, assertThrows } from "../../tests/_assert.ts";
-import { optionsOf, parseError } from "../../tests/_kit.ts";
+import { optionsOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { formatPorts, parsePortList, type PortsOptions } from "./mod.ts";
 
 Deno.test("parsePortList() reads ranges and lists", () => {
@@ -15,18 +16,11 @@ Deno.test("formatPorts() compresses runs", () => {
   assertEquals(formatPorts([80, 8000, 8001, 8002, 9000]), "80, 8000-8002, 9000");
 });
 
-Deno.test("ports parse() returns plain options and reports bad ranges", () => {
+Deno.test("ports parse() returns plain options and reports bad ranges", async (t) => {
   assertEquals(optionsOf<PortsOptions>(["ports", "[::1]", "--range", "81,80", "--any"]), {
     host: "::1",
     ports: [80, 81],
     any: true,
   });
-  assertEquals(
-    parseError(["ports", "h", "--range", "0-2"]),
-    'waitcmd: condition 1 (ports): --range: ports must be from 1 to 65535, got "0-2" (see: waitcmd help ports)',
-  );
-  assertEquals(
-    parseError(["ports", "a/b", "--range", "1"]),
-    'waitcmd: condition 1 (ports): expected a host, got "a/b" (see: waitcmd help ports)',
-  );
+  await stepUsageErrors(t, "ports");
 });

@@ -1,10 +1,8 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan, stepParseErrors } from "../../tests/_kit.ts";
+import { optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { brokerName, describeAmqpError, judgeQueue } from "./errors.ts";
 import type { RabbitmqOptions } from "./mod.ts";
-
-const where = "waitcmd: condition 1 (rabbitmq)";
-const see = "(see: waitcmd help rabbitmq)";
 
 Deno.test("rabbitmq parse() reads the URL: user, vhost, ports by scheme, guest by default", () => {
   const o = optionsOf<RabbitmqOptions>(["rabbitmq", "amqp://app:pw%2Fx@mq/prod%2Fa"]);
@@ -41,48 +39,8 @@ Deno.test("rabbitmq parse() keeps the user and masks only the password in the na
   );
 });
 
-Deno.test("rabbitmq parse() rejects bad targets and combinations", async (t) => {
-  const rows: [string[], string, Record<string, string>?][] = [
-    [
-      ["rabbitmq", "http://h"],
-      `expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://h"`,
-    ],
-    [["rabbitmq", "amqp://"], `the host is missing in "amqp://"`],
-    [["rabbitmq", "amqp://h:99999"], `port must be from 1 to 65535, got "99999"`],
-    [["rabbitmq", "amqp://h?verify=none"], `unsupported URL parameter "verify"`],
-    [["rabbitmq", "amqp://:pw@h"], "the URL has a password but no user"],
-    [["rabbitmq", "amqp://h", "--password-env", "PW"], "--password-env: needs a user in the URL", {
-      PW: "x",
-    }],
-    [
-      ["rabbitmq", "amqp://u:p@h", "--password-env", "PW"],
-      "--password-env: cannot be combined with a password in the URL",
-      { PW: "x" },
-    ],
-    [
-      ["rabbitmq", "amqp://u@h", "--password-env", "NOPE"],
-      "--password-env: environment variable NOPE is not set",
-    ],
-    [
-      ["rabbitmq", "amqp://u@h", "--password-env", "A", "--password-file", "f"],
-      "--password-file: cannot be combined with --password-env",
-      { A: "x" },
-    ],
-    [["rabbitmq", "amqp://h", "--ca-file", "ca.pem"], "--ca-file: needs amqps:// or --tls"],
-    [["rabbitmq", "amqp://h", "--insecure"], "--insecure: needs amqps:// or --tls"],
-    [
-      ["rabbitmq", "amqps://h", "--insecure", "--ca-file", "c"],
-      "--insecure: cannot be combined with --ca-file",
-    ],
-    [["rabbitmq", "amqp://h", "--min-messages", "1"], "--min-messages: needs --queue"],
-    [
-      ["rabbitmq", "amqp://h", "--queue", ""],
-      "--queue: expected a queue name, got an empty string",
-    ],
-    [["rabbitmq", "amqp://h", "--queue", "q", "--min-messages", "-1"], "--min-messages"],
-  ];
-  await stepParseErrors(t, where, see, rows);
-});
+Deno.test("rabbitmq parse() rejects bad targets and combinations", (t) =>
+  stepUsageErrors(t, "rabbitmq"));
 
 Deno.test("rabbitmq usage errors never show the URL's password", () => {
   const line = parseError(["rabbitmq", "amqpx://app:hunter2-pw@h"]);

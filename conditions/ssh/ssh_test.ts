@@ -1,6 +1,7 @@
 import { checkOnce } from "../../engine/attempt.ts";
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { conditionOf, optionsOf, parseError, plan, probeOf } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, plan, probeOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { parseHostPort } from "../_common/net.ts";
 import type { SshOptions } from "./mod.ts";
 import { judgeBanner, keyType } from "./protocol.ts";
@@ -13,45 +14,37 @@ const parseSshTarget = (text: string) => {
   }
 };
 
-Deno.test("judgeBanner() accepts SSH-2.0 and SSH-1.99 identification lines", () => {
-  assertEquals(judgeBanner("SSH-2.0-OpenSSH_9.2p1 Debian\r\n", false), {
-    ok: true,
-    banner: "SSH-2.0-OpenSSH_9.2p1 Debian",
-  });
-  assertEquals(judgeBanner("SSH-1.99-Cisco-1.25\n", false), {
-    ok: true,
-    banner: "SSH-1.99-Cisco-1.25",
-  });
-  assertEquals(judgeBanner("Welcome to the box\r\nSSH-2.0-dropbear\r\n", false), {
-    ok: true,
-    banner: "SSH-2.0-dropbear",
-  });
+Deno.test("judgeBanner() accepts SSH-2.0 and SSH-1.99 identification lines", async (t) => {
+  const rows: [string, string][] = [
+    ["SSH-2.0-OpenSSH_9.2p1 Debian\r\n", "SSH-2.0-OpenSSH_9.2p1 Debian"],
+    ["SSH-1.99-Cisco-1.25\n", "SSH-1.99-Cisco-1.25"],
+    ["Welcome to the box\r\nSSH-2.0-dropbear\r\n", "SSH-2.0-dropbear"],
+  ];
+  for (const [text, banner] of rows) {
+    await t.step(banner, () => assertEquals(judgeBanner(text, false), { ok: true, banner }));
+  }
 });
 
-Deno.test("judgeBanner() waits for a complete line and rejects everything else", () => {
-  assertEquals(judgeBanner("SSH-2.0-Open", false), undefined);
-  assertEquals(judgeBanner("", false), undefined);
-  assertEquals(judgeBanner("SSH-1.5-old\n", false), {
-    ok: false,
-    error: 'unsupported SSH protocol version: "SSH-1.5-old"',
-  });
-  assertEquals(judgeBanner("HTTP/1.1 400 Bad Request\r\n", false), {
-    ok: false,
-    error: 'not an SSH server: got "HTTP/1.1 400 Bad Request"',
-  });
+Deno.test("judgeBanner() waits for a complete line and rejects everything else", async (t) => {
+  // [what was read, whether the connection ended, the error; undefined: wait for more]
+  const rows: [string, boolean, string | undefined][] = [
+    ["SSH-2.0-Open", false, undefined],
+    ["", false, undefined],
+    ["SSH-1.5-old\n", false, 'unsupported SSH protocol version: "SSH-1.5-old"'],
+    ["HTTP/1.1 400 Bad Request\r\n", false, 'not an SSH server: got "HTTP/1.1 400 Bad Request"'],
+    ["", true, "connection closed without an identification banner"],
+    ["hello there", true, 'no SSH identification banner: got "hello there"'],
+    ["x".repeat(9000), false, "no SSH identification banner in the first 8192 bytes"],
+  ];
+  for (const [text, ended, error] of rows) {
+    await t.step(`${JSON.stringify(text.slice(0, 30))}${ended ? ", ended" : ""}`, () => {
+      assertEquals(
+        judgeBanner(text, ended),
+        error === undefined ? undefined : { ok: false, error },
+      );
+    });
+  }
   assertEquals(judgeBanner("\x16\x03\x01\x02\n", false)?.ok, false);
-  assertEquals(judgeBanner("", true), {
-    ok: false,
-    error: "connection closed without an identification banner",
-  });
-  assertEquals(judgeBanner("hello there", true), {
-    ok: false,
-    error: 'no SSH identification banner: got "hello there"',
-  });
-  assertEquals(judgeBanner("x".repeat(9000), false), {
-    ok: false,
-    error: "no SSH identification banner in the first 8192 bytes",
-  });
 });
 
 Deno.test("parseHostPort() takes host:port, [v6]:port and a bare host on port 22", () => {
@@ -71,46 +64,10 @@ Deno.test("keyType() reads the algorithm name of a public key blob", () => {
 });
 
 Deno.test("ssh parse() registers the password and reports bad combinations", async (t) => {
-  const where = "waitcmd: condition 1 (ssh)";
-  const see = "(see: waitcmd help ssh)";
   const p = plan(["ssh", "h:22", "--user", "u", "--password-env", "PW"], { PW: "pw-from-env" });
   assertEquals(p.secrets, ["pw-from-env"]);
   assertEquals(p.conditions[0]!.name, "ssh h:22");
-  const rows: [string[], string, Record<string, string>?][] = [
-    [["ssh", "h:99999"], `${where}: port must be from 1 to 65535, got "99999" ${see}`],
-    [
-      ["ssh", "h", "--host-key-sha256", "abc"],
-      `${where}: --host-key-sha256: expected SHA256: and 43 base64 characters, as ssh-keygen -lf prints it, got "abc" ${see}`,
-    ],
-    [
-      ["ssh", "h", "--user", "u"],
-      `${where}: --user: needs --password, --password-env or --password-file ${see}`,
-    ],
-    [["ssh", "h", "--password", "p"], `${where}: --password: needs --user ${see}`],
-    [
-      ["ssh", "h", "--user", "u", "--password", "p", "--password-file", "f"],
-      `${where}: --password-file: cannot be combined with --password ${see}`,
-    ],
-    [
-      ["ssh", "h", "--user", "u", "--password-env", "NOPE_UNSET"],
-      `${where}: --password-env: environment variable NOPE_UNSET is not set ${see}`,
-    ],
-    [
-      ["ssh", "h", "--user", "u", "--password-env", "1X"],
-      `${where}: --password-env: expected an environment variable name, got "1X" ${see}`,
-    ],
-    [
-      ["ssh", "h", "--banner-contains", ""],
-      `${where}: --banner-contains: expected a text, got an empty string ${see}`,
-    ],
-    [
-      ["ssh", "h", "--user", "", "--password", "p"],
-      `${where}: --user: expected a user name, got an empty string ${see}`,
-    ],
-  ];
-  for (const [args, line, env] of rows) {
-    await t.step(args.slice(1).join(" "), () => assertEquals(parseError(args, env), line));
-  }
+  await stepUsageErrors(t, "ssh");
 });
 
 Deno.test("ssh parse() returns plain options; a password file is only named", () => {

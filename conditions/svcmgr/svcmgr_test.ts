@@ -1,5 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { describeUnitState, judgeUnit, parseShow, type UnitState } from "./judge.ts";
 import { isHelloRethrow, noteBusError } from "./dbus.ts";
 import { busAddress, type SvcmgrOptions } from "./mod.ts";
@@ -236,27 +237,12 @@ Deno.test("svcmgr parse() gives the unit, the wait and the bus as options", () =
 });
 
 Deno.test("svcmgr parse() reports usage errors at the condition and flag", async (t) => {
-  const rows: [string[], string][] = [
-    [
-      ["svcmgr", "a b"],
-      'waitcmd: condition 1 (svcmgr): expected a unit name like nginx or nginx.service, got "a b" (allowed: letters, digits and :_.\\@-) (see: waitcmd help svcmgr)',
-    ],
-    [
-      ["svcmgr", "x", "--active", "--failed"],
-      "waitcmd: condition 1 (svcmgr): --failed: cannot be combined with --active (see: waitcmd help svcmgr)",
-    ],
-    [
-      ["systemd", "x", "--failed", "--inactive"],
-      "waitcmd: condition 1 (systemd): --failed: cannot be combined with --inactive (see: waitcmd help svcmgr)",
-    ],
-    [
-      ["svcmgr", "x", "--", "svcmgr", "getty@"],
-      'waitcmd: condition 2 (svcmgr): "getty@" is a template; name an instance like getty@1.service (see: waitcmd help svcmgr)',
-    ],
-  ];
-  for (const [args, want] of rows) {
-    await t.step(args.join(" "), async () => assertEquals(await usageError(args), want));
-  }
+  await stepUsageErrors(t, "svcmgr");
+  // A template needs an instance (here in a second condition, named by its place).
+  assertEquals(
+    await usageError(["svcmgr", "x", "--", "svcmgr", "getty@"]),
+    'waitcmd: condition 2 (svcmgr): "getty@" is a template; name an instance like getty@1.service (see: waitcmd help svcmgr)',
+  );
   // The engine's own checks apply too: a missing target, an unknown flag.
   assert((await usageError(["svcmgr"])).includes("missing target UNIT"));
   assert((await usageError(["svcmgr", "x", "--actve"])).includes("--active"));

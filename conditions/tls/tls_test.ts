@@ -1,5 +1,6 @@
 import { assertEquals } from "../../tests/_assert.ts";
-import { conditionOf, optionsOf, parseError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf } from "../../tests/_kit.ts";
+import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import { type CertFacts, formatLeft, judgeCertificate, nameMatches } from "./judge.ts";
 import type { TlsOptions } from "./mod.ts";
 
@@ -117,26 +118,7 @@ Deno.test("formatLeft() rounds remaining time down to one unit", () => {
 });
 
 Deno.test("tls parse() reports malformed values as usage errors", async (t) => {
-  const where = "waitcmd: condition 1 (tls)";
-  const see = "(see: waitcmd help tls)";
-  const rows: [string[], string][] = [
-    [["tls", "h:0"], `${where}: port must be from 1 to 65535, got "0" ${see}`],
-    [
-      ["tls", "h:443", "--valid-for", "soon"],
-      `${where}: --valid-for: expected a duration like 30s, 2m or 1h30m, got "soon" ${see}`,
-    ],
-    [
-      ["tls", "h:443", "--servername", "bad name"],
-      `${where}: --servername: expected a DNS name, got "bad name" ${see}`,
-    ],
-    [
-      ["tls", "h:443", "--ca-file", ""],
-      `${where}: --ca-file: expected a path, got an empty string ${see}`,
-    ],
-  ];
-  for (const [args, line] of rows) {
-    await t.step(args.slice(1).join(" "), () => assertEquals(parseError(args), line));
-  }
+  await stepUsageErrors(t, "tls");
   assertEquals(conditionOf(["tls", "example.com"]).name, "tls example.com:443");
 });
 

@@ -1,6 +1,7 @@
 import { assert, assertEquals } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
+import { inTempDir, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 
 const FAST = ["--interval", "100ms"];
 
@@ -9,10 +10,9 @@ async function digestOf(tool: string, path: string): Promise<string> {
   return (await sh(tool, [path])).split(/\s+/)[0]!;
 }
 
-Deno.test("checksum matches the digests sha256sum, sha512sum, sha1sum and md5sum print", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
-  const f = `${dir}/data.bin`;
-  try {
+Deno.test("checksum matches the digests sha256sum, sha512sum, sha1sum and md5sum print", () =>
+  inTempDir("waitcmd-checksum-")(async (dir) => {
+    const f = `${dir}/data.bin`;
     await sh("sh", ["-c", `head -c 3000000 /dev/urandom > ${f}`]);
     for (
       const [tool, algo] of [
@@ -32,16 +32,12 @@ Deno.test("checksum matches the digests sha256sum, sha512sum, sha1sum and md5sum
         ]);
       }
     }
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("checksum waits for a download grown in chunks to be complete", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-checksum-" });
-  const src = `${dir}/src.bin`;
-  const dst = `${dir}/download.bin`;
-  try {
+Deno.test("checksum waits for a download grown in chunks to be complete", () =>
+  inTempDir("waitcmd-checksum-")(async (dir) => {
+    const src = `${dir}/src.bin`;
+    const dst = `${dir}/download.bin`;
     await sh("sh", ["-c", `head -c 8000000 /dev/urandom > ${src}`]);
     const want = await digestOf("sha256sum", src);
     await sh("sh", ["-c", `head -c 1000000 ${src} > ${dst}`]);
@@ -68,18 +64,6 @@ Deno.test("checksum waits for a download grown in chunks to be complete", async 
       r.attempts[0]!.error,
     );
     assert(r.attempts.slice(0, -1).every((a) => !a.ok));
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("checksum usage errors", () =>
-  assertKindUsageErrors("checksum", [
-    [["checksum", "f"], "--equals: checksum needs --equals [sha256:|sha512:|sha1:|md5:]HEX"],
-    [["checksum", "f", "--equals", "sha1:abc"], "--equals: a sha1 digest has 40 hex digits, got 3"],
-    [
-      ["checksum", "f", "--equals", "12345"],
-      "--equals: cannot tell the algorithm from 5 hex digits (md5 32, sha1 40, sha256 64, sha512 128); add a prefix such as sha256:",
-    ],
-    [["checksum", "--equals", "0".repeat(32)], "missing target PATH"],
-  ]));
+Deno.test("checksum usage errors", () => assertKindUsageErrors("checksum", USAGE_ROWS.checksum));

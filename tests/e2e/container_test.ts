@@ -7,6 +7,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 import {
   COMPOSE_BIN,
   DOCKER_CLI,
@@ -477,69 +478,10 @@ Deno.test({
       );
 
       await t.step("container usage errors print one line and probe nothing", async () => {
-        await assertKindUsageErrors("container", [
-          [
-            ["container", "my web"],
-            'expected a container name, id or compose service name, got "my web"',
-          ],
-          [
-            ["docker", "web", "--status", "up"],
-            '--status: expected one of created, running, paused, restarting, exited, dead, got "up"',
-          ],
-          [
-            ["docker", "web", "--health", "green"],
-            '--health: expected one of healthy, unhealthy, starting, none, got "green"',
-          ],
-          [
-            ["container", "web", "--status", "exited", "--health", "healthy"],
-            "--health: cannot be combined with --status exited: health checks only run while a container runs",
-          ],
-          [
-            ["container", "web", "--listening", "http"],
-            '--listening: expected PORT, PORT/tcp or PORT/udp (like 8080 or 53/udp), got "http"',
-          ],
-          [
-            ["container", "web", "--listening", "70000"],
-            '--listening: expected a port from 1 to 65535, got "70000"',
-          ],
-          [
-            ["container", "web", "--listening", "53/sctp"],
-            '--listening: expected the protocol tcp or udp after the port, got "53/sctp"',
-          ],
-          [
-            ["container", "web", "--listening", "8080", "--status", "exited"],
-            "--listening: cannot be combined with --status exited: ports are read from a running container",
-          ],
-          [
-            ["container", "web", "--exit-code", "-1"],
-            '--exit-code: expected a whole number from 0 to 255, got "-1"',
-          ],
-          [
-            ["container", "web", "--exit-code", "zero"],
-            '--exit-code: expected a whole number from 0 to 255, got "zero"',
-          ],
-          [
-            ["container", "web", "--exit-code", "0", "--status", "running"],
-            "--exit-code: cannot be combined with --status running: a container has an exit code once it has exited",
-          ],
-          [
-            ["container", "web", "--exit-code", "0", "--health", "healthy"],
-            "--exit-code: cannot be combined with --health: an exited container has no health",
-          ],
-          [
-            ["container", "web", "--exit-code", "0", "--listening", "8080"],
-            "--exit-code: cannot be combined with --listening: an exited container has no ports",
-          ],
-          [
-            ["container", "web", "--project", "a/b"],
-            '--project: expected a compose project name like myapp, got "a/b"',
-          ],
-          [
-            ["container", "web"],
-            "DOCKER_HOST: ssh:// is not supported; use unix://PATH or tcp://HOST:PORT",
-            { DOCKER_HOST: "ssh://user@example" },
-          ],
-        ], { env, globals: ["--output", "json"] });
+        await assertKindUsageErrors("container", USAGE_ROWS.container, {
+          env,
+          globals: ["--output", "json"],
+        });
         assertStringIncludes(
           usageErrorLine(await runCli(["docker"], { env })),
           "missing target NAME",

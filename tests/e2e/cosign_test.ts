@@ -1,6 +1,7 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
-import { makeSigstore, SIGNER_IDENTITY } from "../services/sigstore.ts";
+import { inTempDir, sh } from "../services/_util.ts";
+import { SIGNER_IDENTITY } from "../services/sigstore.ts";
+import { withSigstore } from "../_with_sigstore.ts";
 import { expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--interval", "100ms"];
@@ -38,9 +39,8 @@ const keyArgs = (dir: string) => [
 ];
 
 for (const algo of Object.keys(KEYS)) {
-  Deno.test(`cosign verifies an openssl ${algo} signature, written late`, async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-cosign-" });
-    try {
+  Deno.test(`cosign verifies an openssl ${algo} signature, written late`, () =>
+    inTempDir("waitcmd-cosign-")(async (dir) => {
       await keyPair(dir, algo);
       await bash(dir, "head -c 3000000 /dev/urandom > blob");
       const r = await runLate(
@@ -64,15 +64,11 @@ for (const algo of Object.keys(KEYS)) {
           KEYS[algo]!.label
         } key`,
       );
-    } finally {
-      await Deno.remove(dir, { recursive: true });
-    }
-  });
+    }));
 }
 
-Deno.test("cosign waits for the blob, and for a signature that is not base64 yet", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-cosign-" });
-  try {
+Deno.test("cosign waits for the blob, and for a signature that is not base64 yet", () =>
+  inTempDir("waitcmd-cosign-")(async (dir) => {
     await keyPair(dir, "ecdsa");
     const noBlob = await runJson(["--timeout", "300ms", ...FAST, ...keyArgs(dir)]);
     assertEquals(noBlob.json.conditions[0]!.last_error, `blob ${dir}/blob does not exist`);
@@ -83,19 +79,14 @@ Deno.test("cosign waits for the blob, and for a signature that is not base64 yet
     );
     assertEquals(r.code, 0);
     assertEquals(r.attempts[0]!.error, "the signature file does not hold base64");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
 Deno.test({
   name: "cosign verifies a Sigstore bundle offline against its trusted root, bundle written late",
   sanitizeResources: false,
   sanitizeOps: false,
-  fn: async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-cosign-" });
-    const sigstore = await makeSigstore();
-    try {
+  fn: () =>
+    withSigstore(async (dir, sigstore) => {
       await bash(dir, "head -c 100000 /dev/urandom > blob");
       await Deno.writeTextFile(`${dir}/trusted_root.json`, sigstore.trustedRoot);
       const bundle = await sigstore.sign(await Deno.readFile(`${dir}/blob`));
@@ -116,16 +107,11 @@ Deno.test({
       const bad = await expectJson(["--timeout", "400ms", ...FAST, ...args], { code: 1 });
       assertStringIncludes(bad.json.conditions[0]!.last_error, "the bundle does not verify: ");
       assertEquals(bad.stderr, "");
-    } finally {
-      await sigstore.close();
-      await Deno.remove(dir, { recursive: true });
-    }
-  },
+    }),
 });
 
-Deno.test("cosign usage errors: flags, and a key that cannot be read", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-cosign-" });
-  try {
+Deno.test("cosign usage errors: flags, and a key that cannot be read", () =>
+  inTempDir("waitcmd-cosign-")(async (dir) => {
     assertEquals(
       usageErrorLine(await runCli(["cosign", "--blob", "b", "--signature", "s"])),
       "waitcmd: condition 1 (cosign): --key: --signature needs --key PUBKEY (see: waitcmd help cosign)",
@@ -149,7 +135,4 @@ Deno.test("cosign usage errors: flags, and a key that cannot be read", async () 
       ),
       "--trusted-root: cannot read --trusted-root",
     );
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));

@@ -7,10 +7,11 @@
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
 import { type Dnsmasq, DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
 import { waitUntil } from "../services/_util.ts";
-import { assertUsageErrors, expectJson, runJson } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -60,11 +61,11 @@ async function dnsmasqTests(t: Deno.TestContext) {
         status: "timeout",
         error: "2 A records, expected at least 3: A 10.0.0.5, 10.0.0.6",
       });
-      const miss = await runJson([...SHORT, "dns", "multi.test", ...S, "--equals", "10.0.0.7"]);
-      assertEquals(
-        miss.json.conditions[0]!.last_error,
-        "A records do not include 10.0.0.7 (got A 10.0.0.5, 10.0.0.6)",
-      );
+      await expectJson([...SHORT, "dns", "multi.test", ...S, "--equals", "10.0.0.7"], {
+        code: 1,
+        status: "timeout",
+        error: "A records do not include 10.0.0.7 (got A 10.0.0.5, 10.0.0.6)",
+      });
     });
 
     await t.step(
@@ -232,63 +233,5 @@ Deno.test("dns kind with the system resolver honours /etc/hosts", async () => {
   assertEquals(r.json.conditions[0]!.detail, "A 127.0.0.1");
 });
 
-Deno.test("dns kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (dns)";
-  const see = "(see: waitcmd help dns)";
-  const cases: [string[], string][] = [
-    [["dns", "bad_name!"], `${where}: expected a DNS name, got "bad_name!" ${see}`],
-    [
-      ["dns", "127.0.0.1"],
-      `${where}: expected a DNS name, got the IP address "127.0.0.1" (use --type PTR for reverse lookups) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--type", "ANY"],
-      `${where}: --type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "ANY" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--min-count", "zero"],
-      `${where}: --min-count: expected a whole number of at least 1, got "zero" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--resolver", "dig"],
-      `${where}: --resolver: expected one of system, wire, got "dig" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--server", "127.0.0.1:99999"],
-      `${where}: --server: port must be from 1 to 65535, got "127.0.0.1:99999" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--server", "[127.0.0.1]:53"],
-      `${where}: --server: expected IP[:PORT] or [IPv6]:PORT, got "[127.0.0.1]:53" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--rcode", "GONE"],
-      `${where}: --rcode: expected one of NOERROR, NXDOMAIN, SERVFAIL, REFUSED, FORMERR, NOTIMP, got "GONE" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--resolver", "system", "--rcode", "NXDOMAIN"],
-      `${where}: --rcode: needs --resolver wire (the system resolver does not report rcodes) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--resolver", "system", "--server", "127.0.0.1"],
-      `${where}: --server: needs --resolver wire (the system resolver uses the OS configuration) ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--absent", "--min-count", "2"],
-      `${where}: --absent: cannot be combined with --min-count ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--rcode", "SERVFAIL", "--equals", "1.2.3.4"],
-      `${where}: --rcode: SERVFAIL has no records to check; cannot be combined with --equals ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--type", "AAAA", "--equals", "10.0.0.1.5"],
-      `${where}: --equals: expected an IPv6 address for --type AAAA, got "10.0.0.1.5" ${see}`,
-    ],
-    [
-      ["dns", "a.test", "--contains", ""],
-      `${where}: --contains: expected a text, got an empty string ${see}`,
-    ],
-  ];
-  await assertUsageErrors(cases, { exact: true });
-});
+Deno.test("dns kind rejects every malformed value with exit 2 before probing", () =>
+  assertKindUsageErrors("dns", USAGE_ROWS.dns));

@@ -5,18 +5,19 @@
  * timeout are the live conformance suite's (tests/conformance/live_test.ts).
  */
 
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertEquals } from "../_assert.ts";
+import { inTempDir } from "../services/_util.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
+import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
 
 const later = (ms: number, fn: () => Promise<void> | void) => async () => {
   await new Promise((r) => setTimeout(r, ms));
   await fn();
 };
 
-Deno.test("file --nonempty and --contains combine", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const f = `${dir}/cfg`;
-  try {
+Deno.test("file --nonempty and --contains combine", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const f = `${dir}/cfg`;
     await Deno.writeTextFile(f, "");
     await expectJson(
       [
@@ -40,27 +41,19 @@ Deno.test("file --nonempty and --contains combine", async () => {
       ...["--timeout", "300ms", "--interval", "100ms", "file", f, "--nonempty"],
     ]);
     assertEquals(empty.json.conditions[0]!.last_error, "exists but is empty");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("file --contains finds text across read-chunk borders in a large file", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const f = `${dir}/big`;
-  try {
+Deno.test("file --contains finds text across read-chunk borders in a large file", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const f = `${dir}/big`;
     const pad = "x".repeat((1 << 20) - 3);
     await Deno.writeTextFile(f, pad + "NEEDLE" + pad);
     await expectJson(["--timeout", "10s", "file", f, "--contains", "NEEDLE"], { code: 0 });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("file --deleted holds at once for a missing path and waits for removal", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-file-" });
-  const f = `${dir}/pid`;
-  try {
+Deno.test("file --deleted holds at once for a missing path and waits for removal", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const f = `${dir}/pid`;
     const never = await runJson(["--timeout", "5s", "file", `${dir}/never`, "--deleted"]);
     assertEquals(
       [never.code, never.json.conditions[0]!.attempts, never.json.conditions[0]!.detail],
@@ -73,20 +66,6 @@ Deno.test("file --deleted holds at once for a missing path and waits for removal
     }, {
       started: later(300, () => Deno.remove(f)),
     });
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("file rejects contradictory flags", async () => {
-  for (const other of ["--exists", "--nonempty"]) {
-    assertEquals(
-      usageErrorLine(await runCli(["file", "/x", "--deleted", other])),
-      `waitcmd: condition 1 (file): --deleted: cannot be combined with ${other} (see: waitcmd help file)`,
-    );
-  }
-  assertStringIncludes(
-    usageErrorLine(await runCli(["file", "/x", "--contains"])),
-    "--contains: missing value TEXT",
-  );
-});
+Deno.test("file rejects contradictory flags", () => assertKindUsageErrors("file", USAGE_ROWS.file));

@@ -1,5 +1,6 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, timing, usageErrorLine } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
+import { assertKindUsageErrors, expectJson, timing } from "./_cli.ts";
 
 async function tree(files: string[]): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
@@ -78,13 +79,4 @@ Deno.test("glob --absent waits until nothing matches", async () => {
   }
 });
 
-Deno.test("glob validates flags", async () => {
-  assertStringIncludes(
-    usageErrorLine(await runCli(["glob", "*.x", "--absent", "--max-count", "1"])),
-    "--absent: cannot be combined with --max-count",
-  );
-  assertStringIncludes(
-    usageErrorLine(await runCli(["glob", "*.x", "--min-count", "x"])),
-    `--min-count: expected a whole number of at least 0, got "x"`,
-  );
-});
+Deno.test("glob validates flags", () => assertKindUsageErrors("glob", USAGE_ROWS.glob));

@@ -13,8 +13,9 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 import { type Kafka, kafkaMissing, prepareKafka, type ScramCredential } from "../services/kafka.ts";
-import { assertUsageErrors, cliTest, runCli, runJson, runLate, timing } from "./_cli.ts";
+import { assertKindUsageErrors, cliTest, runCli, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "120s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -176,19 +177,10 @@ async function kafkaTests(t: Deno.TestContext) {
   }
 }
 
-cliTest("kafka kind: usage errors through the CLI, never showing the password", async () => {
-  const env = { KPW: "S3cr3t-kafka" };
-  const rows: [string[], string][] = [
-    [["kafka", "kafka://h:9092"], "(no scheme)"],
-    [["kafka", "h", "--sasl-mechanism", "gssapi"], "--sasl-mechanism"],
-    [
-      ["kafka", "h", "--sasl-mechanism", "plain", "--password-env", "KPW"],
-      "--sasl-mechanism: needs --user",
-    ],
-    [["kafka", "h", "--partitions", "2"], "--partitions: needs --topic"],
-  ];
-  await assertUsageErrors(rows, { env, secrets: [env.KPW] });
-});
+cliTest(
+  "kafka kind: usage errors through the CLI, never showing the password",
+  () => assertKindUsageErrors("kafka", USAGE_ROWS.kafka, { secrets: ["S3cr3t-kafka"] }),
+);
 
 cliTest("kafka kind: refused bootstrap servers time out with each address", async () => {
   const r = await runJson([...timing("1500ms", "300ms"), "kafka", "127.0.0.1:1,127.0.0.1:2"]);

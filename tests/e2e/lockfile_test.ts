@@ -1,13 +1,13 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
+import { inTempDir, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, expectJson, runCli, runJson, runLate } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 
 const FAST = ["--interval", "100ms"];
 
-Deno.test("lockfile waits for a lock held by flock to be released and removed", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
-  const lock = `${dir}/build.lock`;
-  try {
+Deno.test("lockfile waits for a lock held by flock to be released and removed", () =>
+  inTempDir("waitcmd-lockfile-")(async (dir) => {
+    const lock = `${dir}/build.lock`;
     const free = await runJson(["--timeout", "5s", "lockfile", lock]);
     assertEquals([free.code, free.json.conditions[0]!.detail], [0, "no lock file"]);
 
@@ -34,15 +34,11 @@ Deno.test("lockfile waits for a lock held by flock to be released and removed", 
     assertEquals(c.name, `lockfile ${lock}`);
     assert(/^lock file exists \(modified (under 1s|\d+s) ago\)$/.test(c.last_error), c.last_error);
     assertEquals(c.detail, "no lock file");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("lockfile --present waits for a lock to appear; --older-than for it to go stale", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
-  const lock = `${dir}/run.lock`;
-  try {
+Deno.test("lockfile --present waits for a lock to appear; --older-than for it to go stale", () =>
+  inTempDir("waitcmd-lockfile-")(async (dir) => {
+    const lock = `${dir}/run.lock`;
     const r = await runLate(
       ["--timeout", "20s", ...FAST, "lockfile", lock, "--present"],
       () => sh("flock", [lock, "true"]),
@@ -64,14 +60,10 @@ Deno.test("lockfile --present waits for a lock to appear; --older-than for it to
       ...["--timeout", "5s", "lockfile", lock, "--present", "--older-than", "1h"],
     ]);
     assertEquals(old.json.conditions[0]!.detail, "lock file exists (modified 2h ago, stale)");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("lockfile times out while the lock stays held", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-lockfile-" });
-  try {
+Deno.test("lockfile times out while the lock stays held", () =>
+  inTempDir("waitcmd-lockfile-")(async (dir) => {
     await sh("touch", ["-d", "90 seconds ago", `${dir}/held.lock`]);
     const r = await runCli(["--timeout", "400ms", ...FAST, "lockfile", `${dir}/held.lock`]);
     assertEquals([r.code, r.stdout], [1, ""]);
@@ -86,24 +78,6 @@ Deno.test("lockfile times out while the lock stays held", async () => {
       ...["lockfile", `${dir}/none`, "--present"],
     ]);
     assertEquals([missing.code, missing.json.conditions[0]!.last_error], [1, "does not exist"]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
-Deno.test("lockfile usage errors", () =>
-  assertKindUsageErrors("lockfile", [
-    [
-      ["lockfile", "a.lock", "--absent", "--present"],
-      "--present: cannot be combined with --absent",
-    ],
-    [
-      ["lockfile", "a.lock", "--older-than", "5m"],
-      "--older-than: needs --present (a stale lock is a present one)",
-    ],
-    [
-      ["lockfile", "a.lock", "--present", "--older-than", "soon"],
-      '--older-than: expected a duration like 30s, 2m or 1h30m, got "soon"',
-    ],
-    [["lockfile"], "missing target PATH"],
-  ]));
+Deno.test("lockfile usage errors", () => assertKindUsageErrors("lockfile", USAGE_ROWS.lockfile));

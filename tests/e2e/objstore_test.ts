@@ -6,17 +6,17 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { USAGE_ROWS, type UsageRow } from "../_usage_rows.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { buildVersitygw, type S3Env, startS3 } from "../services/s3.ts";
 import { startSilentTcp } from "../services/sshd.ts";
 import {
+  assertKindUsageErrors,
   assertOutcome,
   expectJson,
-  runCli,
   runJson,
   runLate,
   timing,
-  usageErrorLine,
 } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
@@ -386,39 +386,11 @@ Deno.test({
       });
 
       await t.step("usage errors: exit 2, one line, nothing probed", async () => {
-        const rows: [string[], string][] = [
-          [
-            ["s3", "bucket/key"],
-            'expected objstore://BUCKET/KEY or s3://BUCKET/KEY, got "bucket/key"',
-          ],
-          [
-            ["s3", "s3://items", "--metadata", "a=b"],
-            "--metadata: needs an object key in the target",
-          ],
-          [
-            ["s3", "s3://items", "--contains", "x"],
-            "--contains: needs an object key in the target",
-          ],
-          [
-            ["s3", "s3://items/k", "--metadata", "nameonly"],
-            '--metadata: expected NAME=VALUE like build=42, got "nameonly"',
-          ],
-          [
-            ["s3", "s3://items/k", "--endpoint-url", "localhost:9000"],
-            "--endpoint-url: expected an http(s) URL",
-          ],
-          [
-            ["s3", "s3://items/k", "--secret-access-key", "s3cr3t-value"],
-            "--secret-access-key: needs an access key id too",
-          ],
-        ];
-        for (const [args, fragment] of rows) {
-          const r = await runCli(args, { env: CLEAN });
-          const line = usageErrorLine(r);
-          assertStringIncludes(line, `waitcmd: condition 1 (s3): ${fragment}`);
-          assert(line.endsWith("(see: waitcmd help objstore)"), line);
-          assert(!line.includes("s3cr3t-value"), "a secret flag's value is never echoed");
-        }
+        // A row's own environment goes over CLEAN; a secret flag's value is never echoed.
+        const rows = USAGE_ROWS.objstore.map((
+          [args, text, env]: UsageRow,
+        ): UsageRow => [args, text, env && { ...CLEAN, ...env }]);
+        await assertKindUsageErrors("objstore", rows, { env: CLEAN, secrets: ["s3cr3t-value"] });
       });
     } finally {
       await s3.stop();

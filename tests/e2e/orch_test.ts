@@ -267,17 +267,14 @@ clusterTest(
           () => kube.patch(webPath, { spec: { progressDeadlineSeconds: 1 } }),
           env,
         );
-        assertEquals(r.code, 3, JSON.stringify(r.attempts));
-        assertEquals(r.stderr, "");
-        assertEquals(r.report.status, "fatal");
-        assertEquals(
-          r.attempts[0]!.error,
-          "deployment/web 1 out of 3 new replicas have been updated",
-        );
-        assertMatch(
-          r.report.conditions[0]!.last_error,
-          /^deployment\/web rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-[a-z0-9]+" has timed out progressing\.$/,
-        );
+        assertOutcome(r, {
+          code: 3,
+          status: "fatal",
+          stderr: "",
+          firstError: "deployment/web 1 out of 3 new replicas have been updated",
+          error:
+            /^deployment\/web rollout exceeded its progress deadline: ProgressDeadlineExceeded: ReplicaSet "web-[a-z0-9]+" has timed out progressing\.$/,
+        });
       },
     );
 
@@ -377,41 +374,33 @@ clusterTest(
       assertEquals(c.last_error, "pod/crasher failed (phase Failed: Error: exit code 1)");
     });
 
-    await t.step("a job completing (--for complete)", async () => {
-      await paused(async () => {
-        await kube.create(nsPath("jobs", "batch/v1"), job("migrate"));
-        const r = await runLate(
-          [...CLUSTER, "k8s", "job/migrate", "--namespace", NS, "--for", "complete"],
+    /** Creates job NAME while paused, then runs `k8s job/NAME --for complete` as it runs. */
+    const jobLate = (name: string, podLabels?: Record<string, string>) =>
+      paused(async () => {
+        await kube.create(nsPath("jobs", "batch/v1"), job(name, podLabels));
+        return await runLate(
+          [...CLUSTER, "k8s", `job/${name}`, "--namespace", NS, "--for", "complete"],
           () => kube.resumeControllers(),
           env,
         );
-        assertOutcome(r, {
-          code: 0,
-          firstError: "job/migrate not complete (active 0, succeeded 0, failed 0)",
-          detail: "job/migrate complete (1 succeeded)",
-        });
+      });
+
+    await t.step("a job completing (--for complete)", async () => {
+      assertOutcome(await jobLate("migrate"), {
+        code: 0,
+        firstError: "job/migrate not complete (active 0, succeeded 0, failed 0)",
+        detail: "job/migrate complete (1 succeeded)",
       });
     });
 
     await t.step("a job failing is fatal (exit 3)", async () => {
-      await paused(async () => {
-        await kube.create(nsPath("jobs", "batch/v1"), job("broken", FAIL));
-        const r = await runLate(
-          [...CLUSTER, "k8s", "job/broken", "--namespace", NS, "--for", "complete"],
-          () => kube.resumeControllers(),
-          env,
-        );
-        assertEquals(r.code, 3, JSON.stringify(r.attempts));
-        assertEquals(r.stderr, "");
-        assertEquals(r.report.status, "fatal");
-        assertEquals(
-          r.attempts[0]!.error,
-          "job/broken not complete (active 0, succeeded 0, failed 0)",
-        );
-        assertEquals(
-          r.report.conditions[0]!.last_error,
+      assertOutcome(await jobLate("broken", FAIL), {
+        code: 3,
+        status: "fatal",
+        stderr: "",
+        firstError: "job/broken not complete (active 0, succeeded 0, failed 0)",
+        error:
           "job/broken failed: BackoffLimitExceeded: Job has reached the specified backoff limit",
-        );
       });
       const text = await runCli([
         ...FAST,

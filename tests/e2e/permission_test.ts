@@ -1,13 +1,13 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { sh } from "../services/_util.ts";
+import { inTempDir, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 
 const FAST = ["--interval", "100ms"];
 
-Deno.test("permission waits for chmod and chown on a real file", async () => {
-  const dir = await Deno.makeTempDir({ prefix: "waitcmd-perm-" });
-  const f = `${dir}/key.pem`;
-  try {
+Deno.test("permission waits for chmod and chown on a real file", () =>
+  inTempDir("waitcmd-perm-")(async (dir) => {
+    const f = `${dir}/key.pem`;
     await sh("sh", ["-c", `umask 022 && echo secret > ${f}`]);
     const r = await runLate(
       [
@@ -35,10 +35,7 @@ Deno.test("permission waits for chmod and chown on a real file", async () => {
       `perm ${f}`,
       "permission",
     ]);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+  }));
 
 Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fifos apart", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-perm-" });
@@ -79,21 +76,4 @@ Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fi
 });
 
 Deno.test("permission usage errors", () =>
-  assertKindUsageErrors("permission", [
-    [
-      ["permission", "/x"],
-      "permission needs at least one of --mode, --mode-includes, --owner, --group, --type",
-    ],
-    [
-      ["perm", "/x", "--mode", "rw-r--r--"],
-      '--mode: expected an octal mode like 0644, got "rw-r--r--"',
-    ],
-    [
-      ["perm", "/x", "--type", "pipe"],
-      '--type: expected one of file, dir, symlink, socket, fifo, got "pipe"',
-    ],
-    [
-      ["perm", "/x", "--owner", "no-such-user-zq9"],
-      '--owner: no user named "no-such-user-zq9" on this system',
-    ],
-  ]));
+  assertKindUsageErrors("permission", USAGE_ROWS.permission));

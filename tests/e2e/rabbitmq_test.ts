@@ -11,8 +11,9 @@
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { assertUsageErrors, cliTest, runJson, runLate, timing } from "./_cli.ts";
+import { assertKindUsageErrors, cliTest, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -118,24 +119,10 @@ async function rabbitmqTests(t: Deno.TestContext) {
   }
 }
 
-cliTest("rabbitmq kind: usage errors through the CLI, never showing the password", async () => {
-  const rows: [string[], string][] = [
-    [["rabbitmq", "http://app:S3cr3t-pw@h/"], "expected amqp:// or amqps://"],
-    [
-      ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--min-messages", "1"],
-      "--min-messages: needs --queue",
-    ],
-    [
-      ["amqp", "amqp://app:S3cr3t-pw@h/", "--ca-file", "ca.pem"],
-      "--ca-file: needs amqps:// or --tls",
-    ],
-    [
-      ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--password-env", "X"],
-      "cannot be combined with a password in the URL",
-    ],
-  ];
-  await assertUsageErrors(rows, { env: { X: "other-secret" }, secrets: ["S3cr3t-pw"] });
-});
+cliTest(
+  "rabbitmq kind: usage errors through the CLI, never showing the password",
+  () => assertKindUsageErrors("rabbitmq", USAGE_ROWS.rabbitmq, { secrets: ["S3cr3t-pw"] }),
+);
 
 cliTest("rabbitmq kind: a refused port times out with the connection error", async () => {
   const r = await runJson([

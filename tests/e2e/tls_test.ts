@@ -6,9 +6,11 @@
 
 import { assertEquals, assertMatch } from "../_assert.ts";
 import { type RunningServer, startHttpsServer } from "../services/http_servers.ts";
+import { startSilentTcp } from "../services/sshd.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
-import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
+import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -47,30 +49,21 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
   const day = (d: Date) => d.toISOString().slice(0, 10);
   try {
     await t.step("JSON report; --valid-for shorter than what is left", async () => {
-      const r = await runJson([
-        ...FAST,
-        ...["tls", `localhost:${main.port}`],
-        ...ca,
-        ...["--valid-for", "29d"],
-      ]);
-      assertEquals(r.code, 0, r.stdout);
-      assertEquals(r.stderr, "");
-      const c = r.json.conditions[0]!;
-      assertEquals(c.name, `tls localhost:${main.port}`);
-      assertMatch(
-        c.detail,
-        /^certificate for localhost valid until \d{4}-\d\d-\d\d \((29|30)d left\)$/,
+      const r = await expectJson(
+        [...FAST, ...["tls", `localhost:${main.port}`], ...ca, ...["--valid-for", "29d"]],
+        {
+          code: 0,
+          stderr: "",
+          detail: /^certificate for localhost valid until \d{4}-\d\d-\d\d \((29|30)d left\)$/,
+        },
       );
+      assertEquals(r.json.conditions[0]!.name, `tls localhost:${main.port}`);
     });
 
     await t.step("--valid-for longer than what is left times out naming the check", async () => {
-      const ok = await runJson([
-        ...FAST,
-        ...["tls", `localhost:${short.port}`],
-        ...ca,
-        ...["--valid-for", "1d12h"],
-      ]);
-      assertEquals(ok.code, 0, ok.stdout);
+      await expectJson([...FAST, "tls", `localhost:${short.port}`, ...ca, "--valid-for", "1d12h"], {
+        code: 0,
+      });
       await expectJson([...SHORT, "tls", `localhost:${short.port}`, ...ca, "--valid-for", "3d"], {
         code: 1,
         error: `certificate expires in 1d (${
@@ -98,28 +91,22 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
     });
 
     await t.step("the name: DNS against DNS SANs, IP against IP SANs, --servername", async () => {
-      const ip = await runJson([...FAST, "tls", `127.0.0.1:${main.port}`, ...ca]);
-      assertEquals(ip.code, 0, ip.stdout);
-      assertMatch(ip.json.conditions[0]!.detail, /^certificate for 127\.0\.0\.1 valid until/);
+      await expectJson([...FAST, "tls", `127.0.0.1:${main.port}`, ...ca], {
+        code: 0,
+        detail: /^certificate for 127\.0\.0\.1 valid until/,
+      });
       await expectJson([...SHORT, "tls", `127.0.0.1:${dnsOnly.port}`, ...ca], {
         code: 1,
         error: "certificate name does not match 127.0.0.1: it is for DNS:localhost",
       });
-      const sni = await runJson([
-        ...FAST,
-        ...["tls", `127.0.0.1:${dnsOnly.port}`],
-        ...ca,
-        ...["--servername", "localhost"],
-      ]);
-      assertEquals(sni.code, 0, sni.stdout);
-      const api = await runJson([
-        ...FAST,
-        ...["tls", `127.0.0.1:${main.port}`],
-        ...ca,
-        ...["--servername", "api.test"],
-      ]);
-      assertEquals(api.code, 0, api.stdout);
-      assertMatch(api.json.conditions[0]!.detail, /^certificate for api\.test valid until/);
+      await expectJson(
+        [...FAST, ...["tls", `127.0.0.1:${dnsOnly.port}`], ...ca, ...["--servername", "localhost"]],
+        { code: 0 },
+      );
+      await expectJson(
+        [...FAST, ...["tls", `127.0.0.1:${main.port}`], ...ca, ...["--servername", "api.test"]],
+        { code: 0, detail: /^certificate for api\.test valid until/ },
+      );
       await expectJson([
         ...SHORT,
         ...["tls", `127.0.0.1:${main.port}`],
@@ -169,20 +156,14 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
     });
 
     await t.step("a plain-TCP server that never answers hits --attempt-timeout", async () => {
-      const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-      const held: Deno.Conn[] = [];
-      const accepting = (async () => {
-        for await (const c of l) held.push(c);
-      })().catch(() => {});
+      const silent = await startSilentTcp();
       try {
         await expectJson([
           ...SHORT,
-          ...["--attempt-timeout", "300ms", "tls", `127.0.0.1:${(l.addr as Deno.NetAddr).port}`],
+          ...["--attempt-timeout", "300ms", "tls", `127.0.0.1:${silent.port}`],
         ], { code: 1, error: "attempt timed out after 300ms" });
       } finally {
-        l.close();
-        for (const c of held) c.close();
-        await accepting;
+        await silent.stop();
       }
     });
   } finally {
@@ -191,25 +172,5 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
   }
 });
 
-Deno.test("tls kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (tls)";
-  const see = "(see: waitcmd help tls)";
-  const cases: [string[], string][] = [
-    [["tls", "h:https"], `${where}: expected HOST:PORT or [IPv6]:PORT, got "h:https" ${see}`],
-    [
-      ["tls", "h:443", "--valid-for", "30 days"],
-      `${where}: --valid-for: expected a duration like 30s, 2m or 1h30m, got "30 days" ${see}`,
-    ],
-    [
-      ["tls", "h:443", "--servername", "a/b"],
-      `${where}: --servername: expected a DNS name, got "a/b" ${see}`,
-    ],
-    [
-      ["tls", "h:443", "--ca-file", ""],
-      `${where}: --ca-file: expected a path, got an empty string ${see}`,
-    ],
-  ];
-  await Promise.all(cases.map(async ([args, line]) => {
-    assertEquals(usageErrorLine(await runCli(args)), line, args.join(" "));
-  }));
-});
+Deno.test("tls kind rejects every malformed value with exit 2 before probing", () =>
+  assertKindUsageErrors("tls", USAGE_ROWS.tls));

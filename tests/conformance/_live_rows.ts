@@ -9,6 +9,7 @@
  */
 
 import { createSocket, type Socket } from "node:dgram";
+import { assert } from "../_assert.ts";
 import { binariesMissing, buildMissing, freePort, sh, waitUntil } from "../services/_util.ts";
 import { chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
 import { DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
@@ -26,10 +27,29 @@ import { makeRedis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
 import { buildVersitygw, startS3 } from "../services/s3.ts";
 import { SSHD_BIN, startSshd } from "../services/sshd.ts";
 import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
-import { makePki } from "../services/tls.ts";
+import { makePki, type Pki } from "../services/tls.ts";
 
 /** The scenarios of the suite. */
-export type Scenario = "late" | "satisfied" | "timeout" | "credential" | "secret" | "restart";
+export type Scenario =
+  | "late"
+  | "satisfied"
+  | "timeout"
+  | "credential"
+  | "secret"
+  | "restart"
+  | "tls";
+
+/** A server of the kind with TLS, for the tls scenario. */
+export interface TlsTarget {
+  /** Arguments (after the kind's word) satisfied over TLS... */
+  readonly satisfied: readonly string[][];
+  /** ...with this detail (a string: the whole detail). */
+  readonly detail: string | RegExp;
+  /** Arguments (after the kind's word) retried while pending, with their last_error. */
+  readonly pending: readonly (readonly [string[], string])[];
+  /** Stops the server. */
+  remove(): Promise<unknown>;
+}
 
 /** One row's live target, made and driven by the suite. */
 export interface LiveTarget {
@@ -68,6 +88,11 @@ export interface LiveTarget {
   readonly wrapper?: string[];
   /** The deadline of the runs that time out (default 1s). */
   readonly deadline?: string;
+  /**
+   * Starts a server of the kind with `pki`'s server certificate (which names localhost only, not
+   * 127.0.0.1); `other` is a CA that did not sign it.
+   */
+  tls?(pki: Pki, other: Pki): Promise<TlsTarget>;
   /** Stops the service and removes what the row made. */
   remove(): Promise<void>;
 }
@@ -645,6 +670,39 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         },
         secrets: [MARK, PG_PASSWORD, "late-pw-1"],
         usage: ["postgres", pg.url("app", MARK), "--expect", "x"],
+        tls: async (pki, other) => {
+          const tls = await makePostgres({
+            tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
+          });
+          const byIp = (q = "") => `${tls.url()}${q}`;
+          const byName = (q = "") => `postgres://app:${PG_PASSWORD}@localhost:${tls.port}/app${q}`;
+          return {
+            satisfied: [
+              [byName(), "--tls", "--ca-file", pki.ca.certFile],
+              [byName("?sslmode=verify-full"), "--ca-file", pki.ca.certFile],
+              [byIp("?sslmode=verify-ca"), "--ca-file", pki.ca.certFile],
+              [byIp("?sslmode=require")],
+              [byIp("?sslmode=prefer")],
+              [byIp(), "--tls", "--insecure"],
+            ],
+            detail: "SELECT 1 answered as app@app over TLS",
+            pending: [
+              [
+                [byIp(), "--tls", "--ca-file", pki.ca.certFile],
+                "certificate is not valid for 127.0.0.1",
+              ],
+              [
+                [byName("?sslmode=verify-full"), "--ca-file", other.ca.certFile],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+              [
+                [byName(), "--tls"],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+            ],
+            remove: () => tls.remove(),
+          };
+        },
         remove: () => pg.remove(),
       };
     },
@@ -678,6 +736,40 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         },
         secrets: [MARK, MY_PASSWORD, "late-pw-1"],
         usage: ["mysql", db.url("app", MARK), "--min-rows", "1"],
+        tls: async (pki, other) => {
+          const tls = await makeMariadb({
+            tls: {
+              caFile: pki.ca.certFile,
+              certFile: pki.server.certFile,
+              keyFile: pki.server.keyFile,
+            },
+          });
+          const byIp = tls.url();
+          const byName = `mysql://app:${MY_PASSWORD}@localhost:${tls.port}/app`;
+          return {
+            satisfied: [[byName, "--tls", "--ca-file", pki.ca.certFile], [
+              byIp,
+              "--tls",
+              "--insecure",
+            ]],
+            detail: "SELECT 1 answered as app@app over TLS",
+            pending: [
+              [
+                [byIp, "--tls", "--ca-file", pki.ca.certFile],
+                "certificate is not valid for 127.0.0.1",
+              ],
+              [
+                [byName, "--tls", "--ca-file", other.ca.certFile],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+              [
+                [byName, "--tls"],
+                "certificate not trusted (self-signed certificate in certificate chain)",
+              ],
+            ],
+            remove: () => tls.remove(),
+          };
+        },
         remove: () => db.remove(),
       };
     },
@@ -711,6 +803,34 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         },
         secrets: [MARK, REDIS_PASSWORD, "late-pw-1"],
         usage: ["redis", r.url("app", MARK), "--equals", "x"],
+        tls: async (pki, other) => {
+          const tls = await makeRedis({
+            tls: {
+              caFile: pki.ca.certFile,
+              certFile: pki.server.certFile,
+              keyFile: pki.server.keyFile,
+            },
+          });
+          const byIp = tls.url();
+          assert(byIp.startsWith("rediss://"), byIp);
+          const byName = `rediss://app:${REDIS_PASSWORD}@localhost:${tls.port}`;
+          return {
+            satisfied: [
+              [byName, "--ca-file", pki.ca.certFile],
+              [byName.replace("rediss:", "redis:"), "--tls", "--ca-file", pki.ca.certFile],
+              [byIp, "--insecure"],
+            ],
+            detail: "PONG, TLS",
+            pending: [
+              [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
+              [
+                [byName, "--ca-file", other.ca.certFile],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+            ],
+            remove: () => tls.remove(),
+          };
+        },
         remove: () => r.remove(),
       };
     },
@@ -849,6 +969,42 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         passwordFlags: { bare: ["nats", n.url("app")], password: "nats-live-pw" },
         secrets: [MARK, "nats-live-pw"],
         usage: ["nats", n.url(`app:${encodeURIComponent(MARK)}`), "--stream", "a.b"],
+        tls: async (pki, other) => {
+          const tls = await makeNats({
+            tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
+            jetstream: true,
+          });
+          const byName = `tls://localhost:${tls.port}`;
+          const byIp = tls.url();
+          assert(byIp.startsWith("tls://127.0.0.1:"), byIp);
+          return {
+            satisfied: [
+              [byName, "--ca-file", pki.ca.certFile],
+              [
+                `nats://localhost:${tls.port}`,
+                "--tls",
+                "--ca-file",
+                pki.ca.certFile,
+                "--jetstream",
+              ],
+              [byIp, "--insecure"],
+            ],
+            detail: /, TLS$/,
+            pending: [
+              [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
+              [
+                [byName, "--ca-file", other.ca.certFile],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+              [[byName], "certificate not trusted (unable to verify the first certificate)"],
+              [
+                [`nats://localhost:${tls.port}`],
+                "the server requires TLS (use a tls:// URL or --tls)",
+              ],
+            ],
+            remove: () => tls.remove(),
+          };
+        },
         remove: () => n.remove(),
       };
     },

@@ -19,9 +19,14 @@
  *   both work, the file read again at each attempt;
  * - no secret: no secret of the row in any output of any of its runs (text,
  *   json, jsonl), nor in `--report`, `--explain` or a usage error;
- * - restart: satisfied again after the target went down and came back.
+ * - restart: satisfied again after the target went down and came back;
+ * - tls, where the row starts a server of the kind with TLS (the kinds that
+ *   reach TLS through their driver's own options): satisfied verified by
+ *   name and unverified, with the detail naming TLS; an untrusted or
+ *   misnamed certificate retried as pending.
  *
- * A row says why a scenario does not apply to its kind. A kind of the
+ * A row says why a scenario does not apply to its kind (tls is only where
+ * a row gives it). A kind of the
  * registry without a row fails. Rows run a few at a time (their runs mostly
  * wait); each test reports its row's scenarios as steps.
  */
@@ -29,7 +34,9 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { makePki } from "../services/tls.ts";
 import {
+  assertTlsRetried,
   type CliOptions,
   type CliResult,
   late,
@@ -75,7 +82,13 @@ class Row {
 }
 
 /** The scenarios, in the order they run (late start first: it brings the target up). */
-const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[] = [
+const SCENARIOS: {
+  id: Scenario;
+  name: string;
+  run: (r: Row) => Promise<void>;
+  /** A row without the scenario's target needs no reason why not. */
+  optional?: boolean;
+}[] = [
   {
     id: "late",
     name: "late start: pending while the target is down, then satisfied; exits at once",
@@ -253,6 +266,34 @@ const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[
       assert(r.attempts.at(-1)!.ok, "the run ends on a success");
     },
   },
+  {
+    id: "tls",
+    name: "tls: verified by name, unverified; untrusted or misnamed retried as pending",
+    optional: true,
+    run: async (row) => {
+      // The certificate names localhost only, not 127.0.0.1.
+      const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
+      const other = await makePki({});
+      try {
+        const tls = await row.t.tls!(pki, other);
+        try {
+          for (const args of tls.satisfied) {
+            const r = row.keep(await runJson([...FAST, row.kind, ...args], row.opts()));
+            assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
+            const detail = r.json.conditions[0]!.detail;
+            if (typeof tls.detail === "string") assertEquals(detail, tls.detail);
+            else assertMatch(detail, tls.detail);
+          }
+          await assertTlsRetried(row.kind, tls.pending);
+        } finally {
+          await tls.remove();
+        }
+      } finally {
+        await pki.cleanup();
+        await other.cleanup();
+      }
+    },
+  },
 ];
 
 /** Runs `args` (pending) to the deadline in JSON and in text: exit 1, the error named. */
@@ -310,6 +351,7 @@ const NEEDS: Partial<Record<Scenario, (t: LiveTarget) => boolean>> = {
   credential: (t) => t.wrong !== undefined,
   secret: (t) => t.secrets !== undefined && t.secrets.length > 0,
   restart: (t) => t.down !== undefined,
+  tls: (t) => t.tls !== undefined,
 };
 
 /** Runs every scenario of one row; never throws (each failure is its step's). */
@@ -338,6 +380,7 @@ async function runRow(kind: string, row: LiveRow): Promise<Outcome[]> {
         continue;
       }
       if (!gives) {
+        if (s.optional) continue;
         out.push({ name: s.name, error: new Error(`no ${s.id} target, and no reason why not`) });
         continue;
       }

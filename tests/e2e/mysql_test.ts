@@ -3,18 +3,18 @@
  * package, throwaway instances from tests/services/mariadb.ts), for what is
  * mysql's own: --query with --expect and --min-rows, a table and a database
  * created late, pending states (NULL not yet expected, a missing column,
- * --tls on a plain server), a syntax error (fatal), TLS, and usage errors.
- * A server started late or restarted, a wrong password, a user created
- * late, --password-env and --password-file, the human line, the JSON report
- * and the password in no output are the live conformance suite's
+ * --tls on a plain server), a syntax error (fatal), and usage errors. A
+ * server started late or restarted, a wrong password, a user created late,
+ * --password-env and --password-file, the human line, the JSON report, the
+ * password in no output and TLS (verified, unverified, untrusted,
+ * misnamed) are the live conformance suite's
  * (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeMariadb, type Mariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -106,50 +106,6 @@ Deno.test({
       });
     } finally {
       await db.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "mysql over TLS: verified by name, unverified; untrusted or misnamed pending",
-  ignore: ignoreWithout("MariaDB", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const db = await makeMariadb({
-      tls: { caFile: pki.ca.certFile, certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-    });
-    try {
-      const byIp = db.url();
-      const byName = `mysql://app:${MY_PASSWORD}@localhost:${db.port}/app`;
-      for (
-        const args of [
-          [byName, "--tls", "--ca-file", pki.ca.certFile],
-          [byIp, "--tls", "--insecure"],
-        ]
-      ) {
-        const r = await runJson([...FAST, "mysql", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertEquals(r.json.conditions[0]!.detail, "SELECT 1 answered as app@app over TLS");
-      }
-      const pending: [string[], string][] = [
-        [[byIp, "--tls", "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName, "--tls", "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-        [
-          [byName, "--tls"],
-          "certificate not trusted (self-signed certificate in certificate chain)",
-        ],
-      ];
-      await assertTlsRetried("mysql", pending);
-    } finally {
-      await db.remove();
-      await pki.cleanup();
-      await other.cleanup();
     }
   },
 });

@@ -3,19 +3,18 @@
  * throwaway instances from tests/services/nats.ts), for what is nats's own:
  * JetStream and a stream created late, a token, a credentials file
  * (operator mode), pending states (a wrong token, no credentials, a port
- * that is not NATS, TLS asked of a plain server), TLS verified, unverified,
- * untrusted and required, usage errors, and no token or credentials in any
- * output. A server started late or restarted, a user's wrong password,
- * --password-env and --password-file, the human line, the JSON report and
- * the password in no output are the live conformance suite's
- * (tests/conformance/live_test.ts).
+ * that is not NATS, TLS asked of a plain server), usage errors, and no token
+ * or credentials in any output. A server started late or restarted, a
+ * user's wrong password, --password-env and --password-file, the human
+ * line, the JSON report, the password in no output and TLS (verified,
+ * unverified, untrusted, misnamed, required) are the live conformance
+ * suite's (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeNats, natsMissing } from "../services/nats.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -144,54 +143,6 @@ Deno.test({
     } finally {
       await op.remove();
       await other.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "nats over TLS: verified by name, unverified; untrusted, misnamed and required pending",
-  ignore: ignoreWithout("nats-server", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const n = await makeNats({
-      tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-      jetstream: true,
-    });
-    try {
-      const byName = `tls://localhost:${n.port}`;
-      const byIp = n.url();
-      assert(byIp.startsWith("tls://127.0.0.1:"));
-      for (
-        const args of [
-          [byName, "--ca-file", pki.ca.certFile],
-          [`nats://localhost:${n.port}`, "--tls", "--ca-file", pki.ca.certFile, "--jetstream"],
-          [byIp, "--insecure"],
-        ]
-      ) {
-        const r = await runJson([...FAST, "nats", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertMatch(r.json.conditions[0]!.detail, /, TLS$/);
-      }
-      const pending: [string[], string][] = [
-        [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName, "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-        [[byName], "certificate not trusted (unable to verify the first certificate)"],
-        [
-          [`nats://localhost:${n.port}`],
-          "the server requires TLS (use a tls:// URL or --tls)",
-        ],
-      ];
-      await assertTlsRetried("nats", pending);
-    } finally {
-      await n.remove();
-      await pki.cleanup();
-      await other.cleanup();
     }
   },
 });

@@ -4,17 +4,17 @@
  * postgres's own: --query with --expect and --min-rows, a table and a
  * database created late, pending states (a missing column, a value not yet
  * expected, no password, TLS asked of a plain server), a syntax error
- * (fatal), a standby promoted late, TLS, and usage errors. A server started
- * late or restarted, a wrong password, a user created late, --password-env
- * and --password-file, the human line, the JSON report and the password in
- * no output are the live conformance suite's (tests/conformance/live_test.ts).
+ * (fatal), a standby promoted late, and usage errors. A server started late
+ * or restarted, a wrong password, a user created late, --password-env and
+ * --password-file, the human line, the JSON report, the password in no
+ * output and TLS (verified, chain only, unverified, untrusted, misnamed) are
+ * the live conformance suite's (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makePostgres, PG_PASSWORD, type Postgres, postgresMissing } from "../services/postgres.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -130,54 +130,6 @@ Deno.test({
       assertEquals(r.report.conditions[0]!.detail, "SELECT 1 answered as app@app on a primary");
     } finally {
       await pg.remove();
-    }
-  },
-});
-
-Deno.test({
-  name:
-    "postgres over TLS: verified by name, chain only, unverified; untrusted or misnamed pending",
-  ignore: ignoreWithout("PostgreSQL", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const pg = await makePostgres({
-      tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-    });
-    try {
-      const byIp = (q = "") => `${pg.url()}${q}`;
-      const byName = (q = "") => `postgres://app:${PG_PASSWORD}@localhost:${pg.port}/app${q}`;
-      const ok: string[][] = [
-        [byName(), "--tls", "--ca-file", pki.ca.certFile],
-        [byName("?sslmode=verify-full"), "--ca-file", pki.ca.certFile],
-        [byIp("?sslmode=verify-ca"), "--ca-file", pki.ca.certFile],
-        [byIp("?sslmode=require")],
-        [byIp("?sslmode=prefer")],
-        [byIp(), "--tls", "--insecure"],
-      ];
-      for (const args of ok) {
-        const r = await runJson([...FAST, "postgres", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertEquals(r.json.conditions[0]!.detail, "SELECT 1 answered as app@app over TLS");
-      }
-      const pending: [string[], string][] = [
-        [[byIp(), "--tls", "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName("?sslmode=verify-full"), "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-        [
-          [byName(), "--tls"],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-      ];
-      await assertTlsRetried("postgres", pending);
-    } finally {
-      await pg.remove();
-      await pki.cleanup();
-      await other.cleanup();
     }
   },
 });

@@ -4,17 +4,17 @@
  * what is redis's own: a key set late (--key), then its value (--equals),
  * pending states (no credentials: NOAUTH; a database the server does not
  * have; --tls on a plain server), a server loading its dataset, a replica
- * promoted late, TLS, and usage errors. A server started late or
- * restarted, a wrong password, a user created late, --password-env and
- * --password-file, the human line, the JSON report and the password in no
- * output are the live conformance suite's (tests/conformance/live_test.ts).
+ * promoted late, and usage errors. A server started late or restarted, a
+ * wrong password, a user created late, --password-env and --password-file,
+ * the human line, the JSON report, the password in no output and TLS
+ * (rediss:// verified, unverified, untrusted, misnamed) are the live
+ * conformance suite's (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeRedis, type Redis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
+import { assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -122,48 +122,6 @@ Deno.test({
     } finally {
       await replica.remove();
       await primary.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "redis over TLS: rediss:// verified by name, unverified; untrusted or misnamed pending",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const r0 = await makeRedis({
-      tls: { caFile: pki.ca.certFile, certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-    });
-    try {
-      const byIp = r0.url();
-      const byName = `rediss://app:${REDIS_PASSWORD}@localhost:${r0.port}`;
-      assert(byIp.startsWith("rediss://"));
-      for (
-        const args of [
-          [byName, "--ca-file", pki.ca.certFile],
-          [byName.replace("rediss:", "redis:"), "--tls", "--ca-file", pki.ca.certFile],
-          [byIp, "--insecure"],
-        ]
-      ) {
-        const r = await runJson([...FAST, "redis", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertEquals(r.json.conditions[0]!.detail, "PONG, TLS");
-      }
-      const pending: [string[], string][] = [
-        [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName, "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-      ];
-      await assertTlsRetried("redis", pending);
-    } finally {
-      await r0.remove();
-      await pki.cleanup();
-      await other.cleanup();
     }
   },
 });

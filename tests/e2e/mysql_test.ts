@@ -12,132 +12,117 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { makeMariadb, type Mariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { serverTest } from "../_kit.ts";
+import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
+import { assertKindUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
-const missing = await mariadbMissing();
+const SERVICE = { name: "MariaDB", missing: await mariadbMissing(), make: makeMariadb };
 
-Deno.test({
-  name: "mysql kind against a real MariaDB server",
-  ignore: ignoreWithout("MariaDB", missing),
-  ...opts,
-  fn: async (t) => {
-    const db: Mariadb = await makeMariadb();
-    const url = db.url();
-    const shown = url.replace(MY_PASSWORD, "***");
-    try {
-      await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
-        const e = await runJson([
-          ...FAST,
-          ...["mariadb", url, "--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
-        ]);
-        assertEquals([e.code, e.stderr], [0, ""]);
-        const c = e.json.conditions[0]!;
-        assertEquals([c.name, c.kind, c.target], [`mariadb ${shown}`, "mysql", shown]);
-        assertEquals(c.detail, 'query returned "app@%" as app@app');
-        const m = await runJson([
-          ...FAST,
-          ...["mysql", url, "--query", "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'"],
-          ...["--min-rows", "3"],
-        ]);
-        assertEquals(m.code, 0);
-        assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
-      });
+serverTest("mysql kind against a real MariaDB server", SERVICE, async (db, t) => {
+  const url = db.url();
+  const shown = url.replace(MY_PASSWORD, "***");
+  await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
+    const e = await runJson([
+      ...FAST,
+      ...["mariadb", url, "--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
+    ]);
+    assertEquals([e.code, e.stderr], [0, ""]);
+    const c = e.json.conditions[0]!;
+    assertEquals([c.name, c.kind, c.target], [`mariadb ${shown}`, "mysql", shown]);
+    assertEquals(c.detail, 'query returned "app@%" as app@app');
+    const m = await runJson([
+      ...FAST,
+      ...["mysql", url, "--query", "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'"],
+      ...["--min-rows", "3"],
+    ]);
+    assertEquals(m.code, 0);
+    assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
+  });
 
-      await t.step(
-        "pending: NULL not yet expected, a missing column (migrations not run), --tls on a plain server",
-        async () => {
-          const r = await runJson([
-            ...SHORT,
-            ...["mysql", url, "--query", "SELECT NULL", "--expect", "x"],
-            ...["--", "mysql", url, "--query", "SELECT nope FROM information_schema.tables"],
-            ...["--", "mysql", url, "--tls", "--insecure"],
-          ]);
-          assertEquals([r.code, r.json.status], [1, "timeout"]);
-          assertEquals(r.json.conditions.map((c) => c.last_error), [
-            'query returned NULL, expected "x"',
-            "Unknown column 'nope' in 'SELECT'",
-            "the server does not support TLS connections",
-          ]);
-          assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
-        },
-      );
+  await t.step(
+    "pending: NULL not yet expected, a missing column (migrations not run), --tls on a plain server",
+    async () => {
+      const r = await runJson([
+        ...SHORT,
+        ...["mysql", url, "--query", "SELECT NULL", "--expect", "x"],
+        ...["--", "mysql", url, "--query", "SELECT nope FROM information_schema.tables"],
+        ...["--", "mysql", url, "--tls", "--insecure"],
+      ]);
+      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      assertEquals(r.json.conditions.map((c) => c.last_error), [
+        'query returned NULL, expected "x"',
+        "Unknown column 'nope' in 'SELECT'",
+        "the server does not support TLS connections",
+      ]);
+      assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
+    },
+  );
 
-      await t.step("a table created late: a missing table is pending, then satisfied", async () => {
-        const r = await runLate(
-          [...FAST, "mysql", url, "--query", "SELECT state FROM status", "--expect", "ready"],
-          () =>
-            db.sql("CREATE TABLE app.status (state text); INSERT INTO app.status VALUES ('ready')"),
-        );
-        assertEquals([r.code, r.stderr], [0, ""]);
-        assertEquals(r.attempts[0]!.error, "Table 'app.status' doesn't exist");
-        assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
-      });
+  await t.step("a table created late: a missing table is pending, then satisfied", async () => {
+    const r = await runLate(
+      [...FAST, "mysql", url, "--query", "SELECT state FROM status", "--expect", "ready"],
+      () => db.sql("CREATE TABLE app.status (state text); INSERT INTO app.status VALUES ('ready')"),
+    );
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals(r.attempts[0]!.error, "Table 'app.status' doesn't exist");
+    assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
+  });
 
-      await t.step("a database created late", async () => {
-        const d = await runLate(
-          [...FAST, "mariadb", db.url("app", MY_PASSWORD, "lateapp")],
-          () => db.sql("CREATE DATABASE lateapp; GRANT ALL ON lateapp.* TO 'app'@'%'"),
-        );
-        assertEquals(d.code, 0);
-        assertEquals(
-          d.attempts[0]!.error,
-          "Access denied for user 'app'@'%' to database 'lateapp'",
-        );
-      });
+  await t.step("a database created late", async () => {
+    const d = await runLate(
+      [...FAST, "mariadb", db.url("app", MY_PASSWORD, "lateapp")],
+      () => db.sql("CREATE DATABASE lateapp; GRANT ALL ON lateapp.* TO 'app'@'%'"),
+    );
+    assertEquals(d.code, 0);
+    assertEquals(
+      d.attempts[0]!.error,
+      "Access denied for user 'app'@'%' to database 'lateapp'",
+    );
+  });
 
-      await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
-        const r = await runJson([...FAST, "mysql", url, "--query", "SELEC 1"]);
-        assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
-        const c = r.json.conditions[0]!;
-        assertEquals([c.fatal, c.attempts], [true, 1]);
-        assertMatch(
-          c.last_error,
-          /^You have an error in your SQL syntax.*\(ER_PARSE_ERROR 1064\)$/,
-        );
-        const text = await runCli([...FAST, "mysql", url, "--query", "SELECT 1 +"]);
-        assertEquals(text.code, 3);
-        assertStringIncludes(text.stderr, `waitcmd: fatal: mysql ${shown}: You have an error`);
-        for (const out of [r.stdout, text.stderr]) assert(!out.includes(MY_PASSWORD), out);
-      });
-    } finally {
-      await db.remove();
-    }
-  },
+  await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
+    const r = await runJson([...FAST, "mysql", url, "--query", "SELEC 1"]);
+    assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
+    const c = r.json.conditions[0]!;
+    assertEquals([c.fatal, c.attempts], [true, 1]);
+    assertMatch(
+      c.last_error,
+      /^You have an error in your SQL syntax.*\(ER_PARSE_ERROR 1064\)$/,
+    );
+    const text = await runCli([...FAST, "mysql", url, "--query", "SELECT 1 +"]);
+    assertEquals(text.code, 3);
+    assertStringIncludes(text.stderr, `waitcmd: fatal: mysql ${shown}: You have an error`);
+    for (const out of [r.stdout, text.stderr]) assert(!out.includes(MY_PASSWORD), out);
+  });
 });
 
 Deno.test("mysql kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (mysql)";
-  const see = "(see: waitcmd help mysql)";
   const form = "mysql://[user[:password]@]host[:port][/database]";
-  const cases: [string[], string][] = [
-    [["mysql", "db:3306"], `${where}: expected ${form}, got "db:3306" ${see}`],
+  await assertKindUsageErrors("mysql", [
+    [["mysql", "db:3306"], `expected ${form}, got "db:3306"`],
     [
       ["mysql", "postgres://a:sEcr3t@db/x"],
-      `${where}: expected ${form}, got "postgres://a:***@db/x" ${see}`,
+      `expected ${form}, got "postgres://a:***@db/x"`,
     ],
     [
       ["mysql", "mysql://db/x?ssl=true"],
-      `${where}: unsupported URL parameter "ssl" (TLS is set with --tls, --ca-file and --insecure) ${see}`,
+      'unsupported URL parameter "ssl" (TLS is set with --tls, --ca-file and --insecure)',
     ],
     [
       ["mysql", "mysql://a:sEcr3t@db/x", "--password-file", "pw"],
-      `${where}: --password-file: cannot be combined with a password in the URL ${see}`,
+      "--password-file: cannot be combined with a password in the URL",
     ],
-    [["mysql", "mysql://db/x", "--min-rows", "2"], `${where}: --min-rows: needs --query ${see}`],
+    [["mysql", "mysql://db/x", "--min-rows", "2"], "--min-rows: needs --query"],
     [
       ["mysql", "mysql://db/x", "--min-rows", "-1", "--query", "SELECT 1"],
-      `${where}: --min-rows: expected a whole number of at least 0, got "-1" ${see}`,
+      '--min-rows: expected a whole number of at least 0, got "-1"',
     ],
-    [["mysql", "mysql://db/x", "--insecure"], `${where}: --insecure: needs --tls ${see}`],
+    [["mysql", "mysql://db/x", "--insecure"], "--insecure: needs --tls"],
     [
       ["mysql", "mysql://db/x", "--tls", "--ca-file", ""],
-      `${where}: --ca-file: expected a path, got an empty string ${see}`,
+      "--ca-file: expected a path, got an empty string",
     ],
-  ];
-  await assertUsageErrors(cases, { exact: true, secrets: ["sEcr3t"] });
+  ], { secrets: ["sEcr3t"] });
 });

@@ -12,197 +12,175 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { makePostgres, PG_PASSWORD, type Postgres, postgresMissing } from "../services/postgres.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { serverTest } from "../_kit.ts";
+import { makePostgres, PG_PASSWORD, postgresMissing } from "../services/postgres.ts";
+import { assertKindUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
-const missing = await postgresMissing();
+const SERVICE = { name: "PostgreSQL", missing: await postgresMissing(), make: makePostgres };
 
-Deno.test({
-  name: "postgres kind against a real PostgreSQL server",
-  ignore: ignoreWithout("PostgreSQL", missing),
-  ...opts,
-  fn: async (t) => {
-    const pg: Postgres = await makePostgres();
-    const url = pg.url();
-    const shown = url.replace(PG_PASSWORD, "***");
-    try {
-      await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
-        const e = await runJson([
-          ...FAST,
-          ...["pg", url, "--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
-        ]);
-        assertEquals([e.code, e.stderr], [0, ""]);
-        const c = e.json.conditions[0]!;
-        assertEquals([c.name, c.kind, c.target], [`pg ${shown}`, "postgres", shown]);
-        assertEquals(c.detail, 'query returned "app" as app@app on a primary');
-        const m = await runJson([
-          ...FAST,
-          ...["postgresql", url, "--query", "SELECT 1; SELECT * FROM generate_series(1, 3)"],
-          ...["--min-rows", "3"],
-        ]);
-        assertEquals(m.code, 0);
-        assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
-      });
+serverTest("postgres kind against a real PostgreSQL server", SERVICE, async (pg, t) => {
+  const url = pg.url();
+  const shown = url.replace(PG_PASSWORD, "***");
+  await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
+    const e = await runJson([
+      ...FAST,
+      ...["pg", url, "--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
+    ]);
+    assertEquals([e.code, e.stderr], [0, ""]);
+    const c = e.json.conditions[0]!;
+    assertEquals([c.name, c.kind, c.target], [`pg ${shown}`, "postgres", shown]);
+    assertEquals(c.detail, 'query returned "app" as app@app on a primary');
+    const m = await runJson([
+      ...FAST,
+      ...["postgresql", url, "--query", "SELECT 1; SELECT * FROM generate_series(1, 3)"],
+      ...["--min-rows", "3"],
+    ]);
+    assertEquals(m.code, 0);
+    assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
+  });
 
-      await t.step(
-        "pending: a value not yet expected, a missing column (migrations not run), no password, --tls on a plain server",
+  await t.step(
+    "pending: a value not yet expected, a missing column (migrations not run), no password, --tls on a plain server",
+    async () => {
+      const bare = `postgres://app@127.0.0.1:${pg.port}/app`;
+      const r = await runJson([
+        ...SHORT,
+        ...["postgres", url, "--query", "SELECT false, NULL", "--expect", "t"],
+        ...["--", "postgres", url, "--query", "SELECT nope FROM pg_class"],
+        ...["--", "postgres", bare],
+        ...["--", "postgres", url, "--tls"],
+      ]);
+      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      assertEquals(r.json.conditions.map((c) => c.last_error), [
+        'query returned "f", expected "t"',
+        'column "nope" does not exist',
+        'authentication failed for user "app": the server asks for a password and none was given',
+        "the server does not support TLS (SSL) connections",
+      ]);
+      assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
+      // sslmode=prefer falls back to a plain connection.
+      const prefer = await runJson([...FAST, "postgres", `${url}?sslmode=prefer`]);
+      assertEquals(prefer.code, 0);
+    },
+  );
+
+  await t.step(
+    "a table created late: missing relation is pending, then satisfied",
+    async () => {
+      const r = await runLate(
+        [...FAST, "postgres", url, "--query", "SELECT state FROM status", "--expect", "ready"],
         async () => {
-          const bare = `postgres://app@127.0.0.1:${pg.port}/app`;
-          const r = await runJson([
-            ...SHORT,
-            ...["postgres", url, "--query", "SELECT false, NULL", "--expect", "t"],
-            ...["--", "postgres", url, "--query", "SELECT nope FROM pg_class"],
-            ...["--", "postgres", bare],
-            ...["--", "postgres", url, "--tls"],
-          ]);
-          assertEquals([r.code, r.json.status], [1, "timeout"]);
-          assertEquals(r.json.conditions.map((c) => c.last_error), [
-            'query returned "f", expected "t"',
-            'column "nope" does not exist',
-            'authentication failed for user "app": the server asks for a password and none was given',
-            "the server does not support TLS (SSL) connections",
-          ]);
-          assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
-          // sslmode=prefer falls back to a plain connection.
-          const prefer = await runJson([...FAST, "postgres", `${url}?sslmode=prefer`]);
-          assertEquals(prefer.code, 0);
-        },
-      );
-
-      await t.step(
-        "a table created late: missing relation is pending, then satisfied",
-        async () => {
-          const r = await runLate(
-            [...FAST, "postgres", url, "--query", "SELECT state FROM status", "--expect", "ready"],
-            async () => {
-              await pg.psql(
-                "CREATE TABLE status (state text); INSERT INTO status VALUES ('ready'); GRANT SELECT ON status TO app",
-                "app",
-              );
-            },
+          await pg.psql(
+            "CREATE TABLE status (state text); INSERT INTO status VALUES ('ready'); GRANT SELECT ON status TO app",
+            "app",
           );
-          assertEquals([r.code, r.stderr], [0, ""]);
-          assertEquals(r.attempts[0]!.error, 'relation "status" does not exist');
-          assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
         },
       );
+      assertEquals([r.code, r.stderr], [0, ""]);
+      assertEquals(r.attempts[0]!.error, 'relation "status" does not exist');
+      assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
+    },
+  );
 
-      await t.step("a database created late", async () => {
-        const d = await runLate(
-          [...FAST, "pg", pg.url("app", PG_PASSWORD, "lateapp")],
-          () => pg.psql("CREATE DATABASE lateapp OWNER app"),
-        );
-        assertEquals(d.code, 0);
-        assertEquals(d.attempts[0]!.error, 'database "lateapp" does not exist');
-      });
+  await t.step("a database created late", async () => {
+    const d = await runLate(
+      [...FAST, "pg", pg.url("app", PG_PASSWORD, "lateapp")],
+      () => pg.psql("CREATE DATABASE lateapp OWNER app"),
+    );
+    assertEquals(d.code, 0);
+    assertEquals(d.attempts[0]!.error, 'database "lateapp" does not exist');
+  });
 
-      await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
-        const r = await runJson([...FAST, "postgres", url, "--query", "SELEC 1"]);
-        assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
-        const c = r.json.conditions[0]!;
-        assertEquals([c.fatal, c.attempts], [true, 1]);
-        assertEquals(c.last_error, 'syntax error at or near "SELEC" (SQLSTATE 42601)');
-        const text = await runCli([...FAST, "postgres", url, "--query", "SELECT 1 +"]);
-        assertEquals(text.code, 3);
-        assertStringIncludes(text.stderr, `waitcmd: fatal: postgres ${shown}: syntax error`);
-        for (const out of [r.stdout, text.stderr]) assert(!out.includes(PG_PASSWORD), out);
-      });
-    } finally {
-      await pg.remove();
-    }
-  },
+  await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
+    const r = await runJson([...FAST, "postgres", url, "--query", "SELEC 1"]);
+    assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
+    const c = r.json.conditions[0]!;
+    assertEquals([c.fatal, c.attempts], [true, 1]);
+    assertEquals(c.last_error, 'syntax error at or near "SELEC" (SQLSTATE 42601)');
+    const text = await runCli([...FAST, "postgres", url, "--query", "SELECT 1 +"]);
+    assertEquals(text.code, 3);
+    assertStringIncludes(text.stderr, `waitcmd: fatal: postgres ${shown}: syntax error`);
+    for (const out of [r.stdout, text.stderr]) assert(!out.includes(PG_PASSWORD), out);
+  });
 });
 
-Deno.test({
-  name: "postgres --primary waits for a standby to be promoted",
-  ignore: ignoreWithout("PostgreSQL", missing),
-  ...opts,
-  fn: async () => {
-    const pg = await makePostgres({ standby: true });
-    try {
-      const r = await runLate([...FAST, "postgres", pg.url(), "--primary"], () => pg.promote());
-      assertEquals([r.code, r.stderr], [0, ""]);
-      assertEquals(r.attempts[0]!.error, "the server is in recovery (a standby), not a primary");
-      assertEquals(r.report.conditions[0]!.detail, "SELECT 1 answered as app@app on a primary");
-    } finally {
-      await pg.remove();
-    }
-  },
+serverTest("postgres --primary waits for a standby to be promoted", {
+  ...SERVICE,
+  make: () => makePostgres({ standby: true }),
+}, async (pg) => {
+  const r = await runLate([...FAST, "postgres", pg.url(), "--primary"], () => pg.promote());
+  assertEquals([r.code, r.stderr], [0, ""]);
+  assertEquals(r.attempts[0]!.error, "the server is in recovery (a standby), not a primary");
+  assertEquals(r.report.conditions[0]!.detail, "SELECT 1 answered as app@app on a primary");
 });
 
 Deno.test("postgres kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (postgres)";
-  const see = "(see: waitcmd help postgres)";
   const form = "postgres://[user[:password]@]host[:port][/database][?sslmode=MODE]";
-  const cases: [string[], string][] = [
-    [["postgres", "db:5432"], `${where}: expected ${form}, got "db:5432" ${see}`],
+  await assertKindUsageErrors("postgres", [
+    [["postgres", "db:5432"], `expected ${form}, got "db:5432"`],
     [
       ["postgres", "mysql://a:sEcr3t@db/x"],
-      `${where}: expected ${form}, got "mysql://a:***@db/x" ${see}`,
+      `expected ${form}, got "mysql://a:***@db/x"`,
     ],
     [
       ["postgres", "postgres://app@/x"],
-      `${where}: the host is missing in "postgres://***@/x" ${see}`,
+      'the host is missing in "postgres://***@/x"',
     ],
     [
       ["postgres", "postgres://db:99999/x"],
-      `${where}: port must be from 1 to 65535, got "99999" ${see}`,
+      'port must be from 1 to 65535, got "99999"',
     ],
     [
       ["postgres", "postgres://db/x?sslmode=sometimes"],
-      `${where}: sslmode: expected one of disable, allow, prefer, require, verify-ca, verify-full, got "sometimes" ${see}`,
+      'sslmode: expected one of disable, allow, prefer, require, verify-ca, verify-full, got "sometimes"',
     ],
     [
       ["postgres", "postgres://db/x?schema=public"],
-      `${where}: unsupported URL parameter "schema" (supported: sslmode) ${see}`,
+      'unsupported URL parameter "schema" (supported: sslmode)',
     ],
     [
       ["postgres", "postgres://a:sEcr3t@db/x", "--password-env", "PW"],
-      `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
+      "--password-env: cannot be combined with a password in the URL",
     ],
     [
       ["postgres", "postgres://db/x", "--password-env", "UNSET_PW_VAR_ZQ"],
-      `${where}: --password-env: environment variable UNSET_PW_VAR_ZQ is not set ${see}`,
+      "--password-env: environment variable UNSET_PW_VAR_ZQ is not set",
     ],
     [
       ["postgres", "postgres://db/x", "--password-env", "PW", "--password-file", "f"],
-      `${where}: --password-file: cannot be combined with --password-env ${see}`,
+      "--password-file: cannot be combined with --password-env",
     ],
     [
       ["postgres", "postgres://db/x", "--expect", "1"],
-      `${where}: --expect: needs --query ${see}`,
+      "--expect: needs --query",
     ],
     [
       ["postgres", "postgres://db/x", "--query", "SELECT 1", "--expect", "1", "--min-rows", "1"],
-      `${where}: --min-rows: cannot be combined with --expect ${see}`,
+      "--min-rows: cannot be combined with --expect",
     ],
     [
       ["postgres", "postgres://db/x", "--query", " ; "],
-      `${where}: --query: expected an SQL statement, got an empty one ${see}`,
+      "--query: expected an SQL statement, got an empty one",
     ],
     [
       ["postgres", "postgres://db/x", "--ca-file", "ca.pem"],
-      `${where}: --ca-file: needs --tls or an sslmode other than disable ${see}`,
+      "--ca-file: needs --tls or an sslmode other than disable",
     ],
     [
       ["postgres", "postgres://db/x?sslmode=disable", "--tls"],
-      `${where}: --tls: cannot be combined with sslmode=disable ${see}`,
+      "--tls: cannot be combined with sslmode=disable",
     ],
     [
       ["postgres", "postgres://db/x?sslmode=verify-full", "--insecure"],
-      `${where}: --insecure: cannot be combined with sslmode=verify-full ${see}`,
+      "--insecure: cannot be combined with sslmode=verify-full",
     ],
     [
       ["postgres", "postgres://db/x", "--tls", "--insecure", "--ca-file", "ca.pem"],
-      `${where}: --insecure: cannot be combined with --ca-file ${see}`,
+      "--insecure: cannot be combined with --ca-file",
     ],
-  ];
-  await assertUsageErrors(cases, {
-    exact: true,
+  ], {
     env: { PW: "env-pw-zq" },
     secrets: ["sEcr3t", "env-pw-zq"],
   });

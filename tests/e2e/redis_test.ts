@@ -12,151 +12,124 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { makeRedis, type Redis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
-import { assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
+import { serverTest } from "../_kit.ts";
+import { makeRedis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
+import { assertKindUsageErrors, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
-const missing = await redisMissing();
+const SERVICE = { name: "Redis", missing: await redisMissing(), make: makeRedis };
 
-Deno.test({
-  name: "redis kind against a real Redis server",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async (t) => {
-    const r0: Redis = await makeRedis();
-    const url = r0.url();
-    const shown = url.replace(REDIS_PASSWORD, "***");
-    try {
-      await t.step("--role master with the alias valkey", async () => {
-        const r = await runJson([...FAST, "valkey", url, "--role", "master"]);
-        assertEquals([r.code, r.stderr, r.json.status], [0, "", "satisfied"]);
-        const c = r.json.conditions[0]!;
-        assertEquals([c.name, c.kind, c.target], [`valkey ${shown}`, "redis", shown]);
-        assertEquals(c.detail, "PONG, role master");
-      });
+serverTest("redis kind against a real Redis server", SERVICE, async (r0, t) => {
+  const url = r0.url();
+  const shown = url.replace(REDIS_PASSWORD, "***");
+  await t.step("--role master with the alias valkey", async () => {
+    const r = await runJson([...FAST, "valkey", url, "--role", "master"]);
+    assertEquals([r.code, r.stderr, r.json.status], [0, "", "satisfied"]);
+    const c = r.json.conditions[0]!;
+    assertEquals([c.name, c.kind, c.target], [`valkey ${shown}`, "redis", shown]);
+    assertEquals(c.detail, "PONG, role master");
+  });
 
-      await t.step("a key set late (--key), then its value (--equals)", async () => {
-        const k = await runLate(
-          [...FAST, "redis", r0.url(undefined, undefined, 2), "--key", "app:ready"],
-          () => r0.cli("-n", "2", "SET", "app:ready", "1"),
-        );
-        assertEquals([k.code, k.stderr], [0, ""]);
-        assertEquals(k.attempts[0]!.error, 'key "app:ready" does not exist');
-        assertEquals(k.report.conditions[0]!.detail, 'PONG, key "app:ready" exists');
-        await r0.cli("SET", "schema:version", "6");
-        const v = await runLate(
-          [...FAST, "redis", url, "--key", "schema:version", "--equals", "7"],
-          () => r0.cli("SET", "schema:version", "7"),
-        );
-        assertEquals(v.code, 0);
-        assertEquals(v.attempts[0]!.error, 'key "schema:version" is "6", expected "7"');
-        assertEquals(v.report.conditions[0]!.detail, 'PONG, key "schema:version" is "7"');
-      });
+  await t.step("a key set late (--key), then its value (--equals)", async () => {
+    const k = await runLate(
+      [...FAST, "redis", r0.url(undefined, undefined, 2), "--key", "app:ready"],
+      () => r0.cli("-n", "2", "SET", "app:ready", "1"),
+    );
+    assertEquals([k.code, k.stderr], [0, ""]);
+    assertEquals(k.attempts[0]!.error, 'key "app:ready" does not exist');
+    assertEquals(k.report.conditions[0]!.detail, 'PONG, key "app:ready" exists');
+    await r0.cli("SET", "schema:version", "6");
+    const v = await runLate(
+      [...FAST, "redis", url, "--key", "schema:version", "--equals", "7"],
+      () => r0.cli("SET", "schema:version", "7"),
+    );
+    assertEquals(v.code, 0);
+    assertEquals(v.attempts[0]!.error, 'key "schema:version" is "6", expected "7"');
+    assertEquals(v.report.conditions[0]!.detail, 'PONG, key "schema:version" is "7"');
+  });
 
-      await t.step(
-        "pending: no credentials (the default user is off), a database it does not have, --tls on a plain server",
-        async () => {
-          const r = await runJson([
-            ...timing("1s", "200ms"),
-            ...["redis", `redis://127.0.0.1:${r0.port}`],
-            ...["--", "redis", r0.url(undefined, undefined, 99)],
-            ...["--", "redis", url, "--tls", "--insecure"],
-          ]);
-          assertEquals([r.code, r.stderr], [1, ""]);
-          assertEquals(r.json.conditions.map((c) => c.last_error), [
-            'authentication failed for user "default": NOAUTH Authentication required.',
-            "ERR DB index is out of range",
-            // The server waits for a line that a TLS ClientHello never ends: the attempt hangs.
-            "no answer before the deadline (attempt 1 still running)",
-          ]);
-        },
-      );
-    } finally {
-      await r0.remove();
-    }
-  },
+  await t.step(
+    "pending: no credentials (the default user is off), a database it does not have, --tls on a plain server",
+    async () => {
+      const r = await runJson([
+        ...timing("1s", "200ms"),
+        ...["redis", `redis://127.0.0.1:${r0.port}`],
+        ...["--", "redis", r0.url(undefined, undefined, 99)],
+        ...["--", "redis", url, "--tls", "--insecure"],
+      ]);
+      assertEquals([r.code, r.stderr], [1, ""]);
+      assertEquals(r.json.conditions.map((c) => c.last_error), [
+        'authentication failed for user "default": NOAUTH Authentication required.',
+        "ERR DB index is out of range",
+        // The server waits for a line that a TLS ClientHello never ends: the attempt hangs.
+        "no answer before the deadline (attempt 1 still running)",
+      ]);
+    },
+  );
 });
 
-Deno.test({
-  name: "redis kind waits for a server loading its dataset (LOADING, then PONG)",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async () => {
-    const r0 = await makeRedis();
-    try {
-      await r0.cli("DEBUG", "POPULATE", "3000");
-      await r0.cli("SAVE");
-      await r0.stop();
-      // 1 ms per key: about 3 s of loading, answering LOADING meanwhile.
-      await r0.launch(["key-load-delay 1000", "loading-process-events-interval-bytes 1024"]);
-      const r = await runJson(["--timeout", "60s", "--interval", "200ms", "redis", r0.url()]);
-      assertEquals([r.code, r.stderr], [0, ""]);
-      const c = r.json.conditions[0]!;
-      assertEquals(c.last_error, "LOADING Redis is loading the dataset in memory");
-      assert(c.attempts >= 2);
-    } finally {
-      await r0.remove();
-    }
+serverTest(
+  "redis kind waits for a server loading its dataset (LOADING, then PONG)",
+  SERVICE,
+  async (r0) => {
+    await r0.cli("DEBUG", "POPULATE", "3000");
+    await r0.cli("SAVE");
+    await r0.stop();
+    // 1 ms per key: about 3 s of loading, answering LOADING meanwhile.
+    await r0.launch(["key-load-delay 1000", "loading-process-events-interval-bytes 1024"]);
+    const r = await runJson(["--timeout", "60s", "--interval", "200ms", "redis", r0.url()]);
+    assertEquals([r.code, r.stderr], [0, ""]);
+    const c = r.json.conditions[0]!;
+    assertEquals(c.last_error, "LOADING Redis is loading the dataset in memory");
+    assert(c.attempts >= 2);
   },
-});
+);
 
-Deno.test({
-  name: "redis --role: a replica, then promoted late",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async () => {
-    const primary = await makeRedis();
-    const replica = await makeRedis({ replicaOf: { port: primary.port } });
-    try {
-      const ok = await runJson([...FAST, "redis", replica.url(), "--role", "replica"]);
-      assertEquals([ok.code, ok.json.conditions[0]!.detail], [0, "PONG, role replica"]);
-      const r = await runLate(
-        [...FAST, "redis", replica.url(), "--role", "master"],
-        () => replica.cli("REPLICAOF", "NO", "ONE"),
-      );
-      assertEquals([r.code, r.stderr], [0, ""]);
-      assertEquals(r.attempts[0]!.error, "role is replica, expected master");
-      assertEquals(r.report.conditions[0]!.detail, "PONG, role master");
-    } finally {
-      await replica.remove();
-      await primary.remove();
-    }
-  },
+serverTest("redis --role: a replica, then promoted late", SERVICE, async (primary) => {
+  const replica = await makeRedis({ replicaOf: { port: primary.port } });
+  try {
+    const ok = await runJson([...FAST, "redis", replica.url(), "--role", "replica"]);
+    assertEquals([ok.code, ok.json.conditions[0]!.detail], [0, "PONG, role replica"]);
+    const r = await runLate(
+      [...FAST, "redis", replica.url(), "--role", "master"],
+      () => replica.cli("REPLICAOF", "NO", "ONE"),
+    );
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals(r.attempts[0]!.error, "role is replica, expected master");
+    assertEquals(r.report.conditions[0]!.detail, "PONG, role master");
+  } finally {
+    await replica.remove();
+  }
 });
 
 Deno.test("redis kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (redis)";
-  const see = "(see: waitcmd help redis)";
   const form = "redis://[[user]:password@]host[:port][/db] or rediss://...";
-  const cases: [string[], string][] = [
-    [["redis", "cache:6379"], `${where}: expected ${form}, got "cache:6379" ${see}`],
+  await assertKindUsageErrors("redis", [
+    [["redis", "cache:6379"], `expected ${form}, got "cache:6379"`],
     [
       ["redis", "redis://cache/x"],
-      `${where}: expected a database number after the host, got "x" ${see}`,
+      'expected a database number after the host, got "x"',
     ],
     [
       ["redis", "redis://cache/0?timeout=3"],
-      `${where}: unsupported URL parameter "timeout" (TLS is set with rediss://, --tls, --ca-file and --insecure) ${see}`,
+      'unsupported URL parameter "timeout" (TLS is set with rediss://, --tls, --ca-file and --insecure)',
     ],
     [
       ["redis", "redis://:sEcr3t@cache", "--password-env", "PW"],
-      `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
+      "--password-env: cannot be combined with a password in the URL",
     ],
-    [["redis", "redis://cache", "--equals", "v"], `${where}: --equals: needs --key ${see}`],
+    [["redis", "redis://cache", "--equals", "v"], "--equals: needs --key"],
     [
       ["redis", "redis://cache", "--key", ""],
-      `${where}: --key: expected a key, got an empty string ${see}`,
+      "--key: expected a key, got an empty string",
     ],
     [
       ["redis", "redis://cache", "--role", "primary"],
-      `${where}: --role: expected one of master, replica, got "primary" ${see}`,
+      '--role: expected one of master, replica, got "primary"',
     ],
     [
       ["redis", "redis://cache", "--ca-file", "ca.pem"],
-      `${where}: --ca-file: needs --tls or a rediss:// URL ${see}`,
+      "--ca-file: needs --tls or a rediss:// URL",
     ],
-  ];
-  await assertUsageErrors(cases, { exact: true, env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
+  ], { env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
 });

@@ -7,7 +7,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { type Sshd, SSHD_BIN, startSilentTcp, startSshd } from "../services/sshd.ts";
-import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runCli, runJson } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -280,41 +280,33 @@ Deno.test(
   },
 );
 
-Deno.test("ssh kind rejects every malformed value with exit 2 before probing", async () => {
-  const where = "waitcmd: condition 1 (ssh)";
-  const see = "(see: waitcmd help ssh)";
-  const cases: [string[], string][] = [
-    [["ssh", "host:port"], `${where}: expected HOST:PORT or [IPv6]:PORT, got "host:port" ${see}`],
-    [["ssh", "host:70000"], `${where}: port must be from 1 to 65535, got "70000" ${see}`],
+Deno.test("ssh kind rejects every malformed value with exit 2 before probing", () =>
+  assertKindUsageErrors("ssh", [
+    [["ssh", "host:port"], 'expected HOST:PORT or [IPv6]:PORT, got "host:port"'],
+    [["ssh", "host:70000"], 'port must be from 1 to 65535, got "70000"'],
     [
       ["ssh", "h:22", "--host-key-sha256", "MD5:ab:cd"],
-      `${where}: --host-key-sha256: expected SHA256: and 43 base64 characters, as ssh-keygen -lf prints it, got "MD5:ab:cd" ${see}`,
+      '--host-key-sha256: expected SHA256: and 43 base64 characters, as ssh-keygen -lf prints it, got "MD5:ab:cd"',
     ],
     [
       ["ssh", "h:22", "--user", "u"],
-      `${where}: --user: needs --password, --password-env or --password-file ${see}`,
+      "--user: needs --password, --password-env or --password-file",
     ],
-    [["ssh", "h:22", "--password-env", "PW"], `${where}: --password-env: needs --user ${see}`],
+    [["ssh", "h:22", "--password-env", "PW"], "--password-env: needs --user"],
     [
       ["ssh", "h:22", "--user", "u", "--password-env", "UNSET_PW_VAR"],
-      `${where}: --password-env: environment variable UNSET_PW_VAR is not set ${see}`,
+      "--password-env: environment variable UNSET_PW_VAR is not set",
     ],
     [
       ["ssh", "h:22", "--user", "u", "--password", "x", "--password-env", "PW"],
-      `${where}: --password-env: cannot be combined with --password ${see}`,
+      "--password-env: cannot be combined with --password",
     ],
     [
       ["ssh", "h:22", "--user", "u", "--password-file", ""],
-      `${where}: --password-file: expected a path, got an empty string ${see}`,
+      "--password-file: expected a path, got an empty string",
     ],
     [
       ["ssh", "h:22", "--banner-contains", ""],
-      `${where}: --banner-contains: expected a text, got an empty string ${see}`,
+      "--banner-contains: expected a text, got an empty string",
     ],
-  ];
-  await Promise.all(cases.map(async ([args, line]) => {
-    const r = await runCli(args);
-    assertEquals(usageErrorLine(r), line, args.join(" "));
-    assert(!r.stderr.includes("pw-"), "no secret in the usage error");
-  }));
-});
+  ], { secrets: ["pw-"] }));

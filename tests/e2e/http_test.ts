@@ -14,7 +14,7 @@ import {
   startProxy,
 } from "../services/http_servers.ts";
 import { makePki } from "../services/tls.ts";
-import { assertKindUsageErrors, expectJson, runCli, runJson, timing } from "./_cli.ts";
+import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "100ms"];
@@ -378,103 +378,110 @@ Deno.test("http kind against HTTPS servers with a CA made for the run", opts, as
   }
 });
 
-Deno.test("http kind rejects every malformed value with exit 2 before probing", () =>
-  assertKindUsageErrors("http", [
+Deno.test("http kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (http)";
+  const see = "(see: waitcmd help http)";
+  const cases: [string[], string, Record<string, string>?][] = [
     [
       ["http", "localhost:8080"],
-      'expected an http:// or https:// URL, got "localhost:8080"',
+      `${where}: expected an http:// or https:// URL, got "localhost:8080" ${see}`,
     ],
     [
       ["http", "ftp://host/file"],
-      'expected an http:// or https:// URL, got "ftp://host/file"',
+      `${where}: expected an http:// or https:// URL, got "ftp://host/file" ${see}`,
     ],
     [
       ["http", "http://h/", "--status", "abc"],
-      '--status: expected a code like 200, a class like 2xx or a list, got "abc"',
+      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "abc" ${see}`,
     ],
     [
       ["http", "http://h/", "--status", "200,6xx"],
-      '--status: expected a code like 200, a class like 2xx or a list, got "200,6xx"',
+      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "200,6xx" ${see}`,
     ],
     [
       ["http", "http://h/", "--matches", "(a"],
-      "--matches: invalid regular expression /(a/: unterminated group",
+      `${where}: --matches: invalid regular expression /(a/: unterminated group ${see}`,
     ],
     [
       ["http", "http://h/", "--contains", ""],
-      "--contains: expected a text, got an empty string",
+      `${where}: --contains: expected a text, got an empty string ${see}`,
     ],
     [
       ["http", "http://h/", "--jsonpath", "status == ok"],
-      '--jsonpath: expected a path like $.status, .status or {.status}, got "status"',
+      `${where}: --jsonpath: expected a path like $.status, .status or {.status}, got "status" ${see}`,
     ],
     [
       ["http", "http://h/", "--jsonpath", "$.a =="],
-      "--jsonpath: expected a value after $.a ==",
+      `${where}: --jsonpath: expected a value after $.a == ${see}`,
     ],
     [
       ["http", "http://h/", "--jsonpath", "$.a[?(@.b==)] == 1"],
-      '--jsonpath: bad path "$.a[?(@.b==)]": bad filter (@.b==): it ends with an operator',
+      `${where}: --jsonpath: bad path "$.a[?(@.b==)]": bad filter (@.b==): it ends with an operator ${see}`,
     ],
     [
       ["http", "http://h/", "--method", "GE T"],
-      '--method: expected a method like GET or POST, got "GE T"',
+      `${where}: --method: expected a method like GET or POST, got "GE T" ${see}`,
     ],
     [
       ["http", "http://h/", "--method", "HEAD", "--contains", "x"],
-      "--contains: needs a response body; HEAD responses have none",
+      `${where}: --contains: needs a response body; HEAD responses have none ${see}`,
     ],
     [
       ["http", "http://h/", "--method", "GET", "--body", "x"],
-      "--body: cannot be sent with --method GET",
+      `${where}: --body: cannot be sent with --method GET ${see}`,
     ],
     [
       ["http", "http://h/", "--header", "NoColon"],
-      `--header: expected 'Name: value', got "NoColon"`,
+      `${where}: --header: expected 'Name: value', got "NoColon" ${see}`,
     ],
     [
       ["http", "http://h/", "--header", "Bad Name: v"],
-      `--header: expected 'Name: value', got "Bad Name: v"`,
+      `${where}: --header: expected 'Name: value', got "Bad Name: v" ${see}`,
     ],
     [
       ["http", "http://h/", "--header-env", "X-Token"],
-      '--header-env: expected NAME=ENVVAR, got "X-Token"',
+      `${where}: --header-env: expected NAME=ENVVAR, got "X-Token" ${see}`,
     ],
     [
       ["http", "http://h/", "--header-env", "X-Token=NOT_SET_ANYWHERE"],
-      "--header-env: environment variable NOT_SET_ANYWHERE is not set",
+      `${where}: --header-env: environment variable NOT_SET_ANYWHERE is not set ${see}`,
     ],
     [
       ["http", "http://h/", "--basic-auth-env", "alice"],
-      '--basic-auth-env: expected USER:ENVVAR, got "alice"',
+      `${where}: --basic-auth-env: expected USER:ENVVAR, got "alice" ${see}`,
     ],
     [
       ["http", "http://h/", "--basic-auth-env", "alice:NOT_SET_ANYWHERE"],
-      "--basic-auth-env: environment variable NOT_SET_ANYWHERE is not set",
+      `${where}: --basic-auth-env: environment variable NOT_SET_ANYWHERE is not set ${see}`,
     ],
     [
       ["http", "https://h/", "--client-cert", "c.pem"],
-      "--client-cert: needs --client-key",
+      `${where}: --client-cert: needs --client-key ${see}`,
     ],
     [
       ["http", "https://h/", "--client-key", "k.pem"],
-      "--client-key: needs --client-cert",
+      `${where}: --client-key: needs --client-cert ${see}`,
     ],
     [
       ["http", "https://h/", "--ca-file", ""],
-      "--ca-file: expected a path, got an empty string",
+      `${where}: --ca-file: expected a path, got an empty string ${see}`,
     ],
     [
       ["http", "https://h/", "--insecure", "--ca-file", "ca.pem"],
-      "--insecure: cannot be combined with --ca-file",
+      `${where}: --insecure: cannot be combined with --ca-file ${see}`,
     ],
     [
       ["http", "https://h/", "--insecure"],
-      "--insecure: cannot be used through a proxy (HTTPS_PROXY is set); add the host to NO_PROXY",
+      `${where}: --insecure: cannot be used through a proxy (HTTPS_PROXY is set); add the host to NO_PROXY ${see}`,
       { HTTPS_PROXY: "http://127.0.0.1:1" },
     ],
     [
       ["http", "http://h/", "--no-follow-redirects=maybe"],
-      '--no-follow-redirects: expected true or false, got "maybe"',
+      `${where}: --no-follow-redirects: expected true or false, got "maybe" ${see}`,
     ],
-  ]));
+  ];
+  await Promise.all(cases.map(async ([args, line, env]) => {
+    const r = await runCli(args, { env });
+    assertEquals(usageErrorLine(r), line, args.join(" "));
+  }));
+});

@@ -14,7 +14,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
 import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
-import { assertKindUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -99,30 +99,33 @@ serverTest("mysql kind against a real MariaDB server", SERVICE, async (db, t) =>
 });
 
 Deno.test("mysql kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (mysql)";
+  const see = "(see: waitcmd help mysql)";
   const form = "mysql://[user[:password]@]host[:port][/database]";
-  await assertKindUsageErrors("mysql", [
-    [["mysql", "db:3306"], `expected ${form}, got "db:3306"`],
+  const cases: [string[], string][] = [
+    [["mysql", "db:3306"], `${where}: expected ${form}, got "db:3306" ${see}`],
     [
       ["mysql", "postgres://a:sEcr3t@db/x"],
-      `expected ${form}, got "postgres://a:***@db/x"`,
+      `${where}: expected ${form}, got "postgres://a:***@db/x" ${see}`,
     ],
     [
       ["mysql", "mysql://db/x?ssl=true"],
-      'unsupported URL parameter "ssl" (TLS is set with --tls, --ca-file and --insecure)',
+      `${where}: unsupported URL parameter "ssl" (TLS is set with --tls, --ca-file and --insecure) ${see}`,
     ],
     [
       ["mysql", "mysql://a:sEcr3t@db/x", "--password-file", "pw"],
-      "--password-file: cannot be combined with a password in the URL",
+      `${where}: --password-file: cannot be combined with a password in the URL ${see}`,
     ],
-    [["mysql", "mysql://db/x", "--min-rows", "2"], "--min-rows: needs --query"],
+    [["mysql", "mysql://db/x", "--min-rows", "2"], `${where}: --min-rows: needs --query ${see}`],
     [
       ["mysql", "mysql://db/x", "--min-rows", "-1", "--query", "SELECT 1"],
-      '--min-rows: expected a whole number of at least 0, got "-1"',
+      `${where}: --min-rows: expected a whole number of at least 0, got "-1" ${see}`,
     ],
-    [["mysql", "mysql://db/x", "--insecure"], "--insecure: needs --tls"],
+    [["mysql", "mysql://db/x", "--insecure"], `${where}: --insecure: needs --tls ${see}`],
     [
       ["mysql", "mysql://db/x", "--tls", "--ca-file", ""],
-      "--ca-file: expected a path, got an empty string",
+      `${where}: --ca-file: expected a path, got an empty string ${see}`,
     ],
-  ], { secrets: ["sEcr3t"] });
+  ];
+  await assertUsageErrors(cases, { exact: true, secrets: ["sEcr3t"] });
 });

@@ -14,7 +14,7 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { makeNats, natsMissing } from "../services/nats.ts";
-import { assertKindUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -188,37 +188,40 @@ Deno.test({
 });
 
 Deno.test("nats kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (nats)";
+  const see = "(see: waitcmd help nats)";
   const form = "nats://[user[:password]@]host[:port] or tls://...";
-  await assertKindUsageErrors("nats", [
-    [["nats", "http://nats:4222"], `expected ${form}, got "http://nats:4222"`],
+  const cases: [string[], string][] = [
+    [["nats", "http://nats:4222"], `${where}: expected ${form}, got "http://nats:4222" ${see}`],
     [
       ["nats", "nats://nats:99999"],
-      'port must be from 1 to 65535, got "99999"',
+      `${where}: port must be from 1 to 65535, got "99999" ${see}`,
     ],
     [
       ["nats", "nats://nats", "--stream", "orders.eu"],
-      `--stream: a stream name cannot contain '.', '*', '>', '/', '\\' or white space, got "orders.eu"`,
+      `${where}: --stream: a stream name cannot contain '.', '*', '>', '/', '\\' or white space, got "orders.eu" ${see}`,
     ],
     [
       ["nats", "nats://nats", "--token-env", "UNSET_NATS_TOKEN"],
-      "--token-env: environment variable UNSET_NATS_TOKEN is not set",
+      `${where}: --token-env: environment variable UNSET_NATS_TOKEN is not set ${see}`,
     ],
     [
       ["nats", "nats://app:sEcr3t@nats", "--password-env", "PW"],
-      "--password-env: cannot be combined with a password in the URL",
+      `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
     ],
     [
       // A usage error masks every URL's user-info (the command line is redacted unparsed).
       ["nats", "nats://app@nats"],
-      'user "***" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env',
+      `${where}: user "***" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env ${see}`,
     ],
     [
       ["nats", "nats://nats", "--ca-file", "ca.pem"],
-      "--ca-file: needs a tls:// URL or --tls",
+      `${where}: --ca-file: needs a tls:// URL or --tls ${see}`,
     ],
     [
       ["nats", "nats://nats", "--jetstream", "--creds-file", ""],
-      "--creds-file: expected a path, got an empty string",
+      `${where}: --creds-file: expected a path, got an empty string ${see}`,
     ],
-  ], { env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
+  ];
+  await assertUsageErrors(cases, { exact: true, env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
 });

@@ -14,7 +14,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
 import { makePostgres, PG_PASSWORD, postgresMissing } from "../services/postgres.ts";
-import { assertKindUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -117,70 +117,74 @@ serverTest("postgres --primary waits for a standby to be promoted", {
 });
 
 Deno.test("postgres kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (postgres)";
+  const see = "(see: waitcmd help postgres)";
   const form = "postgres://[user[:password]@]host[:port][/database][?sslmode=MODE]";
-  await assertKindUsageErrors("postgres", [
-    [["postgres", "db:5432"], `expected ${form}, got "db:5432"`],
+  const cases: [string[], string][] = [
+    [["postgres", "db:5432"], `${where}: expected ${form}, got "db:5432" ${see}`],
     [
       ["postgres", "mysql://a:sEcr3t@db/x"],
-      `expected ${form}, got "mysql://a:***@db/x"`,
+      `${where}: expected ${form}, got "mysql://a:***@db/x" ${see}`,
     ],
     [
       ["postgres", "postgres://app@/x"],
-      'the host is missing in "postgres://***@/x"',
+      `${where}: the host is missing in "postgres://***@/x" ${see}`,
     ],
     [
       ["postgres", "postgres://db:99999/x"],
-      'port must be from 1 to 65535, got "99999"',
+      `${where}: port must be from 1 to 65535, got "99999" ${see}`,
     ],
     [
       ["postgres", "postgres://db/x?sslmode=sometimes"],
-      'sslmode: expected one of disable, allow, prefer, require, verify-ca, verify-full, got "sometimes"',
+      `${where}: sslmode: expected one of disable, allow, prefer, require, verify-ca, verify-full, got "sometimes" ${see}`,
     ],
     [
       ["postgres", "postgres://db/x?schema=public"],
-      'unsupported URL parameter "schema" (supported: sslmode)',
+      `${where}: unsupported URL parameter "schema" (supported: sslmode) ${see}`,
     ],
     [
       ["postgres", "postgres://a:sEcr3t@db/x", "--password-env", "PW"],
-      "--password-env: cannot be combined with a password in the URL",
+      `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--password-env", "UNSET_PW_VAR_ZQ"],
-      "--password-env: environment variable UNSET_PW_VAR_ZQ is not set",
+      `${where}: --password-env: environment variable UNSET_PW_VAR_ZQ is not set ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--password-env", "PW", "--password-file", "f"],
-      "--password-file: cannot be combined with --password-env",
+      `${where}: --password-file: cannot be combined with --password-env ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--expect", "1"],
-      "--expect: needs --query",
+      `${where}: --expect: needs --query ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--query", "SELECT 1", "--expect", "1", "--min-rows", "1"],
-      "--min-rows: cannot be combined with --expect",
+      `${where}: --min-rows: cannot be combined with --expect ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--query", " ; "],
-      "--query: expected an SQL statement, got an empty one",
+      `${where}: --query: expected an SQL statement, got an empty one ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--ca-file", "ca.pem"],
-      "--ca-file: needs --tls or an sslmode other than disable",
+      `${where}: --ca-file: needs --tls or an sslmode other than disable ${see}`,
     ],
     [
       ["postgres", "postgres://db/x?sslmode=disable", "--tls"],
-      "--tls: cannot be combined with sslmode=disable",
+      `${where}: --tls: cannot be combined with sslmode=disable ${see}`,
     ],
     [
       ["postgres", "postgres://db/x?sslmode=verify-full", "--insecure"],
-      "--insecure: cannot be combined with sslmode=verify-full",
+      `${where}: --insecure: cannot be combined with sslmode=verify-full ${see}`,
     ],
     [
       ["postgres", "postgres://db/x", "--tls", "--insecure", "--ca-file", "ca.pem"],
-      "--insecure: cannot be combined with --ca-file",
+      `${where}: --insecure: cannot be combined with --ca-file ${see}`,
     ],
-  ], {
+  ];
+  await assertUsageErrors(cases, {
+    exact: true,
     env: { PW: "env-pw-zq" },
     secrets: ["sEcr3t", "env-pw-zq"],
   });

@@ -14,7 +14,7 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
 import { makeRedis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
-import { assertKindUsageErrors, runJson, runLate, timing } from "./_cli.ts";
+import { assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SERVICE = { name: "Redis", missing: await redisMissing(), make: makeRedis };
@@ -103,33 +103,36 @@ serverTest("redis --role: a replica, then promoted late", SERVICE, async (primar
 });
 
 Deno.test("redis kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (redis)";
+  const see = "(see: waitcmd help redis)";
   const form = "redis://[[user]:password@]host[:port][/db] or rediss://...";
-  await assertKindUsageErrors("redis", [
-    [["redis", "cache:6379"], `expected ${form}, got "cache:6379"`],
+  const cases: [string[], string][] = [
+    [["redis", "cache:6379"], `${where}: expected ${form}, got "cache:6379" ${see}`],
     [
       ["redis", "redis://cache/x"],
-      'expected a database number after the host, got "x"',
+      `${where}: expected a database number after the host, got "x" ${see}`,
     ],
     [
       ["redis", "redis://cache/0?timeout=3"],
-      'unsupported URL parameter "timeout" (TLS is set with rediss://, --tls, --ca-file and --insecure)',
+      `${where}: unsupported URL parameter "timeout" (TLS is set with rediss://, --tls, --ca-file and --insecure) ${see}`,
     ],
     [
       ["redis", "redis://:sEcr3t@cache", "--password-env", "PW"],
-      "--password-env: cannot be combined with a password in the URL",
+      `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
     ],
-    [["redis", "redis://cache", "--equals", "v"], "--equals: needs --key"],
+    [["redis", "redis://cache", "--equals", "v"], `${where}: --equals: needs --key ${see}`],
     [
       ["redis", "redis://cache", "--key", ""],
-      "--key: expected a key, got an empty string",
+      `${where}: --key: expected a key, got an empty string ${see}`,
     ],
     [
       ["redis", "redis://cache", "--role", "primary"],
-      '--role: expected one of master, replica, got "primary"',
+      `${where}: --role: expected one of master, replica, got "primary" ${see}`,
     ],
     [
       ["redis", "redis://cache", "--ca-file", "ca.pem"],
-      "--ca-file: needs --tls or a rediss:// URL",
+      `${where}: --ca-file: needs --tls or a rediss:// URL ${see}`,
     ],
-  ], { env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
+  ];
+  await assertUsageErrors(cases, { exact: true, env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
 });

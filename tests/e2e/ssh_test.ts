@@ -7,7 +7,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { type Sshd, SSHD_BIN, startSilentTcp, startSshd } from "../services/sshd.ts";
-import { assertKindUsageErrors, expectJson, runCli, runJson } from "./_cli.ts";
+import { expectJson, runCli, runJson, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -280,33 +280,41 @@ Deno.test(
   },
 );
 
-Deno.test("ssh kind rejects every malformed value with exit 2 before probing", () =>
-  assertKindUsageErrors("ssh", [
-    [["ssh", "host:port"], 'expected HOST:PORT or [IPv6]:PORT, got "host:port"'],
-    [["ssh", "host:70000"], 'port must be from 1 to 65535, got "70000"'],
+Deno.test("ssh kind rejects every malformed value with exit 2 before probing", async () => {
+  const where = "waitcmd: condition 1 (ssh)";
+  const see = "(see: waitcmd help ssh)";
+  const cases: [string[], string][] = [
+    [["ssh", "host:port"], `${where}: expected HOST:PORT or [IPv6]:PORT, got "host:port" ${see}`],
+    [["ssh", "host:70000"], `${where}: port must be from 1 to 65535, got "70000" ${see}`],
     [
       ["ssh", "h:22", "--host-key-sha256", "MD5:ab:cd"],
-      '--host-key-sha256: expected SHA256: and 43 base64 characters, as ssh-keygen -lf prints it, got "MD5:ab:cd"',
+      `${where}: --host-key-sha256: expected SHA256: and 43 base64 characters, as ssh-keygen -lf prints it, got "MD5:ab:cd" ${see}`,
     ],
     [
       ["ssh", "h:22", "--user", "u"],
-      "--user: needs --password, --password-env or --password-file",
+      `${where}: --user: needs --password, --password-env or --password-file ${see}`,
     ],
-    [["ssh", "h:22", "--password-env", "PW"], "--password-env: needs --user"],
+    [["ssh", "h:22", "--password-env", "PW"], `${where}: --password-env: needs --user ${see}`],
     [
       ["ssh", "h:22", "--user", "u", "--password-env", "UNSET_PW_VAR"],
-      "--password-env: environment variable UNSET_PW_VAR is not set",
+      `${where}: --password-env: environment variable UNSET_PW_VAR is not set ${see}`,
     ],
     [
       ["ssh", "h:22", "--user", "u", "--password", "x", "--password-env", "PW"],
-      "--password-env: cannot be combined with --password",
+      `${where}: --password-env: cannot be combined with --password ${see}`,
     ],
     [
       ["ssh", "h:22", "--user", "u", "--password-file", ""],
-      "--password-file: expected a path, got an empty string",
+      `${where}: --password-file: expected a path, got an empty string ${see}`,
     ],
     [
       ["ssh", "h:22", "--banner-contains", ""],
-      "--banner-contains: expected a text, got an empty string",
+      `${where}: --banner-contains: expected a text, got an empty string ${see}`,
     ],
-  ], { secrets: ["pw-"] }));
+  ];
+  await Promise.all(cases.map(async ([args, line]) => {
+    const r = await runCli(args);
+    assertEquals(usageErrorLine(r), line, args.join(" "));
+    assert(!r.stderr.includes("pw-"), "no secret in the usage error");
+  }));
+});

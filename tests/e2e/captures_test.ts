@@ -21,35 +21,43 @@ function writeLater(path: string, ms: number, ...lines: string[]): () => Promise
   };
 }
 
-cliTest(
-  "captures: a log line written late gives then its named groups, and the report every group",
-  () =>
+/** A test with a log `server.log` holding `text`, in a directory of its own. */
+function logTest(name: string, text: string, fn: (log: string, dir: string) => Promise<void>) {
+  cliTest(name, () =>
     withDir(async (dir) => {
       const log = `${dir}/server.log`;
-      await Deno.writeTextFile(log, "starting\n");
-      const out = `${dir}/then.out`;
-      const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
-      const r = await runCli(
-        [
-          ...["-t", "20s", "--report", `${dir}/report.json`, "log", log, "--matches", pattern],
-          ...["--", "then", "sh"],
-          ...[
-            "-c",
-            `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
-          ],
+      await Deno.writeTextFile(log, text);
+      await fn(log, dir);
+    }));
+}
+
+logTest(
+  "captures: a log line written late gives then its named groups, and the report every group",
+  "starting\n",
+  async (log, dir) => {
+    const out = `${dir}/then.out`;
+    const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
+    const r = await runCli(
+      [
+        ...["-t", "20s", "--report", `${dir}/report.json`, "log", log, "--matches", pattern],
+        ...["--", "then", "sh"],
+        ...[
+          "-c",
+          `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
         ],
-        { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
-      );
-      assertEquals(r.code, 0, r.stderr);
-      assertEquals(await Deno.readTextFile(out), `127.0.0.1 43567 ${dir}/report.json`);
-      const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
-      assertEquals(report.conditions[0].captures, {
-        "1": "127.0.0.1",
-        "2": "43567",
-        host: "127.0.0.1",
-        port: "43567",
-      });
-    }),
+      ],
+      { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
+    );
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(await Deno.readTextFile(out), `127.0.0.1 43567 ${dir}/report.json`);
+    const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+    assertEquals(report.conditions[0].captures, {
+      "1": "127.0.0.1",
+      "2": "43567",
+      host: "127.0.0.1",
+      port: "43567",
+    });
+  },
 );
 
 Deno.test({
@@ -100,18 +108,16 @@ Deno.test({
   },
 });
 
-cliTest(
+logTest(
   "captures: a run that times out captures nothing ({}) and never runs then",
-  () =>
-    withDir(async (dir) => {
-      const log = `${dir}/server.log`;
-      await Deno.writeTextFile(log, "");
-      const r = await expectJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"], {
-        code: 1,
-        status: "timeout",
-      });
-      assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
-    }),
+  "",
+  async (log) => {
+    const r = await expectJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"], {
+      code: 1,
+      status: "timeout",
+    });
+    assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
+  },
 );
 
 cliTest(

@@ -606,6 +606,13 @@ Deno.test({
     const runs: Watched[] = [];
     const restarts = async (unit: string) =>
       Number((await sd.show(unit, ["NRestarts"])).NRestarts ?? "0");
+    /** A watched run of `svcmgr --user UNIT` (guarded by its `--failed`), killed at the end. */
+    const svcmgr = async (globals: string[], unit: string, guarded = false) => {
+      const guard = guarded ? ["guard", "svcmgr", "--user", unit, "--failed"] : [];
+      const run = await watchRun(dir, globals, ["svcmgr", "--user", unit], env, guard);
+      runs.push(run);
+      return run;
+    };
     try {
       for (const [name, content] of Object.entries(flakyUnits(dir))) {
         await sd.writeUnit(name, content, { reload: false });
@@ -620,20 +627,8 @@ Deno.test({
           // than 2 of the --successes run's 200 ms intervals, so every dip is seen. Up 300 ms at
           // a time: room for 2 interval attempts, plus the ones the unit's D-Bus signals wake
           // when it goes up (2 or 3 seen here), far from 8.
-          const stable = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms", "--stable-for", "2s"],
-            ["svcmgr", "--user", "flap"],
-            env,
-          );
-          runs.push(stable);
-          const successes = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms", "--successes", "8"],
-            ["svcmgr", "--user", "flap"],
-            env,
-          );
-          runs.push(successes);
+          const stable = await svcmgr(["-t", "60s", "-i", "200ms", "--stable-for", "2s"], "flap");
+          const successes = await svcmgr(["-t", "60s", "-i", "200ms", "--successes", "8"], "flap");
           // Both see it up and down, several times over (at least 3 restarts), and hold off.
           const n0 = await restarts("flap.service");
           await until("3 restarts of flap", async () => (await restarts("flap.service")) >= n0 + 3);
@@ -675,14 +670,7 @@ Deno.test({
         async () => {
           await sd.systemctl(["start", "--no-block", "crashloop.service"]);
           // A guard on --failed: a unit systemd is still restarting has not failed for good.
-          const run = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms"],
-            ["svcmgr", "--user", "crashloop"],
-            env,
-            ["guard", "svcmgr", "--user", "crashloop", "--failed"],
-          );
-          runs.push(run);
+          const run = await svcmgr(["-t", "60s", "-i", "200ms"], "crashloop", true);
           await until(
             "3 restarts of crashloop",
             async () => (await restarts("crashloop.service")) >= 3,
@@ -712,21 +700,8 @@ Deno.test({
         "--active on a unit systemd gives up on (start limit): exit 3 with a guard, else exit 1 on time",
         async () => {
           await sd.systemctl(["start", "--no-block", "giveup.service"]);
-          const guarded = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms"],
-            ["svcmgr", "--user", "giveup"],
-            env,
-            ["guard", "svcmgr", "--user", "giveup", "--failed"],
-          );
-          runs.push(guarded);
-          const plain = await watchRun(
-            dir,
-            ["-t", "6s", "-i", "200ms"],
-            ["svcmgr", "--user", "giveup"],
-            env,
-          );
-          runs.push(plain);
+          const guarded = await svcmgr(["-t", "60s", "-i", "200ms"], "giveup", true);
+          const plain = await svcmgr(["-t", "6s", "-i", "200ms"], "giveup");
           const g = await guarded.finish();
           assertEquals(g.code, 3, JSON.stringify(g.attempts));
           assertEquals(g.report.status, "fatal");

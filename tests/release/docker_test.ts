@@ -10,8 +10,8 @@
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { version } from "../../scripts/compile.ts";
-import { requireService } from "../services/_util.ts";
-import { type DockerEngine, startDocker } from "../services/docker.ts";
+import { startOrSkip } from "../services/_util.ts";
+import { startDocker } from "../services/docker.ts";
 import { DENO, repoRoot, run, writeStandIns } from "./_fixture.ts";
 
 Deno.test({
@@ -19,13 +19,8 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn(t) {
-    let d: DockerEngine;
-    try {
-      d = await startDocker();
-    } catch (e) {
-      requireService("dockerd", (e as Error).message);
-      return;
-    }
+    const d = await startOrSkip("dockerd", startDocker);
+    if (!d) return;
     const dist = await Deno.makeTempDir({ prefix: "waitcmd-docker-test-" });
     try {
       await writeStandIns(dist, version);

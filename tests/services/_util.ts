@@ -186,6 +186,22 @@ export function requireService(name: string, why: string): false {
   return false;
 }
 
+/**
+ * Starts a service a test needs; where it cannot start, says why ({@link requireService}: in CI
+ * that fails) and returns undefined, for the test to end.
+ */
+export async function startOrSkip<T>(
+  name: string,
+  start: () => Promise<T>,
+): Promise<T | undefined> {
+  try {
+    return await start();
+  } catch (err) {
+    requireService(name, err instanceof Error ? err.message : String(err));
+    return undefined;
+  }
+}
+
 /** Thrown when a Go-built test service cannot be built (no Go toolchain, no module proxy, ...). */
 export class ServiceUnavailableError extends Error {
   override name = "ServiceUnavailableError";

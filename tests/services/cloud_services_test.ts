@@ -7,7 +7,7 @@
  */
 
 import { deepStrictEqual } from "node:assert";
-import { requireService } from "./_util.ts";
+import { startOrSkip } from "./_util.ts";
 import { type KubeObject, sharedKube, stopSharedKube } from "./kube.ts";
 import { startS3 } from "./s3.ts";
 
@@ -47,13 +47,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    let env;
-    try {
-      env = await sharedKube();
-    } catch (err) {
-      requireService("kube-apiserver", err instanceof Error ? err.message : String(err));
-      return;
-    }
+    const env = await startOrSkip("kube-apiserver", sharedKube);
+    if (!env) return;
     try {
       assert((await sharedKube()) === env, "sharedKube() returns the same environment");
 
@@ -146,13 +141,8 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    let env;
-    try {
-      env = await startS3();
-    } catch (err) {
-      requireService("versitygw", err instanceof Error ? err.message : String(err));
-      return;
-    }
+    const env = await startOrSkip("versitygw", startS3);
+    if (!env) return;
     try {
       await t.step("create bucket, put object with metadata, head it back", async () => {
         await env.createBucket("smoke");

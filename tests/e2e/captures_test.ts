@@ -5,8 +5,8 @@
  * process.
  */
 
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { cliTest, expectJson, runCli, usageErrorLine } from "./_cli.ts";
+import { assertEquals } from "../_assert.ts";
+import { assertUsageErrors, cliTest, expectJson, runCli } from "./_cli.ts";
 import { inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -140,8 +140,6 @@ cliTest(
         "condition 1 (log): --matches: invalid regular expression",
       ],
     ];
-    for (const [args, want] of rows) {
-      assertStringIncludes(usageErrorLine(await runCli(args)), want);
-    }
+    await assertUsageErrors(rows);
   },
 );

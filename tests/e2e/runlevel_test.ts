@@ -7,7 +7,16 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { assertReportSchema } from "../_schema.ts";
-import { cliTest, expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
+import {
+  assertUsageErrors,
+  cliTest,
+  expectJson,
+  runCli,
+  runJson,
+  runLate,
+  timing,
+  usageErrorLine,
+} from "./_cli.ts";
 import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
 const withDir = inTempDir("waitcmd-runlevel-");
@@ -72,9 +81,7 @@ cliTest("not: misplaced is a usage error saying what to type", async () => {
     [["not", "guard", "tcp", "a:1"], "write guard before not: -- guard not <kind> ..."],
     [["not"], "not must be followed by a condition kind"],
   ];
-  for (const [args, fragment] of rows) {
-    assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
-  }
+  await assertUsageErrors(rows);
 });
 
 cliTest("backoff: exponential pauses make far fewer attempts than constant ones", async () => {
@@ -124,9 +131,7 @@ cliTest("backoff: bad values are usage errors", async () => {
     ],
     [["--delay", "soon", "tcp", "a:1"], "--delay: expected a duration"],
   ];
-  for (const [args, fragment] of rows) {
-    assertStringIncludes(usageErrorLine(await runCli(args)), fragment);
-  }
+  await assertUsageErrors(rows);
 });
 
 cliTest(

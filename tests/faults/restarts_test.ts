@@ -16,9 +16,8 @@ import { ignoreWithout } from "../_kit.ts";
 import { assertReportSchema } from "../_schema.ts";
 import type { JsonReportShape } from "../e2e/_cli.ts";
 import { type LiveCli, startCli } from "../e2e/_cli.ts";
-import { ServiceUnavailableError } from "../services/_util.ts";
 import { DOCKER_CLI, DOCKERD_BIN, startDocker } from "../services/docker.ts";
-import { buildKube, buildKwok, type KubeEnv, STAGE_LABEL, startKube } from "../services/kube.ts";
+import { type KubeEnv, STAGE_LABEL, startKube, whyNoCluster } from "../services/kube.ts";
 import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -181,14 +180,7 @@ async function until(what: string, ok: () => Promise<boolean>, timeoutMs = 60_00
 // --- kube-apiserver ----------------------------------------------------------------------------
 
 /** Why the cluster's binaries cannot be had here, or undefined when they can. */
-let whyNoKube: string | undefined;
-try {
-  await buildKube({ cluster: true });
-  await buildKwok();
-} catch (e) {
-  if (!(e instanceof ServiceUnavailableError)) throw e;
-  whyNoKube = e.message;
-}
+const whyNoKube = await whyNoCluster();
 
 Deno.test({
   name: "fault: kube-apiserver restarts during an orch watch: the watch resumes, the verdict holds",

@@ -362,13 +362,18 @@ export async function binariesMissing(...bins: string[]): Promise<string | undef
   return undefined;
 }
 
-/** Why `build` (a build script's wrapper) fails here, or undefined once it built. */
+/**
+ * Why `build` (a build script's wrapper) cannot build here (its {@link ServiceUnavailableError}:
+ * no toolchain, no module proxy, ...), or undefined once it built. Any other error is a fault of
+ * the build's own, and is thrown.
+ */
 export async function buildMissing(build: () => Promise<unknown>): Promise<string | undefined> {
   try {
     await build();
     return undefined;
   } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+    if (!(e instanceof ServiceUnavailableError)) throw e;
+    return e.message;
   }
 }
 

@@ -465,6 +465,20 @@ export async function assertUsageErrors(
 }
 
 /**
+ * A kind's usage errors ({@link assertUsageErrors}): each case's line must begin
+ * `waitcmd: FRAGMENT` and end with the pointer to the kind's help.
+ */
+export function assertUsageFragments(
+  kind: string,
+  cases: readonly (readonly [args: string[], fragment: string])[],
+): Promise<void> {
+  return assertUsageErrors(cases.map(([args, fragment]) => [
+    args,
+    new RegExp(`^waitcmd: ${literal(fragment)}.*\\(see: waitcmd help ${kind}\\)$`),
+  ]));
+}
+
+/**
  * A kind's usage errors ({@link assertUsageErrors}): each row's words (its condition first, under
  * the name it is given, with `env` if the row has one, after `opts.globals`) must print exactly
  * `waitcmd: condition 1 (<name>): <text> (see: waitcmd help <kind>)`.

@@ -10,7 +10,14 @@
 
 import { createSocket, type Socket } from "node:dgram";
 import { assert } from "../_assert.ts";
-import { binariesMissing, buildMissing, freePort, sh, waitUntil } from "../services/_util.ts";
+import {
+  binariesMissing,
+  buildMissing,
+  freePort,
+  holdConnections,
+  sh,
+  waitUntil,
+} from "../services/_util.ts";
 import { chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
 import { DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
 import { DOCKERD_BIN, startDocker } from "../services/docker.ts";
@@ -141,31 +148,8 @@ function tcpServer(
   listen: () => Deno.Listener = () => Deno.listen({ hostname: "127.0.0.1", port }),
 ) {
   return toggle(() => {
-    const l = listen();
-    const held: Deno.Conn[] = [];
-    const accepting = (async () => {
-      try {
-        for await (const c of l) {
-          held.push(c);
-          if ("handshake" in c) (c as Deno.TlsConn).handshake().catch(() => {});
-        }
-      } catch {
-        // closed
-      }
-    })();
-    return Promise.resolve({
-      async stop() {
-        l.close();
-        for (const c of held) {
-          try {
-            c.close();
-          } catch {
-            // closed by the client
-          }
-        }
-        await accepting;
-      },
-    });
+    const held = holdConnections(listen());
+    return Promise.resolve({ stop: () => held.close() });
   });
 }
 

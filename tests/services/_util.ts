@@ -570,6 +570,37 @@ export function inTempDir(prefix: string): <T>(fn: (dir: string) => Promise<T>) 
   };
 }
 
+/**
+ * Accepts the connections of `listener` and holds them without a word (a TLS one is let finish
+ * its handshake); `close()` stops the listener and closes what it holds.
+ */
+export function holdConnections(listener: Deno.Listener): { close(): Promise<void> } {
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    try {
+      for await (const c of listener) {
+        held.push(c);
+        if ("handshake" in c) (c as Deno.TlsConn).handshake().catch(() => {});
+      }
+    } catch {
+      // closed
+    }
+  })();
+  return {
+    async close() {
+      listener.close();
+      for (const c of held) {
+        try {
+          c.close();
+        } catch {
+          // closed by the client
+        }
+      }
+      await accepting;
+    },
+  };
+}
+
 /** A TCP listener on 127.0.0.1 that accepts and closes every connection. */
 export function acceptingPort(): { port: number; close(): void } {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });

@@ -34,6 +34,7 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { inTempDir } from "../services/_util.ts";
 import { makePki } from "../services/tls.ts";
 import {
   assertTlsRetried,
@@ -159,10 +160,9 @@ const SCENARIOS: {
       }
       if (t.passwordFlags) {
         // --password-env, and --password-file written once the run started (read at each attempt).
-        const dir = await Deno.makeTempDir({ prefix: "waitcmd-live-pw-" });
-        const file = `${dir}/pw`;
-        try {
-          const { bare, password } = t.passwordFlags;
+        const { bare, password } = t.passwordFlags;
+        await inTempDir("waitcmd-live-pw-")(async (dir) => {
+          const file = `${dir}/pw`;
           const r = row.keep(
             await runJsonl(
               [
@@ -181,20 +181,17 @@ const SCENARIOS: {
           const unread = `cannot read --password-file ${file}: no such file or directory`;
           assert(r.attempts.some((a) => a.error === unread), JSON.stringify(r.attempts));
           assert(r.report.conditions.every((c) => c.satisfied));
-        } finally {
-          await Deno.remove(dir, { recursive: true });
-        }
+        });
       }
     },
   },
   {
     id: "secret",
     name: "no secret in any output: text, json, jsonl, --report, --explain, a usage error",
-    run: async (row) => {
-      const { t } = row;
-      const marks = [...new Set(t.secrets!.flatMap((s) => [s, encodeURIComponent(s)]))];
-      const dir = await Deno.makeTempDir({ prefix: "waitcmd-live-secret-" });
-      try {
+    run: (row) =>
+      inTempDir("waitcmd-live-secret-")(async (dir) => {
+        const { t } = row;
+        const marks = [...new Set(t.secrets!.flatMap((s) => [s, encodeURIComponent(s)]))];
         const all = [
           ...t.satisfied,
           "--",
@@ -222,10 +219,7 @@ const SCENARIOS: {
         for (const text of outputs) {
           for (const m of marks) assert(!text.includes(m), `the secret ${m} shows:\n${text}`);
         }
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
-    },
+      }),
   },
   {
     id: "restart",

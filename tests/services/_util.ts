@@ -571,16 +571,22 @@ export function inTempDir(prefix: string): <T>(fn: (dir: string) => Promise<T>) 
 }
 
 /**
- * Accepts the connections of `listener` and holds them without a word (a TLS one is let finish
- * its handshake); `close()` stops the listener and closes what it holds.
+ * Accepts the connections of `listener` and holds them, handing each to `onConn` (by default
+ * nothing is said; a TLS one is let finish its handshake); `close()` stops the listener and
+ * closes every connection it accepted.
  */
-export function holdConnections(listener: Deno.Listener): { close(): Promise<void> } {
+export function holdConnections(
+  listener: Deno.Listener,
+  onConn: (c: Deno.Conn) => void = (c) => {
+    if ("handshake" in c) (c as Deno.TlsConn).handshake().catch(() => {});
+  },
+): { close(): Promise<void> } {
   const held: Deno.Conn[] = [];
   const accepting = (async () => {
     try {
       for await (const c of listener) {
         held.push(c);
-        if ("handshake" in c) (c as Deno.TlsConn).handshake().catch(() => {});
+        onConn(c);
       }
     } catch {
       // closed

@@ -71,13 +71,16 @@ Deno.test({
     );
     try {
       const url = `http://127.0.0.1:${server.addr.port}/`;
-      const r = await expectJson([
+      const matches = [
         "-t",
         "10s",
         "http",
         url,
         "--matches",
         String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
+      ];
+      const r = await expectJson([
+        ...matches,
         "--jsonpath",
         "$.version =~ /^1\\./",
       ], { code: 0 });
@@ -88,12 +91,7 @@ Deno.test({
         value: "1.4.2",
       });
       const env = await runCli([
-        "-t",
-        "10s",
-        "http",
-        url,
-        "--matches",
-        String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
+        ...matches,
         "--",
         "then",
         "sh",

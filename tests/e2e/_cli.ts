@@ -22,7 +22,7 @@
  */
 
 import { assertReportSchema } from "../_schema.ts";
-import { repoRoot } from "../services/_util.ts";
+import { inTempDir, repoRoot } from "../services/_util.ts";
 import { BUNDLE_DIR, bundleState, LAUNCHER } from "../../scripts/bundle.ts";
 
 /** What the tests run: `source` or `bundle` (WAITCMD_UNDER_TEST). */
@@ -316,6 +316,23 @@ export async function assertTlsRetried(
       throw new Error(`${args.join(" ")}: TLS failures are retried, yet one attempt:\n${r.stderr}`);
     }
   }
+}
+
+/**
+ * Declares a test with a log `app.log` holding `text`, in a temporary directory of its own
+ * (removed after): `fn` gets the log's path and the directory.
+ */
+export function logTest(
+  name: string,
+  text: string,
+  fn: (log: string, dir: string) => Promise<void>,
+): void {
+  Deno.test(name, () =>
+    inTempDir("waitcmd-log-")(async (dir) => {
+      const log = `${dir}/app.log`;
+      await Deno.writeTextFile(log, text);
+      await fn(log, dir);
+    }));
 }
 
 /** Declares a test that runs the CLI and servers of its own (resource and op sanitizers off). */

@@ -6,12 +6,9 @@
  */
 
 import { assertEquals } from "../_assert.ts";
-import { assertUsageErrors, cliTest, expectJson, runCli } from "./_cli.ts";
-import { inTempDir } from "../services/_util.ts";
+import { assertUsageErrors, cliTest, expectJson, logTest, runCli } from "./_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
-
-const withDir = inTempDir("waitcmd-captures-");
 
 /** Appends the lines to the log after `ms`. */
 function writeLater(path: string, ms: number, ...lines: string[]): () => Promise<void> {
@@ -19,16 +16,6 @@ function writeLater(path: string, ms: number, ...lines: string[]): () => Promise
     await new Promise((r) => setTimeout(r, ms));
     await Deno.writeTextFile(path, lines.map((l) => l + "\n").join(""), { append: true });
   };
-}
-
-/** A test with a log `server.log` holding `text`, in a directory of its own. */
-function logTest(name: string, text: string, fn: (log: string, dir: string) => Promise<void>) {
-  cliTest(name, () =>
-    withDir(async (dir) => {
-      const log = `${dir}/server.log`;
-      await Deno.writeTextFile(log, text);
-      await fn(log, dir);
-    }));
 }
 
 logTest(

@@ -11,10 +11,11 @@
  * (tests/conformance/live_test.ts).
  */
 
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
+import { assert, assertEquals } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
 import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertQueries, assertSyntaxErrorFatal } from "./_sql.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -22,23 +23,13 @@ const SERVICE = { name: "MariaDB", missing: await mariadbMissing(), make: makeMa
 
 serverTest("mysql kind against a real MariaDB server", SERVICE, async (db, t) => {
   const url = db.url();
-  const shown = url.replace(MY_PASSWORD, "***");
+  const sql = { kind: "mysql", url, password: MY_PASSWORD };
   await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
-    const e = await runJson([
-      ...FAST,
-      ...["mariadb", url, "--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
-    ]);
-    assertEquals([e.code, e.stderr], [0, ""]);
-    const c = e.json.conditions[0]!;
-    assertEquals([c.name, c.kind, c.target], [`mariadb ${shown}`, "mysql", shown]);
-    assertEquals(c.detail, 'query returned "app@%" as app@app');
-    const m = await runJson([
-      ...FAST,
-      ...["mysql", url, "--query", "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'"],
-      ...["--min-rows", "3"],
-    ]);
-    assertEquals(m.code, 0);
-    assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
+    await assertQueries(sql, {
+      word: "mariadb",
+      args: ["--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
+      detail: 'query returned "app@%" as app@app',
+    }, { word: "mysql", query: "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'" });
   });
 
   await t.step(
@@ -83,18 +74,11 @@ serverTest("mysql kind against a real MariaDB server", SERVICE, async (db, t) =>
   });
 
   await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
-    const r = await runJson([...FAST, "mysql", url, "--query", "SELEC 1"]);
-    assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
-    const c = r.json.conditions[0]!;
-    assertEquals([c.fatal, c.attempts], [true, 1]);
-    assertMatch(
-      c.last_error,
+    await assertSyntaxErrorFatal(
+      sql,
       /^You have an error in your SQL syntax.*\(ER_PARSE_ERROR 1064\)$/,
+      "You have an error",
     );
-    const text = await runCli([...FAST, "mysql", url, "--query", "SELECT 1 +"]);
-    assertEquals(text.code, 3);
-    assertStringIncludes(text.stderr, `waitcmd: fatal: mysql ${shown}: You have an error`);
-    for (const out of [r.stdout, text.stderr]) assert(!out.includes(MY_PASSWORD), out);
   });
 });
 

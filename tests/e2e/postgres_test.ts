@@ -11,10 +11,11 @@
  * the live conformance suite's (tests/conformance/live_test.ts).
  */
 
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { assert, assertEquals } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
 import { makePostgres, PG_PASSWORD, postgresMissing } from "../services/postgres.ts";
-import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertQueries, assertSyntaxErrorFatal } from "./_sql.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -22,23 +23,13 @@ const SERVICE = { name: "PostgreSQL", missing: await postgresMissing(), make: ma
 
 serverTest("postgres kind against a real PostgreSQL server", SERVICE, async (pg, t) => {
   const url = pg.url();
-  const shown = url.replace(PG_PASSWORD, "***");
+  const sql = { kind: "postgres", url, password: PG_PASSWORD };
   await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
-    const e = await runJson([
-      ...FAST,
-      ...["pg", url, "--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
-    ]);
-    assertEquals([e.code, e.stderr], [0, ""]);
-    const c = e.json.conditions[0]!;
-    assertEquals([c.name, c.kind, c.target], [`pg ${shown}`, "postgres", shown]);
-    assertEquals(c.detail, 'query returned "app" as app@app on a primary');
-    const m = await runJson([
-      ...FAST,
-      ...["postgresql", url, "--query", "SELECT 1; SELECT * FROM generate_series(1, 3)"],
-      ...["--min-rows", "3"],
-    ]);
-    assertEquals(m.code, 0);
-    assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
+    await assertQueries(sql, {
+      word: "pg",
+      args: ["--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
+      detail: 'query returned "app" as app@app on a primary',
+    }, { word: "postgresql", query: "SELECT 1; SELECT * FROM generate_series(1, 3)" });
   });
 
   await t.step(
@@ -94,15 +85,11 @@ serverTest("postgres kind against a real PostgreSQL server", SERVICE, async (pg,
   });
 
   await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
-    const r = await runJson([...FAST, "postgres", url, "--query", "SELEC 1"]);
-    assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
-    const c = r.json.conditions[0]!;
-    assertEquals([c.fatal, c.attempts], [true, 1]);
-    assertEquals(c.last_error, 'syntax error at or near "SELEC" (SQLSTATE 42601)');
-    const text = await runCli([...FAST, "postgres", url, "--query", "SELECT 1 +"]);
-    assertEquals(text.code, 3);
-    assertStringIncludes(text.stderr, `waitcmd: fatal: postgres ${shown}: syntax error`);
-    for (const out of [r.stdout, text.stderr]) assert(!out.includes(PG_PASSWORD), out);
+    await assertSyntaxErrorFatal(
+      sql,
+      'syntax error at or near "SELEC" (SQLSTATE 42601)',
+      "syntax error",
+    );
   });
 });
 

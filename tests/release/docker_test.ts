@@ -10,17 +10,15 @@
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { version } from "../../scripts/compile.ts";
-import { startOrSkip } from "../services/_util.ts";
+import { startedTest } from "../services/_util.ts";
 import { startDocker } from "../services/docker.ts";
 import { DENO, repoRoot, run, writeStandIns } from "./_fixture.ts";
 
-Deno.test({
-  name: "Dockerfile builds a non-root image whose entrypoint is waitcmd",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn(t) {
-    const d = await startOrSkip("dockerd", startDocker);
-    if (!d) return;
+startedTest(
+  "Dockerfile builds a non-root image whose entrypoint is waitcmd",
+  "dockerd",
+  startDocker,
+  async (d, t) => {
     const dist = await Deno.makeTempDir({ prefix: "waitcmd-docker-test-" });
     try {
       await writeStandIns(dist, version);
@@ -86,4 +84,4 @@ Deno.test({
       await Deno.remove(dist, { recursive: true });
     }
   },
-});
+);

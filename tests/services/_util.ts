@@ -187,19 +187,31 @@ export function requireService(name: string, why: string): false {
 }
 
 /**
- * Starts a service a test needs; where it cannot start, says why ({@link requireService}: in CI
- * that fails) and returns undefined, for the test to end.
+ * Declares a test of a service that `start` starts (the sanitizers off: the service outlives
+ * their view); where it cannot start, the test says why ({@link requireService}: in CI that
+ * fails) and ends.
  */
-export async function startOrSkip<T>(
+export function startedTest<S>(
   name: string,
-  start: () => Promise<T>,
-): Promise<T | undefined> {
-  try {
-    return await start();
-  } catch (err) {
-    requireService(name, err instanceof Error ? err.message : String(err));
-    return undefined;
-  }
+  service: string,
+  start: () => Promise<S>,
+  fn: (s: S, t: Deno.TestContext) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn(t) {
+      let s: S;
+      try {
+        s = await start();
+      } catch (err) {
+        requireService(service, err instanceof Error ? err.message : String(err));
+        return;
+      }
+      await fn(s, t);
+    },
+  });
 }
 
 /** Thrown when a Go-built test service cannot be built (no Go toolchain, no module proxy, ...). */

@@ -598,6 +598,15 @@ Deno.test({
     const runs: Watched[] = [];
     const restarts = async (unit: string) =>
       Number((await sd.show(unit, ["NRestarts"])).NRestarts ?? "0");
+    /** Ends `run`, which must be satisfied with its unit active (running); returns what it ran. */
+    const finishActive = async (run: Watched, name: string) => {
+      const r = await run.finish();
+      assertEquals(r.code, 0, `${name}: ${JSON.stringify(r.attempts)}`);
+      assertEquals(r.report.status, "satisfied");
+      const c = r.report.conditions[0]!;
+      assertEquals([c.satisfied, c.detail], [true, "active (running)"], JSON.stringify(c));
+      return r;
+    };
     /** A watched run of `svcmgr --user UNIT` (guarded by its `--failed`), killed at the end. */
     const svcmgr = async (globals: string[], unit: string, guarded = false) => {
       const guard = guarded ? ["guard", "svcmgr", "--user", unit, "--failed"] : [];
@@ -638,11 +647,8 @@ Deno.test({
           const steadied = performance.now();
           const both = [["--stable-for", stable], ["--successes", successes]] as const;
           for (const [name, run] of both) {
-            const r = await run.finish();
-            assertEquals(r.code, 0, `${name}: ${JSON.stringify(r.attempts)}`);
-            assertEquals(r.report.status, "satisfied");
+            const r = await finishActive(run, name);
             const c = r.report.conditions[0]!;
-            assertEquals([c.satisfied, c.detail], [true, "active (running)"], JSON.stringify(c));
             // Its last failure was the unit being down (activating, auto-restart), not an error
             // of waitcmd's; the SubState is read apart from the ActiveState (see CRASH_LOOPING).
             assertMatch(c.last_error, /^activating \([a-z-]+\)$/, JSON.stringify(r.attempts));
@@ -671,11 +677,8 @@ Deno.test({
           assert(!run.exited(), `ended while crash-looping: ${JSON.stringify(seen)}`);
           assert(seen.every((a) => !a.ok), JSON.stringify(seen));
           await Deno.writeTextFile(`${dir}/crash.fixed`, "");
-          const r = await run.finish();
-          assertEquals(r.code, 0, JSON.stringify(r.attempts));
-          assertEquals(r.report.status, "satisfied");
+          const r = await finishActive(run, "crashloop");
           const [c, guard] = r.report.conditions;
-          assertEquals([c!.satisfied, c!.detail], [true, "active (running)"]);
           assertMatch(c!.last_error, CRASH_LOOPING);
           // Never active before the fix, never failed for good either.
           assert(

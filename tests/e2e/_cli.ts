@@ -318,6 +318,17 @@ export async function assertTlsRetried(
   }
 }
 
+/** Writes a recipe `name` into `dir` (`text`, or its lines joined by newlines); returns its path. */
+export async function writeRecipe(
+  dir: string,
+  text: string | readonly string[],
+  name = "waits.yaml",
+): Promise<string> {
+  const path = `${dir}/${name}`;
+  await Deno.writeTextFile(path, typeof text === "string" ? text : text.join("\n"));
+  return path;
+}
+
 /**
  * Declares a test with a log `app.log` holding `text`, in a temporary directory of its own
  * (removed after): `fn` gets the log's path and the directory.

@@ -8,7 +8,7 @@
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { freePort, inTempDir } from "../services/_util.ts";
-import { runCli, runJson, timing } from "./_cli.ts";
+import { runCli, runJson, timing, writeRecipe } from "./_cli.ts";
 
 /** A run inside GitHub Actions (the suite turns CI logs off for every other test). */
 const GITHUB = { GITHUB_ACTIONS: "true", WAITCMD_CI: "" };
@@ -212,9 +212,8 @@ Deno.test("--progress changes: a line per change, not per attempt (flag, WAITCMD
     assertEquals(untimed((await runCli(["--progress", "changes", ...args])).stderr), want);
     const env = { WAITCMD_PROGRESS: "changes" };
     assertEquals(untimed((await runCli(args, { env })).stderr), want);
-    const recipe = `${dir}/waits.yaml`;
-    await Deno.writeTextFile(
-      recipe,
+    const recipe = await writeRecipe(
+      dir,
       `progress: changes\ntimeout: 1500ms\ninterval: 100ms\nconditions:\n` +
         `  - kind: tcp\n    target: 127.0.0.1:${port}\n`,
     );

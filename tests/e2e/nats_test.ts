@@ -12,7 +12,7 @@
  */
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { ignoreWithout, serverTest } from "../_kit.ts";
 import { makeNats, natsMissing } from "../services/nats.ts";
 import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
@@ -20,6 +20,8 @@ const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const missing = await natsMissing();
+/** A server in operator mode (JWT accounts), with its credentials file. */
+const OPERATOR = { name: "nats-server", missing, make: () => makeNats({ operator: true }) };
 const VERSION = /^NATS \d+\.\d+\.\d+/;
 
 Deno.test({
@@ -99,62 +101,53 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "nats with a credentials file (operator mode, JWT accounts)",
-  ignore: ignoreWithout("nats-server", missing),
-  ...opts,
-  fn: async () => {
-    const op = await makeNats({ operator: true });
-    const other = await makeNats({ operator: true });
-    try {
-      const ok = await runJson([...FAST, "nats", op.url(), "--creds-file", op.credsFile!]);
-      assertEquals([ok.code, ok.stderr], [0, ""]);
-      assertMatch(ok.json.conditions[0]!.detail, VERSION);
-      // A user of another operator's account: refused.
-      const wrong = await runJson([...SHORT, "nats", op.url(), "--creds-file", other.credsFile!]);
-      assertEquals(
-        [wrong.code, wrong.json.conditions[0]!.last_error],
-        [1, "authentication failed: Authorization Violation"],
-      );
-      // No credentials: refused; a file that is not credentials: pending with the reason.
-      const none = await runJson([...SHORT, "nats", op.url()]);
-      assertEquals(
-        none.json.conditions[0]!.last_error,
-        "authentication failed: Authorization Violation",
-      );
-      const bogus = `${op.dir}/bogus.creds`;
-      await Deno.writeTextFile(bogus, "not credentials\n");
-      const bad = await runJson([...SHORT, "nats", op.url(), "--creds-file", bogus]);
-      assertEquals(
-        bad.json.conditions[0]!.last_error,
-        `cannot use --creds-file ${bogus}: unable to parse credentials`,
-      );
-      // Read at each attempt: a file that appears late.
-      const lateFile = `${op.dir}/late.creds`;
-      const late = await runLate(
-        [...FAST, "nats", op.url(), "--creds-file", lateFile],
-        () => Deno.copyFile(op.credsFile!, lateFile),
-      );
-      assertEquals(late.code, 0);
-      assertEquals(
-        late.attempts[0]!.error,
-        `cannot read --creds-file ${lateFile}: no such file or directory`,
-      );
-    } finally {
-      await op.remove();
-      await other.remove();
-    }
-  },
+serverTest("nats with a credentials file (operator mode, JWT accounts)", OPERATOR, async (op) => {
+  const other = await makeNats({ operator: true });
+  try {
+    const ok = await runJson([...FAST, "nats", op.url(), "--creds-file", op.credsFile!]);
+    assertEquals([ok.code, ok.stderr], [0, ""]);
+    assertMatch(ok.json.conditions[0]!.detail, VERSION);
+    // A user of another operator's account: refused.
+    const wrong = await runJson([...SHORT, "nats", op.url(), "--creds-file", other.credsFile!]);
+    assertEquals(
+      [wrong.code, wrong.json.conditions[0]!.last_error],
+      [1, "authentication failed: Authorization Violation"],
+    );
+    // No credentials: refused; a file that is not credentials: pending with the reason.
+    const none = await runJson([...SHORT, "nats", op.url()]);
+    assertEquals(
+      none.json.conditions[0]!.last_error,
+      "authentication failed: Authorization Violation",
+    );
+    const bogus = `${op.dir}/bogus.creds`;
+    await Deno.writeTextFile(bogus, "not credentials\n");
+    const bad = await runJson([...SHORT, "nats", op.url(), "--creds-file", bogus]);
+    assertEquals(
+      bad.json.conditions[0]!.last_error,
+      `cannot use --creds-file ${bogus}: unable to parse credentials`,
+    );
+    // Read at each attempt: a file that appears late.
+    const lateFile = `${op.dir}/late.creds`;
+    const late = await runLate(
+      [...FAST, "nats", op.url(), "--creds-file", lateFile],
+      () => Deno.copyFile(op.credsFile!, lateFile),
+    );
+    assertEquals(late.code, 0);
+    assertEquals(
+      late.attempts[0]!.error,
+      `cannot read --creds-file ${lateFile}: no such file or directory`,
+    );
+  } finally {
+    await other.remove();
+  }
 });
 
-Deno.test({
-  name: "nats: no token or credentials shows in any output mode, on any path",
-  ignore: ignoreWithout("nats-server", missing),
-  ...opts,
-  fn: async () => {
+serverTest(
+  "nats: no token or credentials shows in any output mode, on any path",
+  OPERATOR,
+  async (op) => {
     const mark = "Zq9Nt/Mark:7";
     const token = await makeNats({ token: mark });
-    const op = await makeNats({ operator: true });
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-nats-secret-" });
     try {
       const creds = await Deno.readTextFile(op.credsFile!);
@@ -181,11 +174,11 @@ Deno.test({
         }
       }
     } finally {
-      await Promise.all([token.remove(), op.remove()]);
+      await token.remove();
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);
 
 Deno.test("nats kind rejects every malformed value with exit 2 before probing", async () => {
   const where = "waitcmd: condition 1 (nats)";

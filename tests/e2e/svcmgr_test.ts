@@ -70,11 +70,13 @@ Deno.test({
     const sd = await startSystemdUser();
     const env = sd.env;
     const active = (unit: string) => sd.show(unit).then((r) => r.ActiveState);
-    /** A run's `started`: once the run settled into waiting, `systemctl --user ARGS`. */
-    const settledThen = (...args: string[]) => async () => {
+    /** A run's `started`: once the run settled into waiting, `then`. */
+    const settled = (then: () => Promise<unknown>) => async () => {
       await sleep(SETTLE_MS);
-      await sd.systemctl(args);
+      await then();
     };
+    /** A run's `started`: once the run settled into waiting, `systemctl --user ARGS`. */
+    const settledThen = (...args: string[]) => settled(() => sd.systemctl(args));
     /** `svcmgr --user UNIT --inactive` holds once the running unit is stopped while it waits. */
     const assertStoppedWhileWaiting = async (unit: string, detail: string | RegExp) => {
       const r = await expectJson([...EVENTS_ONLY, "svcmgr", "--user", unit, "--inactive"], {
@@ -190,11 +192,10 @@ Deno.test({
       await t.step("svcmgr notices a unit that is written and loaded while it waits", async () => {
         const r = await runCli([...EVENTS_ONLY, "svcmgr", "--user", "born"], {
           env,
-          started: async () => {
-            await sleep(SETTLE_MS);
+          started: settled(async () => {
             await sd.writeUnit("born.service", "[Service]\nExecStart=/bin/sleep 1000\n");
             await sd.systemctl(["start", "born.service"]);
-          },
+          }),
         });
         assertEquals(r.code, 0);
         // Not found at first; the reload and the start each wake an attempt.
@@ -218,10 +219,7 @@ Deno.test({
           error: "active (running)",
         }, {
           env,
-          started: async () => {
-            await sleep(SETTLE_MS);
-            await Deno.writeTextFile(`${sd.dir}/flap.fail`, "");
-          },
+          started: settled(() => Deno.writeTextFile(`${sd.dir}/flap.fail`, "")),
         });
         // Started again while an --active wait runs: active once more.
         await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "flap"], {
@@ -243,10 +241,7 @@ Deno.test({
             ...["svcmgr", "--user", "crash"],
             ...["--", "guard", "svcmgr", "--user", "crash", "--failed"],
           ];
-          const started = async () => {
-            await sleep(SETTLE_MS);
-            await sd.systemctl(["start", "--no-block", "crash.service"]);
-          };
+          const started = settledThen("start", "--no-block", "crash.service");
           const r = await runCli(args, { env, started });
           assertMatch(
             r.stderr,

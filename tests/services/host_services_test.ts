@@ -42,20 +42,22 @@ const NO = {
  */
 function smokeTest<S>(
   name: string,
-  need: keyof typeof NO,
-  start: () => Promise<S>,
-  stop: (s: S) => Promise<unknown>,
+  service: {
+    need: keyof typeof NO;
+    start: () => Promise<S>;
+    stop: (s: S) => Promise<unknown>;
+  },
   fn: (s: S) => Promise<void>,
 ): void {
   Deno.test({
     name,
-    ignore: ignoreWithout(need, NO[need]),
+    ignore: ignoreWithout(service.need, NO[service.need]),
     fn: async () => {
-      const s = await start();
+      const s = await service.start();
       try {
         await fn(s);
       } finally {
-        await stop(s);
+        await service.stop(s);
       }
     },
   });
@@ -82,9 +84,7 @@ async function poll<T>(what: string, f: () => Promise<T>, ok: (v: T) => boolean,
 
 smokeTest(
   "tls: CA, server, client, short-lived and expired leaves",
-  "openssl",
-  () => makePki(),
-  (pki) => pki.cleanup(),
+  { need: "openssl", start: () => makePki(), stop: (pki) => pki.cleanup() },
   async (pki) => {
     const short = await pki.issue("short", { dnsNames: ["localhost"], validDays: 2 });
     const expired = await pki.issue("expired", {
@@ -260,16 +260,18 @@ Deno.test({
 
 smokeTest(
   "dnsmasq: A, several A, CNAME, TXT, MX, SRV, NXDOMAIN, late records",
-  "dnsmasq",
-  () =>
-    startDnsmasq({
-      a: { "app.test": "127.0.0.10", "multi.test": ["127.0.0.11", "127.0.0.12", "127.0.0.13"] },
-      cname: { "www.test": "app.test" },
-      txt: { "app.test": ["hello, world", "v=2"] },
-      mx: { "mail.test": [{ exchange: "mx1.test", preference: 5 }] },
-      srv: [{ name: "_http._tcp.app.test", target: "app.test", port: 8080 }],
-    }),
-  (dns) => dns.stop(),
+  {
+    need: "dnsmasq",
+    start: () =>
+      startDnsmasq({
+        a: { "app.test": "127.0.0.10", "multi.test": ["127.0.0.11", "127.0.0.12", "127.0.0.13"] },
+        cname: { "www.test": "app.test" },
+        txt: { "app.test": ["hello, world", "v=2"] },
+        mx: { "mail.test": [{ exchange: "mx1.test", preference: 5 }] },
+        srv: [{ name: "_http._tcp.app.test", target: "app.test", port: 8080 }],
+      }),
+    stop: (dns) => dns.stop(),
+  },
   async (dns) => {
     const a = await dnsQuery(dns.server, "app.test", "A");
     assert.deepEqual([a.rcode, a.authoritative, a.answers.map((r) => r.data)], ["NOERROR", true, [
@@ -341,13 +343,15 @@ Deno.test("dnsfake: truncated over UDP then full over TCP, SERVFAIL, slow", asyn
 
 smokeTest(
   "docker: busybox image, container health, compose with two services",
-  "dockerd",
-  () => startDocker(),
-  async (d) => {
-    await d.stop();
-    // Teardown leaves nothing behind.
-    const gone = await Deno.stat(d.dir).then(() => false, () => true);
-    assert.ok(gone, `${d.dir} still exists`);
+  {
+    need: "dockerd",
+    start: () => startDocker(),
+    stop: async (d) => {
+      await d.stop();
+      // Teardown leaves nothing behind.
+      const gone = await Deno.stat(d.dir).then(() => false, () => true);
+      assert.ok(gone, `${d.dir} still exists`);
+    },
   },
   async (d) => {
     const image = await d.buildBusyboxImage();
@@ -397,9 +401,7 @@ smokeTest(
 
 smokeTest(
   "systemd: user manager starts, fails and restarts units; user bus",
-  "systemd",
-  () => startSystemdUser(),
-  (sd) => sd.stop(),
+  { need: "systemd", start: () => startSystemdUser(), stop: (sd) => sd.stop() },
   async (sd) => {
     await sd.writeUnit("smoke-ok.service", "[Service]\nExecStart=/bin/sleep 1000\n");
     await sd.writeUnit("smoke-bad.service", "[Service]\nExecStart=/bin/false\n");

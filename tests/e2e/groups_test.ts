@@ -7,6 +7,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import {
+  assertUsageErrors,
   cliTest,
   expectJson,
   runCli,
@@ -116,9 +117,7 @@ cliTest("groups: malformed groups are usage errors, found before anything is pro
     [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
     [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
   ];
-  for (const [args, want] of rows) {
-    assertStringIncludes(usageErrorLine(await runCli(args)), want);
-  }
+  await assertUsageErrors(rows);
 });
 
 cliTest(

@@ -116,6 +116,38 @@ export function ignoreWithout(name: string, unavailable: string | undefined): bo
   return true;
 }
 
+/**
+ * Declares a test against a throwaway server of its own (tests/services), made by
+ * `service.make` and removed after, ignored where the service cannot be had
+ * ({@link ignoreWithout}). Its CLI runs and the server outlive the sanitizers' view, which are off.
+ */
+export function serverTest<S extends { remove(): Promise<unknown> }>(
+  name: string,
+  service: {
+    /** The service, for the reason a test is ignored. */
+    readonly name: string;
+    /** Why the service cannot be had here, or undefined. */
+    readonly missing: string | undefined;
+    make(): Promise<S>;
+  },
+  fn: (server: S, t: Deno.TestContext) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    ignore: ignoreWithout(service.name, service.missing),
+    sanitizeResources: false,
+    sanitizeOps: false,
+    fn: async (t) => {
+      const server = await service.make();
+      try {
+        await fn(server, t);
+      } finally {
+        await server.remove();
+      }
+    },
+  });
+}
+
 /** Why there is no IPv6 loopback here, or undefined (for `ignoreWithout`). */
 export const noIpv6: string | undefined = (() => {
   try {

@@ -211,11 +211,39 @@ const ORDINARY_WORDS = new Set([
   "lockfile",
 ]);
 
+/** Shared helpers, each naming the kinds it serves (its users). */
+const SHARED_HELPERS: Readonly<Record<string, readonly string[]>> = {
+  "conditions/_common/datastore.ts": ["postgres", "mysql", "redis"],
+  "conditions/_common/sql.ts": ["postgres", "mysql"],
+  "conditions/_common/driver.ts": [
+    "postgres",
+    "mysql",
+    "redis",
+    "mongodb",
+    "rabbitmq",
+    "kafka",
+    "nats",
+  ],
+  "conditions/_common/procs.ts": ["pidfile"],
+  "tests/faults/_garbage.ts": ["objstore", "orch", "websocket"],
+  "conditions/_common/headers.ts": ["grpc", "websocket"],
+  "conditions/_common/textmatch.ts": ["websocket"],
+  "conditions/_common/httpx.ts": ["orch"],
+  "conditions/_common/jsonpath.ts": ["orch"],
+  "conditions/_common/nodeerr.ts": ["orch"],
+  "conditions/_common/filestamp.ts": ["cosign"],
+};
+
 /**
  * Files outside the list that name a kind as an example or as a user of something shared; each
  * entry is checked to still name those kinds.
  */
 const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string }>> = {
+  ...Object.fromEntries(
+    Object.entries(SHARED_HELPERS).map((
+      [path, kinds],
+    ) => [path, { kinds, why: "a shared helper names the kinds it serves" }]),
+  ),
   "README.md": { kinds: ["postgres"], why: "example 5 waits for a database" },
   "docs/contract.md": {
     kinds: [
@@ -244,43 +272,14 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     kinds: ["orch", "objstore", "kafka", "nats", "postgres", "mysql", "redis", "mongodb", "grpc"],
     why: "the bundle's chunks of the kinds' libraries, and examples of lazy imports",
   },
-  "conditions/_common/datastore.ts": {
-    kinds: ["postgres", "mysql", "redis"],
-    why: "a shared helper names the kinds it serves",
-  },
-  "conditions/_common/sql.ts": {
-    kinds: ["postgres", "mysql"],
-    why: "a shared helper names the kinds it serves",
-  },
-  "conditions/_common/driver.ts": {
-    kinds: ["postgres", "mysql", "redis", "mongodb", "rabbitmq", "kafka", "nats"],
-    why: "a shared helper names the kinds it serves",
-  },
-  "conditions/_common/procs.ts": { kinds: ["pidfile"], why: "a shared helper names its users" },
-  "tests/faults/_garbage.ts": {
-    kinds: ["objstore", "orch", "websocket"],
-    why: "a shared helper names its users",
-  },
   "scripts/bundle.ts": {
     kinds: ["kafka", "orch", "svcmgr"],
     why: "the packages the bundle treats apart, with the kinds that use them",
-  },
-  "conditions/_common/headers.ts": {
-    kinds: ["grpc", "websocket"],
-    why: "a shared helper names the kinds it serves",
-  },
-  "conditions/_common/textmatch.ts": {
-    kinds: ["websocket"],
-    why: "a shared helper names the kinds it serves",
   },
   "conditions/_common/udp.ts": {
     kinds: ["ntp", "icmp"],
     why: "a shared helper names the kinds it serves; ICMP the protocol",
   },
-  "conditions/_common/httpx.ts": { kinds: ["orch"], why: "a shared helper names its users" },
-  "conditions/_common/jsonpath.ts": { kinds: ["orch"], why: "a shared helper names its users" },
-  "conditions/_common/nodeerr.ts": { kinds: ["orch"], why: "a shared helper names its users" },
-  "conditions/_common/filestamp.ts": { kinds: ["cosign"], why: "a shared helper names its users" },
   "conditions/_common/doctor.ts": {
     kinds: ["orch", "objstore", "icmp"],
     why: "doctor's shared checks name the kinds they serve",

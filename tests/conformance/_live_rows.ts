@@ -9,7 +9,15 @@
  */
 
 import { createSocket, type Socket } from "node:dgram";
-import { binariesMissing, buildMissing, freePort, sh, waitUntil } from "../services/_util.ts";
+import { assert } from "../_assert.ts";
+import {
+  binariesMissing,
+  buildMissing,
+  freePort,
+  holdConnections,
+  sh,
+  waitUntil,
+} from "../services/_util.ts";
 import { chronyMissing, freeUdpPort, startChrony } from "../services/chrony.ts";
 import { DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
 import { DOCKERD_BIN, startDocker } from "../services/docker.ts";
@@ -26,10 +34,29 @@ import { makeRedis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
 import { buildVersitygw, startS3 } from "../services/s3.ts";
 import { SSHD_BIN, startSshd } from "../services/sshd.ts";
 import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
-import { makePki } from "../services/tls.ts";
+import { makePki, type Pki } from "../services/tls.ts";
 
 /** The scenarios of the suite. */
-export type Scenario = "late" | "satisfied" | "timeout" | "credential" | "secret" | "restart";
+export type Scenario =
+  | "late"
+  | "satisfied"
+  | "timeout"
+  | "credential"
+  | "secret"
+  | "restart"
+  | "tls";
+
+/** A server of the kind with TLS, for the tls scenario. */
+export interface TlsTarget {
+  /** Arguments (after the kind's word) satisfied over TLS... */
+  readonly satisfied: readonly string[][];
+  /** ...with this detail (a string: the whole detail). */
+  readonly detail: string | RegExp;
+  /** Arguments (after the kind's word) retried while pending, with their last_error. */
+  readonly pending: readonly (readonly [string[], string])[];
+  /** Stops the server. */
+  remove(): Promise<unknown>;
+}
 
 /** One row's live target, made and driven by the suite. */
 export interface LiveTarget {
@@ -68,6 +95,11 @@ export interface LiveTarget {
   readonly wrapper?: string[];
   /** The deadline of the runs that time out (default 1s). */
   readonly deadline?: string;
+  /**
+   * Starts a server of the kind with `pki`'s server certificate (which names localhost only, not
+   * 127.0.0.1); `other` is a CA that did not sign it.
+   */
+  tls?(pki: Pki, other: Pki): Promise<TlsTarget>;
   /** Stops the service and removes what the row made. */
   remove(): Promise<void>;
 }
@@ -116,31 +148,8 @@ function tcpServer(
   listen: () => Deno.Listener = () => Deno.listen({ hostname: "127.0.0.1", port }),
 ) {
   return toggle(() => {
-    const l = listen();
-    const held: Deno.Conn[] = [];
-    const accepting = (async () => {
-      try {
-        for await (const c of l) {
-          held.push(c);
-          if ("handshake" in c) (c as Deno.TlsConn).handshake().catch(() => {});
-        }
-      } catch {
-        // closed
-      }
-    })();
-    return Promise.resolve({
-      async stop() {
-        l.close();
-        for (const c of held) {
-          try {
-            c.close();
-          } catch {
-            // closed by the client
-          }
-        }
-        await accepting;
-      },
-    });
+    const held = holdConnections(listen());
+    return Promise.resolve({ stop: () => held.close() });
   });
 }
 
@@ -160,6 +169,77 @@ async function writeWhole(path: string, data: string | Uint8Array): Promise<void
   if (typeof data === "string") await Deno.writeTextFile(tmp, data);
   else await Deno.writeFile(tmp, data);
   await Deno.rename(tmp, path);
+}
+
+/** A throwaway server of tests/services that logs users in by URL, stops and starts again. */
+interface LoginServer {
+  readonly port: number;
+  url(user?: string, password?: string): string;
+  start(): Promise<unknown>;
+  stop(): Promise<unknown>;
+  remove(): Promise<void>;
+}
+
+/**
+ * The row of a kind whose server logs `app` in with `password` from the URL: made stopped,
+ * refused with MARK as the password, a user `late1` (password `late-pw-1`) added late by
+ * `grant`, and a second server made with TLS for the tls scenario.
+ */
+function loginRow<S extends LoginServer>(kind: string, o: {
+  readonly needs: string;
+  readonly missing: () => Promise<string | undefined>;
+  /** Makes a server (started unless `start: false`), with TLS from these files if asked. */
+  make(opts: {
+    start?: boolean;
+    tls?: { caFile: string; certFile: string; keyFile: string };
+  }): Promise<S>;
+  readonly password: string;
+  readonly detail: RegExp;
+  /** Words after the URL that stay pending, and their last_error. */
+  readonly pending: readonly [string[], string];
+  /** Why the server refuses `app` with a wrong password. */
+  readonly refused: string;
+  grant(server: S): { url: string; add(): Promise<unknown> };
+  /** The URL without a password. */
+  bare(server: S): string;
+  /** Words after a URL with MARK as its password that are a usage error. */
+  readonly usage: readonly string[];
+  /** What the TLS server (`server`, with `pki`'s certificate) satisfies and leaves pending. */
+  tls(server: S, pki: Pki, other: Pki): Omit<TlsTarget, "remove">;
+}): LiveRow {
+  return {
+    needs: o.needs,
+    missing: o.missing,
+    async make() {
+      const s = await o.make({ start: false });
+      const grant = o.grant(s);
+      return {
+        satisfied: [kind, s.url()],
+        detail: o.detail,
+        pending: [kind, s.url(), ...o.pending[0]],
+        pendingError: o.pending[1],
+        up: () => s.start(),
+        down: () => s.stop(),
+        downError: "connection refused",
+        wrong: {
+          args: [kind, s.url("app", MARK)],
+          error: `authentication failed for user "app": ${o.refused}`,
+        },
+        grant: { args: [kind, grant.url], add: grant.add },
+        passwordFlags: { bare: [kind, o.bare(s)], password: o.password },
+        secrets: [MARK, o.password, "late-pw-1"],
+        usage: [kind, s.url("app", MARK), ...o.usage],
+        tls: async (pki, other) => {
+          const { ca, server } = pki;
+          const tls = await o.make({
+            tls: { caFile: ca.certFile, certFile: server.certFile, keyFile: server.keyFile },
+          });
+          return { ...o.tls(tls, pki, other), remove: () => tls.remove() };
+        },
+        remove: () => s.remove(),
+      };
+    },
+  };
 }
 
 export const LIVE_ROWS: Record<string, LiveRow> = {
@@ -551,7 +631,8 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
       const sd = await startSystemdUser();
       await sd.writeUnit("live.service", "[Service]\nExecStart=/bin/sleep 600\n");
       return {
-        satisfied: ["svcmgr", "live.service", "--user"],
+        // By its alias: the report names the condition "systemd live.service", of kind svcmgr.
+        satisfied: ["systemd", "live.service", "--user"],
         detail: /active \(running\)/,
         pending: ["svcmgr", "live.service", "--user", "--failed"],
         pendingError: "active (running)",
@@ -617,104 +698,118 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
     na: { credential: "unix has no credentials", secret: "unix takes no secret" },
   },
 
-  postgres: {
+  postgres: loginRow("postgres", {
     needs: "PostgreSQL",
     missing: postgresMissing,
-    async make() {
-      const pg = await makePostgres({ start: false });
+    make: makePostgres,
+    password: PG_PASSWORD,
+    detail: /SELECT 1 answered as app@app/,
+    pending: [["--query", "SELECT state FROM status"], 'relation "status" does not exist'],
+    refused: 'password authentication failed for user "app"',
+    grant: (pg) => ({
+      url: pg.url("late1", "late-pw-1", "postgres"),
+      add: () => pg.psql("CREATE ROLE late1 LOGIN PASSWORD 'late-pw-1'"),
+    }),
+    bare: (pg) => `postgres://app@127.0.0.1:${pg.port}/app`,
+    usage: ["--expect", "x"],
+    tls: (pg, pki, other) => {
+      const byIp = (q = "") => `${pg.url()}${q}`;
+      const byName = (q = "") => `postgres://app:${PG_PASSWORD}@localhost:${pg.port}/app${q}`;
       return {
-        satisfied: ["postgres", pg.url()],
-        detail: /SELECT 1 answered as app@app/,
-        pending: ["postgres", pg.url(), "--query", "SELECT state FROM status"],
-        pendingError: 'relation "status" does not exist',
-        up: () => pg.start(),
-        down: () => pg.stop(),
-        downError: "connection refused",
-        wrong: {
-          args: ["postgres", pg.url("app", MARK)],
-          error:
-            'authentication failed for user "app": password authentication failed for user "app"',
-        },
-        grant: {
-          args: ["postgres", pg.url("late1", "late-pw-1", "postgres")],
-          add: () => pg.psql("CREATE ROLE late1 LOGIN PASSWORD 'late-pw-1'"),
-        },
-        passwordFlags: {
-          bare: ["postgres", `postgres://app@127.0.0.1:${pg.port}/app`],
-          password: PG_PASSWORD,
-        },
-        secrets: [MARK, PG_PASSWORD, "late-pw-1"],
-        usage: ["postgres", pg.url("app", MARK), "--expect", "x"],
-        remove: () => pg.remove(),
+        satisfied: [
+          [byName(), "--tls", "--ca-file", pki.ca.certFile],
+          [byName("?sslmode=verify-full"), "--ca-file", pki.ca.certFile],
+          [byIp("?sslmode=verify-ca"), "--ca-file", pki.ca.certFile],
+          [byIp("?sslmode=require")],
+          [byIp("?sslmode=prefer")],
+          [byIp(), "--tls", "--insecure"],
+        ],
+        detail: "SELECT 1 answered as app@app over TLS",
+        pending: [
+          [
+            [byIp(), "--tls", "--ca-file", pki.ca.certFile],
+            "certificate is not valid for 127.0.0.1",
+          ],
+          [
+            [byName("?sslmode=verify-full"), "--ca-file", other.ca.certFile],
+            "certificate not trusted (unable to verify the first certificate)",
+          ],
+          [[byName(), "--tls"], "certificate not trusted (unable to verify the first certificate)"],
+        ],
       };
     },
-  },
+  }),
 
-  mysql: {
+  mysql: loginRow("mysql", {
     needs: "MariaDB",
     missing: mariadbMissing,
-    async make() {
-      const db = await makeMariadb({ start: false });
+    make: makeMariadb,
+    password: MY_PASSWORD,
+    detail: /SELECT 1 answered as app@app/,
+    pending: [["--query", "SELECT state FROM status"], "Table 'app.status' doesn't exist"],
+    refused: "Access denied for user 'app'@'127.0.0.1' (using password: YES)",
+    grant: (db) => ({
+      url: db.url("late1", "late-pw-1", ""),
+      add: () => db.sql("CREATE USER 'late1'@'%' IDENTIFIED BY 'late-pw-1'"),
+    }),
+    bare: (db) => `mysql://app@127.0.0.1:${db.port}/app`,
+    usage: ["--min-rows", "1"],
+    tls: (db, pki, other) => {
+      const byIp = db.url();
+      const byName = `mysql://app:${MY_PASSWORD}@localhost:${db.port}/app`;
       return {
-        satisfied: ["mysql", db.url()],
-        detail: /SELECT 1 answered as app@app/,
-        pending: ["mysql", db.url(), "--query", "SELECT state FROM status"],
-        pendingError: "Table 'app.status' doesn't exist",
-        up: () => db.start(),
-        down: () => db.stop(),
-        downError: "connection refused",
-        wrong: {
-          args: ["mysql", db.url("app", MARK)],
-          error:
-            `authentication failed for user "app": Access denied for user 'app'@'127.0.0.1' (using password: YES)`,
-        },
-        grant: {
-          args: ["mysql", db.url("late1", "late-pw-1", "")],
-          add: () => db.sql("CREATE USER 'late1'@'%' IDENTIFIED BY 'late-pw-1'"),
-        },
-        passwordFlags: {
-          bare: ["mysql", `mysql://app@127.0.0.1:${db.port}/app`],
-          password: MY_PASSWORD,
-        },
-        secrets: [MARK, MY_PASSWORD, "late-pw-1"],
-        usage: ["mysql", db.url("app", MARK), "--min-rows", "1"],
-        remove: () => db.remove(),
+        satisfied: [[byName, "--tls", "--ca-file", pki.ca.certFile], [byIp, "--tls", "--insecure"]],
+        detail: "SELECT 1 answered as app@app over TLS",
+        pending: [
+          [[byIp, "--tls", "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
+          [
+            [byName, "--tls", "--ca-file", other.ca.certFile],
+            "certificate not trusted (unable to verify the first certificate)",
+          ],
+          [
+            [byName, "--tls"],
+            "certificate not trusted (self-signed certificate in certificate chain)",
+          ],
+        ],
       };
     },
-  },
+  }),
 
-  redis: {
+  redis: loginRow("redis", {
     needs: "Redis",
     missing: redisMissing,
-    async make() {
-      const r = await makeRedis({ start: false });
+    make: makeRedis,
+    password: REDIS_PASSWORD,
+    detail: /PONG/,
+    pending: [["--key", "app:ready"], 'key "app:ready" does not exist'],
+    refused: "WRONGPASS invalid username-password pair or user is disabled.",
+    grant: (r) => ({
+      url: r.url("late1", "late-pw-1"),
+      add: () => r.cli("ACL", "SETUSER", "late1", "on", ">late-pw-1", "~*", "+@all"),
+    }),
+    bare: (r) => `redis://app@127.0.0.1:${r.port}`,
+    usage: ["--equals", "x"],
+    tls: (r, pki, other) => {
+      const byIp = r.url();
+      assert(byIp.startsWith("rediss://"), byIp);
+      const byName = `rediss://app:${REDIS_PASSWORD}@localhost:${r.port}`;
       return {
-        satisfied: ["redis", r.url()],
-        detail: /PONG/,
-        pending: ["redis", r.url(), "--key", "app:ready"],
-        pendingError: 'key "app:ready" does not exist',
-        up: () => r.start(),
-        down: () => r.stop(),
-        downError: "connection refused",
-        wrong: {
-          args: ["redis", r.url("app", MARK)],
-          error:
-            'authentication failed for user "app": WRONGPASS invalid username-password pair or user is disabled.',
-        },
-        grant: {
-          args: ["redis", r.url("late1", "late-pw-1")],
-          add: () => r.cli("ACL", "SETUSER", "late1", "on", ">late-pw-1", "~*", "+@all"),
-        },
-        passwordFlags: {
-          bare: ["redis", `redis://app@127.0.0.1:${r.port}`],
-          password: REDIS_PASSWORD,
-        },
-        secrets: [MARK, REDIS_PASSWORD, "late-pw-1"],
-        usage: ["redis", r.url("app", MARK), "--equals", "x"],
-        remove: () => r.remove(),
+        satisfied: [
+          [byName, "--ca-file", pki.ca.certFile],
+          [byName.replace("rediss:", "redis:"), "--tls", "--ca-file", pki.ca.certFile],
+          [byIp, "--insecure"],
+        ],
+        detail: "PONG, TLS",
+        pending: [
+          [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
+          [
+            [byName, "--ca-file", other.ca.certFile],
+            "certificate not trusted (unable to verify the first certificate)",
+          ],
+        ],
       };
     },
-  },
+  }),
 
   mongodb: {
     needs: "a MongoDB protocol stand-in (mongo-java-server; no real MongoDB here)",
@@ -849,6 +944,42 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         passwordFlags: { bare: ["nats", n.url("app")], password: "nats-live-pw" },
         secrets: [MARK, "nats-live-pw"],
         usage: ["nats", n.url(`app:${encodeURIComponent(MARK)}`), "--stream", "a.b"],
+        tls: async (pki, other) => {
+          const tls = await makeNats({
+            tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
+            jetstream: true,
+          });
+          const byName = `tls://localhost:${tls.port}`;
+          const byIp = tls.url();
+          assert(byIp.startsWith("tls://127.0.0.1:"), byIp);
+          return {
+            satisfied: [
+              [byName, "--ca-file", pki.ca.certFile],
+              [
+                `nats://localhost:${tls.port}`,
+                "--tls",
+                "--ca-file",
+                pki.ca.certFile,
+                "--jetstream",
+              ],
+              [byIp, "--insecure"],
+            ],
+            detail: /, TLS$/,
+            pending: [
+              [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
+              [
+                [byName, "--ca-file", other.ca.certFile],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+              [[byName], "certificate not trusted (unable to verify the first certificate)"],
+              [
+                [`nats://localhost:${tls.port}`],
+                "the server requires TLS (use a tls:// URL or --tls)",
+              ],
+            ],
+            remove: () => tls.remove(),
+          };
+        },
         remove: () => n.remove(),
       };
     },

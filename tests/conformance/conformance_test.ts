@@ -16,6 +16,7 @@ import { registry } from "../../conditions/all.ts";
 import { completionScript } from "../../output/completions.ts";
 import { kindHelp } from "../../output/help.ts";
 import { readyPlan, repoRootDir } from "../_kit.ts";
+import { holdConnections } from "../services/_util.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 
 /** A secret that must never show in a display name. */
@@ -130,14 +131,7 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
 
 async function withDead<T>(fn: (d: Dead) => Promise<T>): Promise<T> {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  const accepting = (async () => {
-    try {
-      for await (const c of listener) held.push(c);
-    } catch {
-      // closed
-    }
-  })();
+  const silent = holdConnections(listener);
   const udp = createSocket("udp4");
   await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-conformance-" });
@@ -158,15 +152,7 @@ async function withDead<T>(fn: (d: Dead) => Promise<T>): Promise<T> {
   try {
     return await fn({ silentTcp, silentUdp: udp.address().port, dir });
   } finally {
-    listener.close();
-    for (const c of held) {
-      try {
-        c.close();
-      } catch {
-        // already closed by the client
-      }
-    }
-    await accepting;
+    await silent.close();
     udp.close();
     await Deno.remove(dir, { recursive: true });
   }

@@ -19,9 +19,14 @@
  *   both work, the file read again at each attempt;
  * - no secret: no secret of the row in any output of any of its runs (text,
  *   json, jsonl), nor in `--report`, `--explain` or a usage error;
- * - restart: satisfied again after the target went down and came back.
+ * - restart: satisfied again after the target went down and came back;
+ * - tls, where the row starts a server of the kind with TLS (the kinds that
+ *   reach TLS through their driver's own options): satisfied verified by
+ *   name and unverified, with the detail naming TLS; an untrusted or
+ *   misnamed certificate retried as pending.
  *
- * A row says why a scenario does not apply to its kind. A kind of the
+ * A row says why a scenario does not apply to its kind (tls is only where
+ * a row gives it). A kind of the
  * registry without a row fails. Rows run a few at a time (their runs mostly
  * wait); each test reports its row's scenarios as steps.
  */
@@ -29,7 +34,10 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";
 import { ignoreWithout } from "../_kit.ts";
+import { inTempDir } from "../services/_util.ts";
+import { makePki } from "../services/tls.ts";
 import {
+  assertTlsRetried,
   type CliOptions,
   type CliResult,
   late,
@@ -75,7 +83,13 @@ class Row {
 }
 
 /** The scenarios, in the order they run (late start first: it brings the target up). */
-const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[] = [
+const SCENARIOS: {
+  id: Scenario;
+  name: string;
+  run: (r: Row) => Promise<void>;
+  /** A row without the scenario's target needs no reason why not. */
+  optional?: boolean;
+}[] = [
   {
     id: "late",
     name: "late start: pending while the target is down, then satisfied; exits at once",
@@ -146,10 +160,9 @@ const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[
       }
       if (t.passwordFlags) {
         // --password-env, and --password-file written once the run started (read at each attempt).
-        const dir = await Deno.makeTempDir({ prefix: "waitcmd-live-pw-" });
-        const file = `${dir}/pw`;
-        try {
-          const { bare, password } = t.passwordFlags;
+        const { bare, password } = t.passwordFlags;
+        await inTempDir("waitcmd-live-pw-")(async (dir) => {
+          const file = `${dir}/pw`;
           const r = row.keep(
             await runJsonl(
               [
@@ -168,20 +181,17 @@ const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[
           const unread = `cannot read --password-file ${file}: no such file or directory`;
           assert(r.attempts.some((a) => a.error === unread), JSON.stringify(r.attempts));
           assert(r.report.conditions.every((c) => c.satisfied));
-        } finally {
-          await Deno.remove(dir, { recursive: true });
-        }
+        });
       }
     },
   },
   {
     id: "secret",
     name: "no secret in any output: text, json, jsonl, --report, --explain, a usage error",
-    run: async (row) => {
-      const { t } = row;
-      const marks = [...new Set(t.secrets!.flatMap((s) => [s, encodeURIComponent(s)]))];
-      const dir = await Deno.makeTempDir({ prefix: "waitcmd-live-secret-" });
-      try {
+    run: (row) =>
+      inTempDir("waitcmd-live-secret-")(async (dir) => {
+        const { t } = row;
+        const marks = [...new Set(t.secrets!.flatMap((s) => [s, encodeURIComponent(s)]))];
         const all = [
           ...t.satisfied,
           "--",
@@ -209,10 +219,7 @@ const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[
         for (const text of outputs) {
           for (const m of marks) assert(!text.includes(m), `the secret ${m} shows:\n${text}`);
         }
-      } finally {
-        await Deno.remove(dir, { recursive: true });
-      }
-    },
+      }),
   },
   {
     id: "restart",
@@ -251,6 +258,34 @@ const SCENARIOS: { id: Scenario; name: string; run: (r: Row) => Promise<void> }[
       const failed = r.attempts.slice(firstOk).filter((a) => !a.ok);
       assert(failed.some((a) => matches(a.error, t.downError)), JSON.stringify(failed));
       assert(r.attempts.at(-1)!.ok, "the run ends on a success");
+    },
+  },
+  {
+    id: "tls",
+    name: "tls: verified by name, unverified; untrusted or misnamed retried as pending",
+    optional: true,
+    run: async (row) => {
+      // The certificate names localhost only, not 127.0.0.1.
+      const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
+      const other = await makePki({});
+      try {
+        const tls = await row.t.tls!(pki, other);
+        try {
+          for (const args of tls.satisfied) {
+            const r = row.keep(await runJson([...FAST, row.kind, ...args], row.opts()));
+            assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
+            const detail = r.json.conditions[0]!.detail;
+            if (typeof tls.detail === "string") assertEquals(detail, tls.detail);
+            else assertMatch(detail, tls.detail);
+          }
+          await assertTlsRetried(row.kind, tls.pending);
+        } finally {
+          await tls.remove();
+        }
+      } finally {
+        await pki.cleanup();
+        await other.cleanup();
+      }
     },
   },
 ];
@@ -310,6 +345,7 @@ const NEEDS: Partial<Record<Scenario, (t: LiveTarget) => boolean>> = {
   credential: (t) => t.wrong !== undefined,
   secret: (t) => t.secrets !== undefined && t.secrets.length > 0,
   restart: (t) => t.down !== undefined,
+  tls: (t) => t.tls !== undefined,
 };
 
 /** Runs every scenario of one row; never throws (each failure is its step's). */
@@ -338,6 +374,7 @@ async function runRow(kind: string, row: LiveRow): Promise<Outcome[]> {
         continue;
       }
       if (!gives) {
+        if (s.optional) continue;
         out.push({ name: s.name, error: new Error(`no ${s.id} target, and no reason why not`) });
         continue;
       }

@@ -22,7 +22,7 @@
  */
 
 import { assertReportSchema } from "../_schema.ts";
-import { repoRoot } from "../services/_util.ts";
+import { inTempDir, repoRoot } from "../services/_util.ts";
 import { BUNDLE_DIR, bundleState, LAUNCHER } from "../../scripts/bundle.ts";
 
 /** What the tests run: `source` or `bundle` (WAITCMD_UNDER_TEST). */
@@ -318,6 +318,34 @@ export async function assertTlsRetried(
   }
 }
 
+/** Writes a recipe `name` into `dir` (`text`, or its lines joined by newlines); returns its path. */
+export async function writeRecipe(
+  dir: string,
+  text: string | readonly string[],
+  name = "waits.yaml",
+): Promise<string> {
+  const path = `${dir}/${name}`;
+  await Deno.writeTextFile(path, typeof text === "string" ? text : text.join("\n"));
+  return path;
+}
+
+/**
+ * Declares a test with a log `app.log` holding `text`, in a temporary directory of its own
+ * (removed after): `fn` gets the log's path and the directory.
+ */
+export function logTest(
+  name: string,
+  text: string,
+  fn: (log: string, dir: string) => Promise<void>,
+): void {
+  Deno.test(name, () =>
+    inTempDir("waitcmd-log-")(async (dir) => {
+      const log = `${dir}/app.log`;
+      await Deno.writeTextFile(log, text);
+      await fn(log, dir);
+    }));
+}
+
 /** Declares a test that runs the CLI and servers of its own (resource and op sanitizers off). */
 export function cliTest(name: string, fn: (t: Deno.TestContext) => Promise<void>): void {
   Deno.test({ name, sanitizeResources: false, sanitizeOps: false, fn });
@@ -462,6 +490,20 @@ export async function assertUsageErrors(
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
   if (failures.length > 0) throw new Error(`usage errors:\n${failures.join("\n")}`);
+}
+
+/**
+ * A kind's usage errors ({@link assertUsageErrors}): each case's line must begin
+ * `waitcmd: FRAGMENT` and end with the pointer to the kind's help.
+ */
+export function assertUsageFragments(
+  kind: string,
+  cases: readonly (readonly [args: string[], fragment: string])[],
+): Promise<void> {
+  return assertUsageErrors(cases.map(([args, fragment]) => [
+    args,
+    new RegExp(`^waitcmd: ${literal(fragment)}.*\\(see: waitcmd help ${kind}\\)$`),
+  ]));
 }
 
 /**

@@ -44,3 +44,32 @@ export function clusterTest(
     },
   });
 }
+
+/**
+ * Defines a namespaced custom resource `PLURAL.example.com` (version v1, a status subresource,
+ * any fields): an administrator's definition, served by no controller.
+ */
+export async function createCrd(
+  kube: KubeEnv,
+  names: { plural: string; singular: string; kind: string; shortNames?: string[] },
+): Promise<void> {
+  await kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${names.plural}.example.com` },
+    spec: {
+      group: "example.com",
+      scope: "Namespaced",
+      names,
+      versions: [{
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+        },
+      }],
+    },
+  });
+}

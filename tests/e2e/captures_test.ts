@@ -5,13 +5,10 @@
  * process.
  */
 
-import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { cliTest, expectJson, runCli, usageErrorLine } from "./_cli.ts";
-import { inTempDir } from "../services/_util.ts";
+import { assertEquals } from "../_assert.ts";
+import { assertUsageErrors, cliTest, expectJson, logTest, runCli } from "./_cli.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
-
-const withDir = inTempDir("waitcmd-captures-");
 
 /** Appends the lines to the log after `ms`. */
 function writeLater(path: string, ms: number, ...lines: string[]): () => Promise<void> {
@@ -21,35 +18,33 @@ function writeLater(path: string, ms: number, ...lines: string[]): () => Promise
   };
 }
 
-cliTest(
+logTest(
   "captures: a log line written late gives then its named groups, and the report every group",
-  () =>
-    withDir(async (dir) => {
-      const log = `${dir}/server.log`;
-      await Deno.writeTextFile(log, "starting\n");
-      const out = `${dir}/then.out`;
-      const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
-      const r = await runCli(
-        [
-          ...["-t", "20s", "--report", `${dir}/report.json`, "log", log, "--matches", pattern],
-          ...["--", "then", "sh"],
-          ...[
-            "-c",
-            `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
-          ],
+  "starting\n",
+  async (log, dir) => {
+    const out = `${dir}/then.out`;
+    const pattern = String.raw`listening on (?P<host>[\w.]+):(?<port>\d+)`;
+    const r = await runCli(
+      [
+        ...["-t", "20s", "--report", `${dir}/report.json`, "log", log, "--matches", pattern],
+        ...["--", "then", "sh"],
+        ...[
+          "-c",
+          `printf '%s %s %s' "$WAITCMD_CAPTURE_HOST" "$WAITCMD_CAPTURE_PORT" "$WAITCMD_REPORT" > ${out}`,
         ],
-        { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
-      );
-      assertEquals(r.code, 0, r.stderr);
-      assertEquals(await Deno.readTextFile(out), `127.0.0.1 43567 ${dir}/report.json`);
-      const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
-      assertEquals(report.conditions[0].captures, {
-        "1": "127.0.0.1",
-        "2": "43567",
-        host: "127.0.0.1",
-        port: "43567",
-      });
-    }),
+      ],
+      { started: writeLater(log, 500, "listening on 127.0.0.1:43567") },
+    );
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(await Deno.readTextFile(out), `127.0.0.1 43567 ${dir}/report.json`);
+    const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+    assertEquals(report.conditions[0].captures, {
+      "1": "127.0.0.1",
+      "2": "43567",
+      host: "127.0.0.1",
+      port: "43567",
+    });
+  },
 );
 
 Deno.test({
@@ -63,13 +58,16 @@ Deno.test({
     );
     try {
       const url = `http://127.0.0.1:${server.addr.port}/`;
-      const r = await expectJson([
+      const matches = [
         "-t",
         "10s",
         "http",
         url,
         "--matches",
         String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
+      ];
+      const r = await expectJson([
+        ...matches,
         "--jsonpath",
         "$.version =~ /^1\\./",
       ], { code: 0 });
@@ -80,12 +78,7 @@ Deno.test({
         value: "1.4.2",
       });
       const env = await runCli([
-        "-t",
-        "10s",
-        "http",
-        url,
-        "--matches",
-        String.raw`"version":"(\d+)\.(?P<minor>\d+)`,
+        ...matches,
         "--",
         "then",
         "sh",
@@ -100,18 +93,16 @@ Deno.test({
   },
 });
 
-cliTest(
+logTest(
   "captures: a run that times out captures nothing ({}) and never runs then",
-  () =>
-    withDir(async (dir) => {
-      const log = `${dir}/server.log`;
-      await Deno.writeTextFile(log, "");
-      const r = await expectJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"], {
-        code: 1,
-        status: "timeout",
-      });
-      assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
-    }),
+  "",
+  async (log) => {
+    const r = await expectJson(["-t", "600ms", "log", log, "--matches", "port (?P<port>\\d+)"], {
+      code: 1,
+      status: "timeout",
+    });
+    assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {});
+  },
 );
 
 cliTest(
@@ -134,8 +125,6 @@ cliTest(
         "condition 1 (log): --matches: invalid regular expression",
       ],
     ];
-    for (const [args, want] of rows) {
-      assertStringIncludes(usageErrorLine(await runCli(args)), want);
-    }
+    await assertUsageErrors(rows);
   },
 );

@@ -8,7 +8,7 @@
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { freePort, inTempDir } from "../services/_util.ts";
-import { runCli, runJson, timing } from "./_cli.ts";
+import { runCli, runJson, timing, writeRecipe } from "./_cli.ts";
 
 /** A run inside GitHub Actions (the suite turns CI logs off for every other test). */
 const GITHUB = { GITHUB_ACTIONS: "true", WAITCMD_CI: "" };
@@ -21,6 +21,15 @@ const untimed = (s: string) => s.replace(/ \(\d+\.\ds\)/g, " (T)");
 const ONE_ATTEMPT = ["-t", "1s", "-i", "10s"];
 
 const withDir = inTempDir("waitcmd-ci-");
+
+/** The human lines of a run on a refused loopback `port` that times out after its first attempt. */
+function refused(port: number, timeout: string, interval: string): string[] {
+  return [
+    `waitcmd: waiting for 1 condition (timeout ${timeout}, interval ${interval})`,
+    `[..] tcp 127.0.0.1:${port} attempt 1 (T): connection refused`,
+    `waitcmd: timed out after ${timeout}; not satisfied: tcp 127.0.0.1:${port}: connection refused`,
+  ];
+}
 
 Deno.test("GitHub Actions: one group, the summary after it, one ::error line with the summary", async () => {
   const a = freePort();
@@ -169,25 +178,18 @@ Deno.test("GitLab CI: a collapsed section with GitLab's markers, even with NO_CO
   assert(end, JSON.stringify(r.stderr));
   const [start, stop] = [Number(m[1]), Number(end[1])];
   assert(before <= start && start <= stop && stop <= after, `${before} ${start} ${stop} ${after}`);
+  const [header, attempt, summary] = refused(port, "1s", "10s");
   assertEquals(
     untimed(r.stderr),
-    `\x1b[0Ksection_start:${start}:waitcmd[collapsed=true]\r\x1b[0K` +
-      "waitcmd: waiting for 1 condition (timeout 1s, interval 10s)\n" +
-      `[..] tcp 127.0.0.1:${port} attempt 1 (T): connection refused\n` +
-      `\x1b[0Ksection_end:${stop}:waitcmd\r\x1b[0K\n` +
-      `waitcmd: timed out after 1s; not satisfied: tcp 127.0.0.1:${port}: connection refused\n`,
+    `\x1b[0Ksection_start:${start}:waitcmd[collapsed=true]\r\x1b[0K${header}\n${attempt}\n` +
+      `\x1b[0Ksection_end:${stop}:waitcmd\r\x1b[0K\n${summary}\n`,
   );
 });
 
 Deno.test("WAITCMD_CI=off, JSON and jsonl output: no group, section or annotation", async () => {
   const port = freePort();
   const args = [...ONE_ATTEMPT, "tcp", `127.0.0.1:${port}`];
-  const plain = [
-    "waitcmd: waiting for 1 condition (timeout 1s, interval 10s)",
-    `[..] tcp 127.0.0.1:${port} attempt 1 (T): connection refused`,
-    `waitcmd: timed out after 1s; not satisfied: tcp 127.0.0.1:${port}: connection refused`,
-    "",
-  ].join("\n");
+  const plain = [...refused(port, "1s", "10s"), ""].join("\n");
   for (const env of [{ ...GITHUB, WAITCMD_CI: "off" }, { ...GITLAB, WAITCMD_CI: "off" }]) {
     assertEquals(untimed((await runCli(args, { env })).stderr), plain);
   }
@@ -204,20 +206,14 @@ Deno.test("--progress changes: a line per change, not per attempt (flag, WAITCMD
   await withDir(async (dir) => {
     const port = freePort();
     const args = ["-t", "1500ms", "-i", "100ms", "tcp", `127.0.0.1:${port}`];
-    const want = [
-      "waitcmd: waiting for 1 condition (timeout 1.5s, interval 100ms)",
-      `[..] tcp 127.0.0.1:${port} attempt 1 (T): connection refused`,
-      `waitcmd: timed out after 1.5s; not satisfied: tcp 127.0.0.1:${port}: connection refused`,
-      "",
-    ].join("\n");
+    const want = [...refused(port, "1.5s", "100ms"), ""].join("\n");
     const every = await runCli(args);
     assert(every.stderr.split("\n").length > 8, every.stderr);
     assertEquals(untimed((await runCli(["--progress", "changes", ...args])).stderr), want);
     const env = { WAITCMD_PROGRESS: "changes" };
     assertEquals(untimed((await runCli(args, { env })).stderr), want);
-    const recipe = `${dir}/waits.yaml`;
-    await Deno.writeTextFile(
-      recipe,
+    const recipe = await writeRecipe(
+      dir,
       `progress: changes\ntimeout: 1500ms\ninterval: 100ms\nconditions:\n` +
         `  - kind: tcp\n    target: 127.0.0.1:${port}\n`,
     );

@@ -6,7 +6,16 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { cliTest, expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import {
+  assertUsageErrors,
+  cliTest,
+  expectJson,
+  runCli,
+  runJson,
+  timing,
+  usageErrorLine,
+  writeRecipe,
+} from "./_cli.ts";
 import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
 const withDir = inTempDir("waitcmd-groups-");
@@ -108,34 +117,28 @@ cliTest("groups: malformed groups are usage errors, found before anything is pro
     [["any", "[", "--mode", "all", "tcp", "a:1", "]"], "--mode applies to the whole run"],
     [["tcp", "a:1", "]"], `unexpected "]": no group is open`],
   ];
-  for (const [args, want] of rows) {
-    assertStringIncludes(usageErrorLine(await runCli(args)), want);
-  }
+  await assertUsageErrors(rows);
 });
 
 cliTest(
   "groups in a recipe, and --explain showing the tree, labels, flags and then quoted",
   () =>
     withDir(async (dir) => {
-      const recipe = `${dir}/waits.yaml`;
-      await Deno.writeTextFile(
-        recipe,
-        [
-          "timeout: 30s",
-          "conditions:",
-          "  - kind: tcp",
-          "    target: db:5432",
-          "    label: db",
-          "  - any:",
-          "      - kind: http",
-          "        target: http://a/health",
-          "        flags: { status: 200 }",
-          "      - kind: http",
-          "        target: http://b/health",
-          "    label: web",
-          "then: [sh, -c, echo stack is up]",
-        ].join("\n"),
-      );
+      const recipe = await writeRecipe(dir, [
+        "timeout: 30s",
+        "conditions:",
+        "  - kind: tcp",
+        "    target: db:5432",
+        "    label: db",
+        "  - any:",
+        "      - kind: http",
+        "        target: http://a/health",
+        "        flags: { status: 200 }",
+        "      - kind: http",
+        "        target: http://b/health",
+        "    label: web",
+        "then: [sh, -c, echo stack is up]",
+      ]);
       const r = await runCli(["--explain", "-f", recipe]);
       assertEquals(r.code, 0);
       assertEquals(r.stdout.split("\n").slice(0, 6), [
@@ -209,10 +212,10 @@ cliTest(
       ]);
       assertEquals(t.code, 124);
       assertStringIncludes(t.stderr, "waitcmd: timed out after 300ms");
-      const recipe = `${dir}/r.yaml`;
-      await Deno.writeTextFile(
-        recipe,
+      const recipe = await writeRecipe(
+        dir,
         `interval: 100ms\nmax-attempts: 2\ntimeout-exit-code: 75\nconditions:\n  - kind: tcp\n    target: 127.0.0.1:${port}\n`,
+        "r.yaml",
       );
       await expectJson(["-f", recipe], { code: 75, status: "exhausted" });
       const rows: [string[], Record<string, string>, string][] = [

@@ -8,10 +8,10 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { ServiceUnavailableError } from "../services/_util.ts";
+import { buildMissing } from "../services/_util.ts";
 import { buildGrpcServer, type GrpcServer, startGrpcServer } from "../services/grpc.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageErrors, expectJson, literal, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageFragments, expectJson, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
@@ -19,13 +19,7 @@ const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
 const WATCH_ONLY = ["--timeout", "10s", "--interval", "30s"];
 
 /** Why the suite cannot build the health server here, or undefined when it can. */
-let whyMissing: string | undefined;
-try {
-  await buildGrpcServer();
-} catch (e) {
-  if (!(e instanceof ServiceUnavailableError)) throw e;
-  whyMissing = e.message;
-}
+const whyMissing = await buildMissing(buildGrpcServer);
 
 Deno.test({
   name: "grpc against the reference health server (h2c and TLS)",
@@ -175,12 +169,7 @@ Deno.test("grpc usage errors exit 2 with one line", async () => {
       `condition 1 (grpc): --header: "grpc-timeout" cannot be sent as gRPC metadata`,
     ],
   ];
-  await assertUsageErrors(
-    cases.map(([args, fragment]) => [
-      args,
-      new RegExp(`^waitcmd: ${literal(fragment)}.*\\(see: waitcmd help grpc\\)$`),
-    ]),
-  );
+  await assertUsageFragments("grpc", cases);
 });
 
 Deno.test("waitcmd doctor reports a missing CA store for grpc and websocket", async () => {

@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, runJson, startCli, timing, usageErrorLine } from "./_cli.ts";
+import { expectJson, logTest, runCli, runJson, startCli, timing, usageErrorLine } from "./_cli.ts";
 import { inTempDir } from "../services/_util.ts";
 
 const append = (path: string, text: string) => Deno.writeTextFile(path, text, { append: true });
@@ -16,10 +16,10 @@ const attemptAtLeast = (name: string, n: number) => (line: string) => {
   return m !== null && Number(m[1]) >= n;
 };
 
-Deno.test("log skips existing lines, waits for a partial line's newline, drops CR", async () => {
-  await withDir(async (dir) => {
-    const f = `${dir}/app.log`;
-    await Deno.writeTextFile(f, "FATAL old\n");
+logTest(
+  "log skips existing lines, waits for a partial line's newline, drops CR",
+  "FATAL old\n",
+  async (f) => {
     const cli = startCli([...timing("15s", "200ms"), "log", f, "--contains", "FATAL"]);
     const name = `log ${f}`;
     await cli.waitFor("stderr", attemptAtLeast(name, 1));
@@ -42,13 +42,13 @@ Deno.test("log skips existing lines, waits for a partial line's newline, drops C
     );
     assertMatch(lines.at(-1)!, /^waitcmd: satisfied in \d+\.\ds \(1\/1 conditions\)$/);
     assert(lines.slice(1, -2).every((l) => l.endsWith(": no matching line yet")), r.stderr);
-  });
-});
+  },
+);
 
-Deno.test("log --from-start matches existing content; JSON report shape", async () => {
-  await withDir(async (dir) => {
-    const f = `${dir}/app.log`;
-    await Deno.writeTextFile(f, "boot\nlistening on 127.0.0.1:8080\nrequest\n");
+logTest(
+  "log --from-start matches existing content; JSON report shape",
+  "boot\nlistening on 127.0.0.1:8080\nrequest\n",
+  async (f) => {
     const r = await expectJson([
       ...["--timeout", "5s", "log", f, "--from-start", "--matches", "listening on .*:\\d+$"],
     ], { code: 0, status: "satisfied", stderr: "" });
@@ -76,13 +76,13 @@ Deno.test("log --from-start matches existing content; JSON report shape", async 
       },
     );
     assertEquals(typeof r.json.elapsed_seconds, "number");
-  });
-});
+  },
+);
 
-Deno.test("log --tail N scans only the last N existing lines; a timeout reports why", async () => {
-  await withDir(async (dir) => {
-    const f = `${dir}/app.log`;
-    await Deno.writeTextFile(f, "ERROR early\nok 1\nok 2\n");
+logTest(
+  "log --tail N scans only the last N existing lines; a timeout reports why",
+  "ERROR early\nok 1\nok 2\n",
+  async (f) => {
     const short = await expectJson([
       ...timing("600ms", "100ms"),
       ...["log", f, "--tail", "2", "--contains", "ERROR"],
@@ -100,8 +100,8 @@ Deno.test("log --tail N scans only the last N existing lines; a timeout reports 
       text.stderr,
       `waitcmd: timed out after 300ms; not satisfied: log ${f}: no matching line yet\n`,
     );
-  });
-});
+  },
+);
 
 Deno.test("log --exclude drops lines before --contains and --matches (both must hold)", async () => {
   await withDir(async (dir) => {
@@ -125,10 +125,10 @@ Deno.test("log --exclude drops lines before --contains and --matches (both must 
   });
 });
 
-Deno.test("log --min-matches reports n/N and ends with N/N matches; last line", async () => {
-  await withDir(async (dir) => {
-    const f = `${dir}/worker.log`;
-    await Deno.writeTextFile(f, "job a done\n");
+logTest(
+  "log --min-matches reports n/N and ends with N/N matches; last line",
+  "job a done\n",
+  async (f) => {
     const cli = startCli([
       ...timing("15s", "200ms"),
       ...["log", f, "--from-start", "--contains", "done", "--min-matches", "3"],
@@ -154,8 +154,8 @@ Deno.test("log --min-matches reports n/N and ends with N/N matches; last line", 
       ...["--timeout", "5s", "log", f, "--from-start", "--contains", "done", "--min-matches", "3"],
     ]);
     assertEquals(json.json.conditions[0]!.detail, "job c done");
-  });
-});
+  },
+);
 
 Deno.test("log waits for a file that does not exist yet and reads it from its start", async () => {
   await withDir(async (dir) => {
@@ -176,24 +176,20 @@ Deno.test("log waits for a file that does not exist yet and reads it from its st
   });
 });
 
-Deno.test("guard log exits 3 as soon as the line is written", async () => {
-  await withDir(async (dir) => {
-    const f = `${dir}/app.log`;
-    await Deno.writeTextFile(f, "");
-    // The interval is longer than the timeout: only the file event can end this run early.
-    const cli = startCli([
-      ...timing("20s", "30s"),
-      ...["file", `${dir}/never`],
-      ...["--", "guard", "log", f, "--contains", "FATAL"],
-    ]);
-    await cli.waitFor("stderr", attemptAtLeast(`log ${f}`, 1));
-    const t0 = performance.now();
-    await append(f, "FATAL out of memory\n");
-    const r = await cli.done();
-    assertEquals(r.code, 3, r.stderr);
-    assertStringIncludes(r.stderr, `waitcmd: guard log ${f} matched: FATAL out of memory\n`);
-    assert(r.exitedAt - t0 < 5000, `exited ${Math.round(r.exitedAt - t0)} ms after the write`);
-  });
+logTest("guard log exits 3 as soon as the line is written", "", async (f, dir) => {
+  // The interval is longer than the timeout: only the file event can end this run early.
+  const cli = startCli([
+    ...timing("20s", "30s"),
+    ...["file", `${dir}/never`],
+    ...["--", "guard", "log", f, "--contains", "FATAL"],
+  ]);
+  await cli.waitFor("stderr", attemptAtLeast(`log ${f}`, 1));
+  const t0 = performance.now();
+  await append(f, "FATAL out of memory\n");
+  const r = await cli.done();
+  assertEquals(r.code, 3, r.stderr);
+  assertStringIncludes(r.stderr, `waitcmd: guard log ${f} matched: FATAL out of memory\n`);
+  assert(r.exitedAt - t0 < 5000, `exited ${Math.round(r.exitedAt - t0)} ms after the write`);
 });
 
 Deno.test("log usage errors exit 2 with one line", async (t) => {

@@ -12,24 +12,23 @@
  */
 
 import { assertEquals } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { serverTest } from "../_kit.ts";
 import { mongoMissing, type MongoStandIn, prepareMongo } from "../services/mongo.ts";
 import { assertUsageErrors, cliTest, runJson, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
 const PW = "M0ngo-S3cret";
 
-Deno.test({
-  name: "mongodb kind against a MongoDB protocol stand-in (mongo-java-server, not a real MongoDB)",
-  ignore: ignoreWithout("mongo-java-server stand-in", await mongoMissing()),
-  ...opts,
-  fn: mongoTests,
-});
+/** The stand-in, made stopped; removing it stops it and deletes its directory. */
+async function standIn(): Promise<MongoStandIn & { remove(): Promise<void> }> {
+  const m = await prepareMongo();
+  return Object.assign(m, { remove: () => m.stop() });
+}
 
-async function mongoTests(t: Deno.TestContext) {
-  const m: MongoStandIn = await prepareMongo();
-  try {
+serverTest(
+  "mongodb kind against a MongoDB protocol stand-in (mongo-java-server, not a real MongoDB)",
+  { name: "mongo-java-server stand-in", missing: await mongoMissing(), make: standIn },
+  async (m, t) => {
     await m.start();
     await t.step(
       "stand-in: --primary holds for a writable standalone (the alias mongo)",
@@ -50,10 +49,8 @@ async function mongoTests(t: Deno.TestContext) {
         'not a member of a replica set: standalone, expected "rs0"',
       );
     });
-  } finally {
-    await m.stop();
-  }
-}
+  },
+);
 
 cliTest(
   "mongodb kind: usage errors through the CLI (the driver's URI check included), no password",

@@ -3,155 +3,83 @@
  * package, throwaway instances from tests/services/mariadb.ts), for what is
  * mysql's own: --query with --expect and --min-rows, a table and a database
  * created late, pending states (NULL not yet expected, a missing column,
- * --tls on a plain server), a syntax error (fatal), TLS, and usage errors.
- * A server started late or restarted, a wrong password, a user created
- * late, --password-env and --password-file, the human line, the JSON report
- * and the password in no output are the live conformance suite's
+ * --tls on a plain server), a syntax error (fatal), and usage errors. A
+ * server started late or restarted, a wrong password, a user created late,
+ * --password-env and --password-file, the human line, the JSON report, the
+ * password in no output and TLS (verified, unverified, untrusted,
+ * misnamed) are the live conformance suite's
  * (tests/conformance/live_test.ts).
  */
 
-import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { makeMariadb, type Mariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { serverTest } from "../_kit.ts";
+import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
+import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertQueries, assertSyntaxErrorFatal } from "./_sql.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
-const missing = await mariadbMissing();
+const SERVICE = { name: "MariaDB", missing: await mariadbMissing(), make: makeMariadb };
 
-Deno.test({
-  name: "mysql kind against a real MariaDB server",
-  ignore: ignoreWithout("MariaDB", missing),
-  ...opts,
-  fn: async (t) => {
-    const db: Mariadb = await makeMariadb();
-    const url = db.url();
-    const shown = url.replace(MY_PASSWORD, "***");
-    try {
-      await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
-        const e = await runJson([
-          ...FAST,
-          ...["mariadb", url, "--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
-        ]);
-        assertEquals([e.code, e.stderr], [0, ""]);
-        const c = e.json.conditions[0]!;
-        assertEquals([c.name, c.kind, c.target], [`mariadb ${shown}`, "mysql", shown]);
-        assertEquals(c.detail, 'query returned "app@%" as app@app');
-        const m = await runJson([
-          ...FAST,
-          ...["mysql", url, "--query", "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'"],
-          ...["--min-rows", "3"],
-        ]);
-        assertEquals(m.code, 0);
-        assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
-      });
+serverTest("mysql kind against a real MariaDB server", SERVICE, async (db, t) => {
+  const url = db.url();
+  const sql = { kind: "mysql", url, password: MY_PASSWORD };
+  await t.step("--query with --expect and --min-rows (the alias mariadb)", async () => {
+    await assertQueries(sql, {
+      word: "mariadb",
+      args: ["--query", "SELECT CURRENT_USER(), 2", "--expect", "app@%"],
+      detail: 'query returned "app@%" as app@app',
+    }, { word: "mysql", query: "SELECT 1; SELECT 'a' UNION SELECT 'b' UNION SELECT 'c'" });
+  });
 
-      await t.step(
-        "pending: NULL not yet expected, a missing column (migrations not run), --tls on a plain server",
-        async () => {
-          const r = await runJson([
-            ...SHORT,
-            ...["mysql", url, "--query", "SELECT NULL", "--expect", "x"],
-            ...["--", "mysql", url, "--query", "SELECT nope FROM information_schema.tables"],
-            ...["--", "mysql", url, "--tls", "--insecure"],
-          ]);
-          assertEquals([r.code, r.json.status], [1, "timeout"]);
-          assertEquals(r.json.conditions.map((c) => c.last_error), [
-            'query returned NULL, expected "x"',
-            "Unknown column 'nope' in 'SELECT'",
-            "the server does not support TLS connections",
-          ]);
-          assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
-        },
-      );
+  await t.step(
+    "pending: NULL not yet expected, a missing column (migrations not run), --tls on a plain server",
+    async () => {
+      const r = await runJson([
+        ...SHORT,
+        ...["mysql", url, "--query", "SELECT NULL", "--expect", "x"],
+        ...["--", "mysql", url, "--query", "SELECT nope FROM information_schema.tables"],
+        ...["--", "mysql", url, "--tls", "--insecure"],
+      ]);
+      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      assertEquals(r.json.conditions.map((c) => c.last_error), [
+        'query returned NULL, expected "x"',
+        "Unknown column 'nope' in 'SELECT'",
+        "the server does not support TLS connections",
+      ]);
+      assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
+    },
+  );
 
-      await t.step("a table created late: a missing table is pending, then satisfied", async () => {
-        const r = await runLate(
-          [...FAST, "mysql", url, "--query", "SELECT state FROM status", "--expect", "ready"],
-          () =>
-            db.sql("CREATE TABLE app.status (state text); INSERT INTO app.status VALUES ('ready')"),
-        );
-        assertEquals([r.code, r.stderr], [0, ""]);
-        assertEquals(r.attempts[0]!.error, "Table 'app.status' doesn't exist");
-        assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
-      });
+  await t.step("a table created late: a missing table is pending, then satisfied", async () => {
+    const r = await runLate(
+      [...FAST, "mysql", url, "--query", "SELECT state FROM status", "--expect", "ready"],
+      () => db.sql("CREATE TABLE app.status (state text); INSERT INTO app.status VALUES ('ready')"),
+    );
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals(r.attempts[0]!.error, "Table 'app.status' doesn't exist");
+    assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
+  });
 
-      await t.step("a database created late", async () => {
-        const d = await runLate(
-          [...FAST, "mariadb", db.url("app", MY_PASSWORD, "lateapp")],
-          () => db.sql("CREATE DATABASE lateapp; GRANT ALL ON lateapp.* TO 'app'@'%'"),
-        );
-        assertEquals(d.code, 0);
-        assertEquals(
-          d.attempts[0]!.error,
-          "Access denied for user 'app'@'%' to database 'lateapp'",
-        );
-      });
+  await t.step("a database created late", async () => {
+    const d = await runLate(
+      [...FAST, "mariadb", db.url("app", MY_PASSWORD, "lateapp")],
+      () => db.sql("CREATE DATABASE lateapp; GRANT ALL ON lateapp.* TO 'app'@'%'"),
+    );
+    assertEquals(d.code, 0);
+    assertEquals(
+      d.attempts[0]!.error,
+      "Access denied for user 'app'@'%' to database 'lateapp'",
+    );
+  });
 
-      await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
-        const r = await runJson([...FAST, "mysql", url, "--query", "SELEC 1"]);
-        assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
-        const c = r.json.conditions[0]!;
-        assertEquals([c.fatal, c.attempts], [true, 1]);
-        assertMatch(
-          c.last_error,
-          /^You have an error in your SQL syntax.*\(ER_PARSE_ERROR 1064\)$/,
-        );
-        const text = await runCli([...FAST, "mysql", url, "--query", "SELECT 1 +"]);
-        assertEquals(text.code, 3);
-        assertStringIncludes(text.stderr, `waitcmd: fatal: mysql ${shown}: You have an error`);
-        for (const out of [r.stdout, text.stderr]) assert(!out.includes(MY_PASSWORD), out);
-      });
-    } finally {
-      await db.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "mysql over TLS: verified by name, unverified; untrusted or misnamed pending",
-  ignore: ignoreWithout("MariaDB", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const db = await makeMariadb({
-      tls: { caFile: pki.ca.certFile, certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-    });
-    try {
-      const byIp = db.url();
-      const byName = `mysql://app:${MY_PASSWORD}@localhost:${db.port}/app`;
-      for (
-        const args of [
-          [byName, "--tls", "--ca-file", pki.ca.certFile],
-          [byIp, "--tls", "--insecure"],
-        ]
-      ) {
-        const r = await runJson([...FAST, "mysql", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertEquals(r.json.conditions[0]!.detail, "SELECT 1 answered as app@app over TLS");
-      }
-      const pending: [string[], string][] = [
-        [[byIp, "--tls", "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName, "--tls", "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-        [
-          [byName, "--tls"],
-          "certificate not trusted (self-signed certificate in certificate chain)",
-        ],
-      ];
-      await assertTlsRetried("mysql", pending);
-    } finally {
-      await db.remove();
-      await pki.cleanup();
-      await other.cleanup();
-    }
-  },
+  await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
+    await assertSyntaxErrorFatal(
+      sql,
+      /^You have an error in your SQL syntax.*\(ER_PARSE_ERROR 1064\)$/,
+      "You have an error",
+    );
+  });
 });
 
 Deno.test("mysql kind rejects every malformed value with exit 2 before probing", async () => {

@@ -3,24 +3,25 @@
  * throwaway instances from tests/services/nats.ts), for what is nats's own:
  * JetStream and a stream created late, a token, a credentials file
  * (operator mode), pending states (a wrong token, no credentials, a port
- * that is not NATS, TLS asked of a plain server), TLS verified, unverified,
- * untrusted and required, usage errors, and no token or credentials in any
- * output. A server started late or restarted, a user's wrong password,
- * --password-env and --password-file, the human line, the JSON report and
- * the password in no output are the live conformance suite's
- * (tests/conformance/live_test.ts).
+ * that is not NATS, TLS asked of a plain server), usage errors, and no token
+ * or credentials in any output. A server started late or restarted, a
+ * user's wrong password, --password-env and --password-file, the human
+ * line, the JSON report, the password in no output and TLS (verified,
+ * unverified, untrusted, misnamed, required) are the live conformance
+ * suite's (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
+import { ignoreWithout, serverTest } from "../_kit.ts";
 import { makeNats, natsMissing } from "../services/nats.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const missing = await natsMissing();
+/** A server in operator mode (JWT accounts), with its credentials file. */
+const OPERATOR = { name: "nats-server", missing, make: () => makeNats({ operator: true }) };
 const VERSION = /^NATS \d+\.\d+\.\d+/;
 
 Deno.test({
@@ -100,110 +101,53 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "nats with a credentials file (operator mode, JWT accounts)",
-  ignore: ignoreWithout("nats-server", missing),
-  ...opts,
-  fn: async () => {
-    const op = await makeNats({ operator: true });
-    const other = await makeNats({ operator: true });
-    try {
-      const ok = await runJson([...FAST, "nats", op.url(), "--creds-file", op.credsFile!]);
-      assertEquals([ok.code, ok.stderr], [0, ""]);
-      assertMatch(ok.json.conditions[0]!.detail, VERSION);
-      // A user of another operator's account: refused.
-      const wrong = await runJson([...SHORT, "nats", op.url(), "--creds-file", other.credsFile!]);
-      assertEquals(
-        [wrong.code, wrong.json.conditions[0]!.last_error],
-        [1, "authentication failed: Authorization Violation"],
-      );
-      // No credentials: refused; a file that is not credentials: pending with the reason.
-      const none = await runJson([...SHORT, "nats", op.url()]);
-      assertEquals(
-        none.json.conditions[0]!.last_error,
-        "authentication failed: Authorization Violation",
-      );
-      const bogus = `${op.dir}/bogus.creds`;
-      await Deno.writeTextFile(bogus, "not credentials\n");
-      const bad = await runJson([...SHORT, "nats", op.url(), "--creds-file", bogus]);
-      assertEquals(
-        bad.json.conditions[0]!.last_error,
-        `cannot use --creds-file ${bogus}: unable to parse credentials`,
-      );
-      // Read at each attempt: a file that appears late.
-      const lateFile = `${op.dir}/late.creds`;
-      const late = await runLate(
-        [...FAST, "nats", op.url(), "--creds-file", lateFile],
-        () => Deno.copyFile(op.credsFile!, lateFile),
-      );
-      assertEquals(late.code, 0);
-      assertEquals(
-        late.attempts[0]!.error,
-        `cannot read --creds-file ${lateFile}: no such file or directory`,
-      );
-    } finally {
-      await op.remove();
-      await other.remove();
-    }
-  },
+serverTest("nats with a credentials file (operator mode, JWT accounts)", OPERATOR, async (op) => {
+  const other = await makeNats({ operator: true });
+  try {
+    const ok = await runJson([...FAST, "nats", op.url(), "--creds-file", op.credsFile!]);
+    assertEquals([ok.code, ok.stderr], [0, ""]);
+    assertMatch(ok.json.conditions[0]!.detail, VERSION);
+    // A user of another operator's account: refused.
+    const wrong = await runJson([...SHORT, "nats", op.url(), "--creds-file", other.credsFile!]);
+    assertEquals(
+      [wrong.code, wrong.json.conditions[0]!.last_error],
+      [1, "authentication failed: Authorization Violation"],
+    );
+    // No credentials: refused; a file that is not credentials: pending with the reason.
+    const none = await runJson([...SHORT, "nats", op.url()]);
+    assertEquals(
+      none.json.conditions[0]!.last_error,
+      "authentication failed: Authorization Violation",
+    );
+    const bogus = `${op.dir}/bogus.creds`;
+    await Deno.writeTextFile(bogus, "not credentials\n");
+    const bad = await runJson([...SHORT, "nats", op.url(), "--creds-file", bogus]);
+    assertEquals(
+      bad.json.conditions[0]!.last_error,
+      `cannot use --creds-file ${bogus}: unable to parse credentials`,
+    );
+    // Read at each attempt: a file that appears late.
+    const lateFile = `${op.dir}/late.creds`;
+    const late = await runLate(
+      [...FAST, "nats", op.url(), "--creds-file", lateFile],
+      () => Deno.copyFile(op.credsFile!, lateFile),
+    );
+    assertEquals(late.code, 0);
+    assertEquals(
+      late.attempts[0]!.error,
+      `cannot read --creds-file ${lateFile}: no such file or directory`,
+    );
+  } finally {
+    await other.remove();
+  }
 });
 
-Deno.test({
-  name: "nats over TLS: verified by name, unverified; untrusted, misnamed and required pending",
-  ignore: ignoreWithout("nats-server", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const n = await makeNats({
-      tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-      jetstream: true,
-    });
-    try {
-      const byName = `tls://localhost:${n.port}`;
-      const byIp = n.url();
-      assert(byIp.startsWith("tls://127.0.0.1:"));
-      for (
-        const args of [
-          [byName, "--ca-file", pki.ca.certFile],
-          [`nats://localhost:${n.port}`, "--tls", "--ca-file", pki.ca.certFile, "--jetstream"],
-          [byIp, "--insecure"],
-        ]
-      ) {
-        const r = await runJson([...FAST, "nats", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertMatch(r.json.conditions[0]!.detail, /, TLS$/);
-      }
-      const pending: [string[], string][] = [
-        [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName, "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-        [[byName], "certificate not trusted (unable to verify the first certificate)"],
-        [
-          [`nats://localhost:${n.port}`],
-          "the server requires TLS (use a tls:// URL or --tls)",
-        ],
-      ];
-      await assertTlsRetried("nats", pending);
-    } finally {
-      await n.remove();
-      await pki.cleanup();
-      await other.cleanup();
-    }
-  },
-});
-
-Deno.test({
-  name: "nats: no token or credentials shows in any output mode, on any path",
-  ignore: ignoreWithout("nats-server", missing),
-  ...opts,
-  fn: async () => {
+serverTest(
+  "nats: no token or credentials shows in any output mode, on any path",
+  OPERATOR,
+  async (op) => {
     const mark = "Zq9Nt/Mark:7";
     const token = await makeNats({ token: mark });
-    const op = await makeNats({ operator: true });
     const dir = await Deno.makeTempDir({ prefix: "waitcmd-nats-secret-" });
     try {
       const creds = await Deno.readTextFile(op.credsFile!);
@@ -230,11 +174,11 @@ Deno.test({
         }
       }
     } finally {
-      await Promise.all([token.remove(), op.remove()]);
+      await token.remove();
       await Deno.remove(dir, { recursive: true });
     }
   },
-});
+);
 
 Deno.test("nats kind rejects every malformed value with exit 2 before probing", async () => {
   const where = "waitcmd: condition 1 (nats)";

@@ -17,7 +17,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { type KubeObject, STAGE_LABEL } from "../services/kube.ts";
 import { type AttemptEvent, type CliResult, expectJson, runCli, runJson, runLate } from "./_cli.ts";
-import { clusterTest } from "./_kube.ts";
+import { clusterTest, createCrd } from "./_kube.ts";
 
 const FAST = ["--timeout", "20s", "--interval", "200ms"];
 /** For states that last: the run times out with them as last errors. */
@@ -137,25 +137,7 @@ clusterTest(
         hostPath: { path: `${dir}/pv-data` },
       },
     });
-    await kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: "gizmos.example.com" },
-      spec: {
-        group: "example.com",
-        scope: "Namespaced",
-        names: { plural: "gizmos", singular: "gizmo", kind: "Gizmo" },
-        versions: [{
-          name: "v1",
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: {
-            openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-          },
-        }],
-      },
-    });
+    await createCrd(kube, { plural: "gizmos", singular: "gizmo", kind: "Gizmo" });
     const served = await runJson(
       [...FAST, "k8s", "crd/gizmos.example.com", "--condition", "Established"],
       { env },

@@ -4,182 +4,103 @@
  * postgres's own: --query with --expect and --min-rows, a table and a
  * database created late, pending states (a missing column, a value not yet
  * expected, no password, TLS asked of a plain server), a syntax error
- * (fatal), a standby promoted late, TLS, and usage errors. A server started
- * late or restarted, a wrong password, a user created late, --password-env
- * and --password-file, the human line, the JSON report and the password in
- * no output are the live conformance suite's (tests/conformance/live_test.ts).
+ * (fatal), a standby promoted late, and usage errors. A server started late
+ * or restarted, a wrong password, a user created late, --password-env and
+ * --password-file, the human line, the JSON report, the password in no
+ * output and TLS (verified, chain only, unverified, untrusted, misnamed) are
+ * the live conformance suite's (tests/conformance/live_test.ts).
  */
 
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { makePostgres, PG_PASSWORD, type Postgres, postgresMissing } from "../services/postgres.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
+import { assert, assertEquals } from "../_assert.ts";
+import { serverTest } from "../_kit.ts";
+import { makePostgres, PG_PASSWORD, postgresMissing } from "../services/postgres.ts";
+import { assertUsageErrors, runJson, runLate } from "./_cli.ts";
+import { assertQueries, assertSyntaxErrorFatal } from "./_sql.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
-const missing = await postgresMissing();
+const SERVICE = { name: "PostgreSQL", missing: await postgresMissing(), make: makePostgres };
 
-Deno.test({
-  name: "postgres kind against a real PostgreSQL server",
-  ignore: ignoreWithout("PostgreSQL", missing),
-  ...opts,
-  fn: async (t) => {
-    const pg: Postgres = await makePostgres();
-    const url = pg.url();
-    const shown = url.replace(PG_PASSWORD, "***");
-    try {
-      await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
-        const e = await runJson([
-          ...FAST,
-          ...["pg", url, "--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
-        ]);
-        assertEquals([e.code, e.stderr], [0, ""]);
-        const c = e.json.conditions[0]!;
-        assertEquals([c.name, c.kind, c.target], [`pg ${shown}`, "postgres", shown]);
-        assertEquals(c.detail, 'query returned "app" as app@app on a primary');
-        const m = await runJson([
-          ...FAST,
-          ...["postgresql", url, "--query", "SELECT 1; SELECT * FROM generate_series(1, 3)"],
-          ...["--min-rows", "3"],
-        ]);
-        assertEquals(m.code, 0);
-        assertEquals(m.json.conditions[0]!.detail, "query returned 3 rows (at least 3) as app@app");
-      });
+serverTest("postgres kind against a real PostgreSQL server", SERVICE, async (pg, t) => {
+  const url = pg.url();
+  const sql = { kind: "postgres", url, password: PG_PASSWORD };
+  await t.step("--query with --expect and --min-rows, --primary on a primary", async () => {
+    await assertQueries(sql, {
+      word: "pg",
+      args: ["--query", "SELECT current_user, 2", "--expect", "app", "--primary"],
+      detail: 'query returned "app" as app@app on a primary',
+    }, { word: "postgresql", query: "SELECT 1; SELECT * FROM generate_series(1, 3)" });
+  });
 
-      await t.step(
-        "pending: a value not yet expected, a missing column (migrations not run), no password, --tls on a plain server",
+  await t.step(
+    "pending: a value not yet expected, a missing column (migrations not run), no password, --tls on a plain server",
+    async () => {
+      const bare = `postgres://app@127.0.0.1:${pg.port}/app`;
+      const r = await runJson([
+        ...SHORT,
+        ...["postgres", url, "--query", "SELECT false, NULL", "--expect", "t"],
+        ...["--", "postgres", url, "--query", "SELECT nope FROM pg_class"],
+        ...["--", "postgres", bare],
+        ...["--", "postgres", url, "--tls"],
+      ]);
+      assertEquals([r.code, r.json.status], [1, "timeout"]);
+      assertEquals(r.json.conditions.map((c) => c.last_error), [
+        'query returned "f", expected "t"',
+        'column "nope" does not exist',
+        'authentication failed for user "app": the server asks for a password and none was given',
+        "the server does not support TLS (SSL) connections",
+      ]);
+      assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
+      // sslmode=prefer falls back to a plain connection.
+      const prefer = await runJson([...FAST, "postgres", `${url}?sslmode=prefer`]);
+      assertEquals(prefer.code, 0);
+    },
+  );
+
+  await t.step(
+    "a table created late: missing relation is pending, then satisfied",
+    async () => {
+      const r = await runLate(
+        [...FAST, "postgres", url, "--query", "SELECT state FROM status", "--expect", "ready"],
         async () => {
-          const bare = `postgres://app@127.0.0.1:${pg.port}/app`;
-          const r = await runJson([
-            ...SHORT,
-            ...["postgres", url, "--query", "SELECT false, NULL", "--expect", "t"],
-            ...["--", "postgres", url, "--query", "SELECT nope FROM pg_class"],
-            ...["--", "postgres", bare],
-            ...["--", "postgres", url, "--tls"],
-          ]);
-          assertEquals([r.code, r.json.status], [1, "timeout"]);
-          assertEquals(r.json.conditions.map((c) => c.last_error), [
-            'query returned "f", expected "t"',
-            'column "nope" does not exist',
-            'authentication failed for user "app": the server asks for a password and none was given',
-            "the server does not support TLS (SSL) connections",
-          ]);
-          assert(r.json.conditions.every((c) => c.attempts >= 2), "retried while pending");
-          // sslmode=prefer falls back to a plain connection.
-          const prefer = await runJson([...FAST, "postgres", `${url}?sslmode=prefer`]);
-          assertEquals(prefer.code, 0);
-        },
-      );
-
-      await t.step(
-        "a table created late: missing relation is pending, then satisfied",
-        async () => {
-          const r = await runLate(
-            [...FAST, "postgres", url, "--query", "SELECT state FROM status", "--expect", "ready"],
-            async () => {
-              await pg.psql(
-                "CREATE TABLE status (state text); INSERT INTO status VALUES ('ready'); GRANT SELECT ON status TO app",
-                "app",
-              );
-            },
+          await pg.psql(
+            "CREATE TABLE status (state text); INSERT INTO status VALUES ('ready'); GRANT SELECT ON status TO app",
+            "app",
           );
-          assertEquals([r.code, r.stderr], [0, ""]);
-          assertEquals(r.attempts[0]!.error, 'relation "status" does not exist');
-          assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
         },
       );
-
-      await t.step("a database created late", async () => {
-        const d = await runLate(
-          [...FAST, "pg", pg.url("app", PG_PASSWORD, "lateapp")],
-          () => pg.psql("CREATE DATABASE lateapp OWNER app"),
-        );
-        assertEquals(d.code, 0);
-        assertEquals(d.attempts[0]!.error, 'database "lateapp" does not exist');
-      });
-
-      await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
-        const r = await runJson([...FAST, "postgres", url, "--query", "SELEC 1"]);
-        assertEquals([r.code, r.stderr, r.json.status], [3, "", "fatal"]);
-        const c = r.json.conditions[0]!;
-        assertEquals([c.fatal, c.attempts], [true, 1]);
-        assertEquals(c.last_error, 'syntax error at or near "SELEC" (SQLSTATE 42601)');
-        const text = await runCli([...FAST, "postgres", url, "--query", "SELECT 1 +"]);
-        assertEquals(text.code, 3);
-        assertStringIncludes(text.stderr, `waitcmd: fatal: postgres ${shown}: syntax error`);
-        for (const out of [r.stdout, text.stderr]) assert(!out.includes(PG_PASSWORD), out);
-      });
-    } finally {
-      await pg.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "postgres --primary waits for a standby to be promoted",
-  ignore: ignoreWithout("PostgreSQL", missing),
-  ...opts,
-  fn: async () => {
-    const pg = await makePostgres({ standby: true });
-    try {
-      const r = await runLate([...FAST, "postgres", pg.url(), "--primary"], () => pg.promote());
       assertEquals([r.code, r.stderr], [0, ""]);
-      assertEquals(r.attempts[0]!.error, "the server is in recovery (a standby), not a primary");
-      assertEquals(r.report.conditions[0]!.detail, "SELECT 1 answered as app@app on a primary");
-    } finally {
-      await pg.remove();
-    }
-  },
+      assertEquals(r.attempts[0]!.error, 'relation "status" does not exist');
+      assertEquals(r.report.conditions[0]!.detail, 'query returned "ready" as app@app');
+    },
+  );
+
+  await t.step("a database created late", async () => {
+    const d = await runLate(
+      [...FAST, "pg", pg.url("app", PG_PASSWORD, "lateapp")],
+      () => pg.psql("CREATE DATABASE lateapp OWNER app"),
+    );
+    assertEquals(d.code, 0);
+    assertEquals(d.attempts[0]!.error, 'database "lateapp" does not exist');
+  });
+
+  await t.step("an SQL syntax error is fatal at once (exit 3)", async () => {
+    await assertSyntaxErrorFatal(
+      sql,
+      'syntax error at or near "SELEC" (SQLSTATE 42601)',
+      "syntax error",
+    );
+  });
 });
 
-Deno.test({
-  name:
-    "postgres over TLS: verified by name, chain only, unverified; untrusted or misnamed pending",
-  ignore: ignoreWithout("PostgreSQL", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const pg = await makePostgres({
-      tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-    });
-    try {
-      const byIp = (q = "") => `${pg.url()}${q}`;
-      const byName = (q = "") => `postgres://app:${PG_PASSWORD}@localhost:${pg.port}/app${q}`;
-      const ok: string[][] = [
-        [byName(), "--tls", "--ca-file", pki.ca.certFile],
-        [byName("?sslmode=verify-full"), "--ca-file", pki.ca.certFile],
-        [byIp("?sslmode=verify-ca"), "--ca-file", pki.ca.certFile],
-        [byIp("?sslmode=require")],
-        [byIp("?sslmode=prefer")],
-        [byIp(), "--tls", "--insecure"],
-      ];
-      for (const args of ok) {
-        const r = await runJson([...FAST, "postgres", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertEquals(r.json.conditions[0]!.detail, "SELECT 1 answered as app@app over TLS");
-      }
-      const pending: [string[], string][] = [
-        [[byIp(), "--tls", "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName("?sslmode=verify-full"), "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-        [
-          [byName(), "--tls"],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-      ];
-      await assertTlsRetried("postgres", pending);
-    } finally {
-      await pg.remove();
-      await pki.cleanup();
-      await other.cleanup();
-    }
-  },
+serverTest("postgres --primary waits for a standby to be promoted", {
+  ...SERVICE,
+  make: () => makePostgres({ standby: true }),
+}, async (pg) => {
+  const r = await runLate([...FAST, "postgres", pg.url(), "--primary"], () => pg.promote());
+  assertEquals([r.code, r.stderr], [0, ""]);
+  assertEquals(r.attempts[0]!.error, "the server is in recovery (a standby), not a primary");
+  assertEquals(r.report.conditions[0]!.detail, "SELECT 1 answered as app@app on a primary");
 });
 
 Deno.test("postgres kind rejects every malformed value with exit 2 before probing", async () => {

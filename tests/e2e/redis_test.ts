@@ -4,168 +4,102 @@
  * what is redis's own: a key set late (--key), then its value (--equals),
  * pending states (no credentials: NOAUTH; a database the server does not
  * have; --tls on a plain server), a server loading its dataset, a replica
- * promoted late, TLS, and usage errors. A server started late or
- * restarted, a wrong password, a user created late, --password-env and
- * --password-file, the human line, the JSON report and the password in no
- * output are the live conformance suite's (tests/conformance/live_test.ts).
+ * promoted late, and usage errors. A server started late or restarted, a
+ * wrong password, a user created late, --password-env and --password-file,
+ * the human line, the JSON report, the password in no output and TLS
+ * (rediss:// verified, unverified, untrusted, misnamed) are the live
+ * conformance suite's (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { ignoreWithout } from "../_kit.ts";
-import { makeRedis, type Redis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
-import { makePki } from "../services/tls.ts";
-import { assertTlsRetried, assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
+import { serverTest } from "../_kit.ts";
+import { makeRedis, REDIS_PASSWORD, redisMissing } from "../services/redis.ts";
+import { assertUsageErrors, runJson, runLate, timing } from "./_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];
-const opts = { sanitizeResources: false, sanitizeOps: false };
-const missing = await redisMissing();
+const SERVICE = { name: "Redis", missing: await redisMissing(), make: makeRedis };
 
-Deno.test({
-  name: "redis kind against a real Redis server",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async (t) => {
-    const r0: Redis = await makeRedis();
-    const url = r0.url();
-    const shown = url.replace(REDIS_PASSWORD, "***");
-    try {
-      await t.step("--role master with the alias valkey", async () => {
-        const r = await runJson([...FAST, "valkey", url, "--role", "master"]);
-        assertEquals([r.code, r.stderr, r.json.status], [0, "", "satisfied"]);
-        const c = r.json.conditions[0]!;
-        assertEquals([c.name, c.kind, c.target], [`valkey ${shown}`, "redis", shown]);
-        assertEquals(c.detail, "PONG, role master");
-      });
+serverTest("redis kind against a real Redis server", SERVICE, async (r0, t) => {
+  const url = r0.url();
+  const shown = url.replace(REDIS_PASSWORD, "***");
+  await t.step("--role master with the alias valkey", async () => {
+    const r = await runJson([...FAST, "valkey", url, "--role", "master"]);
+    assertEquals([r.code, r.stderr, r.json.status], [0, "", "satisfied"]);
+    const c = r.json.conditions[0]!;
+    assertEquals([c.name, c.kind, c.target], [`valkey ${shown}`, "redis", shown]);
+    assertEquals(c.detail, "PONG, role master");
+  });
 
-      await t.step("a key set late (--key), then its value (--equals)", async () => {
-        const k = await runLate(
-          [...FAST, "redis", r0.url(undefined, undefined, 2), "--key", "app:ready"],
-          () => r0.cli("-n", "2", "SET", "app:ready", "1"),
-        );
-        assertEquals([k.code, k.stderr], [0, ""]);
-        assertEquals(k.attempts[0]!.error, 'key "app:ready" does not exist');
-        assertEquals(k.report.conditions[0]!.detail, 'PONG, key "app:ready" exists');
-        await r0.cli("SET", "schema:version", "6");
-        const v = await runLate(
-          [...FAST, "redis", url, "--key", "schema:version", "--equals", "7"],
-          () => r0.cli("SET", "schema:version", "7"),
-        );
-        assertEquals(v.code, 0);
-        assertEquals(v.attempts[0]!.error, 'key "schema:version" is "6", expected "7"');
-        assertEquals(v.report.conditions[0]!.detail, 'PONG, key "schema:version" is "7"');
-      });
+  await t.step("a key set late (--key), then its value (--equals)", async () => {
+    const k = await runLate(
+      [...FAST, "redis", r0.url(undefined, undefined, 2), "--key", "app:ready"],
+      () => r0.cli("-n", "2", "SET", "app:ready", "1"),
+    );
+    assertEquals([k.code, k.stderr], [0, ""]);
+    assertEquals(k.attempts[0]!.error, 'key "app:ready" does not exist');
+    assertEquals(k.report.conditions[0]!.detail, 'PONG, key "app:ready" exists');
+    await r0.cli("SET", "schema:version", "6");
+    const v = await runLate(
+      [...FAST, "redis", url, "--key", "schema:version", "--equals", "7"],
+      () => r0.cli("SET", "schema:version", "7"),
+    );
+    assertEquals(v.code, 0);
+    assertEquals(v.attempts[0]!.error, 'key "schema:version" is "6", expected "7"');
+    assertEquals(v.report.conditions[0]!.detail, 'PONG, key "schema:version" is "7"');
+  });
 
-      await t.step(
-        "pending: no credentials (the default user is off), a database it does not have, --tls on a plain server",
-        async () => {
-          const r = await runJson([
-            ...timing("1s", "200ms"),
-            ...["redis", `redis://127.0.0.1:${r0.port}`],
-            ...["--", "redis", r0.url(undefined, undefined, 99)],
-            ...["--", "redis", url, "--tls", "--insecure"],
-          ]);
-          assertEquals([r.code, r.stderr], [1, ""]);
-          assertEquals(r.json.conditions.map((c) => c.last_error), [
-            'authentication failed for user "default": NOAUTH Authentication required.',
-            "ERR DB index is out of range",
-            // The server waits for a line that a TLS ClientHello never ends: the attempt hangs.
-            "no answer before the deadline (attempt 1 still running)",
-          ]);
-        },
-      );
-    } finally {
-      await r0.remove();
-    }
-  },
+  await t.step(
+    "pending: no credentials (the default user is off), a database it does not have, --tls on a plain server",
+    async () => {
+      const r = await runJson([
+        ...timing("1s", "200ms"),
+        ...["redis", `redis://127.0.0.1:${r0.port}`],
+        ...["--", "redis", r0.url(undefined, undefined, 99)],
+        ...["--", "redis", url, "--tls", "--insecure"],
+      ]);
+      assertEquals([r.code, r.stderr], [1, ""]);
+      assertEquals(r.json.conditions.map((c) => c.last_error), [
+        'authentication failed for user "default": NOAUTH Authentication required.',
+        "ERR DB index is out of range",
+        // The server waits for a line that a TLS ClientHello never ends: the attempt hangs.
+        "no answer before the deadline (attempt 1 still running)",
+      ]);
+    },
+  );
 });
 
-Deno.test({
-  name: "redis kind waits for a server loading its dataset (LOADING, then PONG)",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async () => {
-    const r0 = await makeRedis();
-    try {
-      await r0.cli("DEBUG", "POPULATE", "3000");
-      await r0.cli("SAVE");
-      await r0.stop();
-      // 1 ms per key: about 3 s of loading, answering LOADING meanwhile.
-      await r0.launch(["key-load-delay 1000", "loading-process-events-interval-bytes 1024"]);
-      const r = await runJson(["--timeout", "60s", "--interval", "200ms", "redis", r0.url()]);
-      assertEquals([r.code, r.stderr], [0, ""]);
-      const c = r.json.conditions[0]!;
-      assertEquals(c.last_error, "LOADING Redis is loading the dataset in memory");
-      assert(c.attempts >= 2);
-    } finally {
-      await r0.remove();
-    }
+serverTest(
+  "redis kind waits for a server loading its dataset (LOADING, then PONG)",
+  SERVICE,
+  async (r0) => {
+    await r0.cli("DEBUG", "POPULATE", "3000");
+    await r0.cli("SAVE");
+    await r0.stop();
+    // 1 ms per key: about 3 s of loading, answering LOADING meanwhile.
+    await r0.launch(["key-load-delay 1000", "loading-process-events-interval-bytes 1024"]);
+    const r = await runJson(["--timeout", "60s", "--interval", "200ms", "redis", r0.url()]);
+    assertEquals([r.code, r.stderr], [0, ""]);
+    const c = r.json.conditions[0]!;
+    assertEquals(c.last_error, "LOADING Redis is loading the dataset in memory");
+    assert(c.attempts >= 2);
   },
-});
+);
 
-Deno.test({
-  name: "redis --role: a replica, then promoted late",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async () => {
-    const primary = await makeRedis();
-    const replica = await makeRedis({ replicaOf: { port: primary.port } });
-    try {
-      const ok = await runJson([...FAST, "redis", replica.url(), "--role", "replica"]);
-      assertEquals([ok.code, ok.json.conditions[0]!.detail], [0, "PONG, role replica"]);
-      const r = await runLate(
-        [...FAST, "redis", replica.url(), "--role", "master"],
-        () => replica.cli("REPLICAOF", "NO", "ONE"),
-      );
-      assertEquals([r.code, r.stderr], [0, ""]);
-      assertEquals(r.attempts[0]!.error, "role is replica, expected master");
-      assertEquals(r.report.conditions[0]!.detail, "PONG, role master");
-    } finally {
-      await replica.remove();
-      await primary.remove();
-    }
-  },
-});
-
-Deno.test({
-  name: "redis over TLS: rediss:// verified by name, unverified; untrusted or misnamed pending",
-  ignore: ignoreWithout("Redis", missing),
-  ...opts,
-  fn: async () => {
-    // The certificate names localhost only, not 127.0.0.1.
-    const pki = await makePki({ server: { dnsNames: ["localhost"], ips: [] } });
-    const other = await makePki({});
-    const r0 = await makeRedis({
-      tls: { caFile: pki.ca.certFile, certFile: pki.server.certFile, keyFile: pki.server.keyFile },
-    });
-    try {
-      const byIp = r0.url();
-      const byName = `rediss://app:${REDIS_PASSWORD}@localhost:${r0.port}`;
-      assert(byIp.startsWith("rediss://"));
-      for (
-        const args of [
-          [byName, "--ca-file", pki.ca.certFile],
-          [byName.replace("rediss:", "redis:"), "--tls", "--ca-file", pki.ca.certFile],
-          [byIp, "--insecure"],
-        ]
-      ) {
-        const r = await runJson([...FAST, "redis", ...args]);
-        assertEquals([r.code, r.stderr], [0, ""], args.join(" "));
-        assertEquals(r.json.conditions[0]!.detail, "PONG, TLS");
-      }
-      const pending: [string[], string][] = [
-        [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
-        [
-          [byName, "--ca-file", other.ca.certFile],
-          "certificate not trusted (unable to verify the first certificate)",
-        ],
-      ];
-      await assertTlsRetried("redis", pending);
-    } finally {
-      await r0.remove();
-      await pki.cleanup();
-      await other.cleanup();
-    }
-  },
+serverTest("redis --role: a replica, then promoted late", SERVICE, async (primary) => {
+  const replica = await makeRedis({ replicaOf: { port: primary.port } });
+  try {
+    const ok = await runJson([...FAST, "redis", replica.url(), "--role", "replica"]);
+    assertEquals([ok.code, ok.json.conditions[0]!.detail], [0, "PONG, role replica"]);
+    const r = await runLate(
+      [...FAST, "redis", replica.url(), "--role", "master"],
+      () => replica.cli("REPLICAOF", "NO", "ONE"),
+    );
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals(r.attempts[0]!.error, "role is replica, expected master");
+    assertEquals(r.report.conditions[0]!.detail, "PONG, role master");
+  } finally {
+    await replica.remove();
+  }
 });
 
 Deno.test("redis kind rejects every malformed value with exit 2 before probing", async () => {

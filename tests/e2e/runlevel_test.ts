@@ -187,43 +187,50 @@ cliTest("WAITCMD_* supply defaults; a flag wins; a bad value names the variable"
   assertStringIncludes(usageErrorLine(bad), "waitcmd: WAITCMD_TIMEOUT: expected a duration");
 });
 
-cliTest(
-  "recipes: a YAML file, JSON on stdin, pending then satisfied, timeout",
-  () =>
+/** A test with a directory of its own and a loopback port that accepts (closed after). */
+function portTest(name: string, fn: (dir: string, port: number) => Promise<void>): void {
+  cliTest(name, () =>
     withDir(async (dir) => {
       const server = acceptingPort();
       try {
-        const yaml = `${dir}/waits.yaml`;
-        await Deno.writeTextFile(
-          yaml,
-          [
-            "timeout: 5s",
-            "interval: 100ms",
-            "conditions:",
-            `  - kind: tcp`,
-            `    target: 127.0.0.1:${server.port}`,
-            `    label: api`,
-            `  - kind: file`,
-            `    target: ${dir}/late`,
-          ].join("\n"),
-        );
-        const late = await runLate(
-          ["-f", yaml],
-          () => Deno.writeTextFile(`${dir}/late`, ""),
-        );
-        assertEquals(late.code, 0);
-        assertEquals(late.report.conditions.map((c) => c.name), ["api", `file ${dir}/late`]);
-
-        const json = JSON.stringify({
-          conditions: [{ kind: "tcp", target: `127.0.0.1:${closedPort()}` }],
-        });
-        const r = await runCli(["-o", "json", "-t", "300ms", "-f", "-"], { stdin: json });
-        assertEquals(r.code, 1);
-        assertEquals(r.json?.status, "timeout");
+        await fn(dir, server.port);
       } finally {
         server.close();
       }
-    }),
+    }));
+}
+
+portTest(
+  "recipes: a YAML file, JSON on stdin, pending then satisfied, timeout",
+  async (dir, port) => {
+    const yaml = `${dir}/waits.yaml`;
+    await Deno.writeTextFile(
+      yaml,
+      [
+        "timeout: 5s",
+        "interval: 100ms",
+        "conditions:",
+        `  - kind: tcp`,
+        `    target: 127.0.0.1:${port}`,
+        `    label: api`,
+        `  - kind: file`,
+        `    target: ${dir}/late`,
+      ].join("\n"),
+    );
+    const late = await runLate(
+      ["-f", yaml],
+      () => Deno.writeTextFile(`${dir}/late`, ""),
+    );
+    assertEquals(late.code, 0);
+    assertEquals(late.report.conditions.map((c) => c.name), ["api", `file ${dir}/late`]);
+
+    const json = JSON.stringify({
+      conditions: [{ kind: "tcp", target: `127.0.0.1:${closedPort()}` }],
+    });
+    const r = await runCli(["-o", "json", "-t", "300ms", "-f", "-"], { stdin: json });
+    assertEquals(r.code, 1);
+    assertEquals(r.json?.status, "timeout");
+  },
 );
 
 cliTest(
@@ -282,35 +289,29 @@ cliTest(
     }),
 );
 
-cliTest(
+portTest(
   "--report FILE: the JSON report is written whatever --output is; a bad path is exit 2",
-  () =>
-    withDir(async (dir) => {
-      const server = acceptingPort();
-      try {
-        const file = `${dir}/report.json`;
-        const r = await runCli(["--report", file, "tcp", `127.0.0.1:${server.port}`]);
-        assertEquals(r.code, 0);
-        assertEquals(r.stdout, "");
-        const report = JSON.parse(await Deno.readTextFile(file));
-        await assertReportSchema(report);
-        assertEquals(report.status, "satisfied");
-        const names = [...Deno.readDirSync(dir)].map((e) => e.name);
-        assertEquals(names, ["report.json"], "no temporary file left behind");
+  async (dir, port) => {
+    const file = `${dir}/report.json`;
+    const r = await runCli(["--report", file, "tcp", `127.0.0.1:${port}`]);
+    assertEquals(r.code, 0);
+    assertEquals(r.stdout, "");
+    const report = JSON.parse(await Deno.readTextFile(file));
+    await assertReportSchema(report);
+    assertEquals(report.status, "satisfied");
+    const names = [...Deno.readDirSync(dir)].map((e) => e.name);
+    assertEquals(names, ["report.json"], "no temporary file left behind");
 
-        const bad = await runCli([
-          ...["--report", `${dir}/no/such/dir/r.json`, "tcp", `127.0.0.1:${server.port}`],
-        ]);
-        assertStringIncludes(usageErrorLine(bad), "--report: cannot write");
-        const timeout = await runCli([
-          ...["-t", "200ms", "--report", file, "tcp", `127.0.0.1:${closedPort()}`],
-        ]);
-        assertEquals(timeout.code, 1);
-        assertEquals(JSON.parse(await Deno.readTextFile(file)).status, "timeout");
-      } finally {
-        server.close();
-      }
-    }),
+    const bad = await runCli([
+      ...["--report", `${dir}/no/such/dir/r.json`, "tcp", `127.0.0.1:${port}`],
+    ]);
+    assertStringIncludes(usageErrorLine(bad), "--report: cannot write");
+    const timeout = await runCli([
+      ...["-t", "200ms", "--report", file, "tcp", `127.0.0.1:${closedPort()}`],
+    ]);
+    assertEquals(timeout.code, 1);
+    assertEquals(JSON.parse(await Deno.readTextFile(file)).status, "timeout");
+  },
 );
 
 cliTest(

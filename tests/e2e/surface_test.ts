@@ -9,7 +9,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { freePort } from "../services/_util.ts";
 import { makePki } from "../services/tls.ts";
-import { runCli, runJson, usageErrorLine } from "./_cli.ts";
+import { runCli, runJson, usageErrorLine, writeRecipe } from "./_cli.ts";
 
 async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-surface-" });
@@ -74,21 +74,17 @@ Deno.test("then's secrets never show: --explain, -o json --explain, text, json, 
 
 Deno.test("--explain shows kind, target, flags and label of each condition, and then quoted", async () => {
   await withDir(async (dir) => {
-    const recipe = `${dir}/stack.yaml`;
-    await Deno.writeTextFile(
-      recipe,
-      [
-        "conditions:",
-        "  - kind: tcp",
-        "    target: db:5432",
-        "    label: db",
-        "  - kind: http",
-        "    target: http://api:8080/health",
-        "    label: api",
-        "    flags: { status: 200, contains: ok }",
-        "then: [sh, -c, echo stack is up]",
-      ].join("\n"),
-    );
+    const recipe = await writeRecipe(dir, [
+      "conditions:",
+      "  - kind: tcp",
+      "    target: db:5432",
+      "    label: db",
+      "  - kind: http",
+      "    target: http://api:8080/health",
+      "    label: api",
+      "    flags: { status: 200, contains: ok }",
+      "then: [sh, -c, echo stack is up]",
+    ], "stack.yaml");
     const r = await runCli(["--explain", "-f", recipe]);
     assertEquals([r.code, r.stderr], [0, ""]);
     assertEquals(
@@ -115,10 +111,10 @@ Deno.test("--explain shows kind, target, flags and label of each condition, and 
 
 Deno.test("then pitfalls: one text in a recipe, one quoted word, a condition after then", async () => {
   await withDir(async (dir) => {
-    const recipe = `${dir}/r.yaml`;
-    await Deno.writeTextFile(
-      recipe,
+    const recipe = await writeRecipe(
+      dir,
       "conditions:\n  - kind: tcp\n    target: db:1\nthen: npm test\n",
+      "r.yaml",
     );
     assertEquals(
       usageErrorLine(await runCli(["-f", recipe])),

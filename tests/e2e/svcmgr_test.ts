@@ -6,6 +6,10 @@
  * The system manager (svcmgr without --user) is reached the same way on a
  * different bus: here DBUS_SYSTEM_BUS_ADDRESS is pointed at the user
  * manager's bus, which exercises that path without a systemd as PID 1.
+ *
+ * The JSON report of a satisfied run (by the alias systemd), a unit started
+ * late or restarted, and a timeout are the live conformance suite's
+ * (tests/conformance/live_test.ts).
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
@@ -66,6 +70,23 @@ Deno.test({
     const sd = await startSystemdUser();
     const env = sd.env;
     const active = (unit: string) => sd.show(unit).then((r) => r.ActiveState);
+    /** A run's `started`: once the run settled into waiting, `then`. */
+    const settled = (then: () => Promise<unknown>) => async () => {
+      await sleep(SETTLE_MS);
+      await then();
+    };
+    /** A run's `started`: once the run settled into waiting, `systemctl --user ARGS`. */
+    const settledThen = (...args: string[]) => settled(() => sd.systemctl(args));
+    /** `svcmgr --user UNIT --inactive` holds once the running unit is stopped while it waits. */
+    const assertStoppedWhileWaiting = async (unit: string, detail: string | RegExp) => {
+      const r = await expectJson([...EVENTS_ONLY, "svcmgr", "--user", unit, "--inactive"], {
+        code: 0,
+        detail,
+      }, { env, started: settledThen("stop", `${unit}.service`) });
+      // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
+      const seen = r.json.conditions[0]!.last_error;
+      assert(["active (running)", "deactivating (stop-sigterm)"].includes(seen), seen);
+    };
     try {
       for (const [name, content] of Object.entries(units(sd.dir))) {
         await sd.writeUnit(name, content, { reload: false });
@@ -74,44 +95,28 @@ Deno.test({
       await sd.systemctl(["start", "ok.service", "bad.service", "tick.timer"]);
       await poll("bad.service failed", async () => (await active("bad.service")) === "failed");
 
-      await t.step("systemd (alias) writes one JSON report and nothing on stderr", async () => {
-        const r = await expectJson([...FAST, "systemd", "--user", "ok.service"], {
-          code: 0,
-          status: "satisfied",
-          stderr: "",
-        }, {
-          env,
+      const holds: [name: string, args: string[], detail: string][] = [
+        [
+          "svcmgr --active also holds for a unit type other than service",
+          ["tick.timer"],
+          "active (waiting)",
+        ],
+        [
+          "svcmgr --inactive holds for a unit that never ran",
+          ["idle", "--inactive"],
+          "inactive (dead)",
+        ],
+        [
+          "svcmgr --failed holds for a unit whose ExecStart failed",
+          ["bad", "--failed"],
+          "failed (failed, result exit-code)",
+        ],
+      ];
+      for (const [name, args, detail] of holds) {
+        await t.step(name, async () => {
+          await expectJson([...FAST, "svcmgr", "--user", ...args], { code: 0, detail }, { env });
         });
-        const c = r.json.conditions[0]!;
-        assertEquals(c.name, "systemd ok.service");
-        assertEquals(c.kind, "svcmgr");
-        assertEquals(c.target, "ok.service");
-        assertEquals(c.satisfied, true);
-        assertEquals(c.attempts, 1);
-        assertEquals(c.detail, "active (running)");
-        assertEquals(c.last_error, "");
-      });
-
-      await t.step("svcmgr --active also holds for a unit type other than service", async () => {
-        await expectJson([...FAST, "svcmgr", "--user", "tick.timer"], {
-          code: 0,
-          detail: "active (waiting)",
-        }, { env });
-      });
-
-      await t.step("svcmgr --inactive holds for a unit that never ran", async () => {
-        await expectJson([...FAST, "svcmgr", "--user", "idle", "--inactive"], {
-          code: 0,
-          detail: "inactive (dead)",
-        }, { env });
-      });
-
-      await t.step("svcmgr --failed holds for a unit whose ExecStart failed", async () => {
-        await expectJson([...FAST, "svcmgr", "--user", "bad", "--failed"], {
-          code: 0,
-          detail: "failed (failed, result exit-code)",
-        }, { env });
-      });
+      }
 
       await t.step(
         "svcmgr reports a missing unit as `unit not found` and keeps waiting",
@@ -159,24 +164,7 @@ Deno.test({
         }, { env });
         // A running transient unit: --inactive holds once it is stopped (and collected).
         await sh("systemd-run", ["--user", "--unit", "job.service", "/bin/sleep", "1000"], { env });
-        const stopped = await expectJson(
-          [...EVENTS_ONLY, "svcmgr", "--user", "job", "--inactive"],
-          { code: 0, detail: /^inactive \(dead\)/ },
-          {
-            env,
-            started: async () => {
-              await sleep(SETTLE_MS);
-              await sd.systemctl(["stop", "job.service"]);
-            },
-          },
-        );
-        // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
-        assert(
-          ["active (running)", "deactivating (stop-sigterm)"].includes(
-            stopped.json.conditions[0]!.last_error,
-          ),
-          stopped.json.conditions[0]!.last_error,
-        );
+        await assertStoppedWhileWaiting("job", /^inactive \(dead\)/);
         // --active keeps waiting for it (--failed: see above).
         const active = await runJson(
           ["--timeout", "1s", "--interval", "200ms", "svcmgr", "--user", "once"],
@@ -188,10 +176,7 @@ Deno.test({
       await t.step("svcmgr wakes on PropertiesChanged when a unit becomes active", async () => {
         const r = await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "late"], { code: 0 }, {
           env,
-          started: async () => {
-            await sleep(SETTLE_MS);
-            await sd.systemctl(["start", "late.service"]);
-          },
+          started: settledThen("start", "late.service"),
         });
         const c = r.json.conditions[0]!;
         assertEquals(c.detail, "active (running)");
@@ -201,33 +186,16 @@ Deno.test({
 
       await t.step("svcmgr --inactive holds once a running unit is stopped", async () => {
         await sd.systemctl(["start", "stopme.service"]);
-        const r = await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "stopme", "--inactive"], {
-          code: 0,
-          detail: "inactive (dead)",
-        }, {
-          env,
-          started: async () => {
-            await sleep(SETTLE_MS);
-            await sd.systemctl(["stop", "stopme.service"]);
-          },
-        });
-        // An attempt may see the unit on its way down (systemd says so while sleep takes SIGTERM).
-        assert(
-          ["active (running)", "deactivating (stop-sigterm)"].includes(
-            r.json.conditions[0]!.last_error,
-          ),
-          r.json.conditions[0]!.last_error,
-        );
+        await assertStoppedWhileWaiting("stopme", "inactive (dead)");
       });
 
       await t.step("svcmgr notices a unit that is written and loaded while it waits", async () => {
         const r = await runCli([...EVENTS_ONLY, "svcmgr", "--user", "born"], {
           env,
-          started: async () => {
-            await sleep(SETTLE_MS);
+          started: settled(async () => {
             await sd.writeUnit("born.service", "[Service]\nExecStart=/bin/sleep 1000\n");
             await sd.systemctl(["start", "born.service"]);
-          },
+          }),
         });
         assertEquals(r.code, 0);
         // Not found at first; the reload and the start each wake an attempt.
@@ -251,10 +219,7 @@ Deno.test({
           error: "active (running)",
         }, {
           env,
-          started: async () => {
-            await sleep(SETTLE_MS);
-            await Deno.writeTextFile(`${sd.dir}/flap.fail`, "");
-          },
+          started: settled(() => Deno.writeTextFile(`${sd.dir}/flap.fail`, "")),
         });
         // Started again while an --active wait runs: active once more.
         await expectJson([...EVENTS_ONLY, "svcmgr", "--user", "flap"], {
@@ -263,10 +228,7 @@ Deno.test({
           error: "failed (failed, result exit-code)",
         }, {
           env,
-          started: async () => {
-            await sleep(SETTLE_MS);
-            await sd.systemctl(["start", "flap.service"]);
-          },
+          started: settledThen("start", "flap.service"),
         });
         await sd.systemctl(["stop", "flap.service"]);
       });
@@ -279,10 +241,7 @@ Deno.test({
             ...["svcmgr", "--user", "crash"],
             ...["--", "guard", "svcmgr", "--user", "crash", "--failed"],
           ];
-          const started = async () => {
-            await sleep(SETTLE_MS);
-            await sd.systemctl(["start", "--no-block", "crash.service"]);
-          };
+          const started = settledThen("start", "--no-block", "crash.service");
           const r = await runCli(args, { env, started });
           assertMatch(
             r.stderr,

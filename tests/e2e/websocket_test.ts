@@ -7,7 +7,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { ServiceUnavailableError } from "../services/_util.ts";
+import { buildMissing } from "../services/_util.ts";
 import { buildPyWs, type PyWsServer, startPyWs } from "../services/pyws.ts";
 import { makePki } from "../services/tls.ts";
 import { expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
@@ -161,13 +161,7 @@ Deno.test({
 });
 
 /** Why the suite cannot install Python's websockets here, or undefined when it can. */
-let pyMissing: string | undefined;
-try {
-  await buildPyWs();
-} catch (e) {
-  if (!(e instanceof ServiceUnavailableError)) throw e;
-  pyMissing = e.message;
-}
+const pyMissing = await buildMissing(buildPyWs);
 
 Deno.test({
   name: "websocket against Python's websockets server (ws:// and wss://)",

@@ -11,6 +11,7 @@
  */
 
 import { WAITCMD } from "../e2e/_cli.ts";
+import { holdConnections } from "../services/_util.ts";
 
 /** How a garbage server answers each connection. */
 export type Behaviour = "close" | "random" | "stream" | "silence" | "huge" | "zero";
@@ -134,7 +135,6 @@ export interface GarbageServer {
 /** Starts a TCP garbage server on a free loopback port. */
 export function garbageServer(behaviour: Behaviour, framing: Framing): GarbageServer {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const conns = new Set<Deno.Conn>();
   const serve = async (conn: Deno.Conn) => {
     if (behaviour === "close") return conn.close();
     if (behaviour === "silence") return await hold(conn);
@@ -177,36 +177,16 @@ export function garbageServer(behaviour: Behaviour, framing: Framing): GarbageSe
       }
     }
   };
-  (async () => {
-    try {
-      for await (const conn of listener) {
-        conns.add(conn);
-        serve(conn).catch(() => {}).finally(() => {
-          conns.delete(conn);
-          try {
-            conn.close();
-          } catch {
-            // closed
-          }
-        });
+  const held = holdConnections(listener, (conn) => {
+    serve(conn).catch(() => {}).finally(() => {
+      try {
+        conn.close();
+      } catch {
+        // closed
       }
-    } catch {
-      // closed
-    }
-  })();
-  return {
-    port: (listener.addr as Deno.NetAddr).port,
-    close() {
-      listener.close();
-      for (const c of conns) {
-        try {
-          c.close();
-        } catch {
-          // closed
-        }
-      }
-    },
-  };
+    });
+  });
+  return { port: (listener.addr as Deno.NetAddr).port, close: () => void held.close() };
 }
 
 /**

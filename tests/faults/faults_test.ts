@@ -6,7 +6,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { cliTest, expectJson, runCli, runJson, timing, WAITCMD } from "../e2e/_cli.ts";
-import { inTempDir } from "../services/_util.ts";
+import { holdConnections, inTempDir } from "../services/_util.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 const SECRET = "Zq9FaultSecret";
@@ -50,30 +50,7 @@ async function flapper(): Promise<{
  */
 function tcpServer(onConn: (c: Deno.Conn) => void): { port: number; close(): void } {
   const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const held: Deno.Conn[] = [];
-  (async () => {
-    try {
-      for await (const c of l) {
-        held.push(c);
-        onConn(c);
-      }
-    } catch {
-      // closed
-    }
-  })();
-  return {
-    port: (l.addr as Deno.NetAddr).port,
-    close() {
-      l.close();
-      for (const c of held) {
-        try {
-          c.close();
-        } catch {
-          // gone
-        }
-      }
-    },
-  };
+  return { port: (l.addr as Deno.NetAddr).port, ...holdConnections(l, onConn) };
 }
 
 /** A TCP listener that accepts and then never sends a byte (half-open from the client's view). */

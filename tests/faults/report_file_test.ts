@@ -34,73 +34,70 @@ function isReport(text: string): boolean {
   return (JSON.parse(text) as { status: string }).status === "satisfied";
 }
 
-Deno.test({
-  name: "report file: a link at the report's path is replaced, never written through",
-  ignore: ignoreWithout("root", notRoot),
-  ...opts,
-  fn: () =>
-    inSharedDir(async (dir) => {
-      await Deno.writeTextFile(`${dir}/victim`, "victim\n", { mode: 0o600 });
-      await Deno.symlink(`${dir}/victim`, `${dir}/report.json`);
-      const r = await runCli(["--report", `${dir}/report.json`, ...OK]);
-      assertEquals(r.code, 0, r.stderr);
-      assertEquals(await Deno.readTextFile(`${dir}/victim`), "victim\n");
-      const info = await Deno.lstat(`${dir}/report.json`);
-      assert(info.isFile && !info.isSymlink, "the link was not replaced by the report");
-      assert(isReport(await Deno.readTextFile(`${dir}/report.json`)));
-    }),
-});
+/** A test run as root (ignored otherwise), in a shared directory of its own ({@link inSharedDir}). */
+function rootTest(name: string, body: (dir: string) => Promise<void>): void {
+  Deno.test({ name, ignore: ignoreWithout("root", notRoot), ...opts, fn: () => inSharedDir(body) });
+}
 
-Deno.test({
-  name: "report file: a link planted at the old temporary name (.waitcmd-report-PID.tmp) is unused",
-  ignore: ignoreWithout("root", notRoot),
-  ...opts,
-  fn: () =>
-    inSharedDir(async (dir) => {
-      await Deno.writeTextFile(`${dir}/victim`, "victim\n", { mode: 0o600 });
-      const child = new Deno.Command(WAITCMD, {
-        args: ["-o", "jsonl", "-i", "100ms", "--report", `${dir}/report.json`, "file", `${dir}/go`],
-        env: { NO_COLOR: "1" },
-        stdout: "piped",
-        stderr: "null",
-      }).spawn();
-      // Once the wait is under way (its first attempt failed), the link is planted at the
-      // name a predictable temporary file would have, and the wait is let go.
-      let planted = false;
-      for await (const line of child.stdout.pipeThrough(new TextDecoderStream())) {
-        if (!planted && line.includes('"event":"attempt"')) {
-          planted = true;
-          await sh(`ln -s '${dir}/victim' '${dir}/.waitcmd-report-${child.pid}.tmp'`);
-          await sh(`chown -h nobody '${dir}/.waitcmd-report-${child.pid}.tmp'`);
-          await Deno.writeTextFile(`${dir}/go`, "");
-        }
+/** `report.json` in `dir` is a regular file (not the link planted there) holding the report. */
+async function assertReportFile(dir: string): Promise<void> {
+  const info = await Deno.lstat(`${dir}/report.json`);
+  assert(info.isFile && !info.isSymlink, "the planted link is still there, not the report");
+  assert(isReport(await Deno.readTextFile(`${dir}/report.json`)));
+}
+
+rootTest(
+  "report file: a link at the report's path is replaced, never written through",
+  async (dir) => {
+    await Deno.writeTextFile(`${dir}/victim`, "victim\n", { mode: 0o600 });
+    await Deno.symlink(`${dir}/victim`, `${dir}/report.json`);
+    const r = await runCli(["--report", `${dir}/report.json`, ...OK]);
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(await Deno.readTextFile(`${dir}/victim`), "victim\n");
+    await assertReportFile(dir);
+  },
+);
+
+rootTest(
+  "report file: a link planted at the old temporary name (.waitcmd-report-PID.tmp) is unused",
+  async (dir) => {
+    await Deno.writeTextFile(`${dir}/victim`, "victim\n", { mode: 0o600 });
+    const child = new Deno.Command(WAITCMD, {
+      args: ["-o", "jsonl", "-i", "100ms", "--report", `${dir}/report.json`, "file", `${dir}/go`],
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    // Once the wait is under way (its first attempt failed), the link is planted at the
+    // name a predictable temporary file would have, and the wait is let go.
+    let planted = false;
+    for await (const line of child.stdout.pipeThrough(new TextDecoderStream())) {
+      if (!planted && line.includes('"event":"attempt"')) {
+        planted = true;
+        await sh(`ln -s '${dir}/victim' '${dir}/.waitcmd-report-${child.pid}.tmp'`);
+        await sh(`chown -h nobody '${dir}/.waitcmd-report-${child.pid}.tmp'`);
+        await Deno.writeTextFile(`${dir}/go`, "");
       }
-      assertEquals((await child.status).code, 0);
-      assert(planted, "no attempt event seen");
-      assertEquals(await Deno.readTextFile(`${dir}/victim`), "victim\n");
-      const info = await Deno.lstat(`${dir}/report.json`);
-      assert(info.isFile && !info.isSymlink, "the report is a link");
-      assert(isReport(await Deno.readTextFile(`${dir}/report.json`)));
-    }),
-});
+    }
+    assertEquals((await child.status).code, 0);
+    assert(planted, "no attempt event seen");
+    assertEquals(await Deno.readTextFile(`${dir}/victim`), "victim\n");
+    await assertReportFile(dir);
+  },
+);
 
-Deno.test({
-  name: "report file: a link another user planted to a device is replaced, the device untouched",
-  ignore: ignoreWithout("root", notRoot),
-  ...opts,
-  fn: () =>
-    inSharedDir(async (dir) => {
-      // A FIFO stands for the device: written through, it would block or take the report.
-      await sh(`mkfifo '${dir}/device' && ln -s '${dir}/device' '${dir}/report.json'`);
-      await sh(`chown -h nobody '${dir}/report.json'`);
-      const r = await runCli(["--report", `${dir}/report.json`, ...OK]);
-      assertEquals([r.code, r.stderr.includes("--report")], [0, false], r.stderr);
-      assert((await Deno.lstat(`${dir}/device`)).isFifo, "the FIFO was replaced");
-      const info = await Deno.lstat(`${dir}/report.json`);
-      assert(info.isFile, "the planted link is still there");
-      assert(isReport(await Deno.readTextFile(`${dir}/report.json`)));
-    }),
-});
+rootTest(
+  "report file: a link another user planted to a device is replaced, the device untouched",
+  async (dir) => {
+    // A FIFO stands for the device: written through, it would block or take the report.
+    await sh(`mkfifo '${dir}/device' && ln -s '${dir}/device' '${dir}/report.json'`);
+    await sh(`chown -h nobody '${dir}/report.json'`);
+    const r = await runCli(["--report", `${dir}/report.json`, ...OK]);
+    assertEquals([r.code, r.stderr.includes("--report")], [0, false], r.stderr);
+    assert((await Deno.lstat(`${dir}/device`)).isFifo, "the FIFO was replaced");
+    await assertReportFile(dir);
+  },
+);
 
 for (const mode of [0o600, 0o640]) {
   Deno.test({
@@ -149,20 +146,17 @@ cliTest(
     }),
 );
 
-Deno.test({
-  name: "report file: a full device says the error once, keeps the verdict's exit code",
-  ignore: ignoreWithout("root", notRoot),
-  ...opts,
-  fn: () =>
-    inSharedDir(async (dir) => {
-      const full = `${dir}/full`;
-      await sh(`mknod '${full}' c 1 7 && chmod 666 '${full}'`); // /dev/full's numbers
-      const r = await runCli(["--report", full, ...OK]);
-      assertEquals(r.code, 0);
-      const lines = r.stderr.trimEnd().split("\n").filter((l) => l.includes("--report"));
-      assertEquals(lines.length, 1, r.stderr);
-      assertStringIncludes(lines[0]!, `waitcmd: --report ${full}: `);
-      assertStringIncludes(lines[0]!, "no space left on device");
-      assert((await Deno.lstat(full)).isCharDevice, "the device was replaced");
-    }),
-});
+rootTest(
+  "report file: a full device says the error once, keeps the verdict's exit code",
+  async (dir) => {
+    const full = `${dir}/full`;
+    await sh(`mknod '${full}' c 1 7 && chmod 666 '${full}'`); // /dev/full's numbers
+    const r = await runCli(["--report", full, ...OK]);
+    assertEquals(r.code, 0);
+    const lines = r.stderr.trimEnd().split("\n").filter((l) => l.includes("--report"));
+    assertEquals(lines.length, 1, r.stderr);
+    assertStringIncludes(lines[0]!, `waitcmd: --report ${full}: `);
+    assertStringIncludes(lines[0]!, "no space left on device");
+    assert((await Deno.lstat(full)).isCharDevice, "the device was replaced");
+  },
+);

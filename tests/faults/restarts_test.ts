@@ -16,9 +16,8 @@ import { ignoreWithout } from "../_kit.ts";
 import { assertReportSchema } from "../_schema.ts";
 import type { JsonReportShape } from "../e2e/_cli.ts";
 import { type LiveCli, startCli } from "../e2e/_cli.ts";
-import { ServiceUnavailableError } from "../services/_util.ts";
 import { DOCKER_CLI, DOCKERD_BIN, startDocker } from "../services/docker.ts";
-import { buildKube, buildKwok, type KubeEnv, STAGE_LABEL, startKube } from "../services/kube.ts";
+import { type KubeEnv, STAGE_LABEL, startKube, whyNoCluster } from "../services/kube.ts";
 import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -181,14 +180,7 @@ async function until(what: string, ok: () => Promise<boolean>, timeoutMs = 60_00
 // --- kube-apiserver ----------------------------------------------------------------------------
 
 /** Why the cluster's binaries cannot be had here, or undefined when they can. */
-let whyNoKube: string | undefined;
-try {
-  await buildKube({ cluster: true });
-  await buildKwok();
-} catch (e) {
-  if (!(e instanceof ServiceUnavailableError)) throw e;
-  whyNoKube = e.message;
-}
+const whyNoKube = await whyNoCluster();
 
 Deno.test({
   name: "fault: kube-apiserver restarts during an orch watch: the watch resumes, the verdict holds",
@@ -606,6 +598,22 @@ Deno.test({
     const runs: Watched[] = [];
     const restarts = async (unit: string) =>
       Number((await sd.show(unit, ["NRestarts"])).NRestarts ?? "0");
+    /** Ends `run`, which must be satisfied with its unit active (running); returns what it ran. */
+    const finishActive = async (run: Watched, name: string) => {
+      const r = await run.finish();
+      assertEquals(r.code, 0, `${name}: ${JSON.stringify(r.attempts)}`);
+      assertEquals(r.report.status, "satisfied");
+      const c = r.report.conditions[0]!;
+      assertEquals([c.satisfied, c.detail], [true, "active (running)"], JSON.stringify(c));
+      return r;
+    };
+    /** A watched run of `svcmgr --user UNIT` (guarded by its `--failed`), killed at the end. */
+    const svcmgr = async (globals: string[], unit: string, guarded = false) => {
+      const guard = guarded ? ["guard", "svcmgr", "--user", unit, "--failed"] : [];
+      const run = await watchRun(dir, globals, ["svcmgr", "--user", unit], env, guard);
+      runs.push(run);
+      return run;
+    };
     try {
       for (const [name, content] of Object.entries(flakyUnits(dir))) {
         await sd.writeUnit(name, content, { reload: false });
@@ -620,20 +628,8 @@ Deno.test({
           // than 2 of the --successes run's 200 ms intervals, so every dip is seen. Up 300 ms at
           // a time: room for 2 interval attempts, plus the ones the unit's D-Bus signals wake
           // when it goes up (2 or 3 seen here), far from 8.
-          const stable = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms", "--stable-for", "2s"],
-            ["svcmgr", "--user", "flap"],
-            env,
-          );
-          runs.push(stable);
-          const successes = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms", "--successes", "8"],
-            ["svcmgr", "--user", "flap"],
-            env,
-          );
-          runs.push(successes);
+          const stable = await svcmgr(["-t", "60s", "-i", "200ms", "--stable-for", "2s"], "flap");
+          const successes = await svcmgr(["-t", "60s", "-i", "200ms", "--successes", "8"], "flap");
           // Both see it up and down, several times over (at least 3 restarts), and hold off.
           const n0 = await restarts("flap.service");
           await until("3 restarts of flap", async () => (await restarts("flap.service")) >= n0 + 3);
@@ -651,11 +647,8 @@ Deno.test({
           const steadied = performance.now();
           const both = [["--stable-for", stable], ["--successes", successes]] as const;
           for (const [name, run] of both) {
-            const r = await run.finish();
-            assertEquals(r.code, 0, `${name}: ${JSON.stringify(r.attempts)}`);
-            assertEquals(r.report.status, "satisfied");
+            const r = await finishActive(run, name);
             const c = r.report.conditions[0]!;
-            assertEquals([c.satisfied, c.detail], [true, "active (running)"], JSON.stringify(c));
             // Its last failure was the unit being down (activating, auto-restart), not an error
             // of waitcmd's; the SubState is read apart from the ActiveState (see CRASH_LOOPING).
             assertMatch(c.last_error, /^activating \([a-z-]+\)$/, JSON.stringify(r.attempts));
@@ -675,14 +668,7 @@ Deno.test({
         async () => {
           await sd.systemctl(["start", "--no-block", "crashloop.service"]);
           // A guard on --failed: a unit systemd is still restarting has not failed for good.
-          const run = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms"],
-            ["svcmgr", "--user", "crashloop"],
-            env,
-            ["guard", "svcmgr", "--user", "crashloop", "--failed"],
-          );
-          runs.push(run);
+          const run = await svcmgr(["-t", "60s", "-i", "200ms"], "crashloop", true);
           await until(
             "3 restarts of crashloop",
             async () => (await restarts("crashloop.service")) >= 3,
@@ -691,11 +677,8 @@ Deno.test({
           assert(!run.exited(), `ended while crash-looping: ${JSON.stringify(seen)}`);
           assert(seen.every((a) => !a.ok), JSON.stringify(seen));
           await Deno.writeTextFile(`${dir}/crash.fixed`, "");
-          const r = await run.finish();
-          assertEquals(r.code, 0, JSON.stringify(r.attempts));
-          assertEquals(r.report.status, "satisfied");
+          const r = await finishActive(run, "crashloop");
           const [c, guard] = r.report.conditions;
-          assertEquals([c!.satisfied, c!.detail], [true, "active (running)"]);
           assertMatch(c!.last_error, CRASH_LOOPING);
           // Never active before the fix, never failed for good either.
           assert(
@@ -712,21 +695,8 @@ Deno.test({
         "--active on a unit systemd gives up on (start limit): exit 3 with a guard, else exit 1 on time",
         async () => {
           await sd.systemctl(["start", "--no-block", "giveup.service"]);
-          const guarded = await watchRun(
-            dir,
-            ["-t", "60s", "-i", "200ms"],
-            ["svcmgr", "--user", "giveup"],
-            env,
-            ["guard", "svcmgr", "--user", "giveup", "--failed"],
-          );
-          runs.push(guarded);
-          const plain = await watchRun(
-            dir,
-            ["-t", "6s", "-i", "200ms"],
-            ["svcmgr", "--user", "giveup"],
-            env,
-          );
-          runs.push(plain);
+          const guarded = await svcmgr(["-t", "60s", "-i", "200ms"], "giveup", true);
+          const plain = await svcmgr(["-t", "6s", "-i", "200ms"], "giveup");
           const g = await guarded.finish();
           assertEquals(g.code, 3, JSON.stringify(g.attempts));
           assertEquals(g.report.status, "fatal");

@@ -8,6 +8,7 @@
 
 import { assert } from "../_assert.ts";
 import { cliTest, runCli, runOnTerminal } from "../e2e/_cli.ts";
+import { holdConnections } from "../services/_util.ts";
 
 const MARK = "Zq9SecretMark";
 
@@ -183,18 +184,11 @@ cliTest(
         "",
       ].join("\n"),
     );
-    const silent = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-    const held: Deno.Conn[] = [];
-    const accepting = (async () => {
-      try {
-        for await (const c of silent) held.push(c);
-      } catch {
-        // closed
-      }
-    })();
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const silent = holdConnections(listener);
     const targets: Targets = {
       http: server.addr.port,
-      silent: (silent.addr as Deno.NetAddr).port,
+      silent: (listener.addr as Deno.NetAddr).port,
       dir,
     };
     let runs = 0;
@@ -237,15 +231,7 @@ cliTest(
       }
       assert(runs >= 100, `only ${runs} runs`);
     } finally {
-      silent.close();
-      for (const c of held) {
-        try {
-          c.close();
-        } catch {
-          // closed by the client
-        }
-      }
-      await accepting;
+      await silent.close();
       await server.shutdown();
       await Deno.remove(dir, { recursive: true });
     }

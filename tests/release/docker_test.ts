@@ -10,22 +10,15 @@
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { version } from "../../scripts/compile.ts";
-import { requireService } from "../services/_util.ts";
-import { type DockerEngine, startDocker } from "../services/docker.ts";
+import { startedTest } from "../services/_util.ts";
+import { startDocker } from "../services/docker.ts";
 import { DENO, repoRoot, run, writeStandIns } from "./_fixture.ts";
 
-Deno.test({
-  name: "Dockerfile builds a non-root image whose entrypoint is waitcmd",
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn(t) {
-    let d: DockerEngine;
-    try {
-      d = await startDocker();
-    } catch (e) {
-      requireService("dockerd", (e as Error).message);
-      return;
-    }
+startedTest(
+  "Dockerfile builds a non-root image whose entrypoint is waitcmd",
+  "dockerd",
+  startDocker,
+  async (d, t) => {
     const dist = await Deno.makeTempDir({ prefix: "waitcmd-docker-test-" });
     try {
       await writeStandIns(dist, version);
@@ -91,4 +84,4 @@ Deno.test({
       await Deno.remove(dist, { recursive: true });
     }
   },
-});
+);

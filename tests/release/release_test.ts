@@ -16,6 +16,7 @@ import {
   zip,
 } from "../../scripts/release.ts";
 import { DENO, fileSha256, ls, repoRoot, run, writeStandIns } from "./_fixture.ts";
+import { inTempDir } from "../services/_util.ts";
 
 const REPO_FORMULA = `${repoRoot}/packaging/homebrew/waitcmd.rb`;
 
@@ -79,110 +80,105 @@ Deno.test("release task without DENORT_BIN fails on the compile step and produce
   }
 });
 
-Deno.test("release task packages every target reproducibly from built binaries", async () => {
-  const dist = await Deno.makeTempDir({ prefix: "waitcmd-release-test-" });
-  try {
-    await writeStandIns(dist, version);
-    const args = [
-      ...["--skip-compile", "--dist", dist],
-      ...["--base-url", "https://downloads.example.test/waitcmd/"],
-      ...["--formula-out", `${dist}/formula-out.rb`],
-    ];
-    const r = await releaseTask(args);
-    assertEquals(r.code, 0, r.stderr);
-    assertStringIncludes(r.stderr, "release: done: 7 files ready to publish");
-    const files = await ls(`${dist}/release`);
-    assertEquals(
-      files,
-      [
-        "SHA256SUMS",
-        "install.sh",
-        ...TARGETS.map((t) => archiveName(t)),
-        "waitcmd.rb",
-      ].sort(),
+/** A release test with a dist directory of its own (removed after). */
+function distTest(name: string, fn: (dist: string) => Promise<void>): void {
+  Deno.test(name, () => inTempDir("waitcmd-release-test-")(fn));
+}
+
+distTest("release task packages every target reproducibly from built binaries", async (dist) => {
+  await writeStandIns(dist, version);
+  const args = [
+    ...["--skip-compile", "--dist", dist],
+    ...["--base-url", "https://downloads.example.test/waitcmd/"],
+    ...["--formula-out", `${dist}/formula-out.rb`],
+  ];
+  const r = await releaseTask(args);
+  assertEquals(r.code, 0, r.stderr);
+  assertStringIncludes(r.stderr, "release: done: 7 files ready to publish");
+  const files = await ls(`${dist}/release`);
+  assertEquals(
+    files,
+    [
+      "SHA256SUMS",
+      "install.sh",
+      ...TARGETS.map((t) => archiveName(t)),
+      "waitcmd.rb",
+    ].sort(),
+  );
+  // SHA256SUMS is what sha256sum itself accepts.
+  const check = await run(
+    "sha256sum",
+    ["--check", "--strict", "SHA256SUMS"],
+    {},
+    `${dist}/release`,
+  );
+  assertEquals(check.code, 0, check.stdout + check.stderr);
+  assertEquals(check.stdout.trim().split("\n").length, 7);
+  // Archive layout: one top directory holding the executable (mode 0755) and the docs.
+  const docs: string[] = [];
+  for (const d of ["README.md", "LICENSE"]) {
+    if (await Deno.stat(`${repoRoot}/${d}`).then(() => true, () => false)) docs.push(d);
+  }
+  for (const t of TARGETS.filter((t) => !t.includes("windows"))) {
+    const list = await run("tar", ["-tvzf", `${dist}/release/${archiveName(t)}`], {});
+    assertEquals(list.code, 0, list.stderr);
+    assertMatch(
+      list.stdout,
+      new RegExp(`^-rwxr-xr-x root/root .* waitcmd-${version}-${t}/waitcmd$`, "m"),
     );
-    // SHA256SUMS is what sha256sum itself accepts.
-    const check = await run(
-      "sha256sum",
-      ["--check", "--strict", "SHA256SUMS"],
-      {},
-      `${dist}/release`,
-    );
-    assertEquals(check.code, 0, check.stdout + check.stderr);
-    assertEquals(check.stdout.trim().split("\n").length, 7);
-    // Archive layout: one top directory holding the executable (mode 0755) and the docs.
-    const docs: string[] = [];
-    for (const d of ["README.md", "LICENSE"]) {
-      if (await Deno.stat(`${repoRoot}/${d}`).then(() => true, () => false)) docs.push(d);
-    }
-    for (const t of TARGETS.filter((t) => !t.includes("windows"))) {
-      const list = await run("tar", ["-tvzf", `${dist}/release/${archiveName(t)}`], {});
-      assertEquals(list.code, 0, list.stderr);
+    for (const d of docs) {
       assertMatch(
         list.stdout,
-        new RegExp(`^-rwxr-xr-x root/root .* waitcmd-${version}-${t}/waitcmd$`, "m"),
+        new RegExp(`^-rw-r--r-- root/root .* waitcmd-${version}-${t}/${d}$`, "m"),
       );
-      for (const d of docs) {
-        assertMatch(
-          list.stdout,
-          new RegExp(`^-rw-r--r-- root/root .* waitcmd-${version}-${t}/${d}$`, "m"),
-        );
-      }
-      const x = await run("tar", [
-        "-xzOf",
-        `${dist}/release/${archiveName(t)}`,
-        `waitcmd-${version}-${t}/waitcmd`,
-      ], {});
-      assertEquals(x.stdout, new TextDecoder().decode(await Deno.readFile(`${dist}/waitcmd-${t}`)));
     }
-    const win = `${dist}/release/${archiveName("x86_64-pc-windows-msvc")}`;
-    const unzip = await run("unzip", ["-Z1", win], {});
-    const winDir = `waitcmd-${version}-x86_64-pc-windows-msvc`;
-    const expected = [`${winDir}/waitcmd.exe`, ...docs.map((d) => `${winDir}/${d}`)];
-    if (unzip.code !== 127) assertEquals(unzip.stdout.trim().split("\n"), expected);
-    const entries = readZip(await Deno.readFile(win));
-    assertEquals(entries.map((e) => e.name), expected);
-    assertEquals(
-      entries[0]!.data(),
-      await Deno.readFile(`${dist}/waitcmd-x86_64-pc-windows-msvc.exe`),
-    );
-    // Complete: the formula is written where --formula-out says.
-    assertEquals(
-      await Deno.readTextFile(`${dist}/formula-out.rb`),
-      await Deno.readTextFile(`${dist}/release/waitcmd.rb`),
-    );
-    assert(!(await Deno.readTextFile(`${dist}/RELEASE_NOTES.md`)).includes("Incomplete"));
-    // The container build context: the Linux binaries under docker's platform names.
-    assertEquals(await ls(`${dist}/docker`), ["linux-amd64", "linux-arm64"]);
-    assertEquals(
-      await Deno.readFile(`${dist}/docker/linux-arm64/waitcmd`),
-      await Deno.readFile(`${dist}/waitcmd-aarch64-unknown-linux-gnu`),
-    );
-    assertEquals((await Deno.stat(`${dist}/docker/linux-amd64/waitcmd`)).mode! & 0o777, 0o755);
-    // Reproducible: a second run gives byte-identical artifacts.
-    const first = await Deno.readTextFile(`${dist}/release/SHA256SUMS`);
-    const again = await releaseTask(args);
-    assertEquals(again.code, 0, again.stderr);
-    assertEquals(await Deno.readTextFile(`${dist}/release/SHA256SUMS`), first);
-  } finally {
-    await Deno.remove(dist, { recursive: true });
+    const x = await run("tar", [
+      "-xzOf",
+      `${dist}/release/${archiveName(t)}`,
+      `waitcmd-${version}-${t}/waitcmd`,
+    ], {});
+    assertEquals(x.stdout, new TextDecoder().decode(await Deno.readFile(`${dist}/waitcmd-${t}`)));
   }
+  const win = `${dist}/release/${archiveName("x86_64-pc-windows-msvc")}`;
+  const unzip = await run("unzip", ["-Z1", win], {});
+  const winDir = `waitcmd-${version}-x86_64-pc-windows-msvc`;
+  const expected = [`${winDir}/waitcmd.exe`, ...docs.map((d) => `${winDir}/${d}`)];
+  if (unzip.code !== 127) assertEquals(unzip.stdout.trim().split("\n"), expected);
+  const entries = readZip(await Deno.readFile(win));
+  assertEquals(entries.map((e) => e.name), expected);
+  assertEquals(
+    entries[0]!.data(),
+    await Deno.readFile(`${dist}/waitcmd-x86_64-pc-windows-msvc.exe`),
+  );
+  // Complete: the formula is written where --formula-out says.
+  assertEquals(
+    await Deno.readTextFile(`${dist}/formula-out.rb`),
+    await Deno.readTextFile(`${dist}/release/waitcmd.rb`),
+  );
+  assert(!(await Deno.readTextFile(`${dist}/RELEASE_NOTES.md`)).includes("Incomplete"));
+  // The container build context: the Linux binaries under docker's platform names.
+  assertEquals(await ls(`${dist}/docker`), ["linux-amd64", "linux-arm64"]);
+  assertEquals(
+    await Deno.readFile(`${dist}/docker/linux-arm64/waitcmd`),
+    await Deno.readFile(`${dist}/waitcmd-aarch64-unknown-linux-gnu`),
+  );
+  assertEquals((await Deno.stat(`${dist}/docker/linux-amd64/waitcmd`)).mode! & 0o777, 0o755);
+  // Reproducible: a second run gives byte-identical artifacts.
+  const first = await Deno.readTextFile(`${dist}/release/SHA256SUMS`);
+  const again = await releaseTask(args);
+  assertEquals(again.code, 0, again.stderr);
+  assertEquals(await Deno.readTextFile(`${dist}/release/SHA256SUMS`), first);
 });
 
-Deno.test("release task refuses a stale host binary that is not this version", async () => {
-  const dist = await Deno.makeTempDir({ prefix: "waitcmd-release-test-" });
-  try {
-    await writeStandIns(dist, "0.0.1");
-    const r = await releaseTask(["--skip-compile", "--dist", dist, "--formula-out", "none"]);
-    assertEquals(r.code, 1);
-    assertStringIncludes(
-      r.stderr,
-      `release: ${Deno.build.target}: the built binary does not answer as waitcmd`,
-    );
-    assert(!(await ls(`${dist}/release`)).includes(archiveName(Deno.build.target as never)));
-  } finally {
-    await Deno.remove(dist, { recursive: true });
-  }
+distTest("release task refuses a stale host binary that is not this version", async (dist) => {
+  await writeStandIns(dist, "0.0.1");
+  const r = await releaseTask(["--skip-compile", "--dist", dist, "--formula-out", "none"]);
+  assertEquals(r.code, 1);
+  assertStringIncludes(
+    r.stderr,
+    `release: ${Deno.build.target}: the built binary does not answer as waitcmd`,
+  );
+  assert(!(await ls(`${dist}/release`)).includes(archiveName(Deno.build.target as never)));
 });
 
 Deno.test("release task rejects bad arguments with exit 2", async () => {

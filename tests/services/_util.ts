@@ -186,6 +186,34 @@ export function requireService(name: string, why: string): false {
   return false;
 }
 
+/**
+ * Declares a test of a service that `start` starts (the sanitizers off: the service outlives
+ * their view); where it cannot start, the test says why ({@link requireService}: in CI that
+ * fails) and ends.
+ */
+export function startedTest<S>(
+  name: string,
+  service: string,
+  start: () => Promise<S>,
+  fn: (s: S, t: Deno.TestContext) => Promise<void>,
+): void {
+  Deno.test({
+    name,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    async fn(t) {
+      let s: S;
+      try {
+        s = await start();
+      } catch (err) {
+        requireService(service, err instanceof Error ? err.message : String(err));
+        return;
+      }
+      await fn(s, t);
+    },
+  });
+}
+
 /** Thrown when a Go-built test service cannot be built (no Go toolchain, no module proxy, ...). */
 export class ServiceUnavailableError extends Error {
   override name = "ServiceUnavailableError";
@@ -346,13 +374,18 @@ export async function binariesMissing(...bins: string[]): Promise<string | undef
   return undefined;
 }
 
-/** Why `build` (a build script's wrapper) fails here, or undefined once it built. */
+/**
+ * Why `build` (a build script's wrapper) cannot build here (its {@link ServiceUnavailableError}:
+ * no toolchain, no module proxy, ...), or undefined once it built. Any other error is a fault of
+ * the build's own, and is thrown.
+ */
 export async function buildMissing(build: () => Promise<unknown>): Promise<string | undefined> {
   try {
     await build();
     return undefined;
   } catch (e) {
-    return e instanceof Error ? e.message : String(e);
+    if (!(e instanceof ServiceUnavailableError)) throw e;
+    return e.message;
   }
 }
 
@@ -546,6 +579,43 @@ export function inTempDir(prefix: string): <T>(fn: (dir: string) => Promise<T>) 
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
+  };
+}
+
+/**
+ * Accepts the connections of `listener` and holds them, handing each to `onConn` (by default
+ * nothing is said; a TLS one is let finish its handshake); `close()` stops the listener and
+ * closes every connection it accepted.
+ */
+export function holdConnections(
+  listener: Deno.Listener,
+  onConn: (c: Deno.Conn) => void = (c) => {
+    if ("handshake" in c) (c as Deno.TlsConn).handshake().catch(() => {});
+  },
+): { close(): Promise<void> } {
+  const held: Deno.Conn[] = [];
+  const accepting = (async () => {
+    try {
+      for await (const c of listener) {
+        held.push(c);
+        onConn(c);
+      }
+    } catch {
+      // closed
+    }
+  })();
+  return {
+    async close() {
+      listener.close();
+      for (const c of held) {
+        try {
+          c.close();
+        } catch {
+          // closed by the client
+        }
+      }
+      await accepting;
+    },
   };
 }
 

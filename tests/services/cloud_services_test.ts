@@ -7,7 +7,7 @@
  */
 
 import { deepStrictEqual } from "node:assert";
-import { requireService } from "./_util.ts";
+import { startedTest } from "./_util.ts";
 import { type KubeObject, sharedKube, stopSharedKube } from "./kube.ts";
 import { startS3 } from "./s3.ts";
 
@@ -42,18 +42,11 @@ async function statusWith(kubeconfig: string, path: string): Promise<number> {
   }
 }
 
-Deno.test({
-  name: "kube: apiserver runs, helpers work, bad credentials are refused",
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn(t) {
-    let env;
-    try {
-      env = await sharedKube();
-    } catch (err) {
-      requireService("kube-apiserver", err instanceof Error ? err.message : String(err));
-      return;
-    }
+startedTest(
+  "kube: apiserver runs, helpers work, bad credentials are refused",
+  "kube-apiserver",
+  sharedKube,
+  async (env, t) => {
     try {
       assert((await sharedKube()) === env, "sharedKube() returns the same environment");
 
@@ -139,20 +132,13 @@ Deno.test({
       assertEquals(await Deno.stat(dir).then(() => true, () => false), false, "dir removed");
     }
   },
-});
+);
 
-Deno.test({
-  name: "s3: versitygw keeps metadata and refuses a wrong secret",
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn(t) {
-    let env;
-    try {
-      env = await startS3();
-    } catch (err) {
-      requireService("versitygw", err instanceof Error ? err.message : String(err));
-      return;
-    }
+startedTest(
+  "s3: versitygw keeps metadata and refuses a wrong secret",
+  "versitygw",
+  startS3,
+  async (env, t) => {
     try {
       await t.step("create bucket, put object with metadata, head it back", async () => {
         await env.createBucket("smoke");
@@ -199,7 +185,7 @@ Deno.test({
       assertEquals(await Deno.stat(dir).then(() => true, () => false), false, "dir removed");
     }
   },
-});
+);
 
 function assert(cond: unknown, msg = "assertion failed"): asserts cond {
   if (!cond) throw new Error(msg);

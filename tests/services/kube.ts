@@ -37,6 +37,7 @@
  */
 
 import {
+  buildMissing,
   freePort,
   killGroup,
   once,
@@ -263,15 +264,11 @@ export function buildKwok(): Promise<string> {
  * time); returns why it cannot be built here ({@linkcode ServiceUnavailableError}'s
  * message), or undefined when it can. For a test file's `ignoreWithout`.
  */
-export async function whyNoCluster(): Promise<string | undefined> {
-  try {
+export function whyNoCluster(): Promise<string | undefined> {
+  return buildMissing(async () => {
     await buildKube({ cluster: true });
     await buildKwok();
-    return undefined;
-  } catch (e) {
-    if (!(e instanceof ServiceUnavailableError)) throw e;
-    return e.message;
-  }
+  });
 }
 
 /**

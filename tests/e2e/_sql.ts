@@ -1,5 +1,5 @@
 /**
- * What the SQL kinds (postgres, mysql: conditions/_common/sql.ts) share, run against a kind's
+ * What the SQL kinds (those with conditions/_common/sql.ts's flags) share, run against a kind's
  * real server: `--query` with `--expect` and with `--min-rows`, and a syntax error, fatal.
  *
  * @module

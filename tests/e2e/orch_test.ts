@@ -20,7 +20,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_ass
 import { freePort } from "../services/_util.ts";
 import { type KubeEnv, NODE_NAME, STAGE_LABEL } from "../services/kube.ts";
 import { assertOutcome, expectJson, runCli, runJson, runLate, usageErrorLine } from "./_cli.ts";
-import { clusterTest } from "./_kube.ts";
+import { clusterTest, createCrd } from "./_kube.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 /**
@@ -459,24 +459,11 @@ clusterTest(
     await t.step(
       "a custom resource, by kind, plural and short name (status patched by hand: no controller serves the CRD)",
       async () => {
-        await kube.create("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
-          apiVersion: "apiextensions.k8s.io/v1",
-          kind: "CustomResourceDefinition",
-          metadata: { name: "widgets.example.com" },
-          spec: {
-            group: "example.com",
-            scope: "Namespaced",
-            names: { plural: "widgets", singular: "widget", kind: "Widget", shortNames: ["wd"] },
-            versions: [{
-              name: "v1",
-              served: true,
-              storage: true,
-              subresources: { status: {} },
-              schema: {
-                openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              },
-            }],
-          },
+        await createCrd(kube, {
+          plural: "widgets",
+          singular: "widget",
+          kind: "Widget",
+          shortNames: ["wd"],
         });
         await expectJson(
           [...FAST, "k8s", "crd/widgets.example.com", "--condition", "Established"],

@@ -43,25 +43,6 @@ export function parseError(args: readonly string[], env: Record<string, string> 
   }
 }
 
-/**
- * One step a row: the parse error of the row's words (with its `env`) must start with `where`,
- * include the row's fragment and end with `see`.
- */
-export async function stepParseErrors(
-  t: Deno.TestContext,
-  where: string,
-  see: string,
-  rows: readonly (readonly [args: string[], fragment: string, env?: Record<string, string>])[],
-): Promise<void> {
-  for (const [args, fragment, env] of rows) {
-    await t.step(args.join(" "), () => {
-      const line = parseError(args, env);
-      const ok = line.startsWith(where) && line.includes(fragment) && line.endsWith(see);
-      if (!ok) throw new Error(`${line}\n  want: ${where}…${fragment}…${see}`);
-    });
-  }
-}
-
 /** The plan of a command line that must parse. */
 export function plan(args: readonly string[], env: Record<string, string> = {}): Plan {
   const c = parseArgv(args, registry, env);

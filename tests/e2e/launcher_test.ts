@@ -57,7 +57,12 @@ async function inOwnRoot(
     await setUp(root);
     const out = await new Deno.Command(`${root}/scripts/waitcmd`, {
       args,
-      env: { NO_COLOR: "1", WAITCMD_TOOLS_DIR: `${repoRoot}/.tools`, ...env },
+      // The pinned Deno where scripts/deno put it: the shared tools directory when one is set.
+      env: {
+        NO_COLOR: "1",
+        WAITCMD_TOOLS_DIR: Deno.env.get("WAITCMD_TOOLS_DIR") ?? `${repoRoot}/.tools`,
+        ...env,
+      },
       stdout: "null",
       stderr: "piped",
     }).output();

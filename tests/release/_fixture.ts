@@ -68,7 +68,16 @@ export async function writeRelease(dir: string, version: string, opts: {
   return sums;
 }
 
-/** Runs a command to completion with exactly `env` (plus PATH), returning code and outputs (127: no such command). */
+/** WAITCMD_TOOLS_DIR when set: where scripts/deno keeps the pinned Deno instead of .tools/. */
+function toolsDir(): Record<string, string> {
+  const dir = Deno.env.get("WAITCMD_TOOLS_DIR");
+  return dir ? { WAITCMD_TOOLS_DIR: dir } : {};
+}
+
+/**
+ * Runs a command to completion with exactly `env` (plus PATH and WAITCMD_TOOLS_DIR), returning
+ * code and outputs (127: no such command).
+ */
 export async function run(
   cmd: string,
   args: string[],
@@ -79,7 +88,7 @@ export async function run(
   try {
     out = await new Deno.Command(cmd, {
       args,
-      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...env },
+      env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin", ...toolsDir(), ...env },
       clearEnv: true,
       cwd,
       stdin: "null",

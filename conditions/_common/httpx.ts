@@ -371,6 +371,11 @@ export function describeRequestError(e: unknown, hostname = ""): string {
   if (/peer closed connection without sending TLS close_notify/i.test(t)) {
     return "connection closed by the server (TLS)";
   }
+  // hyper and h2 for a pooled connection the server closed: node's EPIPE and `socket hang up`.
+  if (/broken pipe/i.test(t)) return "connection closed by peer";
+  if (/connection closed before message completed/i.test(t)) {
+    return "connection closed before a response";
+  }
   return describeError(t);
 }
 

@@ -71,6 +71,15 @@ Deno.test("describeRequestError() reads fetch, rustls and node failures alike", 
     ),
     "connection closed by the server (TLS)",
   );
+  const send = "error sending request for url (https://h/): client error (SendRequest): ";
+  assertEquals(
+    describeRequestError(fetchErr(`${send}http2 error: stream closed because of a broken pipe`)),
+    "connection closed by peer",
+  );
+  assertEquals(
+    describeRequestError(fetchErr(`${send}connection closed before message completed`)),
+    "connection closed before a response",
+  );
   const code = (c: string) => Object.assign(new Error("x"), { code: c });
   assertEquals(describeRequestError(code("ENOTFOUND")), "cannot resolve host");
   assertEquals(describeRequestError(code("ECONNRESET")), "connection reset by peer");

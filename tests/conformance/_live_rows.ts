@@ -541,7 +541,8 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
           await kube.stopApiserver();
           apiserver = false;
         },
-        downError: /not found|connection refused|connection closed/,
+        // A pooled HTTP/2 connection may meet the apiserver stopping before a refused connect.
+        downError: /not found|connection (refused|closed|reset)/,
         // Refused credentials are fatal for orch (docs/contract.md, orch).
         wrong: {
           args: ["orch", "pod/live-web", ...kc(kube.badKubeconfig)],

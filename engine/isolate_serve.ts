@@ -20,6 +20,7 @@ import { attempt } from "./attempt.ts";
 import { cliClock } from "./clock.ts";
 import { describeError } from "./errors.ts";
 import { SecretRegistry } from "./secrets.ts";
+import { capSocketReads } from "./socket_cap.ts";
 import { isHarmlessStray } from "./strays.ts";
 import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts";
 
@@ -174,7 +175,10 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   async function prepare(m: ToWorker & { t: "prepare" }): Promise<void> {
     try {
       kind ??= findKind(m.kind);
-      factory ??= kind.then((k) => k.load());
+      factory ??= kind.then((k) => {
+        if (k.socketReadMax !== undefined) capSocketReads(k.socketReadMax);
+        return k.load();
+      });
       const make = await factory;
       const env = { clock: cliClock, env: m.env, secrets: new ForwardedSecrets(m.secrets, post) };
       const made = await Promise.all(m.probes.map(async (p) => [p.id, await make(p.options, env)]));

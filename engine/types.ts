@@ -252,6 +252,13 @@ export interface ConditionKind<O = unknown> {
    */
   readonly isolate?: true;
   /**
+   * With `isolate`: the most bytes one socket of the kind's worker may read from its server;
+   * past it the socket is destroyed and the attempt is pending, naming the cap
+   * (engine/socket_cap.ts, docs/reliability.md). Undefined: no cap (a watch stream, an object
+   * body read to a cap of the kind's own).
+   */
+  readonly socketReadMax?: number;
+  /**
    * For a first word that names no kind: when the word looks like this
    * kind's target (a URL for http, `host:port` for tcp, wait-on's `tcp:…`
    * form), the condition it was meant as (`tcp localhost:8080`); the usage

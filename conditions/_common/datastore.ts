@@ -16,6 +16,14 @@ import { maskUrlPassword, passwordFlags, type PasswordSource } from "./dsurl.ts"
 import { readFlagFile } from "./flagfile.ts";
 import { canonicalIp, type HostPort, parseHostPort } from "./net.ts";
 
+/**
+ * The most one session of a data-store kind reads from its server (docs/contract.md §9): a
+ * probe asks for a handshake and a small answer; what a server sends beyond this (a message
+ * announcing a gigabyte, an endless stream) is not kept. Each kind declares it as its
+ * `socketReadMax`, which its worker enforces at the socket (engine/socket_cap.ts).
+ */
+export const SESSION_READ_MAX = 4 << 20;
+
 /** A data-store URL, split up and decoded. */
 export interface DataStoreUrl {
   /** The scheme as typed, lower-cased (`postgres`, `rediss`). */

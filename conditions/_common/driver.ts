@@ -11,36 +11,11 @@
  * @module
  */
 
-import type { Socket } from "node:net";
 import { onAbort } from "../../engine/abort.ts";
 import type { Clock } from "../../engine/clock.ts";
 
 /** How long a polite close may take before the client is destroyed. */
 export const CLOSE_GRACE_MS = 500;
-
-/**
- * The most one session reads from its server (docs/contract.md §9): a probe asks for a
- * handshake and a small answer; what a server sends beyond this (a message announcing a
- * gigabyte, an endless stream) is not kept.
- */
-export const SESSION_READ_MAX = 4 << 20;
-
-/**
- * Ends the session of a driver that runs on a socket of ours (pg, mysql2, nats) once its server
- * has sent more than `max` bytes: the socket is destroyed with an error that says so, which
- * the driver reports as its connection's failure.
- */
-export function capReads(socket: Socket, max = SESSION_READ_MAX): void {
-  let read = 0;
-  socket.on("data", (chunk: Uint8Array) => {
-    read += chunk.length;
-    if (read > max) {
-      socket.destroy(
-        new Error(`the server sent more than ${max >> 20} MiB in one session (not kept)`),
-      );
-    }
-  });
-}
 
 /** What the scaffold needs to know of a driver's client. */
 export interface DriverClient<C> {

@@ -10,7 +10,7 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { TLS_FLAGS, type TlsChoice, tlsChoice } from "../_common/datastore.ts";
+import { SESSION_READ_MAX, TLS_FLAGS, type TlsChoice, tlsChoice } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS, passwordFlags, type PasswordSource } from "../_common/dsurl.ts";
 import { formatHostPort, type HostPort, parseHostPort } from "../_common/net.ts";
 
@@ -110,6 +110,7 @@ export const kafka = defineKind<KafkaOptions>({
   },
   load: () => import("./probe.ts").then((m) => m.create),
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
 });
 
 function parseOptions(input: KindInput): KafkaOptions {

@@ -12,7 +12,13 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { TLS_FLAGS, type TlsChoice, tlsChoice, type UrlTls } from "../_common/datastore.ts";
+import {
+  SESSION_READ_MAX,
+  TLS_FLAGS,
+  type TlsChoice,
+  tlsChoice,
+  type UrlTls,
+} from "../_common/datastore.ts";
 import {
   maskUrlPassword,
   PASSWORD_FLAGS,
@@ -90,6 +96,7 @@ export const mongodb = defineKind<MongodbOptions>({
   validate: (options, fail) => import("./probe.ts").then((m) => m.validateUri(options, fail)),
   load: () => import("./probe.ts").then((m) => m.create),
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
 });
 
 function parseOptions(input: KindInput): { display: string; options: MongodbOptions } {

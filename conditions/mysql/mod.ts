@@ -9,7 +9,13 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import {
+  dataStoreUrl,
+  passwordSource,
+  SESSION_READ_MAX,
+  TLS_FLAGS,
+  tlsChoice,
+} from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
@@ -27,6 +33,7 @@ export interface MysqlOptions extends ReachOptions<string> {
 export const mysql = defineKind<MysqlOptions>({
   name: "mysql",
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
   parse: parseOptions,
   aliases: ["mariadb"],
   summary: "a MySQL or MariaDB server takes the login and answers SELECT 1 or a query",

@@ -17,7 +17,7 @@ import {
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import type { NodeTlsOptions } from "../_common/datastore.ts";
-import { capReads, DriverSessions } from "../_common/driver.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { canonicalIp } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
@@ -46,7 +46,6 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
     signal.throwIfAborted();
     const socket = netConnect({ host: address.hostname, port: address.port });
     socket.setNoDelay(true);
-    capReads(socket);
     // The driver verifies the name of a DNS host itself; an IP address is checked below.
     const hostIsIp = canonicalIp(o.hp.hostname) !== undefined;
     const conn: Connection = mysql.createConnection({

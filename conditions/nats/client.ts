@@ -31,7 +31,6 @@ import {
   setTransportFactory,
 } from "@nats-io/transport-node";
 import { nodeResolveHost, NodeTransport } from "@nats-io/transport-node/lib/node_transport.js";
-import { capReads } from "../_common/driver.ts";
 
 /** Thrown when a server requires TLS and the condition has it off. */
 export class TlsRequiredError extends Error {
@@ -126,17 +125,6 @@ class AttemptTransport extends NodeTransport {
     const socket = await super.startTLS();
     keepErrorListener(socket);
     return socket;
-  }
-
-  /**
-   * The stock handlers, and a cap on what the session reads after INFO: a message announcing
-   * a gigabyte is kept by the client until it is whole, which is not ours to keep
-   * (docs/contract.md §9). Not before INFO: a listener of ours would set the socket flowing
-   * before the stock transport listens, and its first bytes would be lost to it.
-   */
-  override setupHandlers(): void {
-    super.setupHandlers();
-    capReads(this.socket as net.Socket);
   }
 
   override close(err?: Error): Promise<void> {

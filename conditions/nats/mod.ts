@@ -10,7 +10,13 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import {
+  dataStoreUrl,
+  passwordSource,
+  SESSION_READ_MAX,
+  TLS_FLAGS,
+  tlsChoice,
+} from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS, secretFromEnv } from "../_common/dsurl.ts";
 
@@ -38,6 +44,7 @@ const STREAM_NAME_BAD = /[.*>/\\\s\p{Cc}]/u;
 export const nats = defineKind<NatsOptions>({
   name: "nats",
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
   parse: parseOptions,
   aliases: [],
   summary: "a NATS server takes the connection, and JetStream or a stream answers",

@@ -12,6 +12,7 @@ import { defineKind, type KindInput } from "../../engine/types.ts";
 import {
   dataStoreUrl,
   passwordSource,
+  SESSION_READ_MAX,
   TLS_FLAGS,
   tlsChoice,
   type UrlTls,
@@ -45,6 +46,7 @@ const SSLMODES: Readonly<Record<string, UrlTls>> = {
 export const postgres = defineKind<PostgresOptions>({
   name: "postgres",
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
   parse: parseOptions,
   aliases: ["postgresql", "pg"],
   summary: "a PostgreSQL server takes the login and answers SELECT 1 or a query",

@@ -15,7 +15,7 @@ import {
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { capReads, DriverSessions } from "../_common/driver.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { PostgresOptions } from "./mod.ts";
@@ -60,7 +60,6 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
     const o = options;
     signal.throwIfAborted();
     const socket = new Socket();
-    capReads(socket);
     const client = new pg.Client({
       host: address.hostname,
       port: address.port,

@@ -10,7 +10,13 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import {
+  dataStoreUrl,
+  passwordSource,
+  SESSION_READ_MAX,
+  TLS_FLAGS,
+  tlsChoice,
+} from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 
@@ -51,6 +57,7 @@ const TUNING_PARAMS: ReadonlySet<string> = new Set([
 export const rabbitmq = defineKind<RabbitmqOptions>({
   name: "rabbitmq",
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
   parse: parseOptions,
   aliases: ["amqp"],
   summary: "a RabbitMQ (AMQP 0-9-1) broker opens a connection, and a queue exists",

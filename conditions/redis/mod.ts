@@ -10,7 +10,13 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import {
+  dataStoreUrl,
+  passwordSource,
+  SESSION_READ_MAX,
+  TLS_FLAGS,
+  tlsChoice,
+} from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
 
@@ -32,6 +38,7 @@ export interface RedisOptions extends ReachOptions<string | undefined> {
 export const redis = defineKind<RedisOptions>({
   name: "redis",
   isolate: true,
+  socketReadMax: SESSION_READ_MAX,
   parse: parseOptions,
   aliases: ["valkey"],
   summary: "a Redis or Valkey server answers PING, and holds a key or a role",

@@ -9,7 +9,10 @@
  * - a "mysql" server streaming zeros at 100 KB/s (the thread spun; SIGTERM
  *   took 24 s; the driver printed "got packets out of order" on stderr);
  * - a postgres `R` message announcing 1 GiB (the driver kept reading);
- * - a kafka frame announcing 2 GiB (an "internal error", exit 3, over a GB).
+ * - a kafka frame announcing 2 GiB (an "internal error", exit 3, over a GB);
+ * - a redis bulk string of 300 MB ("Fatal process out of memory: Zone", exit 133) and a
+ *   postgres error message of 300 MB: the worker's sockets read at most the kind's cap
+ *   (engine/socket_cap.ts).
  *
  * Each ends within its deadline (or its SIGTERM) plus 100 ms, measured from
  * the outside from the run's `start` event to the exit. CI_MARGIN_MS is
@@ -63,6 +66,18 @@ const CASES: {
     framing: { huge: bytes("R", be32(2 ** 30 + 4)), zero: bytes("N", be32(4)) },
     args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app`],
     error: "",
+  },
+  {
+    name: "a redis bulk string of 300 MB",
+    framing: { huge: bytes("$300000000\r\n"), zero: bytes("$0\r\n\r\n") },
+    args: (port) => ["redis", `redis://127.0.0.1:${port}`],
+    error: "the server sent more than 4 MiB in one session",
+  },
+  {
+    name: "a postgres error message of 300 MB",
+    framing: { huge: bytes("E", be32(300_000_004), "SERROR\0M"), zero: bytes("N", be32(4)) },
+    args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app`],
+    error: "the server sent more than 4 MiB in one session",
   },
   {
     name: "a kafka frame announcing 2 GiB",

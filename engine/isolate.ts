@@ -36,6 +36,7 @@ import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 import { workerUrl } from "./workers.ts";
 import { after } from "./timers.ts";
 import { formatCap, MEMORY_CAP_VARIABLE, MemoryWatchdog } from "./memory.ts";
+import { groupAlive, killGroup } from "./process_group.ts";
 
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
 export const ABORT_ANSWER_MS = 500;
@@ -82,6 +83,8 @@ interface WatchSink {
 class Live {
   readonly calls = new Map<number, Call>();
   readonly watches = new Map<number, WatchSink>();
+  /** The process groups of the helpers its libraries started, ended with the worker. */
+  readonly helpers = new Set<number>();
   tid: number | undefined;
   /** Called when the worker says its probes are closed. */
   closed: (() => void) | undefined;
@@ -194,6 +197,8 @@ export class KindIsolate {
   #kill(live: Live, reason: string, stuck = false): void {
     if (this.#live === live) this.#live = undefined;
     live.worker.terminate();
+    for (const pid of live.helpers) killGroup(pid, "SIGKILL");
+    live.helpers.clear();
     watchdog.forget(this, live);
     live.settlePrepared(reason);
     live.validated?.reject(new Error(reason));
@@ -297,6 +302,13 @@ export class KindIsolate {
         return live.closed?.();
       case "secret":
         return this.#secrets?.add(m.value);
+      case "helper":
+        return void live.helpers.add(m.pid);
+      case "helperExited":
+        // Its group ends with the worker while a child it left runs; else it is forgotten, so
+        // that a group id the system gives out again is never signalled.
+        if (!groupAlive(m.pid)) live.helpers.delete(m.pid);
+        return;
     }
   }
 

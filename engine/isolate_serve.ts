@@ -19,6 +19,7 @@ import { Aborter } from "./abort.ts";
 import { attempt } from "./attempt.ts";
 import { cliClock } from "./clock.ts";
 import { describeError } from "./errors.ts";
+import { detachHelpers } from "./helper_procs.ts";
 import { SecretRegistry } from "./secrets.ts";
 import { capSocketReads } from "./socket_cap.ts";
 import { isHarmlessStray } from "./strays.ts";
@@ -73,7 +74,11 @@ export type FromWorker =
   /** Every probe is closed. */
   | { readonly t: "closed" }
   /** A probe registered a secret (a kubeconfig's token): the run's output must mask it too. */
-  | { readonly t: "secret"; readonly value: string };
+  | { readonly t: "secret"; readonly value: string }
+  /** A library started a helper process, leading group `pid` (engine/helper_procs.ts). */
+  | { readonly t: "helper"; readonly pid: number }
+  /** The helper leading group `pid` exited. */
+  | { readonly t: "helperExited"; readonly pid: number };
 
 /** A usage error that `validate` raised: the flag (or the target) and what is wrong. */
 export interface Invalid {
@@ -128,6 +133,11 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   const inFlight = new Map<number, Aborter>();
   const watchers = new Map<number, AbortController>();
   const post = (m: FromWorker) => scope.postMessage(m);
+  // Before any kind's library loads and captures `child_process`'s functions.
+  detachHelpers({
+    started: (pid) => post({ t: "helper", pid }),
+    exited: (pid) => post({ t: "helperExited", pid }),
+  });
 
   /** An error that escaped every await ends the attempts in flight as pending with its text. */
   const stray = (e: Event, reason: unknown) => {

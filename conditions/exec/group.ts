@@ -5,31 +5,15 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
+import { groupAlive, killGroup } from "../../engine/process_group.ts";
+
+export { groupAlive, killGroup };
 
 /**
  * Time between SIGTERM and SIGKILL when an attempt is aborted (--attempt-timeout, the
  * deadline, a signal: docs/contract.md §9).
  */
 export const KILL_GRACE_MS = 2000;
-
-/** Sends `signal` to the process group `pid` leads, if it is still there. */
-export function killGroup(pid: number, signal: Deno.Signal): void {
-  try {
-    Deno.kill(-pid, signal);
-  } catch {
-    // The group is already gone.
-  }
-}
-
-/** Whether the process group `pid` leads still has a member. */
-export function groupAlive(pid: number): boolean {
-  try {
-    Deno.kill(-pid, 0 as unknown as Deno.Signal);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** After SIGTERM: waits out the grace period for the group's members, then SIGKILLs what is left. */
 export async function reapGroup(pid: number, clock: Clock): Promise<void> {

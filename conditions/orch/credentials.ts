@@ -6,6 +6,13 @@
  * @module
  */
 
+/** A kubeconfig user's `exec:` credential plugin: what it runs, with what. */
+export interface ExecPlugin {
+  readonly command?: string;
+  readonly args?: readonly string[] | null;
+  readonly env?: readonly { readonly name?: string; readonly value?: string }[] | null;
+}
+
 /** A kubeconfig user: the parts of client-node's type that are used here. */
 export interface KcUser {
   readonly name: string;
@@ -13,7 +20,7 @@ export interface KcUser {
   readonly certFile?: string;
   readonly keyData?: string | null;
   readonly password?: string | null;
-  readonly exec?: { command?: string } | null;
+  readonly exec?: ExecPlugin | null;
   readonly authProvider?: { name?: string; config?: Record<string, unknown> } | null;
   readonly token?: string;
   readonly username?: string;
@@ -63,6 +70,11 @@ export function userSecrets(user: KcUser | null | undefined): string[] {
   for (const [k, v] of Object.entries(user.authProvider?.config ?? {})) {
     if (SECRET_SETTING.test(k) && !/file|path/i.test(k)) add(v);
   }
+  // An exec plugin's arguments and environment values are its credentials as far as anyone
+  // can tell (a cluster name and a role, or a token); a failing plugin may echo them.
+  const plugin = user.exec ?? (user.authProvider?.config?.exec as ExecPlugin | undefined);
+  for (const arg of plugin?.args ?? []) add(arg);
+  for (const variable of plugin?.env ?? []) add(variable?.value);
   return [...new Set(out)];
 }
 

@@ -3,7 +3,8 @@
  * garbage-server tests (tests/faults/garbage_test.ts, garbage_matrix.ts;
  * docs/reliability.md): a TCP server per protocol that answers every
  * connection with one behaviour (close at once, random bytes, an endless
- * stream, silence, a huge length prefix, zero-length messages), a UDP one
+ * stream, silence, a huge length prefix, zero-length messages, an echo of
+ * what the client says: its credentials included), a UDP one
  * likewise, and a CLI run measured from the outside (from its `start` event
  * to its exit, its peak RSS, what it printed, what it left behind).
  *
@@ -14,7 +15,7 @@ import { WAITCMD } from "../e2e/_cli.ts";
 import { holdConnections } from "../services/_util.ts";
 
 /** How a garbage server answers each connection. */
-export type Behaviour = "close" | "random" | "stream" | "silence" | "huge" | "zero";
+export type Behaviour = "close" | "random" | "stream" | "silence" | "huge" | "zero" | "echo";
 
 /** Every behaviour, in the matrix's order. */
 export const BEHAVIOURS: readonly Behaviour[] = [
@@ -24,6 +25,7 @@ export const BEHAVIOURS: readonly Behaviour[] = [
   "silence",
   "huge",
   "zero",
+  "echo",
 ];
 
 /** A protocol's framing, as far as the huge and zero-length cases need it. */
@@ -83,6 +85,14 @@ async function writeAll(conn: Deno.Conn, data: Uint8Array): Promise<void> {
   for (let off = 0; off < data.length;) off += await conn.write(data.subarray(off));
 }
 
+/** Sends back everything the client says, until it ends. */
+async function echo(conn: Deno.Conn): Promise<void> {
+  const buf = new Uint8Array(65536);
+  for (let n = await conn.read(buf); n !== null; n = await conn.read(buf)) {
+    await writeAll(conn, buf.subarray(0, n));
+  }
+}
+
 /** Holds the connection open, reading (and dropping) what the client says, until it ends. */
 async function hold(conn: Deno.Conn): Promise<void> {
   const buf = new Uint8Array(4096);
@@ -138,9 +148,10 @@ export function garbageServer(behaviour: Behaviour, framing: Framing): GarbageSe
   const serve = async (conn: Deno.Conn) => {
     if (behaviour === "close") return conn.close();
     if (behaviour === "silence") return await hold(conn);
-    if (framing.greeting && (behaviour === "huge" || behaviour === "zero")) {
+    if (framing.greeting && behaviour !== "random" && behaviour !== "stream") {
       await framing.greeting(conn);
     }
+    if (behaviour === "echo") return await echo(conn);
     const reading = hold(conn).catch(() => {});
     switch (behaviour) {
       case "random":
@@ -204,7 +215,7 @@ export async function udpGarbageServer(behaviour: Behaviour): Promise<GarbageSer
     await new Promise<void>((resolve) => socket.close(() => resolve()));
     return { port, close() {} };
   }
-  socket.on("message", (_msg, from) => {
+  socket.on("message", (msg, from) => {
     const send = (data: Uint8Array) => socket.send(data, from.port, from.address, () => {});
     switch (behaviour) {
       case "random":
@@ -216,6 +227,8 @@ export async function udpGarbageServer(behaviour: Behaviour): Promise<GarbageSer
         return send(new Uint8Array(65507));
       case "zero":
         return send(new Uint8Array(0));
+      case "echo":
+        return send(msg);
       case "silence":
         return;
     }

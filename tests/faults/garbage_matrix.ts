@@ -2,7 +2,8 @@
  * The garbage-server matrix (docs/reliability.md): every kind that talks to
  * a server over the network × every way a hostile server answers (close at
  * once, random bytes, an endless stream, silence, a huge length prefix, a
- * zero-length message, each in the protocol's own framing), through the
+ * zero-length message, each in the protocol's own framing, an echo of the
+ * request with its credentials), through the
  * CLI with `-t 1s`. Run by `deno task faults` (and by scripts/test): about
  * 120 runs, three at a time.
  *
@@ -11,7 +12,8 @@
  * for the shared, loaded machines CI runs on: what this catches is an
  * overrun of seconds. And: the peak RSS under the memory cap (512 MiB), no
  * stack trace, stderr empty (no library's console output), exit 1 (a
- * server's bytes are never fatal), no process left behind. The kinds that
+ * server's bytes are never fatal), no process left behind, and the row's
+ * credential (which the echo sends back) in no output. The kinds that
  * only connect (tcp, unix, ports) read nothing a server sends and are left
  * out; icmp has no server.
  *
@@ -59,11 +61,15 @@ interface Row {
   readonly framing?: Framing;
   args(port: number, dir: string): string[];
   env?(port: number, dir: string): Record<string, string>;
+  /** A credential the condition sends: shown in no output, whatever the server answers. */
+  readonly secret?: string;
   /** Writes the files the condition reads (orch's kubeconfig). */
   setup?(port: number, dir: string): Promise<void>;
 }
 
 const PIN = "SHA256:" + "a".repeat(43);
+/** The credential of the rows that send one. */
+const SECRET = "garbage-secret-Zk3w";
 
 const ROWS: readonly Row[] = [
   {
@@ -87,6 +93,7 @@ const ROWS: readonly Row[] = [
   },
   {
     kind: "objstore",
+    secret: SECRET,
     framing: HTTP_FRAMING,
     args: (port) => [
       "objstore",
@@ -96,13 +103,14 @@ const ROWS: readonly Row[] = [
       "--access-key-id",
       "AKID",
       "--secret-access-key",
-      "not-a-secret-really",
+      SECRET,
       "--contains",
       "waitcmd-never",
     ],
   },
   {
     kind: "orch",
+    secret: SECRET,
     framing: HTTP_FRAMING,
     args: (port, dir) => ["orch", "pod/x", "--kubeconfig", `${dir}/kubeconfig-${port}`],
     setup: (port, dir) =>
@@ -112,7 +120,7 @@ const ROWS: readonly Row[] = [
           "apiVersion: v1",
           "kind: Config",
           `clusters: [{name: c, cluster: {server: 'http://127.0.0.1:${port}'}}]`,
-          "users: [{name: u, user: {token: not-a-secret-really}}]",
+          `users: [{name: u, user: {token: ${SECRET}}}]`,
           "contexts: [{name: x, context: {cluster: c, user: u}}]",
           "current-context: x",
           "",
@@ -146,31 +154,36 @@ const ROWS: readonly Row[] = [
   },
   {
     kind: "postgres",
+    secret: SECRET,
     framing: { huge: bytes("R", be32(2 ** 30 + 4)), zero: bytes("N", be32(4)) },
-    args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app`],
+    args: (port) => ["postgres", `postgres://app:${SECRET}@127.0.0.1:${port}/app`],
   },
   {
     kind: "mysql",
+    secret: SECRET,
     framing: { huge: bytes([0xff, 0xff, 0xff, 0]), zero: new Uint8Array(4) },
-    args: (port) => ["mysql", `mysql://app@127.0.0.1:${port}/app`],
+    args: (port) => ["mysql", `mysql://app:${SECRET}@127.0.0.1:${port}/app`],
   },
   {
     kind: "redis",
+    secret: SECRET,
     framing: { huge: bytes("$9000000000\r\n"), zero: bytes("$0\r\n\r\n") },
-    args: (port) => ["redis", `redis://127.0.0.1:${port}/0`],
+    args: (port) => ["redis", `redis://:${SECRET}@127.0.0.1:${port}/0`],
   },
   {
     kind: "mongodb",
+    secret: SECRET,
     framing: { huge: le32(0x7ffffff0), zero: new Uint8Array(16) },
-    args: (port) => ["mongodb", `mongodb://127.0.0.1:${port}/app`],
+    args: (port) => ["mongodb", `mongodb://app:${SECRET}@127.0.0.1:${port}/app`],
   },
   {
     kind: "rabbitmq",
+    secret: SECRET,
     framing: {
       huge: bytes([1, 0, 0, 0xff, 0xff, 0xff, 0xff]),
       zero: bytes([1, 0, 0, 0, 0, 0, 0, 0xce]),
     },
-    args: (port) => ["rabbitmq", `amqp://app:pw@127.0.0.1:${port}/`],
+    args: (port) => ["rabbitmq", `amqp://app:${SECRET}@127.0.0.1:${port}/`],
   },
   {
     kind: "kafka",
@@ -179,13 +192,14 @@ const ROWS: readonly Row[] = [
   },
   {
     kind: "nats",
+    secret: SECRET,
     framing: {
       greeting: greet('INFO {"server_id":"garbage","max_payload":1048576}\r\n'),
       // A message announcing 999,999,999 bytes; empty lines.
       huge: bytes("MSG a 1 999999999\r\n"),
       zero: bytes("\r\n"),
     },
-    args: (port) => ["nats", `nats://127.0.0.1:${port}`],
+    args: (port) => ["nats", `nats://app:${SECRET}@127.0.0.1:${port}`],
   },
   {
     kind: "dns",
@@ -199,8 +213,9 @@ const ROWS: readonly Row[] = [
 ];
 
 /** What went wrong with one run, or undefined when it held every promise. */
-function verdict(r: FaultRun): string | undefined {
+function verdict(r: FaultRun, secret: string | undefined): string | undefined {
   const wrong: string[] = [];
+  if (secret && (r.stdout + r.stderr).includes(secret)) wrong.push("the credential shown");
   if (r.code !== 1) wrong.push(`exit ${r.code}`);
   if (!(r.startToExitMs <= DEADLINE_MS + 100 + CI_MARGIN_MS)) {
     wrong.push(`exited ${Math.round(r.startToExitMs - DEADLINE_MS)} ms after the deadline`);
@@ -234,7 +249,7 @@ Deno.test({
           ["-t", `${DEADLINE_MS}ms`, "-i", "200ms", ...row.args(server.port, dir)],
           { env: row.env?.(server.port, dir), killAfterMs: 20_000 },
         );
-        const wrong = verdict(r);
+        const wrong = verdict(r, row.secret);
         if (wrong) failures.push(`${row.kind} × ${b}: ${wrong} (${lastError(r)})`);
         overruns.push({ name: `${row.kind} × ${b}`, ms: r.startToExitMs - DEADLINE_MS });
         const f = figures.get(row.kind) ?? { overrun: -Infinity, rss: 0 };

@@ -745,13 +745,14 @@ let peerToolsMemo: Promise<PeerTools> | undefined;
 
 /**
  * The peers waitcmd is compared with (waitfor and wait4x, Go binaries; wait-on, npm), unpacked
- * once by the peers directory's install.sh (WAITCMD_PEERS_DIR, default /work/shared/peers) into
+ * once by the peers directory's install.sh (WAITCMD_PEERS_DIR, default `shared/peers` beside the repository) into
  * the tool cache. install.sh is idempotent and prints `NAME: PATH` for each tool it provides,
  * so its output is the list.
  */
 export function peerTools(): Promise<PeerTools> {
   peerToolsMemo ??= (async () => {
-    const peers = Deno.env.get("WAITCMD_PEERS_DIR") ?? "/work/shared/peers";
+    const peers = Deno.env.get("WAITCMD_PEERS_DIR") ??
+      new URL("../../../shared/peers", import.meta.url).pathname;
     let stdout = "";
     let failure = "";
     try {

@@ -1,5 +1,5 @@
 /**
- * Core performance entries (issue 7): time to verdict against the Deno floor
+ * Core performance entries: time to verdict against the Deno floor
  * and wait-on, start-up weight, and the parse + JSON report overhead. What
  * many conditions and pending conditions cost (scale, idle) is in
  * cost_bench.ts.
@@ -438,7 +438,7 @@ async function parseAndReport(): Promise<BenchRow[]> {
   }];
 }
 
-/** The entries of this module, in the order of issue 7. */
+/** The entries of this module, in the order of docs/performance.md. */
 export const entries: BenchEntry[] = [
   { name: "time to verdict (tcp, file) vs Deno floor and wait-on", run: timeToVerdict },
   { name: "start-up weight and time to --help", run: startupWeight },

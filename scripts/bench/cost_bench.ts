@@ -1,5 +1,5 @@
 /**
- * Cost per condition (issue 18): what one run with many conditions costs in
+ * Cost per condition: what one run with many conditions costs in
  * wall time, peak RSS and CPU, and what pending conditions cost over time,
  * side by side with the peers in the same run: waitfor and wait4x (Go) and
  * wait-on (Node), unpacked by the peers directory's install.sh
@@ -1103,7 +1103,7 @@ async function eventIdle(): Promise<BenchRow[]> {
   }
 }
 
-/** The entries of this module (issue 18). */
+/** The entries of this module. */
 export const entries: BenchEntry[] = [
   { name: "cost: Deno floor (waitcmd --version)", run: floorRows },
   { name: "P4: 1,000 tcp conditions in one run vs peers", run: p4 },

@@ -9,7 +9,7 @@
  * The servers are the test suite's throwaway instances (PostgreSQL 15,
  * MariaDB 10.11, Redis 7 from Debian; tests/services/). wait4x is a
  * prebuilt peer: WAITCMD_BENCH_WAIT4X names its binary, else it is unpacked
- * from the peers directory (WAITCMD_PEERS_DIR, default /work/shared/peers,
+ * from the peers directory (WAITCMD_PEERS_DIR, default `shared/peers` beside the repository,
  * through its install.sh) into the bench's tool cache.
  *
  * Run alone: `scripts/deno run -A scripts/bench/datastore_bench.ts`, or

@@ -1,5 +1,5 @@
 /**
- * The file-system kinds (issue 3):
+ * The file-system kinds:
  *
  * - Detection latency of file, log and glob at the default interval (2s):
  *   the time from the write that satisfies the condition to the exit of the

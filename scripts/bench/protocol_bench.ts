@@ -9,7 +9,7 @@
  * (tests/services/grpc.ts, built by scripts/services/build-grpc.sh) and a
  * Deno.serve WebSocket upgrade in this process. waitfor is a prebuilt peer:
  * WAITCMD_BENCH_WAITFOR names its binary, else it is unpacked from the peers
- * directory (WAITCMD_PEERS_DIR, default /work/shared/peers, through its
+ * directory (WAITCMD_PEERS_DIR, default `shared/peers` beside the repository, through its
  * install.sh) into the bench's tool cache.
  *
  * Run alone: `scripts/deno run -A scripts/bench/protocol_bench.ts`, or

@@ -11,7 +11,7 @@
  * (mongo-java-server; no real MongoDB can be installed here) and a
  * nats-server 2.9. wait4x is
  * found at WAIT4X_BIN, else unpacked by the peers' install.sh
- * (WAITCMD_PEERS_DIR, default /work/shared/peers); without it the rows say
+ * (WAITCMD_PEERS_DIR, default `shared/peers` beside the repository); without it the rows say
  * so. `deno run -A scripts/bench/queue_bench.ts` runs this module alone.
  *
  * @module

@@ -1,5 +1,5 @@
 /**
- * What a user reads and types every day (issue 29), through the CLI: `then`'s secrets in every
+ * What a user reads and types every day, through the CLI: `then`'s secrets in every
  * output mode, `--explain`'s plan, `then`'s pitfalls, short global options after a condition,
  * doctor's suggestion, the help topics, and the hints for the failures users meet most
  * (docs/contract.md §1, §6, §7, §9). Servers are started here: HTTP and HTTPS with Deno.serve,

@@ -64,6 +64,7 @@ export const HELP_TOPIC_NAMES = [
   "output",
   "groups",
   "captures",
+  "start",
 ] as const;
 
 /** Words that open a group (followed by `[`). */

@@ -209,7 +209,7 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     repeatable: true,
     placeholder: "CMD",
     description:
-      "Start CMD (split as a shell would, no shell) before the first probe; its exit before the conditions hold is fatal (repeatable)",
+      "Start CMD (split as a shell would, no shell) before the first probe; its exit before the conditions hold is fatal (waitcmd help start)",
   },
   {
     name: "start-log",

@@ -128,14 +128,15 @@ class Started {
     };
   }
 
-  /** Whether anything of its process group is still alive. */
+  /** Whether anything of its process group is still alive (zombies are not). */
   groupAlive(): boolean {
     try {
+      // SIGCONT: a stopped member has to run to die of SIGTERM anyway.
       Deno.kill(-this.child.pid, "SIGCONT");
-      return true;
     } catch {
       return false;
     }
+    return livingMember(this.child.pid);
   }
 
   send(signal: Deno.Signal): void {
@@ -263,4 +264,33 @@ async function freshFile(path: string): Promise<string> {
   }
   (await Deno.open(path, { write: true, createNew: true, mode: 0o600 })).close();
   return path;
+}
+
+/**
+ * Whether the process group `pgid` has a member that is not a zombie. A member that exited is a
+ * zombie until its parent reaps it; one whose parent is gone waits for the system's init, which
+ * may take a while (a container's init): it holds nothing, so it is not waited for. Where /proc
+ * cannot be read, every member counts.
+ */
+function livingMember(pgid: number): boolean {
+  let entries: Iterable<Deno.DirEntry>;
+  try {
+    entries = Deno.readDirSync("/proc");
+  } catch {
+    return true;
+  }
+  const group = String(pgid);
+  for (const e of entries) {
+    if (e.name.charCodeAt(0) > 57 || e.name.charCodeAt(0) < 48) continue;
+    let stat: string;
+    try {
+      stat = Deno.readTextFileSync(`/proc/${e.name}/stat`);
+    } catch {
+      continue; // Gone meanwhile.
+    }
+    // After the command name (which may hold anything, so the last ")"): state, ppid, pgrp.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ", 3);
+    if (fields[2] === group && fields[0] !== "Z" && fields[0] !== "X") return true;
+  }
+  return false;
 }

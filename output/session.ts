@@ -90,7 +90,7 @@ export async function runSession(
   ]);
   const starting = ready === undefined || o.start.length === 0
     ? undefined
-    : await startCommands(ready, io, line);
+    : await startCommands(ready, io, line, onEvent?.print ?? ((l) => io.stderr(l + "\n")));
   const report = ready === undefined
     ? cancelledBeforeStart(plan, io.signal.reason)
     : await run(ready, { clock: io.clock, signal: io.signal, onEvent, ...starting?.context });
@@ -145,6 +145,7 @@ async function startCommands(
   ready: ReadyPlan,
   io: SessionIo,
   line: (text: string) => string,
+  print: (line: string) => void,
 ): Promise<Starting> {
   const o = ready.options;
   const failure = new AbortController();
@@ -159,7 +160,7 @@ async function startCommands(
         logFile: o.startLog,
         tempDir: io.env.TMPDIR || "/tmp",
         env: io.env,
-        onLine: shown ? (n, l) => io.stderr(line(`[start ${n}] ${l}`) + "\n") : undefined,
+        onLine: shown ? (n, l) => print(line(`[start ${n}] ${l}`)) : undefined,
         onExit: (s) => {
           if (s.status !== "exited") return;
           failure.abort(
@@ -291,12 +292,18 @@ function ciSystemOf(env: Readonly<Record<string, string>>): boolean {
   return env.GITHUB_ACTIONS === "true" || env.GITLAB_CI === "true";
 }
 
+/**
+ * The listener of the run's events, and for text a whole line's way to stderr that keeps the live
+ * view intact (`print`, for `--start`'s lines).
+ */
+type Listener = ((e: RunEvent) => void) & { print?: (line: string) => void };
+
 /** The listener of the run's events for `--output` and the terminal; undefined for json. */
 async function listener(
   plan: Plan,
   io: SessionIo,
   redact: Redact,
-): Promise<((e: RunEvent) => void) | undefined> {
+): Promise<Listener | undefined> {
   const o = plan.options;
   // JSON output listens to no event: the runner then makes none (docs/performance.md).
   if (o.output === "json") return undefined;
@@ -316,7 +323,7 @@ async function listener(
   if (io.stderrIsTerminal && !o.quiet) {
     const { LiveRenderer } = await import("./live.ts");
     const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
-    return (e) => live.onEvent(e);
+    return Object.assign((e: RunEvent) => live.onEvent(e), { print: (l: string) => live.above(l) });
   }
   // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
   const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;

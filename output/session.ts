@@ -62,6 +62,7 @@ export async function runSession(
     if (o.reportFile !== undefined) {
       await (await import("./report_file.ts")).checkReportFile(o.reportFile);
     }
+    if (o.startLog !== undefined && o.start.length > 0) await checkStartLog(o.startLog);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.stderr(line(e.format()) + "\n");
@@ -127,6 +128,23 @@ export async function runSession(
     },
     stopStarted,
   };
+}
+
+/**
+ * `--start-log FILE` must be a file waitcmd can append to, found before anything starts: its
+ * directory exists, and it is no directory itself (docs/contract.md §4).
+ */
+async function checkStartLog(path: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
+  const statOf = (p: string) => Deno.stat(p).catch(() => undefined);
+  const [file, parent] = await Promise.all([statOf(path), statOf(dir)]);
+  if (file?.isDirectory) {
+    throw new UsageError("--start-log", `cannot write ${path}: is a directory`);
+  }
+  if (!parent?.isDirectory) {
+    throw new UsageError("--start-log", `cannot write ${path}: directory ${dir} does not exist`);
+  }
 }
 
 /** What `--start` adds to a run: the runner's hooks, and the stop after `then`. */

@@ -434,6 +434,21 @@ cliTest("--start usage errors: exit 2 before anything starts", () =>
         "--start-log: expected a file name",
       ],
       [["--start"], "--start: missing value CMD"],
+      [
+        [
+          "--start",
+          `touch ${marker}`,
+          "--start-log",
+          `${dir}/nowhere/out.log`,
+          "tcp",
+          "127.0.0.1:1",
+        ],
+        `--start-log: cannot write ${dir}/nowhere/out.log: directory ${dir}/nowhere does not exist`,
+      ],
+      [
+        ["--start", `touch ${marker}`, "--start-log", dir, "tcp", "127.0.0.1:1"],
+        `--start-log: cannot write ${dir}: is a directory`,
+      ],
     ]);
     await assertUsageErrors([
       [["--start", "true", "tcp", "127.0.0.1:1"], "WAITCMD_STOP_GRACE"],

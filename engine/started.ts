@@ -182,7 +182,9 @@ export class StartedSet {
         try {
           child = new Deno.Command("/bin/sh", {
             args: ["-c", REDIRECT, log, ...command.argv],
-            env: { ...opts.env },
+            // Python buffers what it writes to a file until it exits: a `log` condition on the
+            // output would never see `python -m http.server`'s line (as foreman and honcho do).
+            env: { PYTHONUNBUFFERED: "1", ...opts.env },
             clearEnv: true,
             stdin: "null",
             stdout: "null",

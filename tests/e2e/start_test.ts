@@ -333,7 +333,8 @@ cliTest(
         "-t",
         "30s",
         "--start",
-        `python3 -u -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
+        // No -u: waitcmd sets PYTHONUNBUFFERED, so the line reaches the file at once.
+        `python3 -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
         "--start-log",
         log,
         "log",

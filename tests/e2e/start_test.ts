@@ -467,3 +467,32 @@ cliTest("--start usage errors: exit 2 before anything starts", () =>
     }
     assert(!exists, "a command started despite the usage error");
   }));
+
+cliTest(
+  "a signal while then runs: then gets it, the started commands are stopped after it",
+  () =>
+    tagged(async (tag) => {
+      const port = freePort();
+      const live = startCli([
+        "-t",
+        "30s",
+        "-i",
+        "100ms",
+        "--start",
+        serverCommand(port, tag, 0),
+        "http",
+        `http://127.0.0.1:${port}/`,
+        "--",
+        "then",
+        "sh",
+        "-c",
+        `echo then started; sleep 30 ${tag}`,
+      ]);
+      await live.waitFor("stdout", /^then started$/);
+      assert(await answers(port), "the server does not answer while then runs");
+      live.child.kill("SIGTERM");
+      const r = await live.done();
+      assertEquals(r.code, 143, r.stderr);
+      await assertNothingLeft(tag, r);
+    }),
+);

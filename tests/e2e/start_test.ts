@@ -496,3 +496,43 @@ cliTest(
       await assertNothingLeft(tag, r);
     }),
 );
+
+cliTest(
+  "a command that is not found, and a crash whose output went to --start-log",
+  () =>
+    withDir(async (dir) => {
+      const missing = await runCli([
+        "-o",
+        "json",
+        "--start",
+        "no-such-command-wc",
+        "tcp",
+        `127.0.0.1:${freePort()}`,
+      ]);
+      assertEquals(missing.code, 3);
+      const s = startedOf(missing);
+      assertEquals(
+        s.error,
+        "start 1 (no-such-command-wc) exited with code 127 before the conditions held",
+      );
+      assertStringIncludes(s.started[0]!.tail.join("\n"), "no-such-command-wc: not found");
+
+      const log = `${dir}/crash.log`;
+      const crash = "sh -c 'echo loading; echo port in use >&2; exit 1'";
+      const r = await runCli([
+        "--start",
+        crash,
+        "--start-log",
+        log,
+        "tcp",
+        `127.0.0.1:${freePort()}`,
+      ]);
+      assertEquals(r.code, 3, r.stderr);
+      // The lines were only in the file: the last ones are shown before the summary.
+      assertStringIncludes(
+        r.stderr,
+        `[start 1] loading\n[start 1] port in use\nwaitcmd: fatal: start 1 (${crash}) exited with code 1 before the conditions held\n`,
+      );
+      assertEquals(await Deno.readTextFile(log), "loading\nport in use\n");
+    }),
+);

@@ -197,19 +197,16 @@ async function startCommands(
     if (status === "fatal" && text && !shown) {
       // The output was in --start-log only: the last lines of the one that exited are shown.
       for (const s of started.filter((s) => s.status === "exited")) {
-        for (const l of s.tail) io.stderr(line(`[start ${s.index}] ${l}`) + "\n");
+        for (const l of s.tail) print(line(`[start ${s.index}] ${l}`));
       }
     }
     if (status === "satisfied" && !ready.then) {
       set.detach();
       if (text && !o.quiet) {
         for (const s of started) {
-          io.stderr(
-            line(
-              `waitcmd: start ${s.index} (${s.command}) keeps running (pid ${s.pid}); its output goes to ${s.log}`,
-            ) +
-              "\n",
-          );
+          print(line(
+            `waitcmd: start ${s.index} (${s.command}) keeps running (pid ${s.pid}); its output goes to ${s.log}`,
+          ));
         }
       }
     }

@@ -28,6 +28,8 @@ export const TAIL_LINES = 20;
 const FOLLOW_MS = 50;
 /** The longest output line kept whole; the rest of a longer one is cut. */
 const MAX_LINE = 4096;
+/** Buffers of 64 KiB read from one output file per turn (4 MiB). */
+const DRAIN_CHUNKS = 64;
 /** How often a stopping group is checked for members left. */
 const STOP_POLL_MS = 10;
 
@@ -77,9 +79,13 @@ class Started {
     });
   }
 
-  /** Reads what was written since the last read; `end`: the last line needs no newline. */
+  /**
+   * Reads what was written since the last read, at most DRAIN_CHUNKS buffers (a command that
+   * writes faster than that is read on the next turn, never holding the event loop); `end`: the
+   * last line needs no newline.
+   */
   drain(end = false): void {
-    for (;;) {
+    for (let chunk = 0; chunk < DRAIN_CHUNKS; chunk++) {
       let n: number | null;
       try {
         n = this.file.readSync(this.#buf);

@@ -327,36 +327,46 @@ cliTest(
   "--start-log: the output goes to the file (appended), a log condition captures from it",
   () =>
     withDir(async (dir) => {
-      const log = `${dir}/srv.log`;
-      await Deno.writeTextFile(log, "port 1 from an earlier run\n");
-      const r = await runCli([
-        "-t",
-        "30s",
-        "--start",
-        // No -u: waitcmd sets PYTHONUNBUFFERED, so the line reaches the file at once.
-        `python3 -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
-        "--start-log",
-        log,
-        "log",
-        log,
-        "--matches",
-        String.raw`port (?P<port>\d+)`,
-        "--",
-        "then",
-        "sh",
-        "-c",
-        'curl -fsS -o /dev/null "http://127.0.0.1:$WAITCMD_CAPTURE_PORT/" && echo "got $WAITCMD_CAPTURE_PORT"',
-      ]);
-      assertEquals(r.code, 0, r.stderr);
-      assertMatch(r.stdout, /^got \d+\n$/);
-      assert(!r.stdout.includes("got 1\n"), "the line from before the start matched");
-      assert(!r.stderr.includes("[start 1]"), "the output went to stderr too");
-      const text = await Deno.readTextFile(log);
-      assert(text.startsWith("port 1 from an earlier run\n"), "the log was not appended to");
-      assertMatch(text, /Serving HTTP on 127\.0\.0\.1 port \d+/);
-      await assertNothingLeft(dir, r);
+      // The server's --directory is this test's own: /proc finds it by it.
+      try {
+        await logCapture(dir);
+      } finally {
+        killTagged(dir);
+      }
     }),
 );
+
+/** The --start-log case, in `dir`. */
+async function logCapture(dir: string): Promise<void> {
+  const log = `${dir}/srv.log`;
+  await Deno.writeTextFile(log, "port 1 from an earlier run\n");
+  const r = await runCli([
+    "-t",
+    "30s",
+    "--start",
+    // No -u: waitcmd sets PYTHONUNBUFFERED, so the line reaches the file at once.
+    `python3 -m http.server 0 --bind 127.0.0.1 --directory ${dir}`,
+    "--start-log",
+    log,
+    "log",
+    log,
+    "--matches",
+    String.raw`port (?P<port>\d+)`,
+    "--",
+    "then",
+    "sh",
+    "-c",
+    'curl -fsS -o /dev/null "http://127.0.0.1:$WAITCMD_CAPTURE_PORT/" && echo "got $WAITCMD_CAPTURE_PORT"',
+  ]);
+  assertEquals(r.code, 0, r.stderr);
+  assertMatch(r.stdout, /^got \d+\n$/);
+  assert(!r.stdout.includes("got 1\n"), "the line from before the start matched");
+  assert(!r.stderr.includes("[start 1]"), "the output went to stderr too");
+  const text = await Deno.readTextFile(log);
+  assert(text.startsWith("port 1 from an earlier run\n"), "the log was not appended to");
+  assertMatch(text, /Serving HTTP on 127\.0\.0\.1 port \d+/);
+  await assertNothingLeft(dir, r);
+}
 
 cliTest("a recipe's start, start-log and stop-grace", () =>
   withDir((dir) =>

@@ -58,7 +58,7 @@ export function exitCode(report: Report, timeoutCode = 1): number {
 export async function main(
   argv: readonly string[],
   io: Io,
-): Promise<{ code: number; handover?: Handover }> {
+): Promise<{ code: number; handover?: Handover; stopStarted?: () => Promise<void> }> {
   let full: Promise<Registry> | undefined;
   const everyKind = () => (full ??= loadRegistry());
   let command: Command;
@@ -104,7 +104,7 @@ export async function main(
       const end = await runSession(command.plan, io, kindWords);
       if (!end.report) return { code: end.code ?? 0 };
       const code = exitCode(end.report, command.plan.options.timeoutExitCode);
-      return { code, handover: end.handover };
+      return { code, handover: end.handover, stopStarted: end.stopStarted };
     }
   }
 }
@@ -150,7 +150,7 @@ if (import.meta.main) {
     Deno.addSignalListener(sig, h);
     return [sig, h] as const;
   });
-  let result: { code: number; handover?: Handover };
+  let result: { code: number; handover?: Handover; stopStarted?: () => Promise<void> };
   try {
     result = await main(Deno.args, {
       stdout: (t) => streams.write(Deno.stdout, t),
@@ -185,5 +185,7 @@ if (import.meta.main) {
       (line) => streams.write(Deno.stderr, line + "\n"),
     )
     : result.code;
+  // What --start started is stopped once then has ended (docs/contract.md §4).
+  await result.stopStarted?.();
   Deno.exit(code);
 }

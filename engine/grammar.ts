@@ -64,6 +64,7 @@ export const HELP_TOPIC_NAMES = [
   "output",
   "groups",
   "captures",
+  "start",
 ] as const;
 
 /** Words that open a group (followed by `[`). */
@@ -171,6 +172,8 @@ class Parser implements WordCursor {
 
   #globals(): { type: "options"; options: RunOptions } | { type: "command"; command: Command } {
     const values = new Map<string, FlagValue>();
+    /** Every value of a repeatable global option (`--start`), in order. */
+    const lists = new Map<string, string[]>();
     while (this.i < this.argv.length) {
       const tok = this.argv[this.i]!;
       if (tok === "--help" || tok === "-h") {
@@ -202,11 +205,17 @@ class Parser implements WordCursor {
             }`;
         });
       }
-      if (values.has(spec.name)) {
+      if (values.has(spec.name) && !spec.repeatable) {
         throw new UsageError(`--${spec.name}`, "given more than once");
       }
       this.i++;
       const where = `--${spec.name}`;
+      if (spec.repeatable) {
+        const value = flagValue(this, spec, inline, where, undefined) as string;
+        lists.set(spec.name, [...lists.get(spec.name) ?? [], value]);
+        values.set(spec.name, value);
+        continue;
+      }
       values.set(
         spec.name,
         spec.name === "timeout"
@@ -220,7 +229,7 @@ class Parser implements WordCursor {
         "no condition given; name a kind and its target, e.g. waitcmd <kind> <target>",
       );
     }
-    return { type: "options", options: runOptionsOf(values, this.env) };
+    return { type: "options", options: runOptionsOf(values, this.env, lists) };
   }
 
   #timeoutValue(inline: string | undefined, where: string): number {
@@ -288,7 +297,10 @@ class Parser implements WordCursor {
         conditions,
         root,
         then: this.#then,
-        secrets: [...new Set(this.secrets)],
+        // A started command's credentials are masked like then's (docs/contract.md §9).
+        secrets: [
+          ...new Set([...this.secrets, ...options.start.flatMap((s) => commandSecrets(s.argv))]),
+        ],
       },
     };
   }

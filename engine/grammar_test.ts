@@ -89,6 +89,26 @@ const accepted: [string[], Check][] = [
   ],
   [
     [
+      "--start",
+      "npm run 'start:api'",
+      "--start=./srv --token abc123",
+      "--stop-grace",
+      "1s",
+      "tcp",
+      "a:1",
+    ],
+    (p) => {
+      assertEquals(p.options.start, [
+        { text: "npm run 'start:api'", argv: ["npm", "run", "start:api"] },
+        { text: "./srv --token abc123", argv: ["./srv", "--token", "abc123"] },
+      ]);
+      assertEquals([p.options.stopGraceMs, p.options.startLog], [1000, undefined]);
+      assert(p.secrets.includes("abc123"), "a started command's token is a secret");
+    },
+  ],
+  [["tcp", "a:1"], (p) => assertEquals([p.options.start, p.options.stopGraceMs], [[], 5000])],
+  [
+    [
       ...["--backoff", "exponential", "--max-interval", "1m", "--jitter", "20%", "--delay", "3s"],
       ...["tcp", "a:1"],
     ],
@@ -182,6 +202,9 @@ const accepted: [string[], Check][] = [
 ];
 
 const rejected: [string[], string][] = [
+  [["--start", "", "tcp", "a:1"], "--start (start 1): expected a command"],
+  [["--start", 'a "b', "tcp", "a:1"], "--start (start 1): unclosed double quote"],
+  [["--start-log", "x", "--start-log", "y", "tcp", "a:1"], "--start-log: given more than once"],
   [
     [],
     "waitcmd: no condition given; name a kind and its target, e.g. waitcmd <kind> <target> (see: waitcmd --help)",

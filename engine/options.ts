@@ -42,6 +42,18 @@ export interface RunOptions {
   readonly explain: boolean;
   /** `--report FILE`: the JSON report is also written there. */
   readonly reportFile: string | undefined;
+  /** `--start CMD` (repeatable): the commands the run starts, in order (docs/contract.md §4). */
+  readonly start: readonly StartCommand[];
+  /** `--start-log FILE`: where the started commands' output goes; undefined: stderr / a temp file. */
+  readonly startLog: string | undefined;
+  /** `--stop-grace`: how long a started command has between SIGTERM and SIGKILL. */
+  readonly stopGraceMs: number;
+}
+
+/** One `--start` command: its text as given and its words (engine/words.ts). */
+export interface StartCommand {
+  readonly text: string;
+  readonly argv: readonly string[];
 }
 
 /** Defaults of the spec (§2.3, §8). */
@@ -64,6 +76,9 @@ export const DEFAULT_OPTIONS: RunOptions = {
   noColor: false,
   explain: false,
   reportFile: undefined,
+  start: [],
+  startLog: undefined,
+  stopGraceMs: 5000,
 };
 
 /** Global options a variable of the environment may supply (a flag wins; docs/contract.md §1). */
@@ -76,6 +91,8 @@ export const ENV_DEFAULTS: Readonly<Record<string, string>> = {
   WAITCMD_MAX_ATTEMPTS: "max-attempts",
   WAITCMD_TIMEOUT_EXIT_CODE: "timeout-exit-code",
   WAITCMD_PROGRESS: "progress",
+  WAITCMD_START_LOG: "start-log",
+  WAITCMD_STOP_GRACE: "stop-grace",
 };
 
 /** Options that go before the first condition. */
@@ -185,6 +202,27 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     placeholder: "FILE",
     complete: "file",
     description: "Also write the JSON report to FILE (atomically), whatever --output is",
+  },
+  {
+    name: "start",
+    type: "string",
+    repeatable: true,
+    placeholder: "CMD",
+    description:
+      "Start CMD (split as a shell would, no shell) before the first probe; its exit before the conditions hold is fatal (waitcmd help start)",
+  },
+  {
+    name: "start-log",
+    type: "string",
+    placeholder: "FILE",
+    complete: "file",
+    description: "Append the started commands' output to FILE (default: [start N] lines on stderr)",
+  },
+  {
+    name: "stop-grace",
+    type: "duration",
+    placeholder: "DURATION",
+    description: "How long a started command has to stop after SIGTERM before SIGKILL (default 5s)",
   },
   {
     name: "config",

@@ -248,6 +248,7 @@ export function negated(probe: Probe): Probe {
       }
     },
     watch: probe.watch?.bind(probe),
+    baseline: probe.baseline?.bind(probe),
     close: probe.close?.bind(probe),
   };
 }

@@ -55,6 +55,27 @@ export interface Report {
   readonly decidedBy: number | undefined;
   /** Why the run was cancelled (`SIGINT`, `SIGTERM`), if it was. */
   readonly signal: string | undefined;
+  /** What ended a `fatal` run that no condition decided (a started command's exit). */
+  readonly failure?: string;
+  /** The commands `--start` started; absent without `--start` (docs/contract.md §7). */
+  readonly started?: readonly StartedReport[];
+}
+
+/** One `--start` command in the report. */
+export interface StartedReport {
+  /** 1-based, as in `[start N]`. */
+  readonly index: number;
+  /** The command as given (the output masks its secrets). */
+  readonly command: string;
+  readonly pid: number;
+  /** `running`: left running (or handed to `then`); `exited` on its own; `stopped` by waitcmd. */
+  readonly status: "running" | "exited" | "stopped";
+  /** The exit code of an `exited` command (128 + n when a signal ended it). */
+  readonly exitCode?: number;
+  /** Its last output lines (at most 20), oldest first. */
+  readonly tail: readonly string[];
+  /** The file its output went to, if any. */
+  readonly log?: string;
 }
 
 /** Progress of a stability streak that is not complete yet. */

@@ -8,12 +8,20 @@
 import { UsageError } from "./errors.ts";
 import { formatDuration } from "./duration.ts";
 import { type FlagValue, parseJitter, timeoutValue, typedValue } from "./flag_values.ts";
-import { DEFAULT_OPTIONS, ENV_DEFAULTS, GLOBAL_FLAGS, type RunOptions } from "./options.ts";
+import {
+  DEFAULT_OPTIONS,
+  ENV_DEFAULTS,
+  GLOBAL_FLAGS,
+  type RunOptions,
+  type StartCommand,
+} from "./options.ts";
+import { splitWords, WordsError } from "./words.ts";
 
 /** The run's options from the typed values of the global flags given, by flag name. */
 export function runOptionsOf(
   values: Map<string, FlagValue>,
   env: Readonly<Record<string, string>>,
+  lists: ReadonlyMap<string, readonly string[]> = new Map(),
 ): RunOptions {
   // Environment defaults: a flag wins; a bad value names the variable.
   for (const [variable, flag] of Object.entries(ENV_DEFAULTS)) {
@@ -49,6 +57,9 @@ export function runOptionsOf(
     noColor: values.get("no-color") === true,
     explain: values.get("explain") === true,
     reportFile: values.get("report") as string | undefined,
+    start: (lists.get("start") ?? []).map(startCommand),
+    startLog: values.get("start-log") as string | undefined,
+    stopGraceMs: num("stop-grace") ?? DEFAULT_OPTIONS.stopGraceMs,
   };
   if (options.attemptTimeoutMs !== undefined && options.attemptTimeoutMs <= 0) {
     throw new UsageError("--attempt-timeout", "must be longer than 0");
@@ -68,5 +79,22 @@ export function runOptionsOf(
     throw new UsageError("--max-interval", "only applies with --backoff exponential");
   }
   if (options.reportFile === "") throw new UsageError("--report", "expected a file name");
+  if (options.startLog === "") throw new UsageError("--start-log", "expected a file name");
   return options;
+}
+
+/** One `--start` value as its words; empty or unclosed text is a usage error naming the flag. */
+function startCommand(text: string, i: number): StartCommand {
+  const where = `--start (start ${i + 1})`;
+  let argv: string[];
+  try {
+    argv = splitWords(text);
+  } catch (e) {
+    if (!(e instanceof WordsError)) throw e;
+    throw new UsageError(where, `${e.message}: ${text}`);
+  }
+  if (argv.length === 0) {
+    throw new UsageError(where, "expected a command, e.g. --start 'npm run start:api'");
+  }
+  return { text, argv };
 }

@@ -32,6 +32,16 @@ export interface RunContext {
   readonly graceMs?: number;
   /** Source of `--jitter`'s randomness, in [0, 1). Default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * Aborting it ends the run as `fatal`, its reason (a text) the report's `failure`: a started
+   * command that exited before the conditions held (docs/contract.md §4, `--start`).
+   */
+  readonly failure?: AbortSignal;
+  /**
+   * Called once the run is decided and its probes released, before the report is made: what
+   * the run started is stopped or left running there, and reported.
+   */
+  readonly finishing?: (status: RunStatus) => Promise<Pick<Report, "started">>;
 }
 
 /** Runs the plan to its end and returns the report. Never throws for a target's failure. */
@@ -41,6 +51,9 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const onCancel = () => r.finish("cancelled");
   if (ctx.signal?.aborted) onCancel();
   ctx.signal?.addEventListener("abort", onCancel, { once: true });
+  const onFailure = () => r.fail(String(ctx.failure!.reason));
+  if (ctx.failure?.aborted) onFailure();
+  ctx.failure?.addEventListener("abort", onFailure, { once: true });
   // `--timeout 0`/`none`: no deadline; the run ends on a verdict or a signal.
   const deadline = Number.isFinite(r.options.timeoutMs)
     ? r.clock.sleep(r.options.timeoutMs, r.ended).then(() => r.finish("timeout"))
@@ -48,8 +61,10 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   await Promise.all(r.conditions.map((c) => c.poll()));
   await deadline;
   ctx.signal?.removeEventListener("abort", onCancel);
+  ctx.failure?.removeEventListener("abort", onFailure);
   await r.release(ctx.graceMs ?? 3000);
-  const report = r.report(ctx.signal?.reason);
+  const base = r.report(ctx.signal?.reason);
+  const report = ctx.finishing ? { ...base, ...await ctx.finishing(base.status) } : base;
   r.emit?.({ type: "end", report });
   return report;
 }
@@ -65,6 +80,7 @@ class Run implements RunHost {
   readonly #verdict: Verdict;
   readonly #start: number;
   #outcome: { status: RunStatus; decidedBy?: number; at: number } | undefined;
+  #failure: string | undefined;
 
   constructor(readonly plan: ReadyPlan, ctx: RunContext) {
     this.clock = ctx.clock;
@@ -97,6 +113,13 @@ class Run implements RunHost {
     if (this.#outcome) return;
     this.#outcome = { status, decidedBy, at: this.elapsed() };
     this.#ctl.abort(RUN_ENDED);
+  }
+
+  /** Ends the run as `fatal` for a reason outside every condition. */
+  fail(failure: string): void {
+    if (this.#outcome) return;
+    this.#failure = failure;
+    this.finish("fatal");
   }
 
   held(c: ConditionRun): void {
@@ -155,6 +178,7 @@ class Run implements RunHost {
       timeoutMs: this.options.timeoutMs,
       decidedBy: o.decidedBy,
       signal: o.status === "cancelled" && typeof reason === "string" ? reason : undefined,
+      ...(this.#failure === undefined ? {} : { failure: this.#failure }),
       conditions: this.conditions.map((c) => {
         const r = c.report();
         return r.group === undefined ? r : { ...r, groupName: groupNames.get(r.group) };

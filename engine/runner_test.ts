@@ -667,3 +667,50 @@ Deno.test("run() ends the whole run at a guard inside a group, and gives up on a
     [["2.any", false]],
   );
 });
+
+Deno.test("run() ends as fatal when its failure signal aborts, and reports what finishing adds", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO], { hang: true });
+  const failure = new AbortController();
+  const finished: string[] = [];
+  const events: RunEvent[] = [];
+  const running = run(plan([{ probe: a }]), {
+    clock,
+    failure: failure.signal,
+    onEvent: (e) => events.push(e),
+    finishing: (status) => {
+      finished.push(status);
+      return Promise.resolve({
+        started: [{ index: 1, command: "srv", pid: 7, status: "exited", exitCode: 4, tail: [] }],
+      });
+    },
+  });
+  await clock.advance(1500);
+  failure.abort("start 1 (srv) exited with code 4 before the conditions held");
+  const report = await drive(clock, running);
+  assertEquals(report.status, "fatal");
+  assertEquals(report.failure, "start 1 (srv) exited with code 4 before the conditions held");
+  assertEquals(report.decidedBy, undefined);
+  assertEquals(report.elapsedMs, 1500);
+  assertEquals(finished, ["fatal"]);
+  assertEquals(report.started?.[0]?.exitCode, 4);
+  // The end event carries the same report: the summary can name the command.
+  const end = events.at(-1);
+  assert(end?.type === "end" && end.report.started?.length === 1, "end event with started");
+  assertEquals(a.trace.aborted, [true]);
+});
+
+Deno.test("run() whose failure signal aborted before it began is fatal at once", async () => {
+  const clock = new FakeClock();
+  const failure = new AbortController();
+  failure.abort("start: cannot write /x");
+  const report = await drive(
+    clock,
+    run(plan([{ probe: scripted(clock, [NO]) }]), { clock, failure: failure.signal }),
+  );
+  assertEquals([report.status, report.failure, report.elapsedMs], [
+    "fatal",
+    "start: cannot write /x",
+    0,
+  ]);
+});

@@ -78,6 +78,12 @@ export interface Probe {
    * attempt now instead of after the interval (event-driven waiting).
    */
   watch?(ctx: WatchContext): AsyncIterable<unknown>;
+  /**
+   * Takes the probe's starting point now (a `log`'s end of file), before `--start` starts
+   * anything, so that what a started command writes counts as new (docs/contract.md §4).
+   * Errors are left to the first attempt.
+   */
+  baseline?(signal: AbortSignal): Promise<void>;
   /** Releases what the probe holds across attempts (open files, clients). Idempotent. */
   close?(): void | Promise<void>;
 }

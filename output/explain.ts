@@ -62,6 +62,9 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       progress: o.progress,
       output: o.output,
       report: o.reportFile ?? null,
+      start: o.start.map((c) => c.text),
+      start_log: o.startLog ?? null,
+      stop_grace_seconds: secs(o.stopGraceMs),
     },
     conditions: plan.conditions.map((c) => ({
       index: c.index,
@@ -103,6 +106,8 @@ export function explainText(plan: Plan, redact: Redact): string {
     );
   };
   for (const n of plan.root.children) walk(n, "  ");
+  plan.options.start.forEach((c, i) => lines.push(`start ${i + 1}: ${shellQuote(c.argv)}`));
+  if (plan.options.startLog) lines.push(`start log: ${plan.options.startLog}`);
   if (plan.then) lines.push(`then: ${shellQuote(plan.then)}`);
   if (plan.options.reportFile) lines.push(`report: ${plan.options.reportFile}`);
   lines.push("nothing was probed (--explain)");

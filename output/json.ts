@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { ConditionReport, Report, RunEvent } from "../engine/report.ts";
+import type { ConditionReport, Report, RunEvent, StartedReport } from "../engine/report.ts";
 import { type Redact, redactDeep } from "./redact.ts";
 
 /** One condition in the JSON report. */
@@ -37,6 +37,22 @@ export interface JsonReport {
   /** null: no deadline (`--timeout 0` / `none`). */
   timeout_seconds: number | null;
   conditions: JsonCondition[];
+  /** What ended a fatal run that no condition decided (a started command's exit). */
+  error?: string;
+  /** The `--start` commands (docs/contract.md §7); absent without `--start`. */
+  started?: JsonStarted[];
+}
+
+/** One `--start` command in the JSON report. */
+export interface JsonStarted {
+  command: string;
+  pid: number;
+  status: "running" | "exited" | "stopped";
+  /** Only for `exited`. */
+  exit_code?: number;
+  tail: string[];
+  /** The file its output went to; null: only waitcmd's stderr had it. */
+  log: string | null;
 }
 
 const seconds = (ms: number): number => Math.round(ms) / 1000;
@@ -51,7 +67,21 @@ export function jsonReport(report: Report, redact: Redact): JsonReport {
     mode: report.mode,
     timeout_seconds: limitSeconds(report.timeoutMs),
     conditions: report.conditions.map(jsonCondition),
+    ...(report.failure === undefined ? {} : { error: report.failure }),
+    ...(report.started === undefined ? {} : { started: report.started.map(jsonStarted) }),
   }, redact);
+}
+
+/** One started command as JSON. */
+function jsonStarted(s: StartedReport): JsonStarted {
+  return {
+    command: s.command,
+    pid: s.pid,
+    status: s.status,
+    ...(s.exitCode === undefined ? {} : { exit_code: s.exitCode }),
+    tail: [...s.tail],
+    log: s.log ?? null,
+  };
 }
 
 /** One condition of the report as JSON. */

@@ -64,6 +64,7 @@ export class LiveRenderer {
   #timer: ReturnType<typeof setInterval> | undefined;
   #startedAt = 0;
   #timeoutMs = Infinity;
+  #ended = false;
 
   /** `now` reads the time the run's elapsed time is measured with (ms). */
   constructor(
@@ -112,6 +113,7 @@ export class LiveRenderer {
         this.#draw();
         return;
       case "end": {
+        this.#ended = true;
         clearInterval(this.#timer);
         this.#clear();
         const lines: string[] = [];
@@ -135,6 +137,17 @@ export class LiveRenderer {
         return;
       }
     }
+  }
+
+  /**
+   * Writes a whole line above the live block (a started command's `[start N] ` line): the block
+   * is erased, the line written, the block drawn again; after the end, only the line.
+   */
+  above(line: string): void {
+    if (this.#timer === undefined || this.#ended) return this.write(line + "\n");
+    this.#clear();
+    this.write(line + "\n");
+    this.#draw();
   }
 
   /**

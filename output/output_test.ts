@@ -368,3 +368,42 @@ Deno.test("LiveRenderer shows elapsed and time left, and each wait since the sta
     "  elapsed 2.6s, 58s left",
   ]);
 });
+
+Deno.test("a run a started command ended: its failure in the summary and the report", () => {
+  const failure = "start 1 (./srv --token t0ps3cret) exited with code 4 before the conditions held";
+  const r = report({
+    status: "fatal",
+    failure,
+    started: [
+      {
+        index: 1,
+        command: "./srv --token t0ps3cret",
+        pid: 42,
+        status: "exited",
+        exitCode: 4,
+        tail: ["boom t0ps3cret"],
+        log: "/tmp/waitcmd-start-1.log",
+      },
+      { index: 2, command: "./other", pid: 43, status: "stopped", tail: [] },
+    ],
+  });
+  assertEquals(summaryLines(r), [`waitcmd: fatal: ${failure}`]);
+  const j = jsonReport(r, makeRedactor(["t0ps3cret"]));
+  assertEquals(
+    j.error,
+    "start 1 (./srv --token ***) exited with code 4 before the conditions held",
+  );
+  assertEquals(j.started, [
+    {
+      command: "./srv --token ***",
+      pid: 42,
+      status: "exited",
+      exit_code: 4,
+      tail: ["boom ***"],
+      log: "/tmp/waitcmd-start-1.log",
+    },
+    { command: "./other", pid: 43, status: "stopped", tail: [], log: null },
+  ]);
+  // Without --start, no started field at all.
+  assertEquals("started" in jsonReport(report({}), makeRedactor([])), false);
+});

@@ -13,8 +13,9 @@ import { describeError, UsageError } from "../engine/errors.ts";
 import { checkThen, type Handover, signalExitCode, thenEnvironment } from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
-import type { Report, RunEvent } from "../engine/report.ts";
-import { run } from "../engine/runner.ts";
+import type { Report, RunEvent, RunStatus } from "../engine/report.ts";
+import { run, type RunContext } from "../engine/runner.ts";
+import type { StartedSet } from "../engine/started.ts";
 import { SecretRegistry } from "../engine/secrets.ts";
 import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
@@ -38,6 +39,8 @@ export interface SessionEnd {
   /** The exit code of a session that ended before a report (usage error, --explain). */
   readonly code?: number;
   readonly handover?: Handover;
+  /** Stops what `--start` started, once `then` has ended (docs/contract.md §4). */
+  readonly stopStarted?: () => Promise<void>;
 }
 
 /**
@@ -59,6 +62,7 @@ export async function runSession(
     if (o.reportFile !== undefined) {
       await (await import("./report_file.ts")).checkReportFile(o.reportFile);
     }
+    if (o.startLog !== undefined && o.start.length > 0) await checkStartLog(o.startLog);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     io.stderr(line(e.format()) + "\n");
@@ -85,9 +89,12 @@ export async function runSession(
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
     listener(plan, io, (t) => redact(t)),
   ]);
+  const starting = ready === undefined || o.start.length === 0
+    ? undefined
+    : await startCommands(ready, io, line, onEvent?.print ?? ((l) => io.stderr(l + "\n")));
   const report = ready === undefined
     ? cancelledBeforeStart(plan, io.signal.reason)
-    : await run(ready, { clock: io.clock, signal: io.signal, onEvent });
+    : await run(ready, { clock: io.clock, signal: io.signal, onEvent, ...starting?.context });
   if (ready === undefined) onEvent?.({ type: "end", report });
   if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
   if (o.reportFile !== undefined) {
@@ -111,6 +118,7 @@ export async function runSession(
     }
   }
   if (report.status !== "satisfied" || !plan.then) return { report };
+  const stopStarted = starting?.stopAfterThen;
   const named = new Map(plan.conditions.map((c) => [c.index, c.captures]));
   return {
     report,
@@ -118,6 +126,95 @@ export async function runSession(
       command: plan.then,
       env: thenEnvironment(report, named, o.reportFile),
     },
+    stopStarted,
+  };
+}
+
+/**
+ * `--start-log FILE` must be a file waitcmd can append to, found before anything starts: its
+ * directory exists, and it is no directory itself (docs/contract.md §4).
+ */
+async function checkStartLog(path: string): Promise<void> {
+  const slash = path.lastIndexOf("/");
+  const dir = slash < 0 ? "." : path.slice(0, slash) || "/";
+  const statOf = (p: string) => Deno.stat(p).catch(() => undefined);
+  const [file, parent] = await Promise.all([statOf(path), statOf(dir)]);
+  if (file?.isDirectory) {
+    throw new UsageError("--start-log", `cannot write ${path}: is a directory`);
+  }
+  if (!parent?.isDirectory) {
+    throw new UsageError("--start-log", `cannot write ${path}: directory ${dir} does not exist`);
+  }
+}
+
+/** What `--start` adds to a run: the runner's hooks, and the stop after `then`. */
+interface Starting {
+  readonly context: Pick<RunContext, "failure" | "finishing">;
+  readonly stopAfterThen: () => Promise<void>;
+}
+
+/**
+ * Starts the `--start` commands once every probe has taken its baseline (docs/contract.md §4):
+ * their lines go to stderr as `[start N] ` lines in text mode without `--start-log`; one that
+ * exits before the run is decided ends it as fatal. At the end of the run they are stopped,
+ * handed to `then`, or left running on their own (and said where their output goes).
+ */
+async function startCommands(
+  ready: ReadyPlan,
+  io: SessionIo,
+  line: (text: string) => string,
+  print: (line: string) => void,
+): Promise<Starting> {
+  const o = ready.options;
+  const failure = new AbortController();
+  await Promise.all(ready.conditions.map((c) => c.probe.baseline?.(io.signal)));
+  const { StartedSet } = await import("../engine/started.ts");
+  const text = o.output === "text";
+  const shown = text && o.startLog === undefined;
+  let set: StartedSet | undefined;
+  if (!io.signal.aborted) {
+    try {
+      set = await StartedSet.start(o.start, {
+        logFile: o.startLog,
+        tempDir: io.env.TMPDIR || "/tmp",
+        env: io.env,
+        onLine: shown ? (n, l) => print(line(`[start ${n}] ${l}`)) : undefined,
+        onExit: (s) => {
+          if (s.status !== "exited") return;
+          failure.abort(
+            `start ${s.index} (${s.command}) exited with code ${s.exitCode} before the conditions held`,
+          );
+        },
+      });
+    } catch (e) {
+      failure.abort(`start: ${describeError(e)}`);
+    }
+  }
+  const finishing = async (status: RunStatus): Promise<Pick<Report, "started">> => {
+    if (set === undefined) return {};
+    if (status !== "satisfied") await set.stop(o.stopGraceMs);
+    const started = set.reports();
+    if (status === "fatal" && text && !shown) {
+      // The output was in --start-log only: the last lines of the one that exited are shown.
+      for (const s of started.filter((s) => s.status === "exited")) {
+        for (const l of s.tail) print(line(`[start ${s.index}] ${l}`));
+      }
+    }
+    if (status === "satisfied" && !ready.then) {
+      set.detach();
+      if (text && !o.quiet) {
+        for (const s of started) {
+          print(line(
+            `waitcmd: start ${s.index} (${s.command}) keeps running (pid ${s.pid}); its output goes to ${s.log}`,
+          ));
+        }
+      }
+    }
+    return { started };
+  };
+  return {
+    context: { failure: failure.signal, finishing },
+    stopAfterThen: async () => await set?.stop(o.stopGraceMs),
   };
 }
 
@@ -210,12 +307,18 @@ function ciSystemOf(env: Readonly<Record<string, string>>): boolean {
   return env.GITHUB_ACTIONS === "true" || env.GITLAB_CI === "true";
 }
 
+/**
+ * The listener of the run's events, and for text a whole line's way to stderr that keeps the live
+ * view intact (`print`, for `--start`'s lines).
+ */
+type Listener = ((e: RunEvent) => void) & { print?: (line: string) => void };
+
 /** The listener of the run's events for `--output` and the terminal; undefined for json. */
 async function listener(
   plan: Plan,
   io: SessionIo,
   redact: Redact,
-): Promise<((e: RunEvent) => void) | undefined> {
+): Promise<Listener | undefined> {
   const o = plan.options;
   // JSON output listens to no event: the runner then makes none (docs/performance.md).
   if (o.output === "json") return undefined;
@@ -235,7 +338,7 @@ async function listener(
   if (io.stderrIsTerminal && !o.quiet) {
     const { LiveRenderer } = await import("./live.ts");
     const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
-    return (e) => live.onEvent(e);
+    return Object.assign((e: RunEvent) => live.onEvent(e), { print: (l: string) => live.above(l) });
   }
   // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
   const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;

@@ -138,6 +138,7 @@ export function summaryLines(report: Report, style: Style = plainStyle): string[
         return [style.bad(`waitcmd: guard ${decider.name} matched: ${decider.detail}`)];
       }
       if (decider) return [style.bad(`waitcmd: fatal: ${decider.name}: ${why(decider)}`)];
+      if (report.failure !== undefined) return [style.bad(`waitcmd: fatal: ${report.failure}`)];
       return [style.bad("waitcmd: fatal")];
     }
     case "cancelled": {

@@ -293,8 +293,9 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
   "engine/prepare.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
   "output/command.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
   "output/help.ts": {
-    kinds: ["orch", "websocket"],
-    why: "the captures topic names the kinds with --matches and --jsonpath",
+    kinds: ["orch", "websocket", "postgres"],
+    why:
+      "the captures topic names the kinds with --matches and --jsonpath; the start topic's CI example waits for a database",
   },
   "scripts/test": { kinds: ["orch"], why: "the k8s build also builds what the orch tests run" },
 };

@@ -191,9 +191,7 @@ export class LogFollower {
           error: info.isDirectory ? "is a directory" : "not a regular file",
         };
       }
-      const pos = this.#startAt.from === "start"
-        ? 0
-        : await this.#tailOffset(file, info.size, this.#startAt.lines, signal);
+      const pos = await this.#startOffset(file, info, signal);
       this.#startAt = { from: "start" };
       this.#cur = new Source(file, info.dev, info.ino, pos, this.#clock.now());
       if (this.#closed) this.close();
@@ -202,6 +200,21 @@ export class LogFollower {
       file.close();
       throw e;
     }
+  }
+
+  /**
+   * Where reading starts in the file opened first: 0 with `--from-start`, for a file that did
+   * not exist when the command line was read, or one replaced or truncated since; else the
+   * start of the last `lines` lines of the content there was then (or now, without a mark).
+   */
+  async #startOffset(file: Deno.FsFile, info: Deno.FileInfo, signal: AbortSignal): Promise<number> {
+    const at = this.#startAt;
+    if (at.from === "start" || at.seen === null) return 0;
+    const seen = at.seen;
+    if (seen && (seen.dev !== info.dev || seen.ino !== (info.ino ?? 0) || info.size < seen.size)) {
+      return 0;
+    }
+    return await this.#tailOffset(file, seen?.size ?? info.size, at.lines, signal);
   }
 
   /** Offset of the start of the last `lines` complete lines of the first `size` bytes. */

@@ -19,7 +19,7 @@ Deno.test("log parse() accepts every flag and names the condition by its path", 
     contains: "job",
     matches: "done in \\d+ms",
     exclude: ["dry-run", "test"],
-    startAt: { from: "tail", lines: 50 },
+    startAt: { from: "tail", lines: 50, seen: null },
     required: 3,
   });
   const probe = await probeOf(args);
@@ -29,9 +29,12 @@ Deno.test("log parse() accepts every flag and names the condition by its path", 
 
 Deno.test("log parse() options: where reading starts and the defaults", async (t) => {
   const rows: [string[], Partial<LogOptions>][] = [
-    [["--contains", "x"], { contains: "x", startAt: { from: "tail", lines: 0 }, required: 1 }],
+    [
+      ["--contains", "x"],
+      { contains: "x", startAt: { from: "tail", lines: 0, seen: null }, required: 1 },
+    ],
     [["--contains", "x", "--from-start"], { startAt: { from: "start" } }],
-    [["--contains", "x", "--tail", "0"], { startAt: { from: "tail", lines: 0 } }],
+    [["--contains", "x", "--tail", "0"], { startAt: { from: "tail", lines: 0, seen: null } }],
     [["--matches", "^a+$"], { contains: undefined, matches: "^a+$", exclude: [] }],
   ];
   for (const [flags, want] of rows) {

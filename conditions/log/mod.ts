@@ -13,8 +13,31 @@ import { parseRegex, validateRegex } from "../_common/textmatch.ts";
 export type StartAt =
   /** Everything (`--from-start`). */
   | { readonly from: "start" }
-  /** The last `lines` complete lines (`--tail N`; 0 = only what is added, the default). */
-  | { readonly from: "tail"; readonly lines: number };
+  /**
+   * The last `lines` complete lines (`--tail N`; 0 = only what is added, the default) of the
+   * content there was when waitcmd read its command line (`seen`; docs/contract.md §5 log):
+   * what is written between then and the first attempt is new too. `seen` null: the file did
+   * not exist then, so all of it is new; absent: the content at the first attempt counts.
+   */
+  | { readonly from: "tail"; readonly lines: number; readonly seen?: FileMark | null };
+
+/** A file's identity and size at one moment. */
+export interface FileMark {
+  readonly dev: number;
+  readonly ino: number;
+  readonly size: number;
+}
+
+/** `path`'s identity and size now; null when there is no such regular file. */
+export function markOf(path: string): FileMark | null {
+  try {
+    const info = Deno.statSync(path);
+    if (!info.isFile) return null;
+    return { dev: info.dev, ino: info.ino ?? 0, size: info.size };
+  } catch {
+    return null;
+  }
+}
 
 /** What a log condition needs. */
 export interface LogOptions {
@@ -129,7 +152,8 @@ export const log = defineKind<LogOptions>({
     }
     const startAt: StartAt = input.bool("from-start")
       ? { from: "start" }
-      : { from: "tail", lines: input.integer("tail") ?? 0 };
+      // The baseline is taken here, as early as the process can (docs/contract.md §5 log).
+      : { from: "tail", lines: input.integer("tail") ?? 0, seen: markOf(path) };
     const required = input.integer("min-matches") ?? 1;
     return {
       target: path,

@@ -48,6 +48,12 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
       busy = run.catch(() => {});
       return run;
     },
+    // The end of the file (or its absence) is noted before `--start` starts anything.
+    baseline(signal) {
+      const run = busy.then(() => follower.poll(signal));
+      busy = run.catch(() => {});
+      return busy.then(() => {});
+    },
     watch: (ctx) =>
       watchPath(path, ctx, { anyInDirectory: () => follower.lingering, clock: env.clock }),
     close() {

@@ -313,3 +313,27 @@ Deno.test("log follows copytruncate rotation without losing or repeating a line"
     assertEquals(end.conditions[0].detail, numbered(LINES).trimEnd());
   });
 });
+
+Deno.test("log: the baseline is taken when the command line is read, not at the first attempt", () =>
+  withDir(async (dir) => {
+    const f = `${dir}/app.log`;
+    await Deno.writeTextFile(f, "ready before\n");
+    // --delay holds the first attempt back: a line written meanwhile is after the start.
+    const cli = startCli([
+      "-o",
+      "jsonl",
+      "-t",
+      "15s",
+      "--delay",
+      "1s",
+      "log",
+      f,
+      "--contains",
+      "ready",
+    ]);
+    await cli.waitFor("stdout", /"event":"start"/);
+    await append(f, "ready after\n");
+    const r = await cli.done();
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(r.report?.conditions[0]?.detail, "ready after");
+  }));

@@ -169,13 +169,22 @@ Deno.test("doctor --require suggests a kind for a misspelt one", async () => {
   );
 });
 
-Deno.test("help topics: then, recipe, exit-codes, environment, output, groups, captures", async () => {
+Deno.test("help topics: then, recipe, exit-codes, environment, output, groups, captures, start", async () => {
   const main = await runCli(["help"]);
   assertStringIncludes(
     main.stdout,
-    "Help topics: waitcmd help <kind>, or then, recipe, exit-codes, environment, output, groups, captures.",
+    "Help topics: waitcmd help <kind>, or then, recipe, exit-codes, environment, output, groups, captures, start.",
   );
-  const topics = ["then", "recipe", "exit-codes", "environment", "output", "groups", "captures"];
+  const topics = [
+    "then",
+    "recipe",
+    "exit-codes",
+    "environment",
+    "output",
+    "groups",
+    "captures",
+    "start",
+  ];
   for (const topic of topics) {
     const r = await runCli(["help", topic]);
     assertEquals([r.code, r.stderr], [0, ""]);
@@ -183,9 +192,14 @@ Deno.test("help topics: then, recipe, exit-codes, environment, output, groups, c
   }
   assertStringIncludes((await runCli(["help", "output"])).stdout, "--progress changes");
   assertStringIncludes((await runCli(["help", "environment"])).stdout, "WAITCMD_CI=off");
+  assertStringIncludes(
+    (await runCli(["help", "start"])).stdout,
+    "waitcmd --start 'npm run start:api' http http://localhost:8080/health",
+  );
+  assertStringIncludes((await runCli(["help", "environment"])).stdout, "WAITCMD_STOP_GRACE");
   assertEquals(
     usageErrorLine(await runCli(["help", "thne"])),
-    'waitcmd: help: unknown kind or topic "thne" (did you mean then?); topics: then, recipe, exit-codes, environment, output, groups, captures (see: waitcmd --help)',
+    'waitcmd: help: unknown kind or topic "thne" (did you mean then?); topics: then, recipe, exit-codes, environment, output, groups, captures, start (see: waitcmd --help)',
   );
 });
 

@@ -6,7 +6,7 @@
  * and --password-file, authSource and the URI's other options, --primary and
  * --replica-set on a standalone, mongodb+srv:// without SRV records, TLS
  * (--ca-file, the URI's own tls options, --insecure, an untrusted or misnamed
- * certificate) and a replica-set name (FerretDB answers as the writable
+ * certificate, a client certificate asked for) and a replica-set name (FerretDB answers as the writable
  * primary of the set it is given); and usage errors (the driver's URI check
  * included). The live conformance suite (tests/conformance/live_test.ts) runs
  * the scenarios every kind shares against FerretDB too. Secondaries,
@@ -323,5 +323,44 @@ serverTest(
     const other = await runJson([...timing("1s", "200ms"), "mongodb", url, "--replica-set", "rs1"]);
     assertOutcome(other, { code: 1, error: 'replica set is "rs0", expected "rs1"' });
     assertNoSecret([r, other], [FERRET_PASSWORD]);
+  },
+);
+
+/** A FerretDB server with TLS that asks every client for a certificate its CA signed. */
+async function mutualTlsFerret(): Promise<{ f: Ferret; pki: Pki; remove(): Promise<void> }> {
+  const pki = await makePki({ server: { dnsNames: ["localhost"], ips: ["127.0.0.1"] } });
+  try {
+    const f = await makeFerret({
+      tls: {
+        certFile: pki.server.certFile,
+        keyFile: pki.server.keyFile,
+        clientCaFile: pki.ca.certFile,
+      },
+    });
+    return { f, pki, remove: () => f.remove().then(() => pki.cleanup()) };
+  } catch (e) {
+    await pki.cleanup();
+    throw e;
+  }
+}
+
+serverTest(
+  "mongodb kind against FerretDB asking for a client certificate (the URI's tlsCertificateKeyFile)",
+  { name: "FerretDB", missing: FERRET_MISSING, make: mutualTlsFerret },
+  async ({ f, pki }) => {
+    // The driver reads the client's certificate and key from one PEM file.
+    const both = `${pki.dir}/client-both.pem`;
+    await Deno.writeTextFile(both, `${pki.client!.certPem}\n${pki.client!.keyPem}\n`);
+    const url = f.url();
+    const withCert = `${url}?tls=true&tlsCertificateKeyFile=${encodeURIComponent(both)}`;
+    const ok = await runJson([...FAST, "mongodb", withCert, "--ca-file", pki.ca.certFile]);
+    assertOutcome(ok, { code: 0, status: "satisfied", detail: FERRET_DETAIL, stderr: "" });
+    const without = await runJson([
+      ...timing("3s", "200ms"),
+      ...["mongodb", url, "--tls", "--ca-file", pki.ca.certFile],
+    ]);
+    assertOutcome(without, { code: 1, status: "timeout", error: /client certificate/ });
+    assert(without.json.conditions[0]!.attempts >= 2, without.stdout);
+    assertNoSecret([ok, without], [FERRET_PASSWORD]);
   },
 );

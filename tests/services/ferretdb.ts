@@ -63,7 +63,7 @@ export interface Ferret extends Restartable {
   readonly host: "127.0.0.1";
   readonly port: number;
   readonly dir: string;
-  /** `mongodb://USER:PASSWORD@127.0.0.1:PORT/DB` (by default the setup user in `app`). */
+  /** `mongodb://USER:PASSWORD@127.0.0.1:PORT/DB` (by default the setup user in `app`; TLS is the caller's to ask for). */
   url(user?: string, password?: string, db?: string): string;
   /** Runs a command in `db` as the setup user (over TLS when the server has it); its reply. */
   command(db: string, cmd: Record<string, unknown>): Promise<Record<string, unknown>>;

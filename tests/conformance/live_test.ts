@@ -23,7 +23,7 @@
  * - tls, where the row starts a server of the kind with TLS (the kinds that
  *   reach TLS through their driver's own options): satisfied verified by
  *   name and unverified, with the detail naming TLS; an untrusted or
- *   misnamed certificate retried as pending.
+ *   misnamed certificate retried as pending (until the row's deadline).
  *
  * A row says why a scenario does not apply to its kind (tls is only where
  * a row gives it). A kind of the
@@ -278,7 +278,7 @@ const SCENARIOS: {
             if (typeof tls.detail === "string") assertEquals(detail, tls.detail);
             else assertMatch(detail, tls.detail);
           }
-          await assertTlsRetried(row.kind, tls.pending);
+          await assertTlsRetried(row.kind, tls.pending, row.short());
         } finally {
           await tls.remove();
         }

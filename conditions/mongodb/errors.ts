@@ -128,5 +128,7 @@ function describeNetworkError(e: unknown, hostname: string): string {
 }
 
 function lowerFirst(s: string): string {
+  // An acronym or a code (`ENOENT`, `TLS`) stays as it is.
+  if (/^[A-Z][A-Z0-9_]/.test(s)) return s;
   return s.charAt(0).toLowerCase() + s.slice(1);
 }

@@ -299,13 +299,14 @@ Deno.test("hints: a kubeconfig without the context, a missing kubeconfig, socket
     assertEquals(ctx.hint, "pass --context with one of: dev, prod (kubectl config get-contexts)");
     assertStringIncludes(ctx.text.stderr, `(hint: ${ctx.hint})\n`);
     const missing = await hintOf(["k8s", "deployment/web"], { KUBECONFIG: `${dir}/nope` });
-    assertEquals(missing.json.code, 1);
-    assertEquals(
-      missing.hint,
-      `nothing at ${dir}/nope yet: write the kubeconfig there (waiting for it), or fix KUBECONFIG`,
+    // No retry can fix a kubeconfig that is not there: fatal, its hint on the summary line.
+    assertEquals(missing.json.code, 3);
+    assertEquals(missing.hint, "fix KUBECONFIG: it names no kubeconfig file");
+    assertStringIncludes(
+      missing.text.stderr,
+      `waitcmd: fatal: k8s deployment/web: kubeconfig ${dir}/nope (KUBECONFIG): no such file ` +
+        `(hint: ${missing.hint})\n`,
     );
-    assertStringIncludes(missing.line, "attempt 1 ");
-    assertStringIncludes(missing.line, `(hint: ${missing.hint})`);
     const sock = await hintOf(["unix", `${dir}/app.sock`]);
     assertEquals(
       sock.hint,

@@ -149,7 +149,7 @@ Deno.test("live view of a command still running at the deadline: attempt 1 and w
   const { drawn, raw } = await runOnTerminal(["--timeout", "1500ms", "exec", "--", "sleep", "5"], {
     columns: 120,
   });
-  const rows = drawn.filter((l) => l.includes("exec sleep"));
+  const rows = drawn.filter((l) => l.includes("exec sleep 5"));
   assert(rows.length > 0, `no live row drawn:\n${raw}`);
   assert(
     rows.every((l) => /attempt 1 {2}\d+\.\ds {2}waiting for the first answer$/.test(l)),
@@ -159,6 +159,6 @@ Deno.test("live view of a command still running at the deadline: attempt 1 and w
   assert(!plain.includes("attempt 0"), plain);
   assertMatch(
     plain,
-    /\[\.\.\] exec sleep attempt 1 \(1\.5s\): no answer before the deadline \(attempt 1 still running\)/,
+    /\[\.\.\] exec sleep 5 attempt 1 \(1\.5s\): no answer before the deadline \(attempt 1 still running\)/,
   );
 });

@@ -41,7 +41,7 @@ function counted(n: number, noun: string): string {
  * What the header counts (docs/contract.md §6): the run's own members that are not guards, a
  * group counted once as the summary counts it, and the guards apart (wherever they stand).
  */
-export function planCounts(plan: Pick<Plan, "root" | "conditions">): {
+function planCounts(plan: Pick<Plan, "root" | "conditions">): {
   conditions: number;
   guards: number;
 } {

@@ -397,6 +397,18 @@ Deno.test("rowText() cuts the name before the text, then the text", () => {
   assertEquals(narrow.length, 50);
 });
 
+Deno.test("LiveRenderer marks a guard's row", () => {
+  const out: string[] = [];
+  const live = new LiveRenderer((t) => out.push(t), noop, plainStyle, () => 80, () => 0);
+  const p = flatPlan([cond(1, "tcp db:5432"), cond(2, "log app.log", true)]);
+  live.onEvent({ type: "start", plan: p });
+  live.onEvent(attempt(p.conditions[1]!, 1, 0, { status: "pending", error: "no match yet" }));
+  live.onEvent({ type: "end", report: report({ status: "timeout" }) });
+  const frame = out.findLast((t) => t.includes("\x1b[2K"))!.split("\x1b[2K").slice(1);
+  assertStringIncludes(frame[1]!, " guard log app.log  attempt 1  0.0s  no match yet");
+  assertEquals(frame[0]!.includes("guard"), false);
+});
+
 Deno.test("LiveRenderer shows elapsed and time left, and each wait since the start", () => {
   let now = 1000;
   const out: string[] = [];

@@ -9,6 +9,16 @@
 import { commandSecrets, redactText, SecretRegistry } from "../../engine/secrets.ts";
 import { quoteWord } from "../../output/quote.ts";
 
+/**
+ * The MySQL and MariaDB clients' `-pPASSWORD` (`mysqladmin ping -uroot -psecret`, common in health
+ * checks): the password glued to `-p`, under no credential name `commandSecrets` knows.
+ */
+function attachedPasswords(words: readonly string[]): string[] {
+  const program = words[0]?.slice(words[0].lastIndexOf("/") + 1) ?? "";
+  if (!program.startsWith("mysql") && !program.startsWith("mariadb")) return [];
+  return words.slice(1).filter((w) => w.startsWith("-p") && w.length > 2).map((w) => w.slice(2));
+}
+
 /** The mask a secret is shown as (docs/contract.md §9). */
 const MASK = "***";
 
@@ -18,7 +28,7 @@ const MASK = "***";
  * that needs quotes only for its mask is shown bare.
  */
 export function commandDisplay(words: readonly string[]): string {
-  const secrets = new SecretRegistry(commandSecrets(words));
+  const secrets = new SecretRegistry([...commandSecrets(words), ...attachedPasswords(words)]);
   return words.map((word) => {
     const masked = redactText(word, secrets);
     if (masked === word) return quoteWord(word);

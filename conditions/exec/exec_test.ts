@@ -65,6 +65,8 @@ Deno.test("exec parse() shows the command with its arguments, quoted, credential
     curl.target,
     "curl -sf -u bob:*** 'https://app:***@db/x?token=***' -H 'Authorization: ***' PGPASSWORD=***",
   );
+  const mysql = conditionOf(["exec", "--", "mysqladmin", "ping", "-uroot", "-pHunter2x"]);
+  assertEquals(mysql.target, "mysqladmin ping -uroot -p***");
   for (const secret of ["hunter22", "pw1234", "abcd", "t0ken9", "s3cret"]) {
     assertEquals(curl.name.includes(secret), false, secret);
   }

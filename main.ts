@@ -161,7 +161,7 @@ if (import.meta.main) {
         try {
           return Deno.consoleSize().columns;
         } catch {
-          return 80;
+          return 0; // unknown: plain lines instead of the live view (docs/contract.md §6)
         }
       },
       clock: cliClock as Clock,

@@ -13,7 +13,7 @@
  *   member = [guard] [not] <kind> [target] [flags]
  *          | any [ <member> [-- <member>]... ] [--label TEXT]
  *          | all [ <member> [-- <member>]... ] [--label TEXT]
- * waitcmd doctor [-o text|json] [--require KIND]...
+ * waitcmd doctor [-o text|json] [--require KIND[,KIND]...]...
  * waitcmd help [kind|topic] | completions bash|zsh|fish | version
  * ```
  *
@@ -137,14 +137,19 @@ class Parser implements WordCursor {
       const value = m[2] ?? args[++i];
       if (value === undefined) throw new UsageError(`doctor: ${m[1]}`, "missing value");
       if (m[1] === "--require") {
-        const kind = this.registry.lookup(value);
-        if (!kind) {
-          throw new UsageError(
-            "doctor: --require",
-            `unknown kind ${q(value)}${didYouMean(value, this.registry.words)}`,
-          );
+        // A comma list (`--require KIND,KIND`) or the flag repeated, or both.
+        const words = value.split(",").map((w) => w.trim()).filter((w) => w !== "");
+        if (words.length === 0) throw new UsageError("doctor: --require", "expected a kind");
+        for (const word of words) {
+          const kind = this.registry.lookup(word);
+          if (!kind) {
+            throw new UsageError(
+              "doctor: --require",
+              `unknown kind ${q(word)}${didYouMean(word, this.registry.words)}`,
+            );
+          }
+          if (!required.includes(kind.name)) required.push(kind.name);
         }
-        required.push(kind.name);
       } else if (value === "text" || value === "json") {
         output = value;
       } else {

@@ -161,17 +161,20 @@ const accepted: [string[], Check][] = [
   ],
   [["file", "/x", "--contains=a=b"], (p) => assertEquals(p.conditions[0]!.name, "file /x")],
   [["file", "/x", "--exists=false", "--nonempty"], (p) => assertEquals(p.conditions.length, 1)],
-  [["exec", "--", "echo", "hi"], (p) => assertEquals(p.conditions[0]!.name, "exec echo")],
+  [["exec", "--", "echo", "hi"], (p) => assertEquals(p.conditions[0]!.name, "exec echo hi")],
   [
     ["exec", "--output-contains", "x", "--", "sh", "-c", "exit 0"],
-    (p) => assertEquals(p.conditions[0]!.target, "sh"),
+    (p) => assertEquals(p.conditions[0]!.target, "sh -c 'exit 0'"),
   ],
   [
     ["exec", "--", "echo", "--", "tcp", "a:1"],
     (p) => assertEquals(p.conditions.map((c) => c.name), ["exec echo", "tcp a:1"]),
   ],
   [["exec", "--", "echo", "--", "not-a-kind"], (p) => assertEquals(p.conditions.length, 1)],
-  [["exec", "--", "tcp", "--version"], (p) => assertEquals(p.conditions[0]!.name, "exec tcp")],
+  [
+    ["exec", "--", "tcp", "--version"],
+    (p) => assertEquals(p.conditions[0]!.name, "exec tcp --version"),
+  ],
   [
     ["exec", "--", "true", "--", "guard", "exec", "--", "false"],
     (p) => assertEquals(p.conditions.map((c) => c.guard), [false, true]),

@@ -78,7 +78,7 @@ Deno.test("expandRecipe() turns a YAML recipe into one command line", async () =
     "tcp db:5432",
     "api",
     "not file /tmp/lock",
-    "exec test",
+    "exec test -f /tmp/x",
     "log app.log",
   ]);
   assertEquals(c.plan.conditions[4]!.guard, true);

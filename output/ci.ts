@@ -80,7 +80,7 @@ function verdict(c: ConditionReport): string {
 
 /**
  * The step summary's Markdown: the run's summary, then a table of its conditions (condition,
- * verdict, attempts, time, last error); secrets removed.
+ * verdict, attempts, time, and the last error of a row that does not hold); secrets removed.
  */
 export function stepSummary(report: Report, redact: Redact): string {
   // Secrets are removed before escaping: an escaped secret would no longer be found.
@@ -88,7 +88,8 @@ export function stepSummary(report: Report, redact: Redact): string {
   const head = summaryLines(report).map((l) => safe(l.replace(/^waitcmd: /, "")));
   const rows = report.conditions.map((c) => {
     const time = c.elapsedMs === null ? "" : formatElapsed(c.elapsedMs);
-    const error = c.lastError === "" ? "" : withHint(c.lastError, c.hint);
+    // A row that holds has no error to show: its last failed attempt came before it held.
+    const error = c.satisfied || c.lastError === "" ? "" : withHint(c.lastError, c.hint);
     return `| ${[c.name, verdict(c), String(c.attempts), time, error].map(safe).join(" | ")} |`;
   });
   return [

@@ -42,12 +42,28 @@ export function doctorJson(rows: readonly DoctorRow[]): string {
 /** What `doctor` writes with. */
 export interface DoctorIo {
   stdout(text: string): void;
+  /** Where text output names each failed requirement (absent: nowhere). */
+  stderr?(text: string): void;
   readonly env: Readonly<Record<string, string>>;
+}
+
+/** `waitcmd: doctor: required kind KIND cannot work here: REASON`, one per failed requirement. */
+export function failedRequirements(
+  rows: readonly DoctorRow[],
+  required: readonly string[],
+): string[] {
+  return required.flatMap((kind) => {
+    const reason = rows.find((r) => r.kind === kind)?.reason;
+    return reason === undefined
+      ? []
+      : [`waitcmd: doctor: required kind ${kind} cannot work here: ${reason}`];
+  });
 }
 
 /**
  * `waitcmd doctor`: asks every kind whether it can work here, prints the verdicts, and
- * returns the exit code: 1 when a `--require`d kind cannot, else 0.
+ * returns the exit code: 1 when a `--require`d kind cannot, else 0. Text output names each
+ * failed requirement on stderr, after the table.
  */
 export async function doctor(
   command: { readonly output: "text" | "json"; readonly required: readonly string[] },
@@ -61,5 +77,7 @@ export async function doctor(
     })),
   );
   io.stdout(command.output === "json" ? doctorJson(rows) : doctorText(rows));
-  return rows.some((r) => command.required.includes(r.kind) && r.reason !== undefined) ? 1 : 0;
+  const failed = failedRequirements(rows, command.required);
+  if (command.output === "text") { for (const line of failed) io.stderr?.(line + "\n"); }
+  return failed.length > 0 ? 1 : 0;
 }

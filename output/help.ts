@@ -52,7 +52,7 @@ export function mainHelp(registry: Registry): string {
     "  waitcmd [global options] [guard] [not] <kind> [target] [flags]",
     "          [-- <condition or group>]... [-- then <command> [args...]]",
     "  waitcmd -f recipe.yaml [global options] [-- more conditions]",
-    "  waitcmd doctor [-o json] [--require KIND]",
+    "  waitcmd doctor [-o json] [--require KIND[,KIND…]]",
     "",
     "Condition kinds:",
     ...kinds,

@@ -16,6 +16,11 @@ import { attemptText, headerLine, type Style, summaryLines } from "./text.ts";
 
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
+/** A condition's name in the view: a guard's says so, as its text lines do (docs/contract.md §6). */
+function shownName(c: ConditionPlan): string {
+  return c.guard ? `guard ${c.name}` : c.name;
+}
+
 interface Row {
   condition: ConditionPlan;
   attempts: number;
@@ -127,7 +132,7 @@ export class LiveRenderer {
             ? [c.attempts, e.report.elapsedMs, c.lastError || "no attempt finished"]
             : [r.attempts, r.elapsedMs, r.text];
           lines.push(
-            `${tag} ${r.condition.name} attempt ${n} (${formatElapsed(at)})${
+            `${tag} ${shownName(r.condition)} attempt ${n} (${formatElapsed(at)})${
               text ? `: ${text}` : ""
             }`,
           );
@@ -174,7 +179,7 @@ export class LiveRenderer {
       // Cut before colouring so a wrapped line never breaks the redraw.
       return `${mark} ${
         rowText(
-          flat(r.condition.name),
+          flat(shownName(r.condition)),
           `attempt ${Math.max(1, r.attempts)}  ${formatElapsed(at)}`,
           flat(text),
           width - 2,

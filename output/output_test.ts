@@ -98,6 +98,57 @@ Deno.test("headerLine() states count, timeout, interval and mode any", () => {
   );
 });
 
+Deno.test("headerLine() and summaryLines() count the same things: guards apart, a group once", () => {
+  const guarded = flatPlan([cond(1, "log app.log", true), cond(2, "tcp db:5432")]);
+  assertEquals(
+    headerLine(guarded),
+    "waitcmd: waiting for 1 condition and 1 guard (timeout 5m, interval 2s)",
+  );
+  const twoGuards = flatPlan([cond(1, "tcp a:1"), cond(2, "tcp b:1", true), cond(3, "x y", true)]);
+  assertStringIncludes(headerLine(twoGuards), "waiting for 1 condition and 2 guards (");
+  const leaves = [1, 2, 3, 4].map((i) => ({
+    type: "leaf" as const,
+    condition: cond(i, `tcp h${i}:1`),
+  }));
+  const grouped: Plan = {
+    ...flatPlan(leaves.map((l) => l.condition)),
+    root: {
+      type: "group",
+      op: "all",
+      path: "",
+      name: "",
+      children: [{ type: "group", op: "any", path: "1.any", name: "any[…]", children: leaves }],
+    },
+  };
+  assertEquals(headerLine(grouped), "waitcmd: waiting for 1 condition (timeout 5m, interval 2s)");
+  // A satisfied `any` group of four where three held is one member that held.
+  const members = [1, 2, 3, 4].map((i) =>
+    cr({ index: i, satisfied: i !== 2, group: "1.any", groupName: "any[…]" })
+  );
+  assertEquals(
+    summaryLines(
+      report({ conditions: [...members, cr({ index: 5, guard: true, satisfied: false })] }),
+    ),
+    ["waitcmd: satisfied in 6.1s (1/1 conditions)"],
+  );
+  const nested = [
+    cr({ index: 1 }),
+    cr({ index: 2, group: "2.all", groupName: "all[…]" }),
+    cr({ index: 3, group: "2.all.1.any", groupName: "any[…]" }),
+  ];
+  assertEquals(summaryLines(report({ conditions: nested })), [
+    "waitcmd: satisfied in 6.1s (2/2 conditions)",
+  ]);
+});
+
+Deno.test("attemptLine() marks a guard's lines", () => {
+  const g = cond(1, "log app.log", true);
+  assertEquals(
+    attemptLine(attempt(g, 1, 0, { status: "pending", error: "no matching line yet" })),
+    "[..] guard log app.log attempt 1 (0.0s): no matching line yet",
+  );
+});
+
 Deno.test("attemptLine() renders [..] and [ok] lines exactly as settled", () => {
   const c = cond(1, "tcp db:5432");
   assertEquals(
@@ -344,6 +395,18 @@ Deno.test("rowText() cuts the name before the text, then the text", () => {
   const narrow = rowText(name, meta, "connection refused by the remote host", 50);
   assertEquals(narrow, "http http:/…  attempt 3  4.2s  connection refused…");
   assertEquals(narrow.length, 50);
+});
+
+Deno.test("LiveRenderer marks a guard's row", () => {
+  const out: string[] = [];
+  const live = new LiveRenderer((t) => out.push(t), noop, plainStyle, () => 80, () => 0);
+  const p = flatPlan([cond(1, "tcp db:5432"), cond(2, "log app.log", true)]);
+  live.onEvent({ type: "start", plan: p });
+  live.onEvent(attempt(p.conditions[1]!, 1, 0, { status: "pending", error: "no match yet" }));
+  live.onEvent({ type: "end", report: report({ status: "timeout" }) });
+  const frame = out.findLast((t) => t.includes("\x1b[2K"))!.split("\x1b[2K").slice(1);
+  assertStringIncludes(frame[1]!, " guard log app.log  attempt 1  0.0s  no match yet");
+  assertEquals(frame[0]!.includes("guard"), false);
 });
 
 Deno.test("LiveRenderer shows elapsed and time left, and each wait since the start", () => {

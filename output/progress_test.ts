@@ -78,10 +78,11 @@ Deno.test("LineRenderer --progress changes: lines on changes, a heartbeat every 
     { name: "log app.log", guard: true, probe: timed(clock, () => refused()) },
   ]);
   assertEquals(out, [
-    "waitcmd: waiting for 3 conditions (timeout 2m, interval 2s)",
+    // The header counts what the summary counts, the guard apart, and the guard's line says so.
+    "waitcmd: waiting for 2 conditions and 1 guard (timeout 2m, interval 2s)",
     "[..] tcp db:5432 attempt 1 (0.0s): connection refused (hint: nothing listens on 5432 here: is the server started?)",
     "[..] http web attempt 1 (0.0s): status 503",
-    "[..] log app.log attempt 1 (0.0s): connection refused",
+    "[..] guard log app.log attempt 1 (0.0s): connection refused",
     "[..] http web attempt 3 (4.0s): status 502, password ***",
     "[ok] http web attempt 6 (10.0s): 200 OK",
     // The heartbeat's timer was armed first: at 30 s it fires before the 16th attempt starts.

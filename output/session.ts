@@ -25,6 +25,7 @@ export interface SessionIo {
   stderr(text: string): void;
   readonly env: Readonly<Record<string, string>>;
   readonly stderrIsTerminal: boolean;
+  /** The terminal's width in columns; 0 when unknown (a terminal that reports 0×0). */
   columns(): number;
   readonly clock: Clock;
   /** The wall clock, ms since the epoch (GitLab's section markers; default `Date.now`). */
@@ -335,7 +336,8 @@ async function listener(
   const style = color ? text.ansiStyle : text.plainStyle;
   // Text lines: control characters escaped, so a server's newline cannot forge a line (§6).
   const lineRedact = lineRedactor(redact, color);
-  if (io.stderrIsTerminal && !o.quiet) {
+  // A terminal whose size is unknown or 0 cannot hold the live view's lines: plain lines (§6).
+  if (io.stderrIsTerminal && !o.quiet && io.columns() > 0) {
     const { LiveRenderer } = await import("./live.ts");
     const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
     return Object.assign((e: RunEvent) => live.onEvent(e), { print: (l: string) => live.above(l) });

@@ -32,10 +32,44 @@ export const ansiStyle: Style = {
   bold: (s) => `\x1b[1m${s}\x1b[22m`,
 };
 
-/** `waitcmd: waiting for 3 conditions (timeout 5m, interval 2s)`. */
+/** `3 conditions`, `1 guard`: a count and its noun, plural unless it is one. */
+function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/**
+ * What the header counts (docs/contract.md §6): the run's own members that are not guards, a
+ * group counted once as the summary counts it, and the guards apart (wherever they stand).
+ */
+function planCounts(plan: Pick<Plan, "root" | "conditions">): {
+  conditions: number;
+  guards: number;
+} {
+  const conditions = plan.root.children.filter((n) => n.type === "group" || !n.condition.guard);
+  return {
+    conditions: conditions.length,
+    guards: plan.conditions.filter((c) => c.guard).length,
+  };
+}
+
+/**
+ * The run's own members in the report that are not guards: a condition outside every group, or a
+ * top-level group (all of whose members share the first step of their path, `2.any`), once.
+ */
+function reportMembers(report: Report): number {
+  const members = new Set<string>();
+  for (const c of report.conditions) {
+    if (c.guard) continue;
+    const top = c.group === undefined ? undefined : c.group.split(".", 2).join(".");
+    members.add(top === undefined ? `#${c.index}` : top);
+  }
+  return members.size;
+}
+
+/** `waitcmd: waiting for 3 conditions (timeout 5m, interval 2s)`, `… 1 condition and 1 guard (…)`. */
 export function headerLine(plan: Plan): string {
   const o = plan.options;
-  const n = plan.conditions.length;
+  const n = planCounts(plan);
   const parts = [
     Number.isFinite(o.timeoutMs) ? `timeout ${formatDuration(o.timeoutMs)}` : "no timeout",
     `interval ${formatDuration(o.intervalMs)}`,
@@ -48,7 +82,9 @@ export function headerLine(plan: Plan): string {
   if (o.mode === "any") parts.push("mode any");
   if (o.successes > 1) parts.push(`${o.successes} successes`);
   if (o.stableForMs > 0) parts.push(`stable for ${formatDuration(o.stableForMs)}`);
-  return `waitcmd: waiting for ${n} condition${n === 1 ? "" : "s"} (${parts.join(", ")})`;
+  const what = counted(n.conditions, "condition") +
+    (n.guards > 0 ? ` and ${counted(n.guards, "guard")}` : "");
+  return `waitcmd: waiting for ${what} (${parts.join(", ")})`;
 }
 
 /** `ok, 1/3 successes, stable 2.0s/10s` for a success that does not count yet. */
@@ -77,7 +113,9 @@ export function attemptLine(
   e: Extract<RunEvent, { type: "attempt" }>,
   style: Style = plainStyle,
 ): string | undefined {
-  const head = `${e.condition.name} attempt ${e.attempt} (${formatElapsed(e.elapsedMs)})`;
+  // A guard's line says so: its success ends the run as a failure (docs/contract.md §6).
+  const name = e.condition.guard ? `guard ${e.condition.name}` : e.condition.name;
+  const head = `${name} attempt ${e.attempt} (${formatElapsed(e.elapsedMs)})`;
   if (e.result.status === "fatal") return undefined;
   if (e.decisive) {
     if (e.condition.guard) return undefined;
@@ -103,22 +141,19 @@ function waitedFor(report: Report): ConditionReport[] {
 
 /** The final summary, one or more lines. */
 export function summaryLines(report: Report, style: Style = plainStyle): string[] {
-  const wanted = report.conditions.filter((c) => !c.guard);
   const elapsed = formatElapsed(report.elapsedMs);
   const decider = report.conditions.find((c) => c.index === report.decidedBy);
   const why = (c: ConditionReport) => withHint(c.lastError || "no attempt finished", c.hint);
   switch (report.status) {
-    case "satisfied":
+    case "satisfied": {
       if (report.mode === "any" && decider) {
         return [style.ok(`waitcmd: satisfied in ${elapsed} (mode any: ${decider.name})`)];
       }
-      return [
-        style.ok(
-          `waitcmd: satisfied in ${elapsed} (${
-            wanted.filter((c) => c.satisfied).length
-          }/${wanted.length} conditions)`,
-        ),
-      ];
+      // Satisfied under `all`: each of the run's own members held, a group counted once, as the
+      // header counts them.
+      const n = reportMembers(report);
+      return [style.ok(`waitcmd: satisfied in ${elapsed} (${n}/${n} conditions)`)];
+    }
     case "timeout": {
       const pending = waitedFor(report);
       const head = `waitcmd: timed out after ${formatDuration(report.timeoutMs)}`;

@@ -245,6 +245,10 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     ) => [path, { kinds, why: "a shared helper names the kinds it serves" }]),
   ),
   "README.md": { kinds: ["postgres"], why: "example 5 waits for a database" },
+  "conditions/exec/display.ts": {
+    kinds: ["mysql"],
+    why: "exec's name masks the MySQL clients' -pPASSWORD, a form no credential name covers",
+  },
   "docs/contract.md": {
     kinds: [
       "orch",

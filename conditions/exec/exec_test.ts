@@ -51,9 +51,25 @@ Deno.test("exec parse() gives the command, its arguments and the expectations as
   }
 });
 
-Deno.test("exec parse() shows only the command in the name, never its arguments", () => {
+Deno.test("exec parse() shows the command with its arguments, quoted, credentials masked", () => {
   const c = conditionOf(["exec", "--", "sh", "-c", "exit 1", "--password=topsecret"]);
-  assertEquals([c.name, c.target], ["exec sh", "sh"]);
+  assertEquals([c.name, c.target], [
+    "exec sh -c 'exit 1' --password=***",
+    "sh -c 'exit 1' --password=***",
+  ]);
+  const curl = conditionOf([
+    ...["exec", "--", "curl", "-sf", "-u", "bob:hunter22", "https://app:pw1234@db/x?token=abcd"],
+    ...["-H", "Authorization: Bearer t0ken9", "PGPASSWORD=s3cret"],
+  ]);
+  assertEquals(
+    curl.target,
+    "curl -sf -u bob:*** 'https://app:***@db/x?token=***' -H 'Authorization: ***' PGPASSWORD=***",
+  );
+  const mysql = conditionOf(["exec", "--", "mysqladmin", "ping", "-uroot", "-pHunter2x"]);
+  assertEquals(mysql.target, "mysqladmin ping -uroot -p***");
+  for (const secret of ["hunter22", "pw1234", "abcd", "t0ken9", "s3cret"]) {
+    assertEquals(curl.name.includes(secret), false, secret);
+  }
 });
 
 Deno.test("lastLine() keeps the last non-empty line, cut to 200 characters", () => {

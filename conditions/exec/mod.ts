@@ -9,6 +9,7 @@
  */
 
 import { defineKind } from "../../engine/types.ts";
+import { commandDisplay } from "./display.ts";
 
 /** What an exec condition needs. */
 export interface ExecOptions {
@@ -64,8 +65,8 @@ export const exec = defineKind<ExecOptions>({
     const [command, ...args] = input.command;
     if (!command) return input.fail(undefined, "missing command after --");
     return {
-      // Arguments may carry secrets: the display name shows only the command.
-      target: command,
+      // Its arguments tell two commands apart; the credentials among them are masked.
+      target: commandDisplay(input.command),
       options: {
         command,
         args,

@@ -9,8 +9,13 @@ import { statusLine } from "../_common/http_status.ts";
 
 /** Why a request failed. */
 export type KubeErrorKind =
-  /** No kubeconfig, unreadable or invalid file: may be fixed by the time of the next attempt. */
+  /** An unreadable or invalid kubeconfig, or a file it names: may be fixed by the next attempt. */
   | "config"
+  /**
+   * No kubeconfig file at all (`--kubeconfig`, KUBECONFIG or the default path, outside a
+   * cluster): no retry can fix it (docs/contract.md §5 orch).
+   */
+  | "missing"
   /** The kubeconfig names a context that does not exist: no retry can fix it. */
   | "context"
   /** Connection refused, DNS, TLS, reset, ...: retried. */
@@ -36,9 +41,9 @@ export class KubeError extends Error {
     super(message);
   }
 
-  /** No retry can fix it: refused credentials, an unknown context or resource type. */
+  /** No retry can fix it: refused credentials, no kubeconfig, an unknown context or resource type. */
   get fatal(): boolean {
-    return this.kind === "auth" || this.kind === "context";
+    return this.kind === "auth" || this.kind === "context" || this.kind === "missing";
   }
 }
 

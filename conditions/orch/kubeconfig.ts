@@ -128,9 +128,9 @@ export const yamlLibrary: Memo<typeof import("yaml")> = memoize(async () => {
 
 /**
  * Loads the kubeconfig of `source` (the merged files, else the in-cluster
- * config in a pod) and checks its context. Throws `KubeError("config")` when
- * there is none or it cannot be read, `KubeError("context")` when the context
- * or its cluster is missing.
+ * config in a pod) and checks its context. Throws `KubeError("missing")` when
+ * there is none, `KubeError("config")` when it cannot be read, `KubeError("context")` when the
+ * context or its cluster is missing.
  */
 export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> {
   const k8s = await kubeClientLibrary.get();
@@ -138,7 +138,10 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
   const { files, from } = kubeconfigFiles(source);
   const existing: string[] = [];
   for (const f of files) {
-    if (await Deno.stat(f).then(() => true, () => false)) existing.push(f);
+    // Only a file that is not there is missing; one that cannot be read is the next attempt's.
+    if (await Deno.stat(f).then(() => true, (e) => !(e instanceof Deno.errors.NotFound))) {
+      existing.push(f);
+    }
   }
   const env = source.env;
   if (existing.length === 0) {
@@ -148,23 +151,8 @@ export async function loadKubeconfig(source: ConfigSource): Promise<Kubeconfig> 
       } catch (e) {
         throw new KubeError("config", `in-cluster config: ${describeError(e)}`);
       }
-    } else if (from === "default") {
-      throw withHint(
-        new KubeError(
-          "config",
-          files.length
-            ? `no kubeconfig: ${files[0]} does not exist (set --kubeconfig or KUBECONFIG)`
-            : "no kubeconfig: set --kubeconfig or KUBECONFIG",
-        ),
-        "point KUBECONFIG or --kubeconfig at the cluster's kubeconfig, or run in a pod with a " +
-          "service account",
-      );
     } else {
-      throw withHint(
-        new KubeError("config", `kubeconfig ${files.join(", ")} (${from}): no such file`),
-        `nothing at ${files.join(", ")} yet: write the kubeconfig there (waiting for it), or ` +
-          `fix ${from}`,
-      );
+      throw missingKubeconfig(files, from);
     }
   } else {
     await mergeFiles(k8s, kc, existing);
@@ -288,6 +276,31 @@ function firstLine(e: unknown): string {
 function dirname(path: string): string {
   const slash = path.lastIndexOf("/");
   return slash < 0 ? "." : slash === 0 ? "/" : path.slice(0, slash);
+}
+
+/**
+ * No kubeconfig file exists where the flags and the environment point, outside a cluster: no
+ * retry can fix it, so the run ends at once (docs/contract.md §5 orch). The files a kubeconfig
+ * names (token files, certificates) are another matter: a sidecar may still be writing them.
+ */
+function missingKubeconfig(files: readonly string[], from: string): KubeError {
+  if (from === "default") {
+    return withHint(
+      new KubeError(
+        "missing",
+        files.length
+          ? `no kubeconfig: ${files[0]} does not exist (set --kubeconfig or KUBECONFIG)`
+          : "no kubeconfig: set --kubeconfig or KUBECONFIG",
+      ),
+      "point KUBECONFIG or --kubeconfig at the cluster's kubeconfig, or run in a pod with a " +
+        "service account",
+    );
+  }
+  const which = files.length > 1 ? "none of these exist" : "no such file";
+  return withHint(
+    new KubeError("missing", `kubeconfig ${files.join(", ")} (${from}): ${which}`),
+    `fix ${from}: it names no kubeconfig file`,
+  );
 }
 
 /**

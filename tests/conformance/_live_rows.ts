@@ -672,7 +672,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
     na: {
       credential: "exec has no credentials",
       secret:
-        "exec takes no secret; its arguments stay out of its name (exec_test), --explain prints them",
+        "exec takes no secret; the credentials among its arguments are masked in its name (exec_test)",
     },
   },
 

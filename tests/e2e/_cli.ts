@@ -555,15 +555,15 @@ export function shellCommand(args: string[]): string {
 
 /**
  * Runs `waitcmd ...args` under a pseudo-terminal (util-linux `script`) of
- * `columns` columns, so stderr is a terminal and the live view draws.
- * NO_COLOR is unset unless `env` sets it.
+ * `columns` columns and `rows` rows (default 160×40), so stderr is a terminal and the live view
+ * draws. NO_COLOR is unset unless `env` sets it.
  */
 export async function runOnTerminal(
   args: string[],
-  opts: { columns?: number; env?: Record<string, string> } = {},
+  opts: { columns?: number; rows?: number; env?: Record<string, string> } = {},
 ): Promise<TerminalRun> {
   const env = opts.env ?? {};
-  const cmd = `stty cols ${opts.columns ?? 160} rows 40; ${
+  const cmd = `stty cols ${opts.columns ?? 160} rows ${opts.rows ?? 40}; ${
     "NO_COLOR" in env ? "" : "env -u NO_COLOR "
   }${shellCommand(args)}`;
   const out = await new Deno.Command("script", {

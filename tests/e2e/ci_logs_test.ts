@@ -164,6 +164,32 @@ Deno.test("GitHub step summary: a Markdown table appended in every output mode, 
   });
 });
 
+Deno.test("GitHub step summary: a row that held shows no last error, one that did not keeps it", async () => {
+  await withDir(async (dir) => {
+    const summary = `${dir}/summary.md`;
+    const marker = `${dir}/second`;
+    const port = freePort();
+    // Fails its first attempt (exit 1), holds from its second on.
+    const script = `test -f ${marker} || { touch ${marker}; exit 1; }`;
+    const args = [
+      ...timing("1500ms", "100ms"),
+      ...["exec", "--label", "warms up", "--", "sh", "-c", script],
+      ...["--", "tcp", `127.0.0.1:${port}`],
+    ];
+    const r = await runCli(args, { env: { ...GITHUB, GITHUB_STEP_SUMMARY: summary } });
+    assertEquals(r.code, 1, r.stderr);
+    const rows = (await Deno.readTextFile(summary)).split("\n").filter((l) => l.startsWith("| "));
+    assertMatch(
+      rows.find((l) => l.startsWith("| warms up |"))!,
+      /^\| warms up \| satisfied \| 2 \| \d+\.\ds \| {2}\|$/,
+    );
+    assertMatch(
+      rows.find((l) => l.startsWith("| tcp "))!,
+      /\| not satisfied \| \d+ \| {2}\| connection refused \|$/,
+    );
+  });
+});
+
 Deno.test("GitLab CI: a collapsed section with GitLab's markers, even with NO_COLOR", async () => {
   const port = freePort();
   const before = Math.floor(Date.now() / 1000);

@@ -188,6 +188,35 @@ Deno.test("waitcmd guard exits 3 at once and names the guard", async () => {
   assertStringIncludes(text.stderr, `waitcmd: guard file ${HOSTNAME_FILE} matched: exists (8 B)`);
 });
 
+Deno.test("waitcmd text mode marks a guard's lines and counts guards apart, a group once", async () => {
+  const guard = ["guard", "log", HOSTNAME_FILE, "--matches", "NEVER-THERE"];
+  const pending = await runCli([...timing("1s", "300ms"), ...guard, "--", "tcp", "127.0.0.1:1"]);
+  assertEquals(pending.code, 1);
+  const lines = pending.stderr.trimEnd().split("\n");
+  assertEquals(
+    lines[0],
+    "waitcmd: waiting for 1 condition and 1 guard (timeout 1s, interval 300ms)",
+  );
+  assert(
+    lines.some((l) => l.startsWith(`[..] guard log ${HOSTNAME_FILE} attempt 1 (`)),
+    pending.stderr,
+  );
+  assert(!lines.some((l) => l.startsWith(`[..] log `)), "no guard line looks like a condition's");
+  // A satisfied `any` group is one member, whatever number of its own members held.
+  const files = ["file", HOSTNAME_FILE];
+  const group = [
+    ...["any", "[", ...files, "--", ...files, "--", ...files, "--", "tcp", "127.0.0.1:1", "]"],
+  ];
+  const held = await runCli([...timing("10s", "300ms"), ...guard, "--", ...group]);
+  assertEquals(held.code, 0, held.stderr);
+  const out = held.stderr.trimEnd().split("\n");
+  assertEquals(
+    out[0],
+    "waitcmd: waiting for 1 condition and 1 guard (timeout 10s, interval 300ms)",
+  );
+  assertMatch(out.at(-1)!, /^waitcmd: satisfied in \d+\.\ds \(1\/1 conditions\)$/);
+});
+
 Deno.test("waitcmd -- then runs the command after success and exits with its code", async () => {
   const r = await runCli([
     ...["--timeout", "5s", "file", HOSTNAME_FILE],

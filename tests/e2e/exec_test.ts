@@ -104,15 +104,18 @@ Deno.test("exec --attempt-timeout kills the whole process group and retries", as
   }
 });
 
-Deno.test("exec shows only the command in its name, never the arguments", async () => {
-  const r = await runCli([
-    ...timing("300ms", "100ms"),
-    "exec",
-    ...["--", "sh", "-c", "exit 1", "--password=topsecret-arg"],
-  ]);
+Deno.test("exec shows its command with its arguments, the credentials among them masked", async () => {
+  const command = ["sh", "-c", "exit 1", "--password=topsecret-arg", "https://app:pw-in-url@db/"];
+  const r = await runCli([...timing("300ms", "100ms"), "exec", "--", ...command]);
   assertEquals(r.code, 1);
-  assert(!r.stderr.includes("topsecret-arg"));
-  assertStringIncludes(r.stderr, "not satisfied: exec sh: exit 1");
+  assert(!r.stderr.includes("topsecret-arg"), r.stderr);
+  assert(!r.stderr.includes("pw-in-url"), r.stderr);
+  const name = "exec sh -c 'exit 1' --password=*** https://app:***@db/";
+  assertStringIncludes(r.stderr, `[..] ${name} attempt 1 (`);
+  assertStringIncludes(r.stderr, `not satisfied: ${name}: exit 1`);
+  const json = await runJson([...timing("300ms", "100ms"), "exec", "--", ...command]);
+  assertEquals(json.json.conditions[0]!.name, name);
+  assert(!json.stdout.includes("topsecret-arg") && !json.stdout.includes("pw-in-url"));
 });
 
 Deno.test("exec without a command is a usage error", async () => {

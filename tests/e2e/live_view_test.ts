@@ -7,7 +7,7 @@
  */
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
-import { runOnTerminal, stripAnsi, timing, WAITCMD } from "./_cli.ts";
+import { literal, runOnTerminal, stripAnsi, timing, WAITCMD } from "./_cli.ts";
 
 const PRESENT = await Deno.makeTempFile({ prefix: "waitcmd-live-" });
 
@@ -36,6 +36,25 @@ Deno.test("live view at 120 columns: elapsed, time left, time since the start, t
   // The final lines and the summary are unchanged.
   assertMatch(stripAnsi(raw), /\[\.\.\] .* attempt 1 \(\d+\.\ds\): connection refused/);
   assertStringIncludes(raw, "timed out after 1.5s");
+});
+
+Deno.test("a terminal that reports 0×0: plain lines, never cut, no live view", async () => {
+  const { drawn, raw } = await runOnTerminal([
+    ...timing("1s", "300ms"),
+    ...["tcp", "127.0.0.1:1", "--label", LONG],
+  ], { columns: 0, rows: 0 });
+  assertEquals(drawn, [], "nothing redrawn in place");
+  const lines = stripAnsi(raw).split(/\r?\n/).filter((l) => l !== "");
+  assertMatch(lines[0]!, /^waitcmd: waiting for 1 condition \(timeout 1s, interval 300ms\)$/);
+  assertMatch(
+    lines[1]!,
+    new RegExp(`^\\[\\.\\.\\] ${literal(LONG)} attempt 1 \\(\\d+\\.\\ds\\): connection refused$`),
+  );
+  assert(lines.filter((l) => l.includes(`${LONG} attempt `)).length >= 2, lines.join("\n"));
+  assertEquals(
+    lines.at(-1),
+    `waitcmd: timed out after 1s; not satisfied: ${LONG}: connection refused`,
+  );
 });
 
 Deno.test("live view at 60 columns: the name is cut, the error stays", async () => {
@@ -149,7 +168,7 @@ Deno.test("live view of a command still running at the deadline: attempt 1 and w
   const { drawn, raw } = await runOnTerminal(["--timeout", "1500ms", "exec", "--", "sleep", "5"], {
     columns: 120,
   });
-  const rows = drawn.filter((l) => l.includes("exec sleep"));
+  const rows = drawn.filter((l) => l.includes("exec sleep 5"));
   assert(rows.length > 0, `no live row drawn:\n${raw}`);
   assert(
     rows.every((l) => /attempt 1 {2}\d+\.\ds {2}waiting for the first answer$/.test(l)),
@@ -159,6 +178,6 @@ Deno.test("live view of a command still running at the deadline: attempt 1 and w
   assert(!plain.includes("attempt 0"), plain);
   assertMatch(
     plain,
-    /\[\.\.\] exec sleep attempt 1 \(1\.5s\): no answer before the deadline \(attempt 1 still running\)/,
+    /\[\.\.\] exec sleep 5 attempt 1 \(1\.5s\): no answer before the deadline \(attempt 1 still running\)/,
   );
 });

@@ -674,7 +674,7 @@ clusterTest(
     });
 
     await t.step(
-      "unknown kinds and contexts are fatal; a missing kubeconfig is retried",
+      "unknown kinds, contexts and a missing kubeconfig are fatal",
       async () => {
         await expectJson([...FAST, "k8s", "gadget/x"], {
           code: 3,
@@ -686,7 +686,7 @@ clusterTest(
           error: 'context "prod" is not in the kubeconfig (contexts: waitcmd-test)',
         }, { env });
         await expectJson([...SHORT, "k8s", "ns/default"], {
-          code: 1,
+          code: 3,
           error: `kubeconfig ${dir}/missing.kubeconfig (KUBECONFIG): no such file`,
         }, {
           env: { KUBECONFIG: `${dir}/missing.kubeconfig` },

@@ -273,7 +273,7 @@ cliTest(
       const args = ["--explain", "exec", "--", "touch", marker, "--", "guard", "not", "file", "/x"];
       const text = await runCli(args);
       assertEquals(text.code, 0);
-      assertStringIncludes(text.stdout, "would wait for 2 conditions");
+      assertStringIncludes(text.stdout, "would wait for 1 condition and 1 guard");
       assertStringIncludes(text.stdout, `1. exec -- touch ${marker}\n`);
       assertStringIncludes(
         text.stdout,

@@ -169,6 +169,35 @@ Deno.test("doctor --require suggests a kind for a misspelt one", async () => {
   );
 });
 
+Deno.test("doctor --require takes a comma list and repeats, and names each failed requirement", async () => {
+  await withDir(async (dir) => {
+    const env = { HOME: dir, KUBECONFIG: `${dir}/absent`, KUBERNETES_SERVICE_HOST: "" };
+    const reason = `no kubeconfig: ${dir}/absent not found (set KUBECONFIG or use --kubeconfig)`;
+    for (const require of [["--require", "tcp,k8s"], ["--require", "tcp", "--require=orch"]]) {
+      const r = await runCli(["doctor", ...require], { env });
+      assertEquals(r.code, 1, `${require.join(" ")}: ${r.stderr}`);
+      assertMatch(r.stdout, /^tcp +ok$/m);
+      assertStringIncludes(r.stdout, `orch`);
+      assertEquals(r.stderr, `waitcmd: doctor: required kind orch cannot work here: ${reason}\n`);
+      const json = await runCli(["doctor", "-o", "json", ...require], { env });
+      assertEquals([json.code, json.stderr], [1, ""]);
+      const kinds =
+        (JSON.parse(json.stdout) as { kinds: { kind: string; reason: string }[] }).kinds;
+      assertEquals(kinds.find((k) => k.kind === "orch")?.reason, reason);
+    }
+    const ok = await runCli(["doctor", "--require", "tcp,file"], { env });
+    assertEquals([ok.code, ok.stderr], [0, ""]);
+    assertStringIncludes(
+      usageErrorLine(await runCli(["doctor", "--require", "tcp,kuberntes"])),
+      'waitcmd: doctor: --require: unknown kind "kuberntes" (did you mean kubernetes?)',
+    );
+    assertStringIncludes(
+      usageErrorLine(await runCli(["doctor", "--require", ","])),
+      "waitcmd: doctor: --require: expected a kind",
+    );
+  });
+});
+
 Deno.test("help topics: then, recipe, exit-codes, environment, output, groups, captures, start", async () => {
   const main = await runCli(["help"]);
   assertStringIncludes(
@@ -313,13 +342,14 @@ Deno.test("hints: a kubeconfig without the context, a missing kubeconfig, socket
     assertEquals(ctx.hint, "pass --context with one of: dev, prod (kubectl config get-contexts)");
     assertStringIncludes(ctx.text.stderr, `(hint: ${ctx.hint})\n`);
     const missing = await hintOf(["k8s", "deployment/web"], { KUBECONFIG: `${dir}/nope` });
-    assertEquals(missing.json.code, 1);
-    assertEquals(
-      missing.hint,
-      `nothing at ${dir}/nope yet: write the kubeconfig there (waiting for it), or fix KUBECONFIG`,
+    // No retry can fix a kubeconfig that is not there: fatal, its hint on the summary line.
+    assertEquals(missing.json.code, 3);
+    assertEquals(missing.hint, "fix KUBECONFIG: it names no kubeconfig file");
+    assertStringIncludes(
+      missing.text.stderr,
+      `waitcmd: fatal: k8s deployment/web: kubeconfig ${dir}/nope (KUBECONFIG): no such file ` +
+        `(hint: ${missing.hint})\n`,
     );
-    assertStringIncludes(missing.line, "attempt 1 ");
-    assertStringIncludes(missing.line, `(hint: ${missing.hint})`);
     const sock = await hintOf(["unix", `${dir}/app.sock`]);
     assertEquals(
       sock.hint,

@@ -15,7 +15,7 @@ Deno.test("README stays short and keeps the two set-up commands near the top", (
   assertEquals(setup > 0 && setup < 30, true, `set-up at line ${setup + 1}`);
   assertEquals(
     lines[setup + 1],
-    "scripts/test   # the whole test suite: installs what the tests need, runs them from the sources",
+    "scripts/test   # the whole test suite: installs what the tests need, runs each test once",
   );
   assertEquals(lines.length <= 230, true, `${lines.length} lines`);
 });

@@ -10,15 +10,18 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import { passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
+import { parseRedisTarget } from "./url.ts";
 
 /** What a redis condition needs. */
 export interface RedisOptions extends ReachOptions<string | undefined> {
   /** The ACL user; undefined: the default user. */
   readonly user: string | undefined;
-  /** The database number of the URL's path, 0 by default. */
+  /** A Unix socket's path (a unix:// URL); `hp` is then unused. */
+  readonly socket: string | undefined;
+  /** The database number of the URL's path (or a unix:// URL's db=N), 0 by default. */
   readonly database: number;
   /** --key: the key must exist. */
   readonly key: string | undefined;
@@ -41,7 +44,7 @@ export const redis = defineKind<RedisOptions>({
     shape: "required",
     placeholder: "URL",
     description:
-      "redis://[[user]:password@]host[:port][/db] or rediss:// for TLS (port 6379; valkey:// and valkeys:// too)",
+      "redis://[[user]:password@]host[:port][/db] or rediss:// for TLS (port 6379; valkey:// and valkeys:// too), or unix://[[user]:password@]/path/to/socket[?db=N]",
   },
   flags: [
     { name: "key", type: "string", placeholder: "KEY", description: "the key exists" },
@@ -77,29 +80,7 @@ export const redis = defineKind<RedisOptions>({
 });
 
 function parseOptions(input: KindInput): { target: string; options: RedisOptions } {
-  const url = dataStoreUrl(input, {
-    schemes: ["redis", "rediss", "valkey", "valkeys"],
-    defaultPort: 6379,
-    form: "redis://[[user]:password@]host[:port][/db] or rediss://...",
-  });
-  for (const name of url.params.keys()) {
-    input.fail(
-      undefined,
-      `unsupported URL parameter ${
-        JSON.stringify(name)
-      } (TLS is set with rediss://, --tls, --ca-file and --insecure)`,
-    );
-  }
-  let database = 0;
-  if (url.path !== undefined) {
-    if (!/^\d{1,9}$/.test(url.path)) {
-      input.fail(
-        undefined,
-        `expected a database number after the host, got ${JSON.stringify(url.path)}`,
-      );
-    }
-    database = Number(url.path);
-  }
+  const url = parseRedisTarget(input);
   const password = passwordSource(input, url);
   if (url.user !== undefined && password === undefined) {
     input.fail(
@@ -109,12 +90,12 @@ function parseOptions(input: KindInput): { target: string; options: RedisOptions
       } needs a password (in the URL, --password-env or --password-file)`,
     );
   }
-  const secure = url.scheme === "rediss" || url.scheme === "valkeys";
-  const tls = tlsChoice(
-    input,
-    secure ? { mode: "on" } : {},
-    "--tls or a rediss:// URL",
-  );
+  if (url.socket !== undefined) {
+    for (const f of ["tls", "ca-file", "insecure"]) {
+      if (input.has(f)) input.fail(f, "cannot be combined with a unix:// socket URL");
+    }
+  }
+  const tls = tlsChoice(input, url.tls ? { mode: "on" } : {}, "--tls or a rediss:// URL");
   const key = input.string("key");
   if (key === "") input.fail("key", "expected a key, got an empty string");
   const equals = input.string("equals");
@@ -122,10 +103,12 @@ function parseOptions(input: KindInput): { target: string; options: RedisOptions
   return {
     target: url.display,
     options: {
-      hp: url.hp,
+      // A socket has no host: the path stands in where a host name is shown (errors).
+      hp: url.hp ?? { hostname: url.socket ?? "", port: 0 },
+      socket: url.socket,
       user: url.user,
       password,
-      database,
+      database: url.database,
       tls,
       key,
       equals,

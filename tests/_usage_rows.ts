@@ -554,13 +554,13 @@ export const USAGE_ROWS = {
   rabbitmq: [
     [
       ["rabbitmq", "http://h"],
-      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://h"',
+      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost][?options], got "http://h"',
     ],
     [["rabbitmq", "amqp://"], 'the host is missing in "amqp://"'],
     [["rabbitmq", "amqp://h:99999"], 'port must be from 1 to 65535, got "99999"'],
     [
       ["rabbitmq", "amqp://h?verify=none"],
-      'unsupported URL parameter "verify" (supported, and ignored: heartbeat, connection_timeout, channel_max, frame_max, frameMax, channelMax, locale)',
+      'unknown URL parameter "verify" (amqplib reads frameMax, channelMax, heartbeat, maxFrameSize, locale)',
     ],
     [["rabbitmq", "amqp://:pw@h"], "the URL has a password but no user"],
     [
@@ -599,7 +599,7 @@ export const USAGE_ROWS = {
     ],
     [
       ["rabbitmq", "http://app:S3cr3t-pw@h/"],
-      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://app:***@h/"',
+      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost][?options], got "http://app:***@h/"',
     ],
     [
       ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--min-messages", "1"],

@@ -11,7 +11,7 @@
  * (conditions/mongodb).
  */
 
-import { assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
 import { mongoMissing, type MongoStandIn, prepareMongo } from "../services/mongo.ts";
 import { assertUsageErrors, cliTest, runJson, timing } from "./_cli.ts";
@@ -41,6 +41,23 @@ serverTest(
       },
     );
 
+    await t.step("stand-in: the driver's URI options are taken and passed on", async () => {
+      const options = [
+        "appName=ci-orders",
+        "connectTimeoutMS=5000",
+        "serverSelectionTimeoutMS=5000",
+        "directConnection=true",
+        "retryReads=true",
+        "maxPoolSize=5",
+        "readPreference=primaryPreferred",
+        "w=majority",
+        "authSource=admin",
+      ].join("&");
+      const j = await runJson([...FAST, "mongodb", `mongodb://127.0.0.1:${m.port}/app?${options}`]);
+      assertEquals([j.code, j.stderr], [0, ""]);
+      assertEquals(j.json.conditions[0]!.detail, "ping ok: MongoDB 7.0.0, standalone");
+    });
+
     await t.step("stand-in: --replica-set on a standalone times out saying so", async () => {
       const r = await runJson([...timing("2s", "300ms"), "mongodb", m.uri, "--replica-set", "rs0"]);
       assertEquals(r.code, 1);
@@ -49,6 +66,22 @@ serverTest(
         'not a member of a replica set: standalone, expected "rs0"',
       );
     });
+  },
+);
+
+cliTest(
+  "mongodb kind: the URI's serverSelectionTimeoutMS bounds each attempt (a URI option wins over waitcmd's 2 s)",
+  async () => {
+    // Nothing listens on port 1: each attempt ends when server selection gives up.
+    const r = await runJson([
+      ...timing("1500ms", "100ms"),
+      "mongodb",
+      "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200&connectTimeoutMS=200&appName=ci",
+    ]);
+    assertEquals([r.code, r.stderr], [1, ""]);
+    const c = r.json.conditions[0]!;
+    assert(c.attempts >= 3, `${c.attempts} attempts: ${c.last_error}`);
+    assertMatch(c.last_error, /connection refused/);
   },
 );
 
@@ -62,6 +95,10 @@ cliTest(
         "the driver rejects the URI: option foo is not supported",
       ],
       [["mongo", `mongodb://app:${PW}@h/`, "--ca-file", "ca.pem"], "--ca-file: needs --tls"],
+      [
+        ["mongodb", `mongodb://app:${PW}@h/?authSource=admin&authMechanizm=SCRAM-SHA-256`],
+        "the driver rejects the URI: option authmechanizm is not supported",
+      ],
       [["mongodb", `mongodb+srv://app:${PW}@a,b/`], "mongodb+srv:// takes one host name"],
     ];
     await assertUsageErrors(rows, { secrets: [PW] });

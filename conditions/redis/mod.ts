@@ -39,7 +39,7 @@ export const redis = defineKind<RedisOptions>({
   aliases: ["valkey"],
   summary: "a Redis or Valkey server answers PING, and holds a key or a role",
   description:
-    "Connects (one connection per attempt, closed after it, never reconnecting by itself), logs in (AUTH with the URL's user as an ACL user, else the default user), selects the URL's database and sends PING, which must answer PONG. With --key the key must exist; with --equals its value must be that text; with --role the server's replication role (ROLE) must be master or replica. Pending, with the server's own text: refused or reset connections, a server loading its dataset (LOADING), wrong credentials or an unknown user (\"authentication failed for user ...\"), a missing key or another value, another role, a command the user may not run (NOPERM), TLS failures. The password comes from the URL, --password-env or --password-file and never shows. TLS with rediss:// or --tls (verified: chain and host name), --ca-file and --insecure.",
+    "Connects (one connection per attempt, closed after it, never reconnecting by itself), logs in (AUTH with the URL's user as an ACL user, with an empty password when none is given, as node-redis does, else the default user), selects the URL's database and sends PING, which must answer PONG. With --key the key must exist; with --equals its value must be that text; with --role the server's replication role (ROLE) must be master or replica. Pending, with the server's own text: refused or reset connections, a server loading its dataset (LOADING), wrong credentials or an unknown user (\"authentication failed for user ...\"), a missing key or another value, another role, a command the user may not run (NOPERM), TLS failures. The password comes from the URL, --password-env or --password-file and never shows. TLS with rediss:// or --tls (verified: chain and host name), --ca-file and --insecure.",
   target: {
     shape: "required",
     placeholder: "URL",
@@ -82,14 +82,6 @@ export const redis = defineKind<RedisOptions>({
 function parseOptions(input: KindInput): { target: string; options: RedisOptions } {
   const url = parseRedisTarget(input);
   const password = passwordSource(input, url);
-  if (url.user !== undefined && password === undefined) {
-    input.fail(
-      undefined,
-      `user ${
-        JSON.stringify(url.user)
-      } needs a password (in the URL, --password-env or --password-file)`,
-    );
-  }
   if (url.socket !== undefined) {
     for (const f of ["tls", "ca-file", "insecure"]) {
       if (input.has(f)) input.fail(f, "cannot be combined with a unix:// socket URL");

@@ -67,6 +67,7 @@ const FORMS = [
   "redis://app:p%40ss%3Aw%2Frd@cache:6379/0",
   "redis://cache/15",
   "redis://cache:6379/",
+  "redis://alice@cache:6379/1",
   "rediss://cache.example.com:6380",
   "rediss://app:pw@cache.example.com:6380/4",
   "rediss://:pw@[2001:db8::1]:6390/1",

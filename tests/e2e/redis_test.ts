@@ -103,7 +103,7 @@ serverTest("redis --role: a replica, then promoted late", SERVICE, async (primar
 });
 
 serverTest(
-  "redis kind over a Unix socket (unix:///path, as wait4x passes it), with a database index",
+  "redis kind over a Unix socket (unix:///path, as wait4x passes it), with a database index, and a user without a password",
   SERVICE,
   async (r0) => {
     const info = `app:${REDIS_PASSWORD}@`;
@@ -133,6 +133,14 @@ serverTest(
     assertEquals(missing!.satisfied, false);
     assertEquals(missing!.last_error, `no such file or directory: ${r0.dir}/missing.sock`);
     assert(!JSON.stringify(both.json).includes(REDIS_PASSWORD));
+    // A user without a password logs in with an empty one, as node-redis does: a nopass ACL user.
+    await r0.cli("ACL", "SETUSER", "probe", "on", "nopass", "~*", "+@all");
+    const nopass = await runJson([
+      ...FAST,
+      ...["redis", `redis://probe@127.0.0.1:${r0.port}/3`, "--key", "sock:ready"],
+      ...["--", "redis", `unix://probe@${r0.socket}?db=3`, "--key", "sock:ready"],
+    ]);
+    assertEquals([nopass.code, nopass.stderr], [0, ""]);
   },
 );
 

@@ -81,6 +81,10 @@ export const nats = defineKind<NatsOptions>({
   examples: [
     { args: "nats nats://localhost:4222", description: "wait until a NATS server takes clients" },
     {
+      args: "nats nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222 --jetstream",
+      description: "until one server of the cluster takes clients and JetStream answers",
+    },
+    {
       args: "nats nats://app@nats:4222 --password-env PASSWORD --stream ORDERS",
       description: "wait until the app's user sees the ORDERS stream",
     },

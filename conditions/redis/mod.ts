@@ -71,6 +71,10 @@ export const redis = defineKind<RedisOptions>({
       description: "wait until an ACL user sees a key, over TLS",
     },
     {
+      args: "redis unix:///run/redis/redis.sock?db=2 --key app:ready",
+      description: "over the server's Unix socket, in database 2",
+    },
+    {
       args:
         "redis redis://cache --password-file /run/secrets/redis --key schema:version --equals 7 --role master",
       description: "wait until the primary holds the expected schema version",

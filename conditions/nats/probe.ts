@@ -127,7 +127,6 @@ export async function everyServer(
     failures.push({ hp, result });
     if (signal.aborted) break;
   }
-  if (failures.length === 1 && o.servers.length === 1) return failures[0]!.result;
   const hint = failures.find((f) => f.result.hint !== undefined)?.result.hint;
   return {
     status: "pending",

@@ -12,6 +12,7 @@ import { Servers } from "@nats-io/transport-node/lib/nats-base-client.js";
 import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
 import type { NatsOptions } from "./mod.ts";
+import { everyServer } from "./probe.ts";
 
 /** What both sides say about a target. */
 interface Extracted {
@@ -106,4 +107,27 @@ Deno.test("nats targets: what no NATS client reads is a usage error naming it", 
     "--token-env: cannot be combined with user-info in the URL",
   );
   assertEquals(parseError(["nats", "nats://s3cr3t-tok@a?x=1"]).includes("s3cr3t-tok"), false);
+});
+
+Deno.test("nats server list: tried in order until one answers; none: each server's failure", async () => {
+  const o = optionsOf<NatsOptions>(["nats", "nats://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"]);
+  const tried: number[] = [];
+  const refused = () => Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+  const judge = (e: unknown) => ({ status: "pending" as const, error: (e as Error).message });
+  const up = (port: number) => (hp: { port: number }) => async () => {
+    tried.push(hp.port);
+    if (hp.port !== port) throw refused();
+    return { status: "satisfied" as const, detail: `port ${hp.port}` };
+  };
+  const signal = new AbortController().signal;
+  assertEquals(await everyServer(o, signal, up(2), judge), {
+    status: "satisfied",
+    detail: "port 2",
+  });
+  assertEquals(tried, [1, 2]);
+  const none = await everyServer(o, signal, up(0), judge);
+  assertEquals(
+    none.status === "pending" ? none.error : none.status,
+    "127.0.0.1:1: connect ECONNREFUSED; 127.0.0.1:2: connect ECONNREFUSED; 127.0.0.1:3: connect ECONNREFUSED",
+  );
 });

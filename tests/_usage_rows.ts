@@ -474,11 +474,19 @@ export const USAGE_ROWS = {
   nats: [
     [
       ["nats", "http://h:4222"],
-      'expected nats://[user[:password]@]host[:port] or tls://..., got "http://h:4222"',
+      'expected nats://[user:password@|token@]host[:port][,nats://host[:port]...] or tls://..., got "http://h:4222"',
     ],
     [
-      ["nats", "nats:4222"],
-      'expected nats://[user[:password]@]host[:port] or tls://..., got "nats:4222"',
+      ["nats", "nats://a:4222,"],
+      'expected nats://[user:password@|token@]host[:port][,nats://host[:port]...] or tls://..., got ""',
+    ],
+    [
+      ["nats", "ws://h:8080"],
+      'ws:// servers are not supported (NATS over TCP only), got "ws://h:8080"',
+    ],
+    [
+      ["nats", "nats://u:p@a,nats://v:q@b"],
+      "the servers' user-info differ: write the same on each, or on one",
     ],
     [["nats", "nats://"], 'the host is missing in "nats://"'],
     [["nats", "nats://h:0"], 'port must be from 1 to 65535, got "0"'],
@@ -486,12 +494,11 @@ export const USAGE_ROWS = {
     [["nats", "nats://h/subject"], 'a NATS URL has no path, got "/subject"'],
     [
       ["nats", "nats://h?token=x"],
-      'unsupported URL parameter "token" (credentials and TLS are set with the URL\'s user-info and the flags)',
+      'unknown URL parameter "token" (a NATS URL takes none: credentials go in its user-info or the flags)',
     ],
-    [["nats", "nats://:pw@h"], "the URL has a password but no user (a token goes in --token-env)"],
     [
-      ["nats", "nats://app@h"],
-      'user "app" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env',
+      ["nats", "nats://:pw@h"],
+      "the URL has a password but no user (a token is written token@host)",
     ],
     [
       ["nats", "nats://h", "--password-env", "PW"],
@@ -514,12 +521,12 @@ export const USAGE_ROWS = {
     [["nats", "nats://h", "--token-env", "E"], "--token-env: the variable is empty", { "E": "" }],
     [
       ["nats", "nats://u:p@h", "--token-env", "T"],
-      "--token-env: cannot be combined with a user in the URL",
+      "--token-env: cannot be combined with user-info in the URL",
       { "T": "tok" },
     ],
     [
       ["nats", "nats://u:p@h", "--creds-file", "a.creds"],
-      "--creds-file: cannot be combined with a user in the URL",
+      "--creds-file: cannot be combined with user-info in the URL",
     ],
     [
       ["nats", "nats://h", "--token-env", "T", "--creds-file", "a.creds"],
@@ -554,13 +561,13 @@ export const USAGE_ROWS = {
   rabbitmq: [
     [
       ["rabbitmq", "http://h"],
-      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://h"',
+      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost][?options], got "http://h"',
     ],
     [["rabbitmq", "amqp://"], 'the host is missing in "amqp://"'],
     [["rabbitmq", "amqp://h:99999"], 'port must be from 1 to 65535, got "99999"'],
     [
       ["rabbitmq", "amqp://h?verify=none"],
-      'unsupported URL parameter "verify" (supported, and ignored: heartbeat, connection_timeout, channel_max, frame_max, frameMax, channelMax, locale)',
+      'unknown URL parameter "verify" (amqplib reads frameMax, channelMax, heartbeat, maxFrameSize, locale)',
     ],
     [["rabbitmq", "amqp://:pw@h"], "the URL has a password but no user"],
     [
@@ -599,7 +606,7 @@ export const USAGE_ROWS = {
     ],
     [
       ["rabbitmq", "http://app:S3cr3t-pw@h/"],
-      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost], got "http://app:***@h/"',
+      'expected amqp:// or amqps://[user[:password]@]host[:port][/vhost][?options], got "http://app:***@h/"',
     ],
     [
       ["rabbitmq", "amqp://app:S3cr3t-pw@h/", "--min-messages", "1"],

@@ -40,6 +40,8 @@ export interface MongodbOptions {
   readonly replicaSet: string | undefined;
   /** --tls, --ca-file, --insecure (the URI's own TLS options are the driver's). */
   readonly tls: TlsChoice;
+  /** The names of the URI's options, lower-cased (the driver reads them case-insensitively). */
+  readonly uriOptions: readonly string[];
 }
 
 /** The form of the target, for usage errors. */
@@ -52,7 +54,7 @@ export const mongodb = defineKind<MongodbOptions>({
   aliases: ["mongo"],
   summary: "a MongoDB deployment answers hello and ping, and a primary is writable",
   description:
-    "Connects with the official driver on each attempt (the URI is the driver's own, mongodb+srv:// included; the client is closed after the attempt), sends hello and ping, and is satisfied when both answer and the flags hold: --primary needs a writable primary, --replica-set NAME needs the server to be a member of that replica set. The driver gives up selecting a server after 2 s, so an attempt shows why (connection refused, no primary, ...) and the next one starts. Pending, with the server's own text: refused or reset connections, a server starting up or recovering, no primary (an election under way), wrong credentials or a user not created yet (\"authentication failed for user ...\"), another replica set, TLS failures. Nothing is fatal. The password comes from the URI, --password-env or --password-file and never shows; the display name keeps the user and masks only the password. --tls (or tls=true in the URI, or mongodb+srv://) connects with TLS, verified unless --insecure.",
+    "Connects with the official driver on each attempt (the URI is the driver's own, mongodb+srv:// included; the client is closed after the attempt), sends hello and ping, and is satisfied when both answer and the flags hold: --primary needs a writable primary, --replica-set NAME needs the server to be a member of that replica set. Every URI option of the driver is passed on with its meaning (the attempt's own settings, such as appName=waitcmd and 2 s to select a server, apply only where the URI is silent); one the driver does not know is a usage error. The driver gives up selecting a server after 2 s (or the URI's serverSelectionTimeoutMS), so an attempt shows why (connection refused, no primary, ...) and the next one starts. Pending, with the server's own text: refused or reset connections, a server starting up or recovering, no primary (an election under way), wrong credentials or a user not created yet (\"authentication failed for user ...\"), another replica set, TLS failures. Nothing is fatal. The password comes from the URI, --password-env or --password-file and never shows; the display name keeps the user and masks only the password. --tls (or tls=true in the URI, or mongodb+srv://) connects with TLS, verified unless --insecure.",
   target: {
     shape: "required",
     placeholder: "URI",
@@ -128,8 +130,10 @@ function parseOptions(input: KindInput): { display: string; options: MongodbOpti
   }
   // What the URI says about TLS: mongodb+srv:// turns it on, tls=/ssl= decide.
   let urlTls: UrlTls = srv ? { mode: "on", said: "mongodb+srv://" } : {};
+  const uriOptions: string[] = [];
   for (const pair of (m[4] ?? "").split("&")) {
     const [name = "", value = ""] = pair.split("=");
+    if (name !== "") uriOptions.push(decodeName(name).toLowerCase());
     if (/^(tls|ssl)$/i.test(name)) {
       urlTls = value.toLowerCase() === "false"
         ? { mode: "off", said: `${name}=${value}` }
@@ -149,6 +153,15 @@ function parseOptions(input: KindInput): { display: string; options: MongodbOpti
       primary: input.bool("primary"),
       replicaSet,
       tls: tlsChoice(input, urlTls, "--tls, tls=true in the URI or mongodb+srv://"),
+      uriOptions,
     },
   };
+}
+
+function decodeName(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }

@@ -10,21 +10,19 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  SESSION_READ_MAX,
-  TLS_FLAGS,
-  tlsChoice,
-} from "../_common/datastore.ts";
+import { passwordSource, SESSION_READ_MAX, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS, secretFromEnv } from "../_common/dsurl.ts";
+import type { HostPort } from "../_common/net.ts";
+import { parseNatsTarget } from "./url.ts";
 
 /** What a nats condition needs. */
 export interface NatsOptions extends ReachOptions<string | undefined> {
   /** The URL's user (with a password from the URL or a flag). */
   readonly user: string | undefined;
-  /** --token-env: the token's value (a registered secret). */
+  /** The servers of the target's list, tried in order (`hp` is the first). */
+  readonly servers: readonly HostPort[];
+  /** --token-env's value or the URL's token (a registered secret). */
   readonly token: string | undefined;
   /** --creds-file: a NATS credentials file (user JWT and seed), read at each attempt. */
   readonly credsFile: string | undefined;
@@ -33,9 +31,6 @@ export interface NatsOptions extends ReachOptions<string | undefined> {
   /** --stream: this stream exists. */
   readonly stream: string | undefined;
 }
-
-/** The form of the target, for usage errors. */
-const FORM = "nats://[user[:password]@]host[:port] or tls://...";
 
 /** Characters a stream name may not hold (the NATS CLI's and the client's own rule). */
 const STREAM_NAME_BAD = /[.*>/\\\s\p{Cc}]/u;
@@ -49,11 +44,12 @@ export const nats = defineKind<NatsOptions>({
   aliases: [],
   summary: "a NATS server takes the connection, and JetStream or a stream answers",
   description:
-    "Opens one connection per attempt (no reconnects, closed after it): the server's INFO, the client's CONNECT with its credentials, and PING answered by PONG. With --jetstream, JetStream must answer the account's info; with --stream NAME (which implies --jetstream), the stream must exist. Pending, with the server's own text: refused or reset connections, refused credentials (\"authentication failed for user ...\", or \"authentication failed: ...\" for a token, credentials file or none), JetStream not enabled, a missing stream, a port that does not speak NATS, TLS failures (an untrusted certificate included). Nothing is fatal. Credentials: the URL's user and password (or --password-env / --password-file for the URL's user), --token-env, or --creds-file (a JWT and nkey seed, read at each attempt); no secret ever shows, and the display name keeps the user and masks only the password. TLS with tls:// or --tls (the chain and the host name verified), --ca-file, --insecure; a server that requires TLS is pending on a plain nats:// URL. A host name is tried on every address it resolves to.",
+    "Opens one connection per attempt (no reconnects, closed after it): the server's INFO, the client's CONNECT with its credentials, and PING answered by PONG. With --jetstream, JetStream must answer the account's info; with --stream NAME (which implies --jetstream), the stream must exist. Pending, with the server's own text: refused or reset connections, refused credentials (\"authentication failed for user ...\", or \"authentication failed: ...\" for a token, credentials file or none), JetStream not enabled, a missing stream, a port that does not speak NATS, TLS failures (an untrusted certificate included). Nothing is fatal. The target is one server or a comma list of servers (nats://a:4222,nats://b:4222, a bare host:port is nats://), tried in order on each attempt until one answers. Credentials: the URL's user and password (or --password-env / --password-file for the URL's user), a token as the URL's user-info alone (nats://TOKEN@host) or --token-env, or --creds-file (a JWT and nkey seed, read at each attempt); no secret ever shows, and the display name keeps the user and masks only the password (a token entirely). TLS with tls:// (on any server of the list) or --tls (the chain and the host name verified), --ca-file, --insecure; a server that requires TLS is pending on a plain nats:// URL. A host name is tried on every address it resolves to.",
   target: {
     shape: "required",
     placeholder: "URL",
-    description: "nats://[user[:password]@]host[:port] or tls://... for TLS (port 4222)",
+    description:
+      "nats://[user:password@|token@]host[:port] or tls://... for TLS (port 4222); a comma list of servers, tried in order",
   },
   flags: [
     {
@@ -86,6 +82,10 @@ export const nats = defineKind<NatsOptions>({
   examples: [
     { args: "nats nats://localhost:4222", description: "wait until a NATS server takes clients" },
     {
+      args: "nats nats://nats-1:4222,nats://nats-2:4222,nats://nats-3:4222 --jetstream",
+      description: "until one server of the cluster takes clients and JetStream answers",
+    },
+    {
       args: "nats nats://app@nats:4222 --password-env PASSWORD --stream ORDERS",
       description: "wait until the app's user sees the ORDERS stream",
     },
@@ -99,21 +99,8 @@ export const nats = defineKind<NatsOptions>({
 });
 
 function parseOptions(input: KindInput): { target: string; options: NatsOptions } {
-  const url = dataStoreUrl(input, { schemes: ["nats", "tls"], defaultPort: 4222, form: FORM });
-  for (const name of url.params.keys()) {
-    input.fail(
-      undefined,
-      `unsupported URL parameter ${
-        JSON.stringify(name)
-      } (credentials and TLS are set with the URL's user-info and the flags)`,
-    );
-  }
-  if (url.path !== undefined) {
-    input.fail(undefined, `a NATS URL has no path, got ${JSON.stringify(`/${url.path}`)}`);
-  }
-  if (url.user === undefined && url.password !== undefined) {
-    input.fail(undefined, "the URL has a password but no user (a token goes in --token-env)");
-  }
+  const flagPassword = input.has("password-env") || input.has("password-file");
+  const url = parseNatsTarget(input, flagPassword);
   const password = passwordSource(input, url);
   if (password !== undefined && url.user === undefined) {
     input.fail(
@@ -121,30 +108,23 @@ function parseOptions(input: KindInput): { target: string; options: NatsOptions 
       "needs a user in the URL (nats://USER@host)",
     );
   }
-  if (url.user !== undefined && password === undefined) {
-    input.fail(
-      undefined,
-      `user ${
-        JSON.stringify(url.user)
-      } needs a password (in the URL, --password-env or --password-file); a token goes in --token-env`,
-    );
+  const envToken = input.has("token-env") ? secretFromEnv(input, "token-env") : undefined;
+  if (envToken === "") input.fail("token-env", "the variable is empty");
+  if (envToken !== undefined && (url.user !== undefined || url.token !== undefined)) {
+    input.fail("token-env", "cannot be combined with user-info in the URL");
   }
-  const token = input.has("token-env") ? secretFromEnv(input, "token-env") : undefined;
-  if (token === "") input.fail("token-env", "the variable is empty");
-  if (token !== undefined && url.user !== undefined) {
-    input.fail("token-env", "cannot be combined with a user in the URL");
-  }
+  const token = envToken ?? url.token;
   const credsFile = input.string("creds-file");
   if (credsFile === "") input.fail("creds-file", "expected a path, got an empty string");
   if (credsFile !== undefined) {
-    if (url.user !== undefined) {
-      input.fail("creds-file", "cannot be combined with a user in the URL");
+    if (url.user !== undefined || url.token !== undefined) {
+      input.fail("creds-file", "cannot be combined with user-info in the URL");
     }
     if (token !== undefined) input.fail("creds-file", "cannot be combined with --token-env");
   }
   const tls = tlsChoice(
     input,
-    url.scheme === "tls" ? { mode: "on", said: "tls://" } : {},
+    url.tls ? { mode: "on", said: "tls://" } : {},
     "a tls:// URL or --tls",
   );
   const stream = input.string("stream");
@@ -160,7 +140,8 @@ function parseOptions(input: KindInput): { target: string; options: NatsOptions 
   return {
     target: url.display,
     options: {
-      hp: url.hp,
+      hp: url.servers[0]!,
+      servers: url.servers,
       user: url.user,
       password,
       token,

@@ -18,13 +18,15 @@ import { describeError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { isConnectFailure } from "../_common/datastore.ts";
 import {
+  attemptEveryAddress,
   connectOrDescribe,
-  dataStoreProbe,
+  type ErrorContext,
+  type Session,
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
-import { formatHostPort } from "../_common/net.ts";
+import { formatHostPort, type HostPort } from "../_common/net.ts";
 import { connectOnce } from "./client.ts";
 import { describeNatsError, JetStreamFailure } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
@@ -52,7 +54,7 @@ export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe
     end: (nc) => nc.close(),
     destroy: (nc) => void nc.close().catch(() => {}),
   }, env.clock);
-  return dataStoreProbe(options, sessions, session, (e, ctx) => ({
+  const judge = (e: unknown, ctx: ErrorContext): ProbeResult => ({
     status: "pending",
     error: describeNatsError(e, {
       user: options.user,
@@ -62,10 +64,22 @@ export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe
       handshakeSeconds: HANDSHAKE_MS / 1000,
       jetStreamSeconds: JETSTREAM_MS / 1000,
     }),
-  }));
+  });
+  return {
+    check: ({ signal }) => everyServer(options, signal, (hp) => sessionOf(hp.hostname), judge),
+    close: () => sessions.close(),
+  };
+
+  /** The session with one address of the server named `hostname`. */
+  function sessionOf(hostname: string): Session {
+    return (input) => session(input, hostname);
+  }
 
   /** Connects, asks JetStream and closes; throws what the client throws. */
-  async function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
+  async function session(
+    { address, password, tls, signal }: SessionInput,
+    hostname: string,
+  ): Promise<ProbeResult> {
     const o = options;
     const login = await credentials(o, password);
     signal.throwIfAborted();
@@ -82,7 +96,7 @@ export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe
         }).catch((e: unknown) => {
           throw connectCause(e);
         }),
-      o.hp.hostname,
+      hostname,
     );
     return await sessions.run(connecting, signal, async (nc, state) => {
       state.up = true;
@@ -92,6 +106,33 @@ export async function create(options: NatsOptions, env: ProbeEnv): Promise<Probe
       return { status: "satisfied", detail: parts.join(", ") };
     });
   }
+}
+
+/**
+ * One attempt over the target's servers, in the order written, as a NATS
+ * client goes through its server list: each server on every address of its
+ * name, until one answers. When none does, the error names each server with
+ * its own failure (one server: its failure alone).
+ */
+export async function everyServer(
+  o: NatsOptions,
+  signal: AbortSignal,
+  sessionFor: (hp: HostPort) => Session,
+  judge: (e: unknown, ctx: ErrorContext) => ProbeResult,
+): Promise<ProbeResult> {
+  const failures: { hp: HostPort; result: ProbeResult & { status: "pending" | "fatal" } }[] = [];
+  for (const hp of o.servers) {
+    const result = await attemptEveryAddress({ ...o, hp }, signal, sessionFor(hp), judge);
+    if (result.status === "satisfied" || o.servers.length === 1) return result;
+    failures.push({ hp, result });
+    if (signal.aborted) break;
+  }
+  const hint = failures.find((f) => f.result.hint !== undefined)?.result.hint;
+  return {
+    status: "pending",
+    error: failures.map((f) => `${formatHostPort(f.hp)}: ${f.result.error}`).join("; "),
+    ...(hint === undefined ? {} : { hint }),
+  };
 }
 
 /** The login options: the URL's user and password, a token, or a credentials file's JWT and seed. */

@@ -34,24 +34,38 @@ export interface RabbitmqOptions extends ReachOptions<string> {
   readonly queue: string | undefined;
   /** --min-messages: the queue holds at least this many ready messages. */
   readonly minMessages: number | undefined;
+  /** The URL's query parameters, passed on to amqplib with their meaning. */
+  readonly tuning: AmqpTuning;
 }
 
 /** The form of the target, for usage errors. */
-const FORM = "amqp:// or amqps://[user[:password]@]host[:port][/vhost]";
+const FORM = "amqp:// or amqps://[user[:password]@]host[:port][/vhost][?options]";
 
 /**
- * URL parameters of the AMQP URI spec that tune a long-lived connection:
- * accepted and ignored, since each attempt's connection lives a moment.
+ * The URL's query parameters amqplib reads (its `connect`, `openFrames`):
+ * the tuning it proposes to the broker and the locale. Numbers are whole
+ * numbers, as its `parseInt` takes them.
  */
-const TUNING_PARAMS: ReadonlySet<string> = new Set([
-  "heartbeat",
-  "connection_timeout",
-  "channel_max",
-  "frame_max",
-  "frameMax",
-  "channelMax",
-  "locale",
-]);
+const AMQPLIB_PARAMS = {
+  frameMax: "number",
+  channelMax: "number",
+  heartbeat: "number",
+  maxFrameSize: "number",
+  locale: "text",
+} as const;
+
+/** AMQP 0-9-1's smallest frame (amqplib's `FRAME_MIN_SIZE`). */
+const FRAME_MIN_SIZE = 4096;
+
+/** What the URL's parameters tell amqplib (absent: amqplib's defaults). */
+export interface AmqpTuning {
+  readonly frameMax?: number;
+  readonly channelMax?: number;
+  /** Seconds; absent: 0 (no heartbeats: each connection lives one attempt). */
+  readonly heartbeat?: number;
+  readonly maxFrameSize?: number;
+  readonly locale?: string;
+}
 
 /** The rabbitmq kind. */
 export const rabbitmq = defineKind<RabbitmqOptions>({
@@ -67,7 +81,7 @@ export const rabbitmq = defineKind<RabbitmqOptions>({
     shape: "required",
     placeholder: "URL",
     description:
-      "amqp://[user[:password]@]host[:port][/vhost] (port 5672) or amqps://... (port 5671); vhost percent-encoded, / when omitted",
+      "amqp://[user[:password]@]host[:port][/vhost][?options] (port 5672) or amqps://... (port 5671); vhost percent-encoded, / when omitted; options: frameMax, channelMax, heartbeat, maxFrameSize, locale",
   },
   flags: [
     {
@@ -113,16 +127,7 @@ function parseOptions(input: KindInput): { target: string; options: RabbitmqOpti
     defaultPort: tlsWanted ? 5671 : 5672,
     form: FORM,
   });
-  for (const name of url.params.keys()) {
-    if (!TUNING_PARAMS.has(name)) {
-      input.fail(
-        undefined,
-        `unsupported URL parameter ${JSON.stringify(name)} (supported, and ignored: ${
-          [...TUNING_PARAMS].join(", ")
-        })`,
-      );
-    }
-  }
+  const tuning = amqpTuning(input, url.params);
   if (url.user === undefined && url.password !== undefined) {
     input.fail(undefined, "the URL has a password but no user");
   }
@@ -156,6 +161,43 @@ function parseOptions(input: KindInput): { target: string; options: RabbitmqOpti
       tls,
       queue,
       minMessages,
+      tuning,
     },
   };
+}
+
+/**
+ * The URL's query parameters as amqplib reads them; one it does not read,
+ * or a number that is not a whole number, is a usage error naming it.
+ */
+function amqpTuning(input: KindInput, params: ReadonlyMap<string, string>): AmqpTuning {
+  const out: Record<string, string | number> = {};
+  const known = Object.keys(AMQPLIB_PARAMS);
+  for (const [name, value] of params) {
+    const type = AMQPLIB_PARAMS[name as keyof typeof AMQPLIB_PARAMS];
+    if (type === undefined) {
+      input.fail(
+        undefined,
+        `unknown URL parameter ${JSON.stringify(name)} (amqplib reads ${known.join(", ")})`,
+      );
+    }
+    if (type === "number" && !/^\d{1,10}$/.test(value)) {
+      input.fail(
+        undefined,
+        `URL parameter ${name}: expected a whole number, got ${JSON.stringify(value)}`,
+      );
+    }
+    // amqplib's own check at connect (lib/connection.js): 0 (no limit) or the protocol's minimum.
+    if (name === "maxFrameSize" && value !== "0" && Number(value) < FRAME_MIN_SIZE) {
+      input.fail(
+        undefined,
+        `URL parameter maxFrameSize: amqplib takes 0 (no limit) or at least ${FRAME_MIN_SIZE}, got ${value}`,
+      );
+    }
+    if (type === "text" && value === "") {
+      input.fail(undefined, `URL parameter ${name}: expected a value, got an empty string`);
+    }
+    out[name] = type === "number" ? Number(value) : value;
+  }
+  return out as AmqpTuning;
 }

@@ -59,7 +59,9 @@ export function create(options: RabbitmqOptions, env: ProbeEnv): Probe {
           password,
           // amqplib percent-decodes the vhost itself.
           vhost: encodeURIComponent(o.vhost),
+          // The URL's options with their meaning; no heartbeats unless asked for.
           heartbeat: 0,
+          ...o.tuning,
         },
         { timeout: HANDSHAKE_IDLE_MS, noDelay: true, ...tls },
       ), o.hp.hostname);

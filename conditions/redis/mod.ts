@@ -10,21 +10,18 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  SESSION_READ_MAX,
-  TLS_FLAGS,
-  tlsChoice,
-} from "../_common/datastore.ts";
+import { passwordSource, SESSION_READ_MAX, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
+import { parseRedisTarget } from "./url.ts";
 
 /** What a redis condition needs. */
 export interface RedisOptions extends ReachOptions<string | undefined> {
   /** The ACL user; undefined: the default user. */
   readonly user: string | undefined;
-  /** The database number of the URL's path, 0 by default. */
+  /** A Unix socket's path (a unix:// URL); `hp` is then unused. */
+  readonly socket: string | undefined;
+  /** The database number of the URL's path (or a unix:// URL's db=N), 0 by default. */
   readonly database: number;
   /** --key: the key must exist. */
   readonly key: string | undefined;
@@ -43,12 +40,12 @@ export const redis = defineKind<RedisOptions>({
   aliases: ["valkey"],
   summary: "a Redis or Valkey server answers PING, and holds a key or a role",
   description:
-    "Connects (one connection per attempt, closed after it, never reconnecting by itself), logs in (AUTH with the URL's user as an ACL user, else the default user), selects the URL's database and sends PING, which must answer PONG. With --key the key must exist; with --equals its value must be that text; with --role the server's replication role (ROLE) must be master or replica. Pending, with the server's own text: refused or reset connections, a server loading its dataset (LOADING), wrong credentials or an unknown user (\"authentication failed for user ...\"), a missing key or another value, another role, a command the user may not run (NOPERM), TLS failures. The password comes from the URL, --password-env or --password-file and never shows. TLS with rediss:// or --tls (verified: chain and host name), --ca-file and --insecure.",
+    "Connects (one connection per attempt, closed after it, never reconnecting by itself), logs in (AUTH with the URL's user as an ACL user, with an empty password when none is given, as node-redis does, else the default user), selects the URL's database and sends PING, which must answer PONG. With --key the key must exist; with --equals its value must be that text; with --role the server's replication role (ROLE) must be master or replica. Pending, with the server's own text: refused or reset connections, a server loading its dataset (LOADING), wrong credentials or an unknown user (\"authentication failed for user ...\"), a missing key or another value, another role, a command the user may not run (NOPERM), TLS failures. The password comes from the URL, --password-env or --password-file and never shows. TLS with rediss:// or --tls (verified: chain and host name), --ca-file and --insecure.",
   target: {
     shape: "required",
     placeholder: "URL",
     description:
-      "redis://[[user]:password@]host[:port][/db] or rediss:// for TLS (port 6379; valkey:// and valkeys:// too)",
+      "redis://[[user]:password@]host[:port][/db] or rediss:// for TLS (port 6379; valkey:// and valkeys:// too), or unix://[[user]:password@]/path/to/socket[?db=N]",
   },
   flags: [
     { name: "key", type: "string", placeholder: "KEY", description: "the key exists" },
@@ -75,6 +72,10 @@ export const redis = defineKind<RedisOptions>({
       description: "wait until an ACL user sees a key, over TLS",
     },
     {
+      args: "redis unix:///run/redis/redis.sock?db=2 --key app:ready",
+      description: "over the server's Unix socket, in database 2",
+    },
+    {
       args:
         "redis redis://cache --password-file /run/secrets/redis --key schema:version --equals 7 --role master",
       description: "wait until the primary holds the expected schema version",
@@ -84,44 +85,14 @@ export const redis = defineKind<RedisOptions>({
 });
 
 function parseOptions(input: KindInput): { target: string; options: RedisOptions } {
-  const url = dataStoreUrl(input, {
-    schemes: ["redis", "rediss", "valkey", "valkeys"],
-    defaultPort: 6379,
-    form: "redis://[[user]:password@]host[:port][/db] or rediss://...",
-  });
-  for (const name of url.params.keys()) {
-    input.fail(
-      undefined,
-      `unsupported URL parameter ${
-        JSON.stringify(name)
-      } (TLS is set with rediss://, --tls, --ca-file and --insecure)`,
-    );
-  }
-  let database = 0;
-  if (url.path !== undefined) {
-    if (!/^\d{1,9}$/.test(url.path)) {
-      input.fail(
-        undefined,
-        `expected a database number after the host, got ${JSON.stringify(url.path)}`,
-      );
-    }
-    database = Number(url.path);
-  }
+  const url = parseRedisTarget(input);
   const password = passwordSource(input, url);
-  if (url.user !== undefined && password === undefined) {
-    input.fail(
-      undefined,
-      `user ${
-        JSON.stringify(url.user)
-      } needs a password (in the URL, --password-env or --password-file)`,
-    );
+  if (url.socket !== undefined) {
+    for (const f of ["tls", "ca-file", "insecure"]) {
+      if (input.has(f)) input.fail(f, "cannot be combined with a unix:// socket URL");
+    }
   }
-  const secure = url.scheme === "rediss" || url.scheme === "valkeys";
-  const tls = tlsChoice(
-    input,
-    secure ? { mode: "on" } : {},
-    "--tls or a rediss:// URL",
-  );
+  const tls = tlsChoice(input, url.tls ? { mode: "on" } : {}, "--tls or a rediss:// URL");
   const key = input.string("key");
   if (key === "") input.fail("key", "expected a key, got an empty string");
   const equals = input.string("equals");
@@ -129,10 +100,12 @@ function parseOptions(input: KindInput): { target: string; options: RedisOptions
   return {
     target: url.display,
     options: {
-      hp: url.hp,
+      // A socket has no host: the path stands in where a host name is shown (errors).
+      hp: url.hp ?? { hostname: url.socket ?? "", port: 0 },
+      socket: url.socket,
       user: url.user,
       password,
-      database,
+      database: url.database,
       tls,
       key,
       equals,

@@ -16,6 +16,7 @@ import {
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { clip } from "../_common/datastore.ts";
 import { DriverSessions } from "../_common/driver.ts";
+import { readPassword } from "../_common/dsurl.ts";
 import { judgeError } from "./errors.ts";
 import type { RedisOptions } from "./mod.ts";
 
@@ -35,15 +36,42 @@ export function create(o: RedisOptions, env: ProbeEnv): Probe {
     end: (c) => c.close(),
     destroy: (c) => c.destroy(),
   }, env.clock);
+  if (o.socket !== undefined) {
+    const path = o.socket;
+    return {
+      check: ({ signal }) => socketAttempt(path, signal),
+      close: () => sessions.close(),
+    };
+  }
   return dataStoreProbe(o, sessions, session, judgeError);
 
-  /** Connects, sends the commands and closes; throws what the driver throws. */
+  /** One attempt over the Unix socket: no addresses to try, no TLS. */
+  async function socketAttempt(path: string, signal: AbortSignal): Promise<ProbeResult> {
+    let password: string | undefined;
+    try {
+      password = o.password === undefined ? undefined : await readPassword(o.password);
+      return await connectAndCheck({ path }, password, undefined, signal);
+    } catch (e) {
+      return judgeError(e, { user: o.user, hostname: path, secrets: [password] });
+    }
+  }
+
+  /** Connects to one address, sends the commands and closes; throws what the driver throws. */
   function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
+    return connectAndCheck({ host: address.hostname, port: address.port }, password, tls, signal);
+  }
+
+  /** Connects (to a host or a socket), sends the commands and closes. */
+  function connectAndCheck(
+    where: { host: string; port: number } | { path: string },
+    password: string | undefined,
+    tls: SessionInput["tls"],
+    signal: AbortSignal,
+  ): Promise<ProbeResult> {
     signal.throwIfAborted();
     const client: Client = createClient({
       socket: {
-        host: address.hostname,
-        port: address.port,
+        ...where,
         // One connection per attempt: no reconnects, no timers of the driver's own.
         reconnectStrategy: false,
         connectTimeout: 0,
@@ -62,7 +90,7 @@ export function create(o: RedisOptions, env: ProbeEnv): Probe {
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
     client.on("error", () => {});
     return sessions.run(client, signal, async (_, state) => {
-      await connectOrDescribe(() => client.connect(), o.hp.hostname);
+      await connectOrDescribe(() => client.connect(), "path" in where ? where.path : o.hp.hostname);
       state.up = true;
       const pong = await client.sendCommand(["PING"]);
       if (pong !== "PONG") {

@@ -36,6 +36,22 @@ const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const PW = "M0ngo-S3cret";
 
 cliTest(
+  "mongodb kind: the URI's serverSelectionTimeoutMS bounds each attempt (a URI option wins over waitcmd's 2 s)",
+  async () => {
+    // Nothing listens on port 1: each attempt ends when server selection gives up.
+    const r = await runJson([
+      ...timing("1500ms", "100ms"),
+      "mongodb",
+      "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=200&connectTimeoutMS=200&appName=ci",
+    ]);
+    assertEquals([r.code, r.stderr], [1, ""]);
+    const c = r.json.conditions[0]!;
+    assert(c.attempts >= 3, `${c.attempts} attempts: ${c.last_error}`);
+    assertMatch(c.last_error, /connection refused/);
+  },
+);
+
+cliTest(
   "mongodb kind: usage errors through the CLI (the driver's URI check included), no password",
   async () => {
     const rows: [string[], string][] = [
@@ -45,6 +61,10 @@ cliTest(
         "the driver rejects the URI: option foo is not supported",
       ],
       [["mongo", `mongodb://app:${PW}@h/`, "--ca-file", "ca.pem"], "--ca-file: needs --tls"],
+      [
+        ["mongodb", `mongodb://app:${PW}@h/?authSource=admin&authMechanizm=SCRAM-SHA-256`],
+        "the driver rejects the URI: option authmechanizm is not supported",
+      ],
       [["mongodb", `mongodb+srv://app:${PW}@a,b/`], "mongodb+srv:// takes one host name"],
     ];
     await assertUsageErrors(rows, { secrets: [PW] });

@@ -81,6 +81,38 @@ Deno.test({
         },
       );
 
+      await t.step(
+        "a comma list of servers whose first is dead: the next one answers, with the list's user-info",
+        async () => {
+          const list = `nats://app:app-pw-7Qx@127.0.0.1:1,nats://127.0.0.1:${users.port}`;
+          const r = await runJson([...FAST, "nats", list]);
+          assertEquals([r.code, r.stderr], [0, ""]);
+          const c = r.json.conditions[0]!;
+          assertEquals(c.target, `nats://app:***@127.0.0.1:1,nats://127.0.0.1:${users.port}`);
+          assertMatch(c.detail, VERSION);
+          assertEquals(c.attempts, 1);
+          assert(!r.stdout.includes("app-pw-7Qx"));
+          const dead = await runJson([...SHORT, "nats", "nats://127.0.0.1:1, 127.0.0.1:2"]);
+          assertEquals(dead.code, 1);
+          assertEquals(
+            dead.json.conditions[0]!.last_error,
+            "127.0.0.1:1: connection refused; 127.0.0.1:2: connection refused",
+          );
+        },
+      );
+
+      await t.step("a token in the URL's user-info, masked in every output", async () => {
+        const r = await runJson([...FAST, "nats", token.url("tok-3Fz9q")]);
+        assertEquals([r.code, r.stderr], [0, ""]);
+        assertEquals(r.json.conditions[0]!.name, `nats nats://***@127.0.0.1:${token.port}`);
+        const wrong = await runJson([...SHORT, "nats", token.url("not-the-tok")]);
+        assertEquals(
+          wrong.json.conditions[0]!.last_error,
+          "authentication failed: Authorization Violation",
+        );
+        assert(!r.stdout.includes("tok-3Fz9q") && !wrong.stdout.includes("not-the-tok"));
+      });
+
       await t.step("a stream missing, then created on the server", async () => {
         const r = await runLate(
           [...FAST, "nats", open.url(), "--stream", "ORDERS"],
@@ -183,7 +215,7 @@ serverTest(
 Deno.test("nats kind rejects every malformed value with exit 2 before probing", async () => {
   const where = "waitcmd: condition 1 (nats)";
   const see = "(see: waitcmd help nats)";
-  const form = "nats://[user[:password]@]host[:port] or tls://...";
+  const form = "nats://[user:password@|token@]host[:port][,nats://host[:port]...] or tls://...";
   const cases: [string[], string][] = [
     [["nats", "http://nats:4222"], `${where}: expected ${form}, got "http://nats:4222" ${see}`],
     [
@@ -203,9 +235,12 @@ Deno.test("nats kind rejects every malformed value with exit 2 before probing", 
       `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
     ],
     [
-      // A usage error masks every URL's user-info (the command line is redacted unparsed).
-      ["nats", "nats://app@nats"],
-      `${where}: user "***" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env ${see}`,
+      ["nats", "nats://s3cr3t-tok@nats:4222,nats://nats:4223/?verbose=true"],
+      `${where}: unknown URL parameter "verbose" (a NATS URL takes none: credentials go in its user-info or the flags) ${see}`,
+    ],
+    [
+      ["nats", "nats://127.0.0.1:4222,ws://127.0.0.1:8080"],
+      `${where}: ws:// servers are not supported (NATS over TCP only), got "ws://127.0.0.1:8080" ${see}`,
     ],
     [
       ["nats", "nats://nats", "--ca-file", "ca.pem"],
@@ -216,5 +251,9 @@ Deno.test("nats kind rejects every malformed value with exit 2 before probing", 
       `${where}: --creds-file: expected a path, got an empty string ${see}`,
     ],
   ];
-  await assertUsageErrors(cases, { exact: true, env: { PW: "env-pw-zq" }, secrets: ["sEcr3t"] });
+  await assertUsageErrors(cases, {
+    exact: true,
+    env: { PW: "env-pw-zq" },
+    secrets: ["sEcr3t", "s3cr3t-tok"],
+  });
 });

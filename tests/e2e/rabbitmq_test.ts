@@ -13,7 +13,14 @@ import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { USAGE_ROWS } from "../_usage_rows.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { assertKindUsageErrors, cliTest, runJson, runLate, timing } from "./_cli.ts";
+import {
+  assertKindUsageErrors,
+  assertUsageErrors,
+  cliTest,
+  runJson,
+  runLate,
+  timing,
+} from "./_cli.ts";
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -91,6 +98,25 @@ async function rabbitmqTests(t: Deno.TestContext) {
     });
 
     await t.step(
+      "a vhost with a percent-encoded slash and amqplib's URL options, passed on to the broker",
+      async () => {
+        await mq.ctl(["add_vhost", "/ci"]);
+        await mq.ctl(["set_permissions", "-p", "/ci", "admin", ".*", ".*", ".*"]);
+        await mq.declareQueue("/ci", "ci-q", 1);
+        const base = `amqp://admin:${mq.adminPassword}@127.0.0.1:${mq.port}/%2Fci`;
+        const options = "heartbeat=5&frameMax=8192&channelMax=16&locale=en_US&maxFrameSize=0";
+        const ok = await runJson([...FAST, "amqp", `${base}?${options}`, "--queue", "ci-q"]);
+        assertEquals([ok.code, ok.stderr], [0, ""]);
+        assertMatch(ok.json.conditions[0]!.detail, /^queue "ci-q": 1 message, 0 consumers/);
+        // frameMax reaches the broker, which never completes a handshake whose frame size is
+        // under AMQP's minimum (4096): the same URL without it opens at once.
+        const small = await runJson([...timing("2s", "300ms"), "amqp", `${base}?frameMax=1024`]);
+        assertEquals([small.code, small.json.conditions[0]!.satisfied], [1, false]);
+        assertNoSecret([ok.stdout, small.stdout], mq.adminPassword);
+      },
+    );
+
+    await t.step(
       "TLS: verified with --ca-file, refused without, --insecure skips the check",
       async () => {
         const tlsUrl = `amqps://admin:${mq.adminPassword}@localhost:${mq.tlsPort}/`;
@@ -122,6 +148,28 @@ async function rabbitmqTests(t: Deno.TestContext) {
 cliTest(
   "rabbitmq kind: usage errors through the CLI, never showing the password",
   () => assertKindUsageErrors("rabbitmq", USAGE_ROWS.rabbitmq, { secrets: ["S3cr3t-pw"] }),
+);
+
+cliTest(
+  "rabbitmq kind: a URL parameter amqplib does not read, or a bad value, is exit 2 naming it",
+  async () => {
+    const where = "waitcmd: condition 1 (rabbitmq)";
+    const known = "amqplib reads frameMax, channelMax, heartbeat, maxFrameSize, locale";
+    await assertUsageErrors([
+      [
+        ["rabbitmq", "amqp://app:S3cr3t-pw@mq/%2Fci?connection_timeout=5"],
+        `${where}: unknown URL parameter "connection_timeout" (${known})`,
+      ],
+      [
+        ["rabbitmq", "amqp://app:S3cr3t-pw@mq/?heartbeat=5&frame_max=8192"],
+        `${where}: unknown URL parameter "frame_max" (${known})`,
+      ],
+      [
+        ["rabbitmq", "amqp://app:S3cr3t-pw@mq/?heartbeat=soon"],
+        `${where}: URL parameter heartbeat: expected a whole number, got "soon"`,
+      ],
+    ], { secrets: ["S3cr3t-pw"] });
+  },
 );
 
 cliTest("rabbitmq kind: a refused port times out with the connection error", async () => {

@@ -102,10 +102,53 @@ serverTest("redis --role: a replica, then promoted late", SERVICE, async (primar
   }
 });
 
+serverTest(
+  "redis kind over a Unix socket (unix:///path, as wait4x passes it), with a database index, and a user without a password",
+  SERVICE,
+  async (r0) => {
+    const info = `app:${REDIS_PASSWORD}@`;
+    const r = await runJson([...FAST, "redis", `unix://app@${r0.socket}`, "--password-env", "PW"], {
+      env: { PW: REDIS_PASSWORD },
+    });
+    assertEquals([r.code, r.stderr], [0, ""]);
+    assertEquals(r.json.conditions[0]!.target, `unix://app@${r0.socket}`);
+    assertEquals(r.json.conditions[0]!.detail, "PONG");
+    // The key is in database 3 only: seen through ?db=3 (the socket) and /3 (TCP), not in 0.
+    const k = await runLate(
+      [...FAST, "redis", `unix://${info}${r0.socket}?db=3`, "--key", "sock:ready"],
+      () => r0.cli("-n", "3", "SET", "sock:ready", "1"),
+    );
+    assertEquals([k.code, k.stderr], [0, ""]);
+    assertEquals(k.attempts[0]!.error, 'key "sock:ready" does not exist');
+    assertEquals(k.report.conditions[0]!.name, `redis unix://app:***@${r0.socket}?db=3`);
+    const both = await runJson([
+      ...timing("1s", "200ms"),
+      ...["redis", r0.url(undefined, undefined, 3), "--key", "sock:ready"],
+      ...["--", "redis", `unix://${info}${r0.socket}`, "--key", "sock:ready"],
+      ...["--", "redis", `unix://${info}${r0.dir}/missing.sock`],
+    ]);
+    assertEquals(both.code, 1);
+    const [tcp, db0, missing] = both.json.conditions;
+    assertEquals([tcp!.satisfied, db0!.last_error], [true, 'key "sock:ready" does not exist']);
+    assertEquals(missing!.satisfied, false);
+    assertEquals(missing!.last_error, `no such file or directory: ${r0.dir}/missing.sock`);
+    assert(!JSON.stringify(both.json).includes(REDIS_PASSWORD));
+    // A user without a password logs in with an empty one, as node-redis does: a nopass ACL user.
+    await r0.cli("ACL", "SETUSER", "probe", "on", "nopass", "~*", "+@all");
+    const nopass = await runJson([
+      ...FAST,
+      ...["redis", `redis://probe@127.0.0.1:${r0.port}/3`, "--key", "sock:ready"],
+      ...["--", "redis", `unix://probe@${r0.socket}?db=3`, "--key", "sock:ready"],
+    ]);
+    assertEquals([nopass.code, nopass.stderr], [0, ""]);
+  },
+);
+
 Deno.test("redis kind rejects every malformed value with exit 2 before probing", async () => {
   const where = "waitcmd: condition 1 (redis)";
   const see = "(see: waitcmd help redis)";
-  const form = "redis://[[user]:password@]host[:port][/db] or rediss://...";
+  const form =
+    "redis://[[user]:password@]host[:port][/db], rediss://... or unix://[[user]:password@]/path/to/socket[?db=N]";
   const cases: [string[], string][] = [
     [["redis", "cache:6379"], `${where}: expected ${form}, got "cache:6379" ${see}`],
     [
@@ -114,11 +157,15 @@ Deno.test("redis kind rejects every malformed value with exit 2 before probing",
     ],
     [
       ["redis", "redis://cache/0?timeout=3"],
-      `${where}: unsupported URL parameter "timeout" (TLS is set with rediss://, --tls, --ca-file and --insecure) ${see}`,
+      `${where}: unknown URL parameter "timeout" (a redis:// URL takes none; the database is its path, /N) ${see}`,
     ],
     [
       ["redis", "redis://:sEcr3t@cache", "--password-env", "PW"],
       `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
+    ],
+    [
+      ["redis", "unix:///run/redis.sock?db=1&timeout=3"],
+      `${where}: unknown URL parameter "timeout" (a unix:// URL takes only db=N) ${see}`,
     ],
     [["redis", "redis://cache", "--equals", "v"], `${where}: --equals: needs --key ${see}`],
     [

@@ -44,6 +44,8 @@ export interface Redis {
   readonly host: "127.0.0.1";
   readonly port: number;
   readonly dir: string;
+  /** The Unix socket it also listens on. */
+  readonly socket: string;
   /** `redis://app:PASSWORD@127.0.0.1:PORT[/db]` (or rediss:// with TLS). */
   url(user?: string, password?: string, db?: number): string;
   /** Runs a command as `app` (over TLS when the server has it); returns redis-cli's output. */
@@ -76,6 +78,9 @@ export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
       ]
       : []),
     "bind 127.0.0.1",
+    // The socket too, for unix:// targets (a short path: sun_path holds 107 bytes).
+    `unixsocket ${dir}/redis.sock`,
+    "unixsocketperm 700",
     'save ""',
     "appendonly no",
     `dir ${dir}`,
@@ -136,6 +141,7 @@ export async function makeRedis(opts: RedisOptions = {}): Promise<Redis> {
     host: "127.0.0.1",
     port,
     dir,
+    socket: `${dir}/redis.sock`,
     url(user = REDIS_USER, password = REDIS_PASSWORD, db?: number) {
       const info = `${encodeURIComponent(user)}:${encodeURIComponent(password)}@`;
       return `${scheme}://${info}127.0.0.1:${port}${db === undefined ? "" : `/${db}`}`;

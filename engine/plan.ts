@@ -77,9 +77,53 @@ export interface Plan {
   readonly secrets: readonly string[];
 }
 
-/** `any[A, B]`: the name of a group from its members' names. */
+/**
+ * At most this many characters of its members' names make an unlabelled group's name
+ * (docs/contract.md §1, groups). Each member's line names its group, and a group's name is
+ * part of its parent's: a name that grew with its members would make output quadratic in the
+ * number of members and in the depth of nesting.
+ */
+export const GROUP_NAME_MAX = 60;
+
+/**
+ * At most this many characters of a group's name where each member's line repeats it
+ * (a label is the user's and may be long; a natural name is shorter than this).
+ */
+export const GROUP_NAME_SHOWN = 100;
+
+/** `text` cut to `max` characters, `…` ending it when cut (a surrogate pair is kept whole). */
+export function cutText(text: string, max: number = GROUP_NAME_MAX): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * `any[A, B]`: the name of a group from its members' names, as many as fit in
+ * {@link GROUP_NAME_MAX} characters and then how many more there are
+ * (`any[tcp a:1, tcp b:2, … 4998 more]`). Only the names shown are read, so a group's name
+ * costs no more than its first members.
+ */
 export function groupName(op: GroupOp, children: readonly PlanNode[]): string {
-  return `${op}[${children.map(nodeName).join(", ")}]`;
+  const shown: string[] = [];
+  let used = 0;
+  for (const child of children) {
+    const name = nodeName(child);
+    const room = GROUP_NAME_MAX - used;
+    if (name.length <= room) {
+      shown.push(name);
+      used += name.length + 2;
+      continue;
+    }
+    // The first member is shown, cut; a later one that does not fit is counted.
+    if (shown.length === 0) shown.push(cutText(name));
+    break;
+  }
+  const more = children.length - shown.length;
+  if (more > 0) shown.push(`… ${more} more`);
+  return `${op}[${shown.join(", ")}]`;
 }
 
 /** The display name of a node. */

@@ -229,3 +229,57 @@ cliTest(
       }
     }),
 );
+
+/** `any [ file <dir>/1 -- … -- file <dir>/n ]`: a group of n members that never hold. */
+function wideGroup(dir: string, n: number): string[] {
+  const words = ["any", "["];
+  for (let i = 1; i <= n; i++) words.push(...(i > 1 ? ["--"] : []), "file", `${dir}/${i}`);
+  return [...words, "]"];
+}
+
+/** `any [ file <dir>/1 -- all [ file <dir>/2 -- any [ … ] ] ]`: groups nested `depth` deep. */
+function deepGroup(dir: string, depth: number): string[] {
+  const words: string[] = [];
+  for (let i = 1; i <= depth; i++) {
+    words.push(i % 2 ? "any" : "all", "[", "file", `${dir}/${i}`, "--");
+  }
+  words.push("file", `${dir}/last`);
+  for (let i = 1; i <= depth; i++) words.push("]");
+  return words;
+}
+
+cliTest(
+  "a wide or deep group: the summary, --explain and the report grow linearly (a group's name is bounded, not its members' names in full on every member's line)",
+  () =>
+    withDir(async (dir) => {
+      const sizes = async (args: string[]) => {
+        const text = await runCli(["-q", "-t", "300ms", ...args]);
+        assertEquals(text.code, 1, text.stderr.slice(0, 500));
+        const explain = await runCli(["--explain", ...args]);
+        assertEquals(explain.code, 0, explain.stderr);
+        const json = await runCli(["-o", "json", "-t", "300ms", ...args]);
+        assertEquals(json.code, 1, json.stderr);
+        const longest = (out: string) => Math.max(...out.split("\n").map((l) => l.length));
+        return {
+          text: text.stderr.length,
+          explain: explain.stdout.length,
+          json: json.stdout.length,
+          longest: Math.max(longest(explain.stdout), longest(json.stdout)),
+        };
+      };
+      // Four times the members: about four times the output (quadratic: sixteen).
+      const [s, b] = [await sizes(wideGroup(dir, 500)), await sizes(wideGroup(dir, 2000))];
+      for (const k of ["text", "explain", "json"] as const) {
+        assert(b[k] < s[k] * 5, `${k}: ${s[k]} bytes, then ${b[k]} bytes for four times as many`);
+      }
+      // Four times as deep: the summary four times larger; --explain's lines are indented by
+      // depth, and they and the report name a group's path (docs/contract.md §1), but no line
+      // holds the names of every group below it.
+      const [sd, bd] = [await sizes(deepGroup(dir, 20)), await sizes(deepGroup(dir, 80))];
+      assert(bd.text < sd.text * 5, `${sd.text} bytes, then ${bd.text} bytes four times as deep`);
+      assert(bd.longest < 1000, `an --explain or report line of ${bd.longest} characters`);
+      const one = await runCli(["-q", "-t", "300ms", ...wideGroup(dir, 2000)]);
+      assertStringIncludes(one.stderr, `not satisfied: any[file ${dir}/1`);
+      assertStringIncludes(one.stderr, " more]: file ");
+    }),
+);

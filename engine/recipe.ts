@@ -100,6 +100,16 @@ export async function expandRecipe(
     const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
     fail(e.linePos?.[0]?.line, `not valid YAML or JSON: ${first}`);
   }
+  if (doc.contents === null) {
+    // Nothing but blanks and comments: say so, and for `-` that standard input gave nothing
+    // (closed, or read from /dev/null) rather than "expected a mapping".
+    fail(
+      undefined,
+      file === "-"
+        ? "standard input is empty (closed, or nothing was written to it); write the recipe to it, or give a file"
+        : "the file is empty (no options, no conditions)",
+    );
+  }
   const lineOf = (path: (string | number)[]): number | undefined => {
     const node = doc.getIn(path, true) as { range?: number[] } | undefined;
     const at = node?.range?.[0];

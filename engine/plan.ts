@@ -78,6 +78,16 @@ export interface Plan {
 }
 
 /**
+ * How deep groups nest at most, on the command line and in recipes (docs/contract.md §1,
+ * groups): a usage error beyond. The parser, the recipe's reader and the plan's walkers
+ * recurse once per group; 100 is far beyond any real plan and far below the stack's depth.
+ */
+export const MAX_GROUP_DEPTH = 100;
+
+/** The usage error's text for a group nested deeper than {@link MAX_GROUP_DEPTH}. */
+export const TOO_DEEP = `groups nest at most ${MAX_GROUP_DEPTH} deep`;
+
+/**
  * At most this many characters of its members' names make an unlabelled group's name
  * (docs/contract.md §1, groups). Each member's line names its group, and a group's name is
  * part of its parent's: a name that grew with its members would make output quadratic in the

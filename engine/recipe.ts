@@ -14,6 +14,7 @@ import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
 import { documentValue, YamlValueError } from "./yaml.ts";
 import { commonJsExports } from "./commonjs.ts";
+import { MAX_GROUP_DEPTH, TOO_DEEP } from "./plan.ts";
 
 /** Keys of a condition entry. */
 const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
@@ -97,6 +98,10 @@ export async function expandRecipe(
   };
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
+    // The YAML parser recurses once per level: a few hundred levels exhaust the stack.
+    if (/call stack/i.test(e.message)) {
+      fail(undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
+    }
     const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
     fail(e.linePos?.[0]?.line, `not valid YAML or JSON: ${first}`);
   }
@@ -240,6 +245,11 @@ export async function expandRecipe(
   ): string[] => {
     const at = lineOf(path);
     if (guard) fail(at, `${where}: a guard is one condition, not a group: put guards in guards:`);
+    // The command line's limit (engine/grammar.ts), said with the line: the words would only
+    // meet it after this reader recursed as deep.
+    if (path.filter((p) => p === "any" || p === "all").length >= MAX_GROUP_DEPTH) {
+      fail(at, `${TOO_DEEP}; flatten the plan`);
+    }
     for (const key of Object.keys(e)) {
       if (key !== op && key !== "label") {
         fail(

@@ -283,3 +283,34 @@ cliTest(
       assertStringIncludes(one.stderr, " more]: file ");
     }),
 );
+
+/** `any [ any [ … file /x … ] ]`: `depth` groups, each the only member of the one around it. */
+function chain(depth: number): string[] {
+  return [...Array(depth).fill(["any", "["]).flat(), "file", "/x", ...Array(depth).fill("]")];
+}
+
+/** A recipe of `depth` groups in flow style, one inside the other. */
+function chainRecipe(depth: number): string {
+  return `conditions: ${"[{any: ".repeat(depth)}[{kind: file, target: /x}]${"}]".repeat(depth)}\n`;
+}
+
+cliTest(
+  "groups nest at most 100 deep: deeper is one usage-error line (exit 2), on the command line and in a recipe",
+  () =>
+    withDir(async (dir) => {
+      const deep = await runCli(["--explain", ...chain(100)]);
+      assertEquals([deep.code, deep.stderr], [0, ""]);
+      const limit = "groups nest at most 100 deep";
+      for (const depth of [101, 3000]) {
+        const line = usageErrorLine(await runCli(["--explain", ...chain(depth)]));
+        assertStringIncludes(line, `waitcmd: group at depth 101: ${limit}`);
+      }
+      const ok = await writeRecipe(dir, chainRecipe(100), "ok.yaml");
+      assertEquals((await runCli(["--explain", "-f", ok])).code, 0);
+      for (const depth of [101, 450, 3000]) {
+        const file = await writeRecipe(dir, chainRecipe(depth), `deep${depth}.yaml`);
+        const line = usageErrorLine(await runCli(["--explain", "-f", file]));
+        assertMatch(line, new RegExp(`^waitcmd: ${file}(:1)?: .*${limit}`));
+      }
+    }),
+);

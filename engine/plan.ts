@@ -190,27 +190,41 @@ export function mapLeaves(
 }
 
 /**
- * Two conditions that can capture one name would give `then` one variable for two values
- * (docs/contract.md §7, captures): a usage error naming both.
+ * The variable `then` gets a named group in (docs/contract.md §7): `WAITCMD_CAPTURE_` and the
+ * name in upper case, other characters as `_`.
+ */
+export function captureVariable(name: string): string {
+  return `WAITCMD_CAPTURE_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
+}
+
+/**
+ * Two named groups that give `then` one variable (`port` and `PORT` give the same one),
+ * in two conditions or in one, would give it one variable for two values (docs/contract.md
+ * §7, captures): a usage error naming both and the variable.
  */
 export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
-  const owner = new Map<string, ConditionPlan>();
+  const owner = new Map<string, { c: ConditionPlan; name: string }>();
   for (const c of conditions) {
     // Most conditions capture nothing: no set is made for them (a thousand conditions).
     if (c.captures.length === 0) continue;
     for (const name of new Set(c.captures)) {
-      const first = owner.get(name);
+      const variable = captureVariable(name);
+      const first = owner.get(variable);
       if (first) {
+        const where = first.c === c
+          ? "this condition"
+          : `condition ${first.c.index} (${first.c.kindWord})`;
         throw new UsageError(
           `condition ${c.index} (${c.kindWord})`,
-          `capture group ${
-            q(name)
-          } is also captured by condition ${first.index} (${first.kindWord}); ` +
-            "give each named group its own name",
+          first.name === name
+            ? `capture group ${q(name)} is also captured by ${where}; ` +
+              "give each named group its own name"
+            : `capture groups ${q(name)} and ${q(first.name)} (${where}) both give then ` +
+              `${variable}; give each named group a name that differs in more than case`,
           c.kind.name,
         );
       }
-      owner.set(name, c);
+      owner.set(variable, { c, name });
     }
   }
 }

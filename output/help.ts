@@ -234,8 +234,10 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "--matches (log, http, websocket, udp) captures its groups, named (?P<name>…) or",
     '(?<name>…); --jsonpath (http, orch) captures the value it compared as "value".',
     "The JSON report has them all in conditions[].captures; then gets each named group as",
-    "WAITCMD_CAPTURE_<NAME> (upper case, other characters as _). Two conditions that capture",
-    "the same name are a usage error.",
+    "WAITCMD_CAPTURE_<NAME> (upper case, other characters as _). Two named groups that give",
+    "one variable (the same name, or port and PORT) are a usage error. A value no environment",
+    "can hold (a NUL byte, over 128 KiB) is not passed: the run stays satisfied, then is not",
+    "started, and waitcmd exits 3 naming the variable.",
     "",
   ].join("\n"),
 };

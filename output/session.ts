@@ -10,7 +10,13 @@
 
 import type { Clock } from "../engine/clock.ts";
 import { describeError, UsageError } from "../engine/errors.ts";
-import { checkThen, type Handover, signalExitCode, thenEnvironment } from "../engine/handover.ts";
+import {
+  checkThen,
+  type Handover,
+  signalExitCode,
+  thenEnvironment,
+  thenRefusal,
+} from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
@@ -117,6 +123,7 @@ export async function runSession(
     handover: {
       command: plan.then,
       env: thenEnvironment(report, named, o.reportFile),
+      refused: thenRefusal(report, named),
     },
   };
 }

@@ -221,6 +221,17 @@ cliTest(
       const rows: [string[], Record<string, string>, string][] = [
         [["--max-attempts", "0", "tcp", "a:1"], {}, "--max-attempts: expected a whole number"],
         [["--timeout-exit-code", "200", "tcp", "a:1"], {}, "from 1 to 125"],
+        [
+          ["--timeout-exit-code", "2", "tcp", "a:1"],
+          {},
+          "--timeout-exit-code: 2 is the exit code of a usage error; expected a whole number from 1 to 125 other than 2 and 3",
+        ],
+        [
+          ["--timeout-exit-code=3", "tcp", "a:1"],
+          {},
+          "--timeout-exit-code: 3 is the exit code of a fatal run",
+        ],
+        [["tcp", "a:1"], { WAITCMD_TIMEOUT_EXIT_CODE: "3" }, "3 is the exit code of a fatal run"],
         [["tcp", "a:1"], { WAITCMD_TIMEOUT_EXIT_CODE: "abc" }, "WAITCMD_TIMEOUT_EXIT_CODE"],
         [["tcp", "a:1"], { WAITCMD_MAX_ATTEMPTS: "-1" }, "WAITCMD_MAX_ATTEMPTS"],
       ];
@@ -312,5 +323,21 @@ cliTest(
         const line = usageErrorLine(await runCli(["--explain", "-f", file]));
         assertMatch(line, new RegExp(`^waitcmd: ${file}(:1)?: .*${limit}`));
       }
+    }),
+);
+
+cliTest(
+  "--timeout-exit-code 2 or 3 in a recipe is a usage error: a timeout never reads as a usage error or a fatal run",
+  () =>
+    withDir(async (dir) => {
+      const recipe = await writeRecipe(
+        dir,
+        "timeout-exit-code: 2\nconditions:\n  - kind: tcp\n    target: a:1\n",
+        "r.yaml",
+      );
+      assertStringIncludes(
+        usageErrorLine(await runCli(["-f", recipe])),
+        "2 is the exit code of a usage error",
+      );
     }),
 );

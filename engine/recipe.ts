@@ -12,7 +12,8 @@ import { UsageError } from "./errors.ts";
 import { GLOBAL_FLAGS } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
-import { documentValue, YamlValueError } from "./yaml.ts";
+import { documentValue, parseDocumentInSlices, YamlValueError } from "./yaml.ts";
+import { turn } from "./timers.ts";
 import { commonJsExports } from "./commonjs.ts";
 import { MAX_GROUP_DEPTH, TOO_DEEP } from "./plan.ts";
 
@@ -90,9 +91,10 @@ export async function expandRecipe(
   cliRest: readonly string[],
   registry: Registry,
 ): Promise<Expanded> {
-  const { parseDocument, LineCounter } = commonJsExports(await import("yaml"));
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  const yaml = commonJsExports(await import("yaml"));
+  const counter = new yaml.LineCounter();
+  // In slices: a signal during a recipe of thousands of conditions is answered at once.
+  const doc = await parseDocumentInSlices(yaml, text, counter, { uniqueKeys: true });
   const fail = (line: number | undefined, message: string): never => {
     throw new UsageError(line === undefined ? file : `${file}:${line}`, message);
   };
@@ -103,7 +105,7 @@ export async function expandRecipe(
       fail(undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
     }
     const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    fail(e.linePos?.[0]?.line, `not valid YAML or JSON: ${first}`);
+    fail(counter.linePos(e.pos[0]).line, `not valid YAML or JSON: ${first}`);
   }
   if (doc.contents === null) {
     // Nothing but blanks and comments: say so, and for `-` that standard input gave nothing
@@ -127,6 +129,7 @@ export async function expandRecipe(
     if (!(e instanceof YamlValueError)) throw e;
     fail(undefined, `not valid YAML or JSON: ${e.message}`);
   }
+  await turn();
   if (root === null || typeof root !== "object" || Array.isArray(root)) {
     fail(1, "expected a mapping of options and conditions (conditions: [...])");
   }

@@ -22,6 +22,7 @@ import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
 import { run } from "../engine/runner.ts";
 import { SecretRegistry } from "../engine/secrets.ts";
+import { turn } from "../engine/timers.ts";
 import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
@@ -74,11 +75,13 @@ export async function runSession(
     const { explainObject, explainText } = await import("./explain.ts");
     // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
     if (io.signal.aborted) return cancelledBefore(io);
-    io.stdout(
-      o.output === "text"
-        ? explainText(plan, redact)
-        : JSON.stringify(explainObject(plan, redact), null, 2) + "\n",
-    );
+    const text = o.output === "text"
+      ? explainText(plan, redact)
+      : JSON.stringify(explainObject(plan, redact), null, 2) + "\n";
+    // A large plan takes a while to explain: a signal meanwhile is answered, not printed over.
+    await turn();
+    if (io.signal.aborted) return cancelledBefore(io);
+    io.stdout(text);
     return { code: 0 };
   }
   // JSON output keeps stderr empty (docs/contract.md §7).

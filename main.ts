@@ -180,7 +180,7 @@ if (import.meta.main) {
   for (const [sig, h] of handlers) Deno.removeSignalListener(sig, h);
   const code = result.handover
     ? await handOver(
-      { command: result.handover.command, env: { ...Deno.env.toObject(), ...result.handover.env } },
+      { ...result.handover, env: { ...Deno.env.toObject(), ...result.handover.env } },
       forwardSignals(FORWARDED),
       (line) => streams.write(Deno.stderr, line + "\n"),
     )

@@ -1,9 +1,11 @@
 /**
  * Files that feed waitcmd (recipes, manifests, passwords, keys, CA bundles):
  * read whole, with a documented cap (docs/contract.md §9), so `-f
- * /dev/zero` is an error and not gigabytes of memory. Pipes and FIFOs are
- * read like files, asynchronously: nothing here blocks the event loop, so
- * the deadline and signals are answered while a read waits.
+ * /dev/zero` is an error and not gigabytes of memory. Pipes already open
+ * (`<(…)`, standard input) are read like files, asynchronously: nothing here
+ * blocks the event loop, so the deadline and signals are answered while a
+ * read waits. A named pipe (`mkfifo`) is refused: opening it would wait for a
+ * writer without end.
  *
  * @module
  */
@@ -15,10 +17,37 @@ export class FileReadError extends Error {
   override name = "FileReadError";
 }
 
+/** What a path that is not a regular file is, in words: `a named pipe`. */
+export function fileType(info: Deno.FileInfo): string {
+  if (info.isFifo) return "a named pipe";
+  if (info.isCharDevice) return "a character device";
+  if (info.isBlockDevice) return "a block device";
+  if (info.isSocket) return "a socket";
+  if (info.isDirectory) return "a directory";
+  return "not a file";
+}
+
+/**
+ * Whether `path`, which `stat` found to be a pipe, is a named pipe in the file system (made
+ * by `mkfifo`): opening one waits for a writer that may never come, in a thread nothing can
+ * take back. A pipe already open (`<(echo pw)`, `/dev/stdin`, `/proc/self/fd/N`) has its
+ * writer, and is read like a file.
+ */
+export async function isNamedPipe(path: string): Promise<boolean> {
+  if (/^\/(dev\/(fd\/|std)|proc\/)/.test(path)) return false;
+  try {
+    return (await Deno.lstat(await Deno.realPath(path))).isFifo === true;
+  } catch {
+    // An anonymous pipe has no path of its own: realpath fails on it.
+    return false;
+  }
+}
+
 /**
  * The text of `path` (`-`: standard input), at most `maxBytes`; throws a
  * `FileReadError` saying why (`no such file or directory`, `is a
- * directory`, `larger than 4 MiB`). `strict`: bytes that are not UTF-8 are
+ * directory`, `not a regular file (a named pipe)`, `larger than 4 MiB`).
+ * A named pipe (`mkfifo`) is refused before it is opened ({@link isNamedPipe}). `strict`: bytes that are not UTF-8 are
  * an error (`not valid UTF-8`) instead of U+FFFD, for texts whose words are
  * used as they are (a recipe's paths).
  */
@@ -34,6 +63,9 @@ export async function readBounded(
     } else {
       const info = await Deno.stat(path);
       if (info.isDirectory) throw new FileReadError("is a directory");
+      if (info.isFifo && await isNamedPipe(path)) {
+        throw new FileReadError("not a regular file (a named pipe)");
+      }
       file = await Deno.open(path, { read: true });
     }
   } catch (e) {

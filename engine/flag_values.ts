@@ -72,11 +72,13 @@ export function typedValue(
     case "integer": {
       const min = spec.min;
       const max = spec.max;
-      const range = min !== undefined && max !== undefined
-        ? ` from ${min} to ${max}`
-        : min !== undefined
-        ? ` of at least ${min}`
-        : "";
+      const reserved = Object.keys(spec.reserved ?? {});
+      const range =
+        (min !== undefined && max !== undefined
+          ? ` from ${min} to ${max}`
+          : min !== undefined
+          ? ` of at least ${min}`
+          : "") + (reserved.length ? ` other than ${reserved.join(" and ")}` : "");
       if (!/^-?\d+$/.test(raw)) return fail(`expected a whole number${range}, got ${q(raw)}`);
       const n = Number(raw);
       if (
@@ -85,6 +87,8 @@ export function typedValue(
       ) {
         return fail(`expected a whole number${range}, got ${q(raw)}`);
       }
+      const why = spec.reserved?.[n];
+      if (why !== undefined) return fail(`${n} is ${why}; expected a whole number${range}`);
       return n;
     }
     case "duration": {

@@ -28,8 +28,10 @@ import {
   groupName,
   type GroupNode,
   type GroupOp,
+  MAX_GROUP_DEPTH,
   type Plan,
   type PlanNode,
+  TOO_DEEP,
 } from "./plan.ts";
 import type { Registry } from "./registry.ts";
 import { commandSecrets } from "./secrets.ts";
@@ -407,6 +409,10 @@ class Parser implements WordCursor {
         `group ${path}`,
         `--mode applies to the whole run, before the first condition; a group's mode is its word: any [ … ] or all [ … ]`,
       );
+    }
+    if (this.#depth >= MAX_GROUP_DEPTH) {
+      // The path of a group this deep is hundreds of characters: the depth says where.
+      throw new UsageError(`group at depth ${this.#depth + 1}`, `${TOO_DEEP}; flatten the plan`);
     }
     this.#depth++;
     const children = this.#members(path);

@@ -7,6 +7,7 @@
  */
 
 import { UsageError } from "./errors.ts";
+import { captureVariable } from "./plan.ts";
 import type { Report } from "./report.ts";
 
 /**
@@ -48,12 +49,26 @@ export function checkThen(cmd: string, env: Readonly<Record<string, string>>): v
   }
 }
 
+export { captureVariable };
+
 /**
- * The variable `then` gets a named group in (docs/contract.md §7): `WAITCMD_CAPTURE_` and the
- * name in upper case, other characters as `_`.
+ * The longest text Linux takes as one `NAME=value` string of an environment (MAX_ARG_STRLEN,
+ * 32 pages), its closing NUL included: a longer capture could not reach `then`.
  */
-export function captureVariable(name: string): string {
-  return `WAITCMD_CAPTURE_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
+export const ENV_STRING_MAX = 131_072;
+
+/**
+ * Why `value` cannot be `then`'s variable `variable` (docs/contract.md §7, captures), or
+ * undefined when it can: an environment value ends at its first NUL byte, and the system
+ * refuses a variable longer than {@link ENV_STRING_MAX}.
+ */
+export function captureProblem(variable: string, value: string): string | undefined {
+  if (value.includes("\0")) return "it holds a NUL byte";
+  const bytes = new TextEncoder().encode(value).length;
+  if (variable.length + 2 + bytes > ENV_STRING_MAX) {
+    return `it is ${bytes} bytes long, more than an environment variable may hold (${ENV_STRING_MAX} bytes with its name)`;
+  }
+  return undefined;
 }
 
 /**
@@ -76,6 +91,31 @@ export function thenEnvironment(
   }
   if (reportFile !== undefined) out.WAITCMD_REPORT = reportFile;
   return out;
+}
+
+/**
+ * Why `then` cannot be given the captures of `report` (docs/contract.md §7, captures): the line
+ * naming the first variable whose value no environment can hold and its condition, or
+ * undefined. The wait's verdict stands; `then` is not started (exit 3).
+ */
+export function thenRefusal(
+  report: Report,
+  namedGroups: ReadonlyMap<number, readonly string[]>,
+): string | undefined {
+  for (const c of report.conditions) {
+    if (!c.satisfied || c.guard) continue;
+    for (const name of namedGroups.get(c.index) ?? []) {
+      const value = c.captures[name];
+      if (value === undefined) continue;
+      const variable = captureVariable(name);
+      const why = captureProblem(variable, value);
+      if (why !== undefined) {
+        return `waitcmd: then: not started: ${variable}, the capture ${JSON.stringify(name)} of ` +
+          `condition ${c.index} (${c.kind}), cannot be an environment variable: ${why}`;
+      }
+    }
+  }
+  return undefined;
 }
 
 /** Where the hand-over hears the signals waitcmd receives (main.ts installs the listeners). */
@@ -105,6 +145,8 @@ export interface Handover {
   readonly command: readonly string[];
   /** Added to waitcmd's own environment. */
   readonly env: Readonly<Record<string, string>>;
+  /** Why the command is not started after all (a capture no environment can hold): the line. */
+  readonly refused?: string;
 }
 
 /** Signals after which the child's whole group must be gone within GRACE_MS. */
@@ -126,6 +168,10 @@ export async function handOver(
   signals: SignalSource,
   report: (line: string) => void,
 ): Promise<number> {
+  if (h.refused !== undefined) {
+    report(h.refused);
+    return 3;
+  }
   const ownGroup = !Deno.stdin.isTerminal();
   let child: Deno.ChildProcess;
   try {

@@ -177,8 +177,11 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     type: "integer",
     min: 1,
     max: 125,
+    // A timeout must not read as another outcome (docs/contract.md §3).
+    reserved: { 2: "the exit code of a usage error", 3: "the exit code of a fatal run" },
     placeholder: "N",
-    description: "Exit code of a timeout or an exhausted run (default 1; 124 as timeout(1))",
+    description:
+      "Exit code of a timeout or an exhausted run (default 1; 124 as timeout(1); not 2 or 3)",
   },
   {
     name: "progress",

@@ -77,9 +77,63 @@ export interface Plan {
   readonly secrets: readonly string[];
 }
 
-/** `any[A, B]`: the name of a group from its members' names. */
+/**
+ * How deep groups nest at most, on the command line and in recipes (docs/contract.md §1,
+ * groups): a usage error beyond. The parser, the recipe's reader and the plan's walkers
+ * recurse once per group; 100 is far beyond any real plan and far below the stack's depth.
+ */
+export const MAX_GROUP_DEPTH = 100;
+
+/** The usage error's text for a group nested deeper than {@link MAX_GROUP_DEPTH}. */
+export const TOO_DEEP = `groups nest at most ${MAX_GROUP_DEPTH} deep`;
+
+/**
+ * At most this many characters of its members' names make an unlabelled group's name
+ * (docs/contract.md §1, groups). Each member's line names its group, and a group's name is
+ * part of its parent's: a name that grew with its members would make output quadratic in the
+ * number of members and in the depth of nesting.
+ */
+export const GROUP_NAME_MAX = 60;
+
+/**
+ * At most this many characters of a group's name where each member's line repeats it
+ * (a label is the user's and may be long; a natural name is shorter than this).
+ */
+export const GROUP_NAME_SHOWN = 100;
+
+/** `text` cut to `max` characters, `…` ending it when cut (a surrogate pair is kept whole). */
+export function cutText(text: string, max: number = GROUP_NAME_MAX): string {
+  if (text.length <= max) return text;
+  let end = max;
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+/**
+ * `any[A, B]`: the name of a group from its members' names, as many as fit in
+ * {@link GROUP_NAME_MAX} characters and then how many more there are
+ * (`any[tcp a:1, tcp b:2, … 4998 more]`). Only the names shown are read, so a group's name
+ * costs no more than its first members.
+ */
 export function groupName(op: GroupOp, children: readonly PlanNode[]): string {
-  return `${op}[${children.map(nodeName).join(", ")}]`;
+  const shown: string[] = [];
+  let used = 0;
+  for (const child of children) {
+    const name = nodeName(child);
+    const room = GROUP_NAME_MAX - used;
+    if (name.length <= room) {
+      shown.push(name);
+      used += name.length + 2;
+      continue;
+    }
+    // The first member is shown, cut; a later one that does not fit is counted.
+    if (shown.length === 0) shown.push(cutText(name));
+    break;
+  }
+  const more = children.length - shown.length;
+  if (more > 0) shown.push(`… ${more} more`);
+  return `${op}[${shown.join(", ")}]`;
 }
 
 /** The display name of a node. */
@@ -136,27 +190,41 @@ export function mapLeaves(
 }
 
 /**
- * Two conditions that can capture one name would give `then` one variable for two values
- * (docs/contract.md §7, captures): a usage error naming both.
+ * The variable `then` gets a named group in (docs/contract.md §7): `WAITCMD_CAPTURE_` and the
+ * name in upper case, other characters as `_`.
+ */
+export function captureVariable(name: string): string {
+  return `WAITCMD_CAPTURE_${name.toUpperCase().replace(/[^A-Z0-9]/g, "_")}`;
+}
+
+/**
+ * Two named groups that give `then` one variable (`port` and `PORT` give the same one),
+ * in two conditions or in one, would give it one variable for two values (docs/contract.md
+ * §7, captures): a usage error naming both and the variable.
  */
 export function checkCaptureNames(conditions: readonly ConditionPlan[]): void {
-  const owner = new Map<string, ConditionPlan>();
+  const owner = new Map<string, { c: ConditionPlan; name: string }>();
   for (const c of conditions) {
     // Most conditions capture nothing: no set is made for them (a thousand conditions).
     if (c.captures.length === 0) continue;
     for (const name of new Set(c.captures)) {
-      const first = owner.get(name);
+      const variable = captureVariable(name);
+      const first = owner.get(variable);
       if (first) {
+        const where = first.c === c
+          ? "this condition"
+          : `condition ${first.c.index} (${first.c.kindWord})`;
         throw new UsageError(
           `condition ${c.index} (${c.kindWord})`,
-          `capture group ${
-            q(name)
-          } is also captured by condition ${first.index} (${first.kindWord}); ` +
-            "give each named group its own name",
+          first.name === name
+            ? `capture group ${q(name)} is also captured by ${where}; ` +
+              "give each named group its own name"
+            : `capture groups ${q(name)} and ${q(first.name)} (${where}) both give then ` +
+              `${variable}; give each named group a name that differs in more than case`,
           c.kind.name,
         );
       }
-      owner.set(name, c);
+      owner.set(variable, { c, name });
     }
   }
 }

@@ -12,8 +12,10 @@ import { UsageError } from "./errors.ts";
 import { GLOBAL_FLAGS } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
-import { documentValue, YamlValueError } from "./yaml.ts";
+import { documentValue, parseDocumentInSlices, YamlValueError } from "./yaml.ts";
+import { turn } from "./timers.ts";
 import { commonJsExports } from "./commonjs.ts";
+import { MAX_GROUP_DEPTH, TOO_DEEP } from "./plan.ts";
 
 /** Keys of a condition entry. */
 const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
@@ -89,16 +91,31 @@ export async function expandRecipe(
   cliRest: readonly string[],
   registry: Registry,
 ): Promise<Expanded> {
-  const { parseDocument, LineCounter } = commonJsExports(await import("yaml"));
-  const counter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  const yaml = commonJsExports(await import("yaml"));
+  const counter = new yaml.LineCounter();
+  // In slices: a signal during a recipe of thousands of conditions is answered at once.
+  const doc = await parseDocumentInSlices(yaml, text, counter, { uniqueKeys: true });
   const fail = (line: number | undefined, message: string): never => {
     throw new UsageError(line === undefined ? file : `${file}:${line}`, message);
   };
   if (doc.errors.length > 0) {
     const e = doc.errors[0]!;
+    // The YAML parser recurses once per level: a few hundred levels exhaust the stack.
+    if (/call stack/i.test(e.message)) {
+      fail(undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
+    }
     const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    fail(e.linePos?.[0]?.line, `not valid YAML or JSON: ${first}`);
+    fail(counter.linePos(e.pos[0]).line, `not valid YAML or JSON: ${first}`);
+  }
+  if (doc.contents === null) {
+    // Nothing but blanks and comments: say so, and for `-` that standard input gave nothing
+    // (closed, or read from /dev/null) rather than "expected a mapping".
+    fail(
+      undefined,
+      file === "-"
+        ? "standard input is empty (closed, or nothing was written to it); write the recipe to it, or give a file"
+        : "the file is empty (no options, no conditions)",
+    );
   }
   const lineOf = (path: (string | number)[]): number | undefined => {
     const node = doc.getIn(path, true) as { range?: number[] } | undefined;
@@ -112,6 +129,7 @@ export async function expandRecipe(
     if (!(e instanceof YamlValueError)) throw e;
     fail(undefined, `not valid YAML or JSON: ${e.message}`);
   }
+  await turn();
   if (root === null || typeof root !== "object" || Array.isArray(root)) {
     fail(1, "expected a mapping of options and conditions (conditions: [...])");
   }
@@ -230,6 +248,11 @@ export async function expandRecipe(
   ): string[] => {
     const at = lineOf(path);
     if (guard) fail(at, `${where}: a guard is one condition, not a group: put guards in guards:`);
+    // The command line's limit (engine/grammar.ts), said with the line: the words would only
+    // meet it after this reader recursed as deep.
+    if (path.filter((p) => p === "any" || p === "all").length >= MAX_GROUP_DEPTH) {
+      fail(at, `${TOO_DEEP}; flatten the plan`);
+    }
     for (const key of Object.keys(e)) {
       if (key !== op && key !== "label") {
         fail(

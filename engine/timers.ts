@@ -182,3 +182,11 @@ export function after(ms: number, fn: () => void): () => void {
   signal.addEventListener("abort", fn, { once: true });
   return () => signal.removeEventListener("abort", fn);
 }
+
+/**
+ * A turn of the event loop: timers, I/O and signals are seen. Long work before the wait takes
+ * one at bounded intervals, so a signal is answered (docs/contract.md §3).
+ */
+export function turn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

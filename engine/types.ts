@@ -130,6 +130,8 @@ export interface FlagSpec {
   readonly min?: number;
   /** Highest accepted `integer`. */
   readonly max?: number;
+  /** `integer` values within min..max that are refused anyway, each with why. */
+  readonly reserved?: Readonly<Record<number, string>>;
   /** May be given several times; `KindInput.strings` returns every value. */
   readonly repeatable?: boolean;
   /** The value is a secret: it is redacted from every output. */

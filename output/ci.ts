@@ -104,8 +104,8 @@ export function stepSummary(report: Report, redact: Redact): string {
 }
 
 /**
- * Appends the step summary to `GITHUB_STEP_SUMMARY` in GitHub Actions; nothing elsewhere.
- * Throws what the write throws.
+ * Appends the step summary to `GITHUB_STEP_SUMMARY` in GitHub Actions, by `--report`'s rules
+ * (docs/contract.md §6, CI logs); nothing elsewhere. Throws what the write throws.
  */
 export async function writeStepSummary(
   env: Readonly<Record<string, string>>,
@@ -114,5 +114,7 @@ export async function writeStepSummary(
 ): Promise<void> {
   const file = env.GITHUB_STEP_SUMMARY;
   if (ciSystem(env) !== "github" || !file) return;
-  await Deno.writeTextFile(file, stepSummary(report, redact), { append: true });
+  // --report's rules (output/report_file.ts): no link followed, no wait without end on a FIFO.
+  const { appendFile } = await import("./report_file.ts");
+  await appendFile(file, stepSummary(report, redact), "the step summary");
 }

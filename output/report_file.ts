@@ -90,23 +90,68 @@ export async function writeReportFile(path: string, text: string): Promise<void>
 }
 
 /** Into a device, a FIFO or a terminal as it is; a FIFO nobody reads is given up on. */
-async function writeDirect(path: string, data: Uint8Array): Promise<void> {
+function writeDirect(path: string, data: Uint8Array, what = "the report"): Promise<void> {
+  return bounded(what, async () => {
+    using file = await Deno.open(path, { write: true });
+    await writeAll(file, data);
+  });
+}
+
+/** Every byte of `data` into `file`. */
+async function writeAll(file: Deno.FsFile, data: Uint8Array): Promise<void> {
+  let rest = data;
+  while (rest.length > 0) rest = rest.subarray(await file.write(rest));
+}
+
+/**
+ * `write` given {@link DIRECT_WRITE_MS}: opening a FIFO for writing waits for a reader, and
+ * a full one for room, in a thread the process cannot take back; the run does not wait for it.
+ */
+async function bounded(what: string, write: () => Promise<void>): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new Error(`nothing took the report within ${DIRECT_WRITE_MS / 1000}s`)),
+      () => reject(new Error(`nothing took ${what} within ${DIRECT_WRITE_MS / 1000}s`)),
       DIRECT_WRITE_MS,
     );
   });
-  const write = (async () => {
-    using file = await Deno.open(path, { write: true });
-    let rest = data;
-    while (rest.length > 0) rest = rest.subarray(await file.write(rest));
-  })();
-  write.catch(() => {}); // what fails after the timer is said by the race's rejection already
+  const writing = write();
+  writing.catch(() => {}); // what fails after the timer is said by the race's rejection already
   try {
-    await Promise.race([write, late]);
+    await Promise.race([writing, late]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Appends `text` to the file at `path` by `--report`'s rules (docs/contract.md §6, CI logs): a
+ * symbolic link is not followed (an error), a device or a FIFO is written directly and a FIFO
+ * nobody reads is given up after 2 s, a regular file is appended to (the one that was looked
+ * at: one swapped for another meanwhile is an error), and a missing one is created exclusively.
+ * Throws what failed. `what` names the text in the error (`the step summary`).
+ */
+export async function appendFile(path: string, text: string, what: string): Promise<void> {
+  const data = new TextEncoder().encode(text);
+  let seen: Deno.FileInfo | undefined;
+  try {
+    seen = await Deno.lstat(path);
+  } catch (e) {
+    if (!(e instanceof Deno.errors.NotFound)) throw e;
+  }
+  if (seen?.isSymlink) throw new Error("is a symbolic link, not followed");
+  if (seen?.isDirectory) throw new Error("is a directory");
+  if (seen !== undefined && !seen.isFile) return await writeDirect(path, data, what);
+  await bounded(what, async () => {
+    // createNew: O_EXCL, so a link planted at a missing name is never followed.
+    using file = await Deno.open(
+      path,
+      seen === undefined ? { append: true, createNew: true, mode: 0o666 } : { append: true },
+    );
+    const now = await file.stat();
+    if (seen !== undefined && (now.ino !== seen.ino || now.dev !== seen.dev)) {
+      throw new Error("was replaced while it was being opened");
+    }
+    await writeAll(file, data);
+  });
 }

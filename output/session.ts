@@ -10,13 +10,20 @@
 
 import type { Clock } from "../engine/clock.ts";
 import { describeError, UsageError } from "../engine/errors.ts";
-import { checkThen, type Handover, signalExitCode, thenEnvironment } from "../engine/handover.ts";
+import {
+  checkThen,
+  type Handover,
+  signalExitCode,
+  thenEnvironment,
+  thenRefusal,
+} from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent, RunStatus } from "../engine/report.ts";
 import { run, type RunContext } from "../engine/runner.ts";
 import type { StartedSet } from "../engine/started.ts";
 import { SecretRegistry } from "../engine/secrets.ts";
+import { turn } from "../engine/timers.ts";
 import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
@@ -73,11 +80,13 @@ export async function runSession(
     const { explainObject, explainText } = await import("./explain.ts");
     // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
     if (io.signal.aborted) return cancelledBefore(io);
-    io.stdout(
-      o.output === "text"
-        ? explainText(plan, redact)
-        : JSON.stringify(explainObject(plan, redact), null, 2) + "\n",
-    );
+    const text = o.output === "text"
+      ? explainText(plan, redact)
+      : JSON.stringify(explainObject(plan, redact), null, 2) + "\n";
+    // A large plan takes a while to explain: a signal meanwhile is answered, not printed over.
+    await turn();
+    if (io.signal.aborted) return cancelledBefore(io);
+    io.stdout(text);
     return { code: 0 };
   }
   // JSON output keeps stderr empty (docs/contract.md §7).
@@ -126,6 +135,7 @@ export async function runSession(
     handover: {
       command: plan.then,
       env: thenEnvironment(report, named, o.reportFile),
+      refused: thenRefusal(report, named),
     },
     stopStarted,
   };

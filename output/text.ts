@@ -8,7 +8,7 @@
 
 import type { Clock } from "../engine/clock.ts";
 import { formatDuration, formatElapsed } from "../engine/duration.ts";
-import { groupsOf, type Plan } from "../engine/plan.ts";
+import { cutText, GROUP_NAME_SHOWN, groupsOf, type Plan } from "../engine/plan.ts";
 import type { ConditionReport, Report, RunEvent, Streak } from "../engine/report.ts";
 import type { ProbeResult } from "../engine/types.ts";
 import type { Redact } from "./redact.ts";
@@ -126,9 +126,14 @@ export function attemptLine(
   return `${style.wait("[..]")} ${head}: ${attemptText(e.result, e.streak)}`;
 }
 
-/** `any[…]: tcp a:1` for a condition inside a group, its name alone outside. */
+/**
+ * `any[…]: tcp a:1` for a condition inside a group, its name alone outside. A group's label is
+ * cut here as its natural name is (engine/plan.ts): every member's line repeats it.
+ */
 function placed(c: ConditionReport): string {
-  return c.groupName === undefined ? c.name : `${c.groupName}: ${c.name}`;
+  return c.groupName === undefined
+    ? c.name
+    : `${cutText(c.groupName, GROUP_NAME_SHOWN)}: ${c.name}`;
 }
 
 /**

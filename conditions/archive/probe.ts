@@ -8,6 +8,7 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
+import { fileType } from "../../engine/files.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import {
@@ -128,6 +129,14 @@ export function create(options: ArchiveOptions, env: ProbeEnv): Probe {
       if (info === undefined) return { status: "pending", error: "does not exist" };
       if (info.isDirectory) {
         return { status: "pending", error: "is a directory, not an archive" };
+      }
+      // A device or a named pipe has no size: it is not an empty archive, and reading one
+      // would never end or wait for a writer.
+      if (!info.isFile) {
+        return {
+          status: "pending",
+          error: `not a regular file (${fileType(info)}), not an archive`,
+        };
       }
       if (info.size === 0) return { status: "pending", error: "is empty" };
       const stamp = stampOf(info);

@@ -117,6 +117,17 @@ cliTest(
         `condition 2 (log): capture group "port" is also captured by condition 1 (log)`,
       ],
       [
+        [
+          ...["log", "/a.log", "--matches", "(?P<port>\\d+)"],
+          ...["--", "log", "/b.log", "--matches", "(?<PORT>\\d+)"],
+        ],
+        `condition 2 (log): capture groups "PORT" and "port" (condition 1 (log)) both give then WAITCMD_CAPTURE_PORT`,
+      ],
+      [
+        ["log", "/a.log", "--matches", "(?P<port>\\d+) (?P<Port>\\d+)"],
+        `condition 1 (log): capture groups "Port" and "port" (this condition) both give then WAITCMD_CAPTURE_PORT`,
+      ],
+      [
         ["http", "http://h/", "--jsonpath", "$.v =~ /(?P<v>.+)/"],
         `named group "v" in /(?P<v>.+)/ is never captured`,
       ],
@@ -126,5 +137,42 @@ cliTest(
       ],
     ];
     await assertUsageErrors(rows);
+  },
+);
+
+logTest(
+  "captures: one that no environment can hold (a NUL byte, 200 KB) names its variable; the verdict stands, then is not started (exit 3)",
+  "",
+  async (log, dir) => {
+    const ran = `${dir}/ran`;
+    await Deno.writeTextFile(log, `v=a\0b\nbig=${"x".repeat(200_000)}\n`);
+    const rows: [string, string, string][] = [
+      ["v=(?P<val>.+)", "WAITCMD_CAPTURE_VAL", "it holds a NUL byte"],
+      [
+        "big=(?P<big>x+)",
+        "WAITCMD_CAPTURE_BIG",
+        "it is 200000 bytes long, more than an environment variable may hold",
+      ],
+    ];
+    for (const [pattern, variable, why] of rows) {
+      const r = await runCli([
+        ...["-t", "10s", "--report", `${dir}/report.json`, "log", log, "--from-start"],
+        ...["--matches", pattern, "--", "then", "touch", ran],
+      ]);
+      assertEquals(r.code, 3, r.stderr.slice(-500));
+      const last = r.stderr.trimEnd().split("\n").at(-1)!;
+      assertEquals(
+        last.replace(
+          /: it is 200000 bytes long.*/,
+          ": it is 200000 bytes long, more than an environment variable may hold",
+        ),
+        `waitcmd: then: not started: ${variable}, the capture "${
+          variable.slice("WAITCMD_CAPTURE_".length).toLowerCase()
+        }" of condition 1 (log), cannot be an environment variable: ${why}`,
+      );
+      const report = JSON.parse(await Deno.readTextFile(`${dir}/report.json`));
+      assertEquals(report.status, "satisfied");
+      assertEquals(await Deno.stat(ran).then(() => true, () => false), false);
+    }
   },
 );

@@ -303,3 +303,40 @@ Deno.test("--progress changes: a heartbeat at 30s names what is still pending an
     );
   });
 });
+
+Deno.test("GITHUB_STEP_SUMMARY by --report's rules: a FIFO nobody reads is given up after 2 s, a link is not followed, a device is written", async () => {
+  await withDir(async (dir) => {
+    const args = ["-q", "-t", "200ms", "tcp", `127.0.0.1:${freePort()}`];
+    const run = (summary: string) =>
+      runCli(args, { env: { ...GITHUB, GITHUB_STEP_SUMMARY: summary } });
+    const made = await new Deno.Command("mkfifo", { args: [`${dir}/fifo`] }).output();
+    assert(made.success, "mkfifo");
+    // It hung, deaf to SIGTERM: killed after 10 s, it fails the test rather than hold it.
+    let killer: ReturnType<typeof setTimeout> | undefined;
+    const fifo = await runCli(args, {
+      env: { ...GITHUB, GITHUB_STEP_SUMMARY: `${dir}/fifo` },
+      started: (child) => {
+        killer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      },
+    }).finally(() => clearTimeout(killer));
+    assertEquals(fifo.code, 1, fifo.stderr);
+    assertMatch(
+      fifo.stderr,
+      new RegExp(
+        `waitcmd: GITHUB_STEP_SUMMARY ${dir}/fifo: nothing took the step summary within 2s\\n$`,
+      ),
+    );
+    await Deno.writeTextFile(`${dir}/elsewhere`, "untouched\n");
+    await Deno.symlink(`${dir}/elsewhere`, `${dir}/link`);
+    const link = await run(`${dir}/link`);
+    assertEquals(link.code, 1);
+    assertMatch(link.stderr, /GITHUB_STEP_SUMMARY .*\/link: is a symbolic link, not followed\n$/);
+    assertEquals(await Deno.readTextFile(`${dir}/elsewhere`), "untouched\n");
+    const device = await run("/dev/null");
+    assertEquals(device.code, 1);
+    assert(!device.stderr.includes("GITHUB_STEP_SUMMARY"), device.stderr);
+    const fresh = await run(`${dir}/new.md`);
+    assertEquals(fresh.code, 1);
+    assertMatch(await Deno.readTextFile(`${dir}/new.md`), /^\*\*waitcmd\*\*: timed out/);
+  });
+});

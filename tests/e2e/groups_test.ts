@@ -222,11 +222,123 @@ cliTest(
       const rows: [string[], Record<string, string>, string][] = [
         [["--max-attempts", "0", "tcp", "a:1"], {}, "--max-attempts: expected a whole number"],
         [["--timeout-exit-code", "200", "tcp", "a:1"], {}, "from 1 to 125"],
+        [
+          ["--timeout-exit-code", "2", "tcp", "a:1"],
+          {},
+          "--timeout-exit-code: 2 is the exit code of a usage error; expected a whole number from 1 to 125 other than 2 and 3",
+        ],
+        [
+          ["--timeout-exit-code=3", "tcp", "a:1"],
+          {},
+          "--timeout-exit-code: 3 is the exit code of a fatal run",
+        ],
+        [["tcp", "a:1"], { WAITCMD_TIMEOUT_EXIT_CODE: "3" }, "3 is the exit code of a fatal run"],
         [["tcp", "a:1"], { WAITCMD_TIMEOUT_EXIT_CODE: "abc" }, "WAITCMD_TIMEOUT_EXIT_CODE"],
         [["tcp", "a:1"], { WAITCMD_MAX_ATTEMPTS: "-1" }, "WAITCMD_MAX_ATTEMPTS"],
       ];
       for (const [args, env, want] of rows) {
         assertStringIncludes(usageErrorLine(await runCli(args, { env })), want);
       }
+    }),
+);
+
+/** `any [ file <dir>/1 -- … -- file <dir>/n ]`: a group of n members that never hold. */
+function wideGroup(dir: string, n: number): string[] {
+  const words = ["any", "["];
+  for (let i = 1; i <= n; i++) words.push(...(i > 1 ? ["--"] : []), "file", `${dir}/${i}`);
+  return [...words, "]"];
+}
+
+/** `any [ file <dir>/1 -- all [ file <dir>/2 -- any [ … ] ] ]`: groups nested `depth` deep. */
+function deepGroup(dir: string, depth: number): string[] {
+  const words: string[] = [];
+  for (let i = 1; i <= depth; i++) {
+    words.push(i % 2 ? "any" : "all", "[", "file", `${dir}/${i}`, "--");
+  }
+  words.push("file", `${dir}/last`);
+  for (let i = 1; i <= depth; i++) words.push("]");
+  return words;
+}
+
+cliTest(
+  "a wide or deep group: the summary, --explain and the report grow linearly (a group's name is bounded, not its members' names in full on every member's line)",
+  () =>
+    withDir(async (dir) => {
+      const sizes = async (args: string[]) => {
+        const text = await runCli(["-q", "-t", "300ms", ...args]);
+        assertEquals(text.code, 1, text.stderr.slice(0, 500));
+        const explain = await runCli(["--explain", ...args]);
+        assertEquals(explain.code, 0, explain.stderr);
+        const json = await runCli(["-o", "json", "-t", "300ms", ...args]);
+        assertEquals(json.code, 1, json.stderr);
+        const longest = (out: string) => Math.max(...out.split("\n").map((l) => l.length));
+        return {
+          text: text.stderr.length,
+          explain: explain.stdout.length,
+          json: json.stdout.length,
+          longest: Math.max(longest(explain.stdout), longest(json.stdout)),
+        };
+      };
+      // Four times the members: about four times the output (quadratic: sixteen).
+      const [s, b] = [await sizes(wideGroup(dir, 500)), await sizes(wideGroup(dir, 2000))];
+      for (const k of ["text", "explain", "json"] as const) {
+        assert(b[k] < s[k] * 5, `${k}: ${s[k]} bytes, then ${b[k]} bytes for four times as many`);
+      }
+      // Four times as deep: the summary four times larger; --explain's lines are indented by
+      // depth, and they and the report name a group's path (docs/contract.md §1), but no line
+      // holds the names of every group below it.
+      const [sd, bd] = [await sizes(deepGroup(dir, 20)), await sizes(deepGroup(dir, 80))];
+      assert(bd.text < sd.text * 5, `${sd.text} bytes, then ${bd.text} bytes four times as deep`);
+      assert(bd.longest < 1000, `an --explain or report line of ${bd.longest} characters`);
+      const one = await runCli(["-q", "-t", "300ms", ...wideGroup(dir, 2000)]);
+      assertStringIncludes(one.stderr, `not satisfied: any[file ${dir}/1`);
+      assertStringIncludes(one.stderr, " more]: file ");
+    }),
+);
+
+/** `any [ any [ … file /x … ] ]`: `depth` groups, each the only member of the one around it. */
+function chain(depth: number): string[] {
+  return [...Array(depth).fill(["any", "["]).flat(), "file", "/x", ...Array(depth).fill("]")];
+}
+
+/** A recipe of `depth` groups in flow style, one inside the other. */
+function chainRecipe(depth: number): string {
+  return `conditions: ${"[{any: ".repeat(depth)}[{kind: file, target: /x}]${"}]".repeat(depth)}\n`;
+}
+
+cliTest(
+  "groups nest at most 100 deep: deeper is one usage-error line (exit 2), on the command line and in a recipe",
+  () =>
+    withDir(async (dir) => {
+      const deep = await runCli(["--explain", ...chain(100)]);
+      assertEquals([deep.code, deep.stderr], [0, ""]);
+      const limit = "groups nest at most 100 deep";
+      for (const depth of [101, 3000]) {
+        const line = usageErrorLine(await runCli(["--explain", ...chain(depth)]));
+        assertStringIncludes(line, `waitcmd: group at depth 101: ${limit}`);
+      }
+      const ok = await writeRecipe(dir, chainRecipe(100), "ok.yaml");
+      assertEquals((await runCli(["--explain", "-f", ok])).code, 0);
+      for (const depth of [101, 450, 3000]) {
+        const file = await writeRecipe(dir, chainRecipe(depth), `deep${depth}.yaml`);
+        const line = usageErrorLine(await runCli(["--explain", "-f", file]));
+        assertMatch(line, new RegExp(`^waitcmd: ${file}(:1)?: .*${limit}`));
+      }
+    }),
+);
+
+cliTest(
+  "--timeout-exit-code 2 or 3 in a recipe is a usage error: a timeout never reads as a usage error or a fatal run",
+  () =>
+    withDir(async (dir) => {
+      const recipe = await writeRecipe(
+        dir,
+        "timeout-exit-code: 2\nconditions:\n  - kind: tcp\n    target: a:1\n",
+        "r.yaml",
+      );
+      assertStringIncludes(
+        usageErrorLine(await runCli(["-f", recipe])),
+        "2 is the exit code of a usage error",
+      );
     }),
 );

@@ -6,7 +6,7 @@
  * Raw bytes reach waitcmd through a shell (`printf '\377'`), as a user's would.
  */
 
-import { assertEquals } from "../_assert.ts";
+import { assert, assertEquals } from "../_assert.ts";
 import { cliTest, WAITCMD } from "../e2e/_cli.ts";
 import { inTempDir } from "../services/_util.ts";
 
@@ -134,4 +134,63 @@ cliTest(
       ],
     );
   },
+);
+
+cliTest(
+  "inputs: a named pipe given to -f or to a flag that names a file is refused, saying what it is; a pipe already open is read",
+  () =>
+    inTempDir("waitcmd-fifo-")(async (dir) => {
+      // `timeout -s KILL 10`: a read that waits for a writer without end fails the row (137).
+      const run = (args: string) =>
+        sh(`mkfifo ${dir}/fifo 2>/dev/null; timeout -s KILL 10 "$W" ${args}`);
+      const usage = (flag: string) =>
+        `cannot read ${
+          flag ? `${flag} ` : ""
+        }${dir}/fifo: not a regular file (a named pipe) (see: waitcmd`;
+      await Deno.writeTextFile(`${dir}/blob`, "blob\n");
+      const rows: [string, number, string][] = [
+        [`-t 2s -f ${dir}/fifo`, 2, `waitcmd: --config: ${usage("")}`],
+        [
+          `-t 2s cosign --blob ${dir}/blob --signature ${dir}/blob --key ${dir}/fifo`,
+          2,
+          `waitcmd: condition 1 (cosign): --key: ${usage("--key")}`,
+        ],
+        [
+          `-t 2s cosign --blob ${dir}/blob --bundle ${dir}/blob --trusted-root ${dir}/fifo`,
+          2,
+          `waitcmd: condition 1 (cosign): --trusted-root: ${usage("--trusted-root")}`,
+        ],
+        [
+          `-t 1s postgres postgres://u@127.0.0.1:1/db --password-file ${dir}/fifo`,
+          1,
+          `not satisfied: postgres postgres://u@127.0.0.1:1/db: cannot read --password-file ${dir}/fifo: not a regular file (a named pipe)\n`,
+        ],
+        [
+          `-t 1s archive ${dir}/fifo`,
+          1,
+          `not satisfied: archive ${dir}/fifo: not a regular file (a named pipe), not an archive\n`,
+        ],
+        [
+          `-t 1s archive /dev/zero`,
+          1,
+          `not satisfied: archive /dev/zero: not a regular file (a character device), not an archive\n`,
+        ],
+        [
+          `-f - <&-`,
+          2,
+          "waitcmd: -: standard input is empty (closed, or nothing was written to it); write the recipe to it, or give a file",
+        ],
+      ];
+      for (const [args, code, want] of rows) {
+        const r = await run(args);
+        assertEquals(r.code, code, `${args}: ${r.stderr}`);
+        assert(r.stderr.includes(want), `${args}: expected ${JSON.stringify(want)} in ${r.stderr}`);
+      }
+      // A pipe already open has its writer: standard input as /dev/stdin is read as before.
+      const piped = await sh(
+        `echo 'conditions: [{kind: tcp, target: "a:1"}]' | timeout -s KILL 10 "$W" --explain -f /dev/stdin`,
+      );
+      assertEquals([piped.code, piped.stderr], [0, ""]);
+      assert(piped.stdout.includes("1. tcp a:1"), piped.stdout);
+    }),
 );

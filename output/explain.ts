@@ -2,12 +2,14 @@
  * `--explain` (`--dry-run`): the plan after full validation, as text or
  * JSON, with nothing probed (docs/contract.md §1): every condition with its
  * kind, target, flags and label, the groups that combine them, and `then`
- * quoted as a shell would need it. Secrets are masked like everywhere else.
+ * quoted as a shell would need it. Secrets are masked where they stand
+ * (docs/contract.md §9); waitcmd's own words never are.
  *
  * @module
  */
 
 import type { ConditionPlan, GroupNode, Plan, PlanNode } from "../engine/plan.ts";
+import { maskWords } from "../engine/secrets.ts";
 import { type Redact, redactDeep } from "./redact.ts";
 import { shellQuote } from "./quote.ts";
 import { headerLine } from "./text.ts";
@@ -21,10 +23,24 @@ function conditionWords(c: ConditionPlan): string[] {
     ...(c.kind.target.shape === "command" || c.kind.target.shape === "none" || c.target === ""
       ? []
       : [c.target]),
-    ...(c.words ?? []),
+    ...flagWords(c),
   ];
-  if (c.command !== undefined && c.command.length > 0) words.push("--", ...c.command);
+  if (c.command !== undefined && c.command.length > 0) words.push("--", ...commandWords(c));
   return words;
+}
+
+/**
+ * A condition's flags as shown: the values of its kind's secret flags, of credential-named
+ * options and headers and the passwords of URLs masked where they stand (docs/contract.md §9).
+ */
+function flagWords(c: ConditionPlan): string[] {
+  const secret = new Set(c.kind.flags.filter((f) => f.secret).map((f) => f.name));
+  return maskWords(c.words ?? [], secret).display;
+}
+
+/** exec's command as shown, its secrets masked where they stand. */
+function commandWords(c: ConditionPlan): string[] {
+  return maskWords(c.command ?? []).display;
 }
 
 /** The label a condition was given, if any (its name differs from what it would be). */
@@ -69,15 +85,15 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       kind: c.kind.name,
       target: c.target,
       label: labelOf(c) ?? null,
-      flags: [...(c.words ?? [])],
-      ...(c.command ? { command: [...c.command] } : {}),
+      flags: flagWords(c),
+      ...(c.command ? { command: commandWords(c) } : {}),
       guard: c.guard,
       not: c.negate,
       ...(c.group === undefined ? {} : { group: c.group }),
       words: conditionWords(c),
     })),
     plan: plan.root.children.map(node),
-    then: plan.then ?? null,
+    then: plan.then ? maskWords(plan.then).display : null,
   }, redact);
 }
 
@@ -103,7 +119,7 @@ export function explainText(plan: Plan, redact: Redact): string {
     );
   };
   for (const n of plan.root.children) walk(n, "  ");
-  if (plan.then) lines.push(`then: ${shellQuote(plan.then)}`);
+  if (plan.then) lines.push(`then: ${shellQuote(maskWords(plan.then).display)}`);
   if (plan.options.reportFile) lines.push(`report: ${plan.options.reportFile}`);
   lines.push("nothing was probed (--explain)");
   return redact(lines.join("\n")) + "\n";

@@ -7,7 +7,7 @@
  */
 
 import type { ConditionReport, Report, RunEvent } from "../engine/report.ts";
-import { type Redact, redactDeep } from "./redact.ts";
+import { type Redact, redactDeep, redactOutside } from "./redact.ts";
 
 /** One condition in the JSON report. */
 export interface JsonCondition {
@@ -50,12 +50,15 @@ export function jsonReport(report: Report, redact: Redact): JsonReport {
     elapsed_seconds: seconds(report.elapsedMs),
     mode: report.mode,
     timeout_seconds: limitSeconds(report.timeoutMs),
-    conditions: report.conditions.map(jsonCondition),
+    conditions: report.conditions.map((c) => jsonCondition(c, redact)),
   }, redact);
 }
 
-/** One condition of the report as JSON. */
-function jsonCondition(c: ConditionReport): JsonCondition {
+/**
+ * One condition of the report as JSON. Its captures are masked by value here: `then` gets them
+ * as matched, so they come in unmasked (docs/contract.md §9).
+ */
+function jsonCondition(c: ConditionReport, redact: Redact): JsonCondition {
   const out: JsonCondition = {
     name: c.name,
     kind: c.kind,
@@ -69,9 +72,19 @@ function jsonCondition(c: ConditionReport): JsonCondition {
     fatal: c.fatal,
     exhausted: c.exhausted,
     elapsed_seconds: c.elapsedMs === null ? null : seconds(c.elapsedMs),
-    captures: c.captures,
+    captures: maskCaptures(c.captures, redact),
   };
   if (c.group !== undefined) out.group = c.group;
+  return out;
+}
+
+/** Captures with the run's secrets masked by value (`redactOutside`). */
+function maskCaptures(
+  captures: Readonly<Record<string, string>>,
+  redact: Redact,
+): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(captures)) out[k] = redactOutside(v, redact);
   return out;
 }
 

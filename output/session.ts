@@ -15,7 +15,7 @@ import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
 import { run } from "../engine/runner.ts";
-import { SecretRegistry } from "../engine/secrets.ts";
+import { maskArgvText, maskWords, SecretRegistry } from "../engine/secrets.ts";
 import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
@@ -61,7 +61,8 @@ export async function runSession(
     }
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.stderr(line(e.format()) + "\n");
+    // It may quote then's words: their secrets masked where they stand (docs/contract.md §9).
+    io.stderr(line(maskArgvText(e.format(), plan.then ?? [], new Set())) + "\n");
     return { code: 2 };
   }
   if (o.explain) {
@@ -87,7 +88,7 @@ export async function runSession(
   ]);
   const report = ready === undefined
     ? cancelledBeforeStart(plan, io.signal.reason)
-    : await run(ready, { clock: io.clock, signal: io.signal, onEvent });
+    : await run(ready, { clock: io.clock, signal: io.signal, onEvent, secrets });
   if (ready === undefined) onEvent?.({ type: "end", report });
   if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
   if (o.reportFile !== undefined) {
@@ -198,7 +199,8 @@ export function thenWarnings(plan: Plan, kindWords: ReadonlySet<string>): string
     w === "--" && i + 1 < words.length && (kinds.has(words[i + 1]!) || kindWords.has(words[i + 1]!))
   );
   if (at < 0) return [];
-  const shown = words.slice(0, at + 2).join(" ") + (words.length > at + 2 ? " …" : "");
+  const shown = maskWords(words.slice(0, at + 2)).display.join(" ") +
+    (words.length > at + 2 ? " …" : "");
   return [
     `waitcmd: warning: then's command gets "-- ${words[at + 1]}" (${shown}): conditions go ` +
     `before "-- then"; every word after it is the command's`,

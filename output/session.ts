@@ -242,7 +242,11 @@ async function listener(
   // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
   const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
   const system = ci?.ciSystem(io.env);
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), lineRedact, {
+  // GitHub's runner reads a legacy `##[command]` anywhere in a line, whatever WAITCMD_CI says.
+  const shown = io.env.GITHUB_ACTIONS === "true"
+    ? (t: string) => ci!.neutraliseLegacyCommands(lineRedact(t))
+    : lineRedact;
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), shown, {
     quiet: o.quiet,
     style,
     progress: o.progress,

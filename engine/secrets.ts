@@ -324,6 +324,8 @@ function isWordChar(c: number): boolean {
  */
 export class SecretRegistry {
   readonly #values = new Set<string>();
+  /** waitcmd's own words of the run (`keep`): never masked by value. */
+  readonly #kept = new Set<string>();
   /** Longest first, so that overlapping secrets vanish whole; rebuilt after an `add`. */
   #sorted: string[] | undefined = [];
 
@@ -350,9 +352,21 @@ export class SecretRegistry {
     }
   }
 
-  /** The registered values (as written and percent-encoded), e.g. to hand them to a worker. */
-  values(): IterableIterator<string> {
-    return this.#values.values();
+  /**
+   * Words waitcmd shows as its own in this run (its kind words, and the user, host, port,
+   * path and database of its targets: `ownWords`): a secret equal to one of them is not masked
+   * by value (docs/contract.md §9). Masking it would hide waitcmd's words (a `postgres`
+   * password would blank the kind, the user and the database in every text), and it is on show
+   * as that word anyway; where it stands as the secret it is masked all the same.
+   */
+  keep(words: Iterable<string>): void {
+    for (const w of words) this.#kept.add(w);
+    this.#sorted = undefined;
+  }
+
+  /** The values masked by value (as written and percent-encoded), e.g. to hand to a worker. */
+  *values(): IterableIterator<string> {
+    for (const v of this.#values) if (!this.#kept.has(v)) yield v;
   }
 
   /** How many values are registered (none: masking has nothing to do). */
@@ -368,7 +382,7 @@ export class SecretRegistry {
    */
   mask(text: string): string {
     if (this.#values.size === 0) return text;
-    this.#sorted ??= [...this.#values].sort((a, b) => b.length - a.length);
+    this.#sorted ??= [...this.values()].sort((a, b) => b.length - a.length);
     let out = text;
     for (const s of this.#sorted) out = maskValue(out, s);
     return out;
@@ -398,6 +412,20 @@ function maskValue(text: string, secret: string): string {
   }
   parts.push(text.slice(from));
   return parts.join("");
+}
+
+/**
+ * waitcmd's own words in `texts` (its display names and targets, built with their secrets
+ * masked where they stand): the runs of word characters and of URL-unreserved characters
+ * (`postgres`, `127.0.0.1`, `app-db`), for `SecretRegistry.keep`. One pass.
+ */
+export function ownWords(texts: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const text of texts) {
+    for (const w of text.split(/[^A-Za-z0-9_]+/)) if (w !== "") out.add(w);
+    for (const w of text.split(/[^A-Za-z0-9_.~-]+/)) if (w !== "") out.add(w);
+  }
+  return out;
 }
 
 /** Characters that end a URL's user-info (RFC 3986 has them percent-encoded there). */

@@ -8,6 +8,7 @@ import {
   maskArgvText,
   maskUrlPasswords,
   maskWords,
+  ownWords,
   redactText,
   redactUrl,
   safeDecode,
@@ -125,6 +126,14 @@ Deno.test("SecretRegistry masks what it was given and what is added later, longe
   assertEquals(r.mask("postgres://app:p%40ss%20word@db"), "postgres://app:***@db");
   assertEquals(new SecretRegistry().size, 0);
   assertEquals(new SecretRegistry(["abc"]).size, 0);
+});
+
+Deno.test("SecretRegistry.keep(): a secret equal to one of waitcmd's own words is not masked by value", () => {
+  const r = new SecretRegistry(["postgres", "hunter22"]);
+  r.keep(ownWords(["postgres postgres://postgres:***@127.0.0.1:5432/postgres"]));
+  assertEquals(r.mask("as postgres@postgres, pw hunter22"), "as postgres@postgres, pw ***");
+  assertEquals([...r.values()], ["hunter22"]);
+  assertEquals(ownWords(["a-b.c:1"]), new Set(["a", "b", "c", "1", "a-b.c"]));
 });
 
 Deno.test("SecretRegistry.mask() never breaks a word: a secret glued to word characters stays", () => {

@@ -15,7 +15,7 @@ import type { Plan } from "../engine/plan.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent } from "../engine/report.ts";
 import { run } from "../engine/runner.ts";
-import { maskArgvText, maskWords, SecretRegistry } from "../engine/secrets.ts";
+import { maskArgvText, maskWords, ownWords, SecretRegistry } from "../engine/secrets.ts";
 import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
 /** What a session needs from the process. */
@@ -51,6 +51,10 @@ export async function runSession(
 ): Promise<SessionEnd> {
   // One registry for the run: what probes register while it runs is masked from output too.
   const secrets = new SecretRegistry(plan.secrets);
+  // waitcmd's own words are never masked by value, a password equal to one included (§9).
+  secrets.keep(
+    ownWords(plan.conditions.flatMap((c) => [c.kindWord, c.kind.name, c.name, c.target])),
+  );
   const redact = makeRedactor(secrets);
   const line = lineRedactor(redact, false);
   const o = plan.options;

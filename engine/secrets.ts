@@ -311,6 +311,12 @@ export function commandSecrets(words: readonly string[]): string[] {
  */
 export const MIN_BY_VALUE = 4;
 
+/**
+ * Secrets shorter than this are masked by value only where not glued to a word
+ * (docs/contract.md §9): `WRONG` is in the server's `WRONGPASS` by chance, a longer secret never.
+ */
+export const WORDS_KEPT_BELOW = 8;
+
 /** `c` (a UTF-16 code) is a word character: `[A-Za-z0-9_]`. */
 function isWordChar(c: number): boolean {
   return isAsciiLetter(c) || (c >= 48 && c <= 57) || c === 95;
@@ -375,10 +381,11 @@ export class SecretRegistry {
   }
 
   /**
-   * `text` (from outside) with each registered value as `***`, where it is not glued to a word:
-   * an occurrence counts unless a word character `[A-Za-z0-9_]` touches it on an edge where the
-   * secret itself has one, so the password `WRONG` leaves the server's `WRONGPASS` as it is
-   * (docs/contract.md §9). One `indexOf` scan per secret.
+   * `text` (from outside) with each registered value as `***`. A value shorter than
+   * `WORDS_KEPT_BELOW` characters only where it is not glued to a word: an occurrence counts
+   * unless a word character `[A-Za-z0-9_]` touches it on an edge where the secret itself has one,
+   * so the password `WRONG` leaves the server's `WRONGPASS` as it is (docs/contract.md §9). One
+   * `indexOf` scan per secret.
    */
   mask(text: string): string {
     if (this.#values.size === 0) return text;
@@ -394,8 +401,11 @@ function maskValue(text: string, secret: string): string {
   let at = text.indexOf(secret);
   if (at < 0) return text;
   const m = secret.length;
-  const wordStart = isWordChar(secret.charCodeAt(0));
-  const wordEnd = isWordChar(secret.charCodeAt(m - 1));
+  // A secret of `WORDS_KEPT_BELOW` characters or more is masked glued or not: inside a longer
+  // word it is still the secret (`printf "%0190d%s"`), and no word holds it by chance.
+  const short = m < WORDS_KEPT_BELOW;
+  const wordStart = short && isWordChar(secret.charCodeAt(0));
+  const wordEnd = short && isWordChar(secret.charCodeAt(m - 1));
   // Pieces joined once: a string grown by `+=` a million times is slow to flatten.
   const parts: string[] = [];
   let from = 0;

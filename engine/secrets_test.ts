@@ -71,8 +71,8 @@ Deno.test("maskArgvText() masks a usage error's argv secrets where they stand, n
   );
   const flags = new Set(["password"]);
   assertEquals(
-    maskArgvText("x: --password hunter22 is hunter22x", ["ssh", "--password", "hunter22"], flags),
-    "x: --password *** is hunter22x",
+    maskArgvText("x: --password hunter2 is hunter2x", ["ssh", "--password", "hunter2"], flags),
+    "x: --password *** is hunter2x",
   );
 });
 
@@ -145,6 +145,9 @@ Deno.test("SecretRegistry.mask() never breaks a word: a secret glued to word cha
   assertEquals(r.mask("user=postgres db=postgres;"), "user=*** db=***;");
   // An occurrence glued on one side does not hide the next one.
   assertEquals(r.mask("WRONGWRONG WRONG"), "WRONGWRONG ***");
+  // From 8 characters on, a secret is masked glued or not: no word holds it by chance.
+  r.add("Zq9Secret11");
+  assertEquals(r.mask("0000Zq9Secret11x"), "0000***x");
 });
 
 Deno.test("redactText() masks registered secrets and every URL's password, keeping its user", () => {

@@ -25,7 +25,7 @@ export const MASK = "***";
 const REGISTRY = Symbol("waitcmd.redact.registry");
 
 /**
- * Builds the output's redactor: the password of every URL masked (`postgres://app:***@db`), the
+ * Builds the output's redactor: the password of every URL masked (`scheme://app:***@db`), the
  * rest as it is. Given the run's registry, `redactOutside` masks its secrets too, also those
  * registered after the redactor was made.
  */

@@ -11,11 +11,14 @@
 import type { ConditionPlan, GroupNode, Plan, PlanNode } from "../engine/plan.ts";
 import { maskWords } from "../engine/secrets.ts";
 import { type Redact, redactDeep } from "./redact.ts";
-import { shellQuote } from "./quote.ts";
+import { quoteWord } from "./quote.ts";
 import { headerLine } from "./text.ts";
 
-/** The condition as a command line would write it: `[guard] [not] kind target --flag value`. */
-function conditionWords(c: ConditionPlan): string[] {
+/**
+ * The condition as a command line would write it: `[guard] [not] kind target --flag value`,
+ * its secrets masked where they stand; with `raw`, the flags and command as given.
+ */
+function conditionWords(c: ConditionPlan, raw = false): string[] {
   const words = [
     ...(c.guard ? ["guard"] : []),
     ...(c.negate ? ["not"] : []),
@@ -23,10 +26,20 @@ function conditionWords(c: ConditionPlan): string[] {
     ...(c.kind.target.shape === "command" || c.kind.target.shape === "none" || c.target === ""
       ? []
       : [c.target]),
-    ...flagWords(c),
+    ...(raw ? c.words ?? [] : flagWords(c)),
   ];
-  if (c.command !== undefined && c.command.length > 0) words.push("--", ...commandWords(c));
+  if (c.command !== undefined && c.command.length > 0) {
+    words.push("--", ...(raw ? c.command : commandWords(c)));
+  }
   return words;
+}
+
+/**
+ * Masked words quoted for a shell as their words as given need: a word that needed no quotes
+ * is shown as it is with its `***` (`--password=***`), as a shell would not have seen it quoted.
+ */
+function quoteMasked(given: readonly string[], shown: readonly string[]): string {
+  return shown.map((w, i) => quoteWord(given[i] ?? w) === given[i] ? w : quoteWord(w)).join(" ");
 }
 
 /**
@@ -114,12 +127,12 @@ export function explainText(plan: Plan, redact: Redact): string {
     ].filter(Boolean);
     lines.push(
       `${indent}${c.index}. ${label === undefined ? "" : `${label}: `}${
-        shellQuote(conditionWords(c))
+        quoteMasked(conditionWords(c, true), conditionWords(c))
       }${roles.length ? ` (${roles.join("; ")})` : ""}`,
     );
   };
   for (const n of plan.root.children) walk(n, "  ");
-  if (plan.then) lines.push(`then: ${shellQuote(maskWords(plan.then).display)}`);
+  if (plan.then) lines.push(`then: ${quoteMasked(plan.then, maskWords(plan.then).display)}`);
   if (plan.options.reportFile) lines.push(`report: ${plan.options.reportFile}`);
   lines.push("nothing was probed (--explain)");
   return redact(lines.join("\n")) + "\n";

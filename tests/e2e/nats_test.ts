@@ -203,9 +203,9 @@ Deno.test("nats kind rejects every malformed value with exit 2 before probing", 
       `${where}: --password-env: cannot be combined with a password in the URL ${see}`,
     ],
     [
-      // A usage error masks every URL's user-info (the command line is redacted unparsed).
+      // A URL's user is not a secret (docs/contract.md §9): the usage error names it.
       ["nats", "nats://app@nats"],
-      `${where}: user "***" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env ${see}`,
+      `${where}: user "app" needs a password (in the URL, --password-env or --password-file); a token goes in --token-env ${see}`,
     ],
     [
       ["nats", "nats://nats", "--ca-file", "ca.pem"],

@@ -24,8 +24,21 @@ const CREDENTIAL_NAMES: ReadonlySet<string> = new Set([
   "sslpassword",
 ]);
 
-/** Endings that make a name a credential name (`api_token`, `X-Api-Key`, `PGPASSWORD`). */
-const CREDENTIAL_ENDINGS = ["_token", "-token", "_key", "-key", "_secret", "-secret", "password"];
+/**
+ * Endings that make a name a credential name (`api_token`, `X-Api-Key`, `PGPASSWORD`), and
+ * `-signature`/`_signature` for a presigned URL's `X-Amz-Signature`, which grants access too.
+ */
+const CREDENTIAL_ENDINGS = [
+  "_token",
+  "-token",
+  "_key",
+  "-key",
+  "_secret",
+  "-secret",
+  "password",
+  "-signature",
+  "_signature",
+];
 
 /**
  * Whether `name` (a query parameter, an option, an environment variable, a header) names a

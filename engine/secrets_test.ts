@@ -39,6 +39,7 @@ Deno.test("isCredentialName(): the credential names and endings of docs/contract
     ..."password passwd pass pwd secret token key apikey auth sig signature credential".split(" "),
     ...["sslpassword", "PASSWORD", "Token", "API_TOKEN", "gh-token", "aws_secret_access_key"],
     ...["X-Api-Key", "client_secret", "client-secret", "PGPASSWORD", "db_password", "X-Auth-Token"],
+    ...["X-Amz-Signature", "request_signature"],
   ];
   const no = [
     ...["authSource", "authMechanism", "keyspace", "tokenizer", "sslmode", "user", "passes"],

@@ -204,6 +204,19 @@ serverTest(
     }),
 );
 
+Deno.test("a usage error keeps the kind word and masks the URL's password where it stands", async () => {
+  const url = "postgres://postgres:postgres@127.0.0.1:1/postgres";
+  const r = await runCli(["postgres", url, "--bogus", "--", "then", "curl", "--token", "tok-42ab"]);
+  assertEquals(r.code, 2);
+  assertStringIncludes(r.stderr, "waitcmd: condition 1 (postgres): ");
+  assert(!r.stderr.includes("***") || r.stderr.includes("postgres://postgres:***@"), r.stderr);
+  const args = ["-t", "1s", "mysql", "mysql://mysql:mysql@127.0.0.1:1/mysql?bogus=1"];
+  const my = await runCli(args);
+  assertEquals(my.code, 2);
+  assertStringIncludes(my.stderr, "condition 1 (mysql)");
+  assert(!my.stderr.includes(":mysql@"), my.stderr);
+});
+
 Deno.test("mongodb --explain: authSource and authMechanism are not credential names", async () => {
   const query = "?authSource=admin&authMechanism=SCRAM-SHA-256";
   const url = `mongodb://app:pass-7Yh@127.0.0.1:1/app${query}`;

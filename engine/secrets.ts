@@ -262,13 +262,19 @@ export function maskWords(
       const curlUser = option.name === "u" || option.name === "user";
       if (curlUser || secretFlags.has(option.name) || isCredentialName(option.name)) {
         const value = option.value;
-        const flag = value === undefined ? word : word.slice(0, word.length - value.length);
         if (value === undefined) {
+          // `--token x`: the value is the next word.
           next = curlUser ? "user" : secretFlags.has(option.name) ? "flag" : "secret";
-        } else if (curlUser) display.push(flag + maskUserPassword(value, secrets));
-        else secrets.push(value);
-        if (value === undefined) display.push(word);
-        else if (!curlUser) display.push(flag + MASK_WORD);
+          display.push(word);
+          continue;
+        }
+        const flag = word.slice(0, word.length - value.length);
+        if (curlUser) {
+          display.push(flag + maskUserPassword(value, secrets));
+        } else {
+          secrets.push(value);
+          display.push(flag + MASK_WORD);
+        }
         continue;
       }
     }

@@ -25,7 +25,6 @@ import {
   untilSignal,
 } from "./output/command.ts";
 import { findNotUtf8, openFilesProblem, readSelf } from "./output/process_checks.ts";
-import { lineRedactor, makeRedactor } from "./output/redact.ts";
 import { runSession } from "./output/session.ts";
 import { SafeStreams } from "./output/streams.ts";
 
@@ -76,9 +75,11 @@ export async function main(
       return { code: signalExitCode(e.signal) };
     }
     if (!(e instanceof UsageError)) throw e;
-    const { argvSecrets } = await import("./engine/secrets.ts");
-    const secrets = argvSecrets(argv, secretFlags(await everyKind()));
-    io.stderr(lineRedactor(makeRedactor(secrets), false)(e.format()) + "\n");
+    // Our words and the user's argv: its secrets masked where they stand (docs/contract.md §9).
+    const { escapeControls, maskArgvText } = await import("./engine/secrets.ts");
+    io.stderr(
+      escapeControls(maskArgvText(e.format(), argv, secretFlags(await everyKind()))) + "\n",
+    );
     return { code: 2 };
   }
   switch (command.type) {

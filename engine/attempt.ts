@@ -10,7 +10,7 @@
 
 import { Aborter, onAbort } from "./abort.ts";
 import { describeError, FatalError, hintOf } from "./errors.ts";
-import { redactText } from "./secrets.ts";
+import { redactText, type SecretRegistry } from "./secrets.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /**
@@ -25,17 +25,26 @@ export function resultOf(e: unknown): ProbeResult {
 }
 
 /**
- * A probe's result with the URL passwords in its texts masked: they come from outside (a
- * server's answer, a command's output), where a password nobody registered may show
- * (docs/contract.md §9). A look for `://` per text, and the same result when there is none.
+ * A probe's result with its texts from outside masked (docs/contract.md §9): they come from a
+ * server's answer, a command's output or a library's error, where a registered secret (as
+ * written or percent-encoded, at least 4 characters, not glued to a word) or a password nobody
+ * registered may show. This is where a secret is masked by value, once: waitcmd's own words are
+ * never (the output masks no registered secret in them). The captures stay as matched: `then`
+ * gets them so, and the output masks them (output/json.ts). The same result when nothing is
+ * to mask.
  */
-function fromOutside(r: ProbeResult): ProbeResult {
+export function fromOutside(r: ProbeResult, secrets?: SecretRegistry): ProbeResult {
+  const clean = (t: string) => redactText(t, secrets);
   if (r.status !== "satisfied") {
-    return r.error.includes("://") ? { ...r, error: redactText(r.error) } : r;
+    const error = clean(r.error);
+    const hint = r.hint === undefined ? undefined : clean(r.hint);
+    if (error === r.error && hint === r.hint) return r;
+    return hint === undefined ? { ...r, error } : { ...r, error, hint };
   }
-  if (!r.detail.includes("://") && !r.summary?.includes("://")) return r;
-  const out = { ...r, detail: redactText(r.detail) };
-  return r.summary === undefined ? out : { ...out, summary: redactText(r.summary) };
+  const detail = clean(r.detail);
+  const summary = r.summary === undefined ? undefined : clean(r.summary);
+  if (detail === r.detail && summary === r.summary) return r;
+  return summary === undefined ? { ...r, detail } : { ...r, detail, summary };
 }
 
 /**
@@ -45,12 +54,14 @@ function fromOutside(r: ProbeResult): ProbeResult {
  * background without an unhandled rejection. Not an async function, and no
  * race of promises: with a thousand attempts in flight, each suspended frame
  * is held a thousand times (docs/performance.md, "Cost per condition").
+ * `secrets`: the run's registry, masked by value in the result's texts.
  */
 export function attempt<A>(
   probe: Probe,
   ctl: Aborter,
   n: number,
   aborted: () => A,
+  secrets?: SecretRegistry,
 ): Promise<ProbeResult | A> {
   let started: Promise<ProbeResult>;
   try {
@@ -69,7 +80,10 @@ export function attempt<A>(
     };
     ctl.whenAborted = () => end(aborted());
     if (ctl.signal.aborted) end(aborted());
-    started.then((r) => end(fromOutside(r)), (e: unknown) => end(resultOf(e)));
+    started.then(
+      (r) => end(fromOutside(r, secrets)),
+      (e: unknown) => end(fromOutside(resultOf(e), secrets)),
+    );
   });
 }
 

@@ -1,6 +1,7 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { checkOnce, resultOf } from "./attempt.ts";
+import { checkOnce, fromOutside, resultOf } from "./attempt.ts";
 import { FatalError } from "./errors.ts";
+import { ownWords, SecretRegistry } from "./secrets.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /** A probe whose check is `check`. */
@@ -60,4 +61,32 @@ Deno.test("checkOnce() ends at once on abort while the probe still waits, with n
     ),
     { status: "pending", error: "attempt timed out after 1s" },
   );
+});
+
+Deno.test("fromOutside() masks the run's secrets by value in a result's texts, not its captures", () => {
+  const secrets = new SecretRegistry(["hunter22", "postgres"]);
+  secrets.keep(ownWords(["postgres postgres://postgres:***@db/postgres"]));
+  assertEquals(
+    fromOutside(
+      { status: "pending", error: "pw hunter22 for postgres", hint: "not hunter22" },
+      secrets,
+    ),
+    { status: "pending", error: "pw *** for postgres", hint: "not ***" },
+  );
+  assertEquals(
+    fromOutside({
+      status: "satisfied",
+      detail: "as postgres@postgres, db://u:pw@h",
+      summary: "hunter22",
+      captures: { pw: "hunter22" },
+    }, secrets),
+    {
+      status: "satisfied",
+      detail: "as postgres@postgres, db://u:***@h",
+      summary: "***",
+      captures: { pw: "hunter22" },
+    },
+  );
+  const same = { status: "pending" as const, error: "connection refused" };
+  assertEquals(fromOutside(same, secrets) === same, true);
 });

@@ -15,7 +15,7 @@ import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
 import type { ReadyCondition } from "./prepare.ts";
 import type { ConditionReport, RunEvent, Streak } from "./report.ts";
-import { redactText } from "./secrets.ts";
+import { redactText, type SecretRegistry } from "./secrets.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
@@ -55,6 +55,8 @@ export interface RunHost {
   readonly ended: AbortSignal;
   /** Run time, in ms. */
   elapsed(): number;
+  /** The run's secrets, masked by value in what comes from outside (docs/contract.md §9). */
+  readonly secrets?: SecretRegistry;
   /** Where events go; undefined when nothing listens (the runner then makes none). */
   readonly emit: ((e: RunEvent) => void) | undefined;
   /** A non-guard condition holds. */
@@ -200,7 +202,8 @@ export class ConditionRun {
     if (this.host.ended.aborted) return Promise.resolve(undefined);
     const ctl = this.#attemptCtl = new Aborter();
     const limitMs = this.host.options.attemptTimeoutMs;
-    if (limitMs === undefined) return attempt(this.c.probe, ctl, n, noResult);
+    const secrets = this.host.secrets;
+    if (limitMs === undefined) return attempt(this.c.probe, ctl, n, noResult, secrets);
     const timer = this.#timer = new Aborter();
     let timedOut = false;
     this.host.clock.sleep(limitMs, timer.signal).then(() => {
@@ -216,6 +219,7 @@ export class ConditionRun {
         timedOut
           ? { status: "pending", error: `attempt timed out after ${formatDuration(limitMs)}` }
           : undefined,
+      secrets,
     );
   }
 
@@ -345,7 +349,8 @@ export class ConditionRun {
 
   /** Tells the user something once (human mode only). */
   #notice(text: string): void {
-    const message = redactText(text); // a watcher's error may quote a URL (docs/contract.md §9)
+    // A watcher's error is text from outside: it may quote a URL or a secret (docs/contract.md §9).
+    const message = redactText(text, this.host.secrets);
     this.#notices ??= new Set();
     if (this.#notices.has(message)) return;
     this.#notices.add(message);

@@ -34,7 +34,7 @@ import {
   TOO_DEEP,
 } from "./plan.ts";
 import type { Registry } from "./registry.ts";
-import { commandSecrets } from "./secrets.ts";
+import { commandSecrets, SecretRegistry } from "./secrets.ts";
 import { didYouMean } from "./suggest.ts";
 import { type FlagValue, q, splitFlag, timeoutValue } from "./flag_values.ts";
 import { runOptionsOf } from "./run_options.ts";
@@ -296,6 +296,7 @@ class Parser implements WordCursor {
       throw new UsageError("", "nothing to wait for: every condition is a guard");
     }
     checkCaptureNames(conditions);
+    maskLabels(conditions, this.secrets);
     const root: GroupNode = { type: "group", op: options.mode, path: "", name: "", children };
     return {
       type: "run",
@@ -509,5 +510,21 @@ class Parser implements WordCursor {
     const placed = path ? { ...leaf, group: path } : leaf;
     this.#leaves.push(placed);
     return placed;
+  }
+}
+
+/**
+ * A `--label` is the user's text, shown as the condition's name: a secret of the command line
+ * typed into it (then's password, a secret flag's value) is masked by value there, as in text
+ * from outside (docs/contract.md §9). Done in place, once every secret of the line is known.
+ */
+function maskLabels(conditions: readonly ConditionPlan[], secrets: readonly string[]): void {
+  if (secrets.length === 0 || conditions.every((c) => c.label === undefined)) return;
+  const registry = new SecretRegistry(secrets);
+  for (const c of conditions) {
+    if (c.label === undefined) continue;
+    const masked = c as { name: string; label?: string };
+    masked.name = registry.mask(c.name);
+    masked.label = registry.mask(c.label);
   }
 }

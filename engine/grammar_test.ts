@@ -99,8 +99,16 @@ const accepted: [string[], Check][] = [
     ],
     (p) => {
       assertEquals(p.options.start, [
-        { text: "npm run 'start:api'", argv: ["npm", "run", "start:api"] },
-        { text: "./srv --token abc123", argv: ["./srv", "--token", "abc123"] },
+        {
+          text: "npm run 'start:api'",
+          argv: ["npm", "run", "start:api"],
+          shown: "npm run start:api",
+        },
+        {
+          text: "./srv --token abc123",
+          argv: ["./srv", "--token", "abc123"],
+          shown: "./srv --token ***",
+        },
       ]);
       assertEquals([p.options.stopGraceMs, p.options.startLog], [1000, undefined]);
       assert(p.secrets.includes("abc123"), "a started command's token is a secret");

@@ -52,8 +52,11 @@ export interface RunOptions {
 
 /** One `--start` command: its text as given and its words (engine/words.ts). */
 export interface StartCommand {
+  /** As given. */
   readonly text: string;
   readonly argv: readonly string[];
+  /** As shown: its words quoted, its secrets masked where they stand (docs/contract.md §9). */
+  readonly shown: string;
 }
 
 /** Defaults of the spec (§2.3, §8). */

@@ -16,6 +16,8 @@ import {
   type StartCommand,
 } from "./options.ts";
 import { splitWords, WordsError } from "./words.ts";
+import { quoteMasked } from "./quote.ts";
+import { maskWords } from "./secrets.ts";
 
 /** The run's options from the typed values of the global flags given, by flag name. */
 export function runOptionsOf(
@@ -96,5 +98,5 @@ function startCommand(text: string, i: number): StartCommand {
   if (argv.length === 0) {
     throw new UsageError(where, "expected a command, e.g. --start 'npm run start:api'");
   }
-  return { text, argv };
+  return { text, argv, shown: quoteMasked(argv, maskWords(argv).display) };
 }

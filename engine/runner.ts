@@ -16,6 +16,7 @@ import type { RunOptions } from "./options.ts";
 import { groupsOf } from "./plan.ts";
 import type { ReadyPlan } from "./prepare.ts";
 import type { Report, RunEvent, RunStatus } from "./report.ts";
+import type { SecretRegistry } from "./secrets.ts";
 import { Verdict } from "./verdict.ts";
 
 export { pauseMs, STABLE_SAMPLES } from "./condition.ts";
@@ -42,6 +43,11 @@ export interface RunContext {
    * the run started is stopped or left running there, and reported.
    */
   readonly finishing?: (status: RunStatus) => Promise<Pick<Report, "started">>;
+  /**
+   * The run's secrets: masked by value in the texts attempts and watchers bring in from outside
+   * (docs/contract.md §9). Without it, only URL passwords are.
+   */
+  readonly secrets?: SecretRegistry;
 }
 
 /** Runs the plan to its end and returns the report. Never throws for a target's failure. */
@@ -75,6 +81,7 @@ class Run implements RunHost {
   readonly options: RunOptions;
   readonly random: () => number;
   readonly emit: ((e: RunEvent) => void) | undefined;
+  readonly secrets: SecretRegistry | undefined;
   readonly conditions: readonly ConditionRun[];
   readonly #ctl = new AbortController();
   readonly #verdict: Verdict;
@@ -86,6 +93,7 @@ class Run implements RunHost {
     this.clock = ctx.clock;
     this.options = plan.options;
     this.random = ctx.random ?? Math.random;
+    this.secrets = ctx.secrets;
     this.emit = ctx.onEvent && guarded(ctx.onEvent);
     this.#start = this.clock.now();
     this.#verdict = new Verdict(plan.root);

@@ -4,18 +4,49 @@ import {
   clip,
   commandSecrets,
   escapeControls,
+  isCredentialName,
+  maskArgvText,
+  maskUrlPasswords,
+  maskWords,
+  ownWords,
   redactText,
   redactUrl,
   safeDecode,
   SecretRegistry,
 } from "./secrets.ts";
 
-Deno.test("redactUrl() hides user-info and credential query values, even in a malformed URL", () => {
+Deno.test("redactUrl() hides a URL's password and credential query values, keeping the user", () => {
   assertEquals(redactUrl("http://alice:PW@[::1/?token=TOK&password=X&page=2"), {
-    display: "http://***@[::1/?token=***&password=***&page=2",
-    secrets: ["PW", "TOK", "TOK", "X", "X"],
+    display: "http://alice:***@[::1/?token=***&password=***&page=2",
+    secrets: ["PW", "PW", "TOK", "TOK", "X", "X"],
   });
   assertEquals(redactUrl("http://localhost:8080/health").secrets, []);
+  assertEquals(
+    redactUrl("postgres://postgres:postgres@127.0.0.1:5432/postgres").display,
+    "postgres://postgres:***@127.0.0.1:5432/postgres",
+  );
+  assertEquals(redactUrl("amqp://guest@mq/").display, "amqp://guest@mq/");
+  assertEquals(
+    redactUrl("mongodb://u:p@h/?authSource=admin&authMechanism=SCRAM-SHA-256&pass=x").display,
+    "mongodb://u:***@h/?authSource=admin&authMechanism=SCRAM-SHA-256&pass=***",
+  );
+  // The user-info ends at the last `@` before the path.
+  assertEquals(redactUrl("redis://u:p@ss@h:1/0").display, "redis://u:***@h:1/0");
+});
+
+Deno.test("isCredentialName(): the credential names and endings of docs/contract.md §9, nothing else", () => {
+  const yes = [
+    ..."password passwd pass pwd secret token key apikey auth sig signature credential".split(" "),
+    ...["sslpassword", "PASSWORD", "Token", "API_TOKEN", "gh-token", "aws_secret_access_key"],
+    ...["X-Api-Key", "client_secret", "client-secret", "PGPASSWORD", "db_password", "X-Auth-Token"],
+    ...["X-Amz-Signature", "request_signature"],
+  ];
+  const no = [
+    ...["authSource", "authMechanism", "keyspace", "tokenizer", "sslmode", "user", "passes"],
+    ...["keys", "tokens", "signed", "author", "MYSQL_PWD_FILE", "password_file", "keyfile", ""],
+  ];
+  for (const name of yes) assertEquals(isCredentialName(name), true, name);
+  for (const name of no) assertEquals(isCredentialName(name), false, name);
 });
 
 Deno.test("argvSecrets() finds secret flag values and URL secrets in a raw command line", () => {
@@ -24,13 +55,26 @@ Deno.test("argvSecrets() finds secret flag values and URL secrets in a raw comma
     argvSecrets(
       [
         ...["http", "ftp://alice:PW@127.0.0.1:1/?token=TOK"],
-        ...["--", "ssh", "h:22", "--password", "S1", "--secret-access-key=S2"],
+        ...["--", "ssh", "h:22", "--password", "-S1", "--secret-access-key=S2"],
       ],
       flags,
     ),
-    ["PW", "TOK", "TOK", "S1", "S2"],
+    ["PW", "PW", "TOK", "TOK", "-S1", "S2"],
   );
   assertEquals(argvSecrets(["--password"], flags), []);
+});
+
+Deno.test("maskArgvText() masks a usage error's argv secrets where they stand, not the kind word", () => {
+  const argv = ["postgres", "postgres://postgres:postgres@db:5432/postgres", "--bogus"];
+  assertEquals(
+    maskArgvText(`waitcmd: condition 1 (postgres): bad "${argv[1]}"`, argv, new Set()),
+    'waitcmd: condition 1 (postgres): bad "postgres://postgres:***@db:5432/postgres"',
+  );
+  const flags = new Set(["password"]);
+  assertEquals(
+    maskArgvText("x: --password hunter2 is hunter2x", ["ssh", "--password", "hunter2"], flags),
+    "x: --password *** is hunter2x",
+  );
 });
 
 Deno.test("safeDecode() keeps + in user-info and reads it as a space in a query", () => {
@@ -40,7 +84,7 @@ Deno.test("safeDecode() keeps + in user-info and reads it as a space in a query"
 });
 
 Deno.test("commandSecrets() finds the credentials in a command's words", () => {
-  assertEquals(commandSecrets(["psql", "postgres://u:pw123@h/db"]), ["pw123"]);
+  assertEquals(commandSecrets(["psql", "postgres://u:pw123@h/db"]), ["pw123", "pw123"]);
   assertEquals(
     commandSecrets(["curl", "-H", "Authorization: Bearer tok987", "https://h/?token=abc&x=1"]),
     ["Bearer tok987", "tok987", "abc", "abc"],
@@ -51,11 +95,30 @@ Deno.test("commandSecrets() finds the credentials in a command's words", () => {
   assertEquals(commandSecrets(["env", "PGPASSWORD=hunter2", "HOME=/root", "psql"]), ["hunter2"]);
   assertEquals(commandSecrets(["curl", "-u", "bob:letmein", "http://h/"]), ["letmein"]);
   assertEquals(commandSecrets(["sh", "-c", "echo stack is up"]), []);
+  assertEquals(
+    commandSecrets(["mongosh", "--authenticationDatabase", "admin", "--keyspace=k"]),
+    [],
+  );
+});
+
+Deno.test("maskWords() masks then's secrets where they stand and keeps every other word", () => {
+  assertEquals(
+    maskWords([
+      ...["env", "PGPASSWORD=pw", "psql", "postgres://postgres:postgres@h/postgres"],
+      ...["--token", "t", "--auth=a", "-u", "bob:x", "-H", "X-Api-Key: k", "--user", "app"],
+      ...["mongodb://h/?authSource=admin&authMechanism=SCRAM-SHA-256"],
+    ]).display,
+    [
+      ...["env", "PGPASSWORD=***", "psql", "postgres://postgres:***@h/postgres"],
+      ...["--token", "***", "--auth=***", "-u", "bob:***", "-H", "X-Api-Key: ***", "--user", "app"],
+      ...["mongodb://h/?authSource=admin&authMechanism=SCRAM-SHA-256"],
+    ],
+  );
 });
 
 Deno.test("SecretRegistry masks what it was given and what is added later, longest first", () => {
-  const r = new SecretRegistry(["abc", "abcdef", "x"]);
-  assertEquals(r.mask("abcdef abc x"), "*** *** x");
+  const r = new SecretRegistry(["abcd", "abcdef", "xyz"]);
+  assertEquals(r.mask("abcdef abcd xyz"), "*** *** xyz");
   r.add("late-token");
   r.add(undefined);
   assertEquals(r.mask("Bearer late-token"), "Bearer ***");
@@ -63,6 +126,29 @@ Deno.test("SecretRegistry masks what it was given and what is added later, longe
   r.add("p@ss word");
   assertEquals(r.mask("postgres://app:p%40ss%20word@db"), "postgres://app:***@db");
   assertEquals(new SecretRegistry().size, 0);
+  assertEquals(new SecretRegistry(["abc"]).size, 0);
+});
+
+Deno.test("SecretRegistry.keep(): a secret equal to one of waitcmd's own words is not masked by value", () => {
+  const r = new SecretRegistry(["postgres", "hunter22"]);
+  r.keep(ownWords(["postgres postgres://postgres:***@127.0.0.1:5432/postgres"]));
+  assertEquals(r.mask("as postgres@postgres, pw hunter22"), "as postgres@postgres, pw ***");
+  assertEquals([...r.values()], ["hunter22"]);
+  assertEquals(ownWords(["a-b.c:1"]), new Set(["a", "b", "c", "1", "a-b.c"]));
+});
+
+Deno.test("SecretRegistry.mask() never breaks a word: a secret glued to word characters stays", () => {
+  const r = new SecretRegistry(["WRONG", "-pw-", "postgres"]);
+  assertEquals(r.mask("WRONGPASS invalid password"), "WRONGPASS invalid password");
+  assertEquals(r.mask("got WRONG, (WRONG) WRONG_ xWRONG"), "got ***, (***) WRONG_ xWRONG");
+  // The edges where the secret has no word character may touch anything.
+  assertEquals(r.mask("a-pw-b"), "a***b");
+  assertEquals(r.mask("user=postgres db=postgres;"), "user=*** db=***;");
+  // An occurrence glued on one side does not hide the next one.
+  assertEquals(r.mask("WRONGWRONG WRONG"), "WRONGWRONG ***");
+  // From 8 characters on, a secret is masked glued or not: no word holds it by chance.
+  r.add("Zq9Secret11");
+  assertEquals(r.mask("0000Zq9Secret11x"), "0000***x");
 });
 
 Deno.test("redactText() masks registered secrets and every URL's password, keeping its user", () => {
@@ -75,6 +161,8 @@ Deno.test("redactText() masks registered secrets and every URL's password, keepi
   const form = "expected postgres://[user[:password]@]host, redis://[[user]:password@]host";
   assertEquals(redactText(form), form);
   assertEquals(redactText("token TOKEN9", new SecretRegistry(["TOKEN9"])), "token ***");
+  assertEquals(redactText("a://b://c:d@e x://u:p:q@h/"), "a://b://c:***@e x://u:***@h/");
+  assertEquals(maskUrlPasswords("://u:p@h and 1://u:p@h"), "://u:p@h and 1://u:***@h");
 });
 
 Deno.test("escapeControls() writes control characters as escapes and keeps tabs", () => {
@@ -85,8 +173,8 @@ Deno.test("escapeControls() writes control characters as escapes and keeps tabs"
 Deno.test("clip() redacts, then escapes, then cuts: no cut leaves a secret's start", () => {
   const secrets = new SecretRegistry(["Zq9Secret11"]);
   // Cut first, the line would end in "Zq9Secret…".
-  const line = "0".repeat(190) + "Zq9Secret11";
-  assertEquals(clip(line, 200, secrets), "0".repeat(190) + "***");
+  const line = "0".repeat(189) + " Zq9Secret11";
+  assertEquals(clip(line, 200, secrets), "0".repeat(189) + " ***");
   assertEquals(clip("x".repeat(300), 200), "x".repeat(199) + "…");
   assertEquals(clip("a\nb", 10), "a\\nb");
   assertEquals(clip("db postgres://app:pw@h".repeat(20), 30).includes("pw"), false);

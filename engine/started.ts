@@ -125,7 +125,7 @@ class Started {
   report(): StartedReport {
     return {
       index: this.index,
-      command: this.command.text,
+      command: this.command.shown,
       pid: this.child.pid,
       status: this.status,
       ...(this.exitCode === undefined ? {} : { exitCode: this.exitCode }),

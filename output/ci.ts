@@ -27,9 +27,26 @@ export function ciSystem(env: Readonly<Record<string, string>>): CiSystem | unde
   return undefined;
 }
 
-/** Text as the data of a GitHub workflow command: `%`, CR and LF escaped. */
+/** The escapes of a GitHub workflow command's data. */
+const DATA_ESCAPES: Readonly<Record<string, string>> = { "%": "%25", "\r": "%0D", "\n": "%0A" };
+
+/**
+ * Text as the data of a GitHub workflow command: `%`, CR and LF escaped, in one pass of a
+ * one-character class (docs/development.md, "Linear-time text handling").
+ */
 export function escapeData(text: string): string {
-  return text.replaceAll("%", "%25").replaceAll("\r", "%0D").replaceAll("\n", "%0A");
+  return text.replace(/[%\r\n]/g, (c) => DATA_ESCAPES[c]!);
+}
+
+/**
+ * A text line with GitHub's legacy workflow commands (`##[error]`, `##[group]`, `##[add-mask]`,
+ * `##[stop-commands]`) made inert: the runner reads `##[` anywhere in a line, so a server's
+ * message, a command's output or a file name could otherwise open a group, raise an error or
+ * stop the runner reading commands. Written `## [` instead (docs/contract.md §6, CI logs). The
+ * `::` commands need the start of a line, which text from outside never has (§6).
+ */
+export function neutraliseLegacyCommands(line: string): string {
+  return line.includes("##[") ? line.replaceAll("##[", "## [") : line;
 }
 
 /** The section's name in GitLab's log (letters, digits, `_`, `.` and `-` only). */
@@ -63,9 +80,9 @@ export function ciFold(system: CiSystem, wallMs: () => number): Fold {
   };
 }
 
-/** A Markdown table cell: `|` escaped, line breaks as `<br>`. */
+/** A Markdown table cell: `\\` and `|` escaped, line breaks as `<br>`, in one pass. */
 function cell(text: string): string {
-  return text.replaceAll("\\", "\\\\").replaceAll("|", "\\|").replace(/\r?\n|\r/g, "<br>");
+  return text.replace(/[\\|]|\r\n?|\n/g, (m) => m === "\\" || m === "|" ? `\\${m}` : "<br>");
 }
 
 /** A condition's verdict in the step summary. */

@@ -66,7 +66,12 @@ const report = (status: Report["status"], conditions: ConditionReport[]): Report
 
 const TIMEOUT = report("timeout", [
   row({}),
-  row({ index: 2, name: "tcp a|b%c:1", lastError: "status 503\r\npw hunter22", hint: "x: y" }),
+  row({
+    index: 2,
+    name: "tcp a|b%c:1",
+    lastError: "status 503\r\npw db://u:hunter22@h",
+    hint: "x: y",
+  }),
 ]);
 
 const attempt = (c: ConditionPlan, error: string): RunEvent => ({
@@ -102,10 +107,10 @@ Deno.test("ciFold(github): the progress lines in one group, the summary after, t
       "waitcmd: tcp a|b%c:1: polling\n" +
       "::endgroup::\n" +
       "waitcmd: timed out after 1m; not satisfied: tcp db:5432: connection refused\n" +
-      "waitcmd: timed out after 1m; not satisfied: tcp a|b%c:1: status 503\r\npw *** (hint: x: y)\n" +
+      "waitcmd: timed out after 1m; not satisfied: tcp a|b%c:1: status 503\r\npw db://u:***@h (hint: x: y)\n" +
       // One annotation for both summary lines; %, CR and LF escaped; no secret.
       "::error title=waitcmd::timed out after 1m; not satisfied: tcp db:5432: connection refused" +
-      "%0Atimed out after 1m; not satisfied: tcp a|b%25c:1: status 503%0D%0Apw *** (hint: x: y)\n",
+      "%0Atimed out after 1m; not satisfied: tcp a|b%25c:1: status 503%0D%0Apw db://u:***@h (hint: x: y)\n",
   );
 });
 
@@ -167,12 +172,12 @@ Deno.test("stepSummary(): the summary and a Markdown table, cells escaped, secre
   ]);
   assertEquals(
     stepSummary(r, makeRedactor(["hunter22"])),
-    "**waitcmd**: timed out after 1m; not satisfied: tcp a\\|b%c:1: status 503<br>pw *** (hint: x: y)\n" +
+    "**waitcmd**: timed out after 1m; not satisfied: tcp a\\|b%c:1: status 503<br>pw db://u:***@h (hint: x: y)\n" +
       "\n" +
       "| condition | verdict | attempts | time | last error |\n" +
       "| --- | --- | --- | --- | --- |\n" +
       "| tcp db:5432 | satisfied | 3 | 1.2s |  |\n" +
-      "| tcp a\\|b%c:1 | not satisfied | 3 |  | status 503<br>pw *** (hint: x: y) |\n" +
+      "| tcp a\\|b%c:1 | not satisfied | 3 |  | status 503<br>pw db://u:***@h (hint: x: y) |\n" +
       "| log x | guard, did not match | 7 |  |  |\n" +
       "\n",
   );

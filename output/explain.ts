@@ -2,18 +2,23 @@
  * `--explain` (`--dry-run`): the plan after full validation, as text or
  * JSON, with nothing probed (docs/contract.md §1): every condition with its
  * kind, target, flags and label, the groups that combine them, and `then`
- * quoted as a shell would need it. Secrets are masked like everywhere else.
+ * quoted as a shell would need it. Secrets are masked where they stand
+ * (docs/contract.md §9); waitcmd's own words never are.
  *
  * @module
  */
 
 import type { ConditionPlan, GroupNode, Plan, PlanNode } from "../engine/plan.ts";
+import { maskWords } from "../engine/secrets.ts";
 import { type Redact, redactDeep } from "./redact.ts";
-import { shellQuote } from "./quote.ts";
+import { quoteMasked } from "../engine/quote.ts";
 import { headerLine } from "./text.ts";
 
-/** The condition as a command line would write it: `[guard] [not] kind target --flag value`. */
-function conditionWords(c: ConditionPlan): string[] {
+/**
+ * The condition as a command line would write it: `[guard] [not] kind target --flag value`,
+ * its secrets masked where they stand; with `raw`, the flags and command as given.
+ */
+function conditionWords(c: ConditionPlan, raw = false): string[] {
   const words = [
     ...(c.guard ? ["guard"] : []),
     ...(c.negate ? ["not"] : []),
@@ -21,10 +26,26 @@ function conditionWords(c: ConditionPlan): string[] {
     ...(c.kind.target.shape === "command" || c.kind.target.shape === "none" || c.target === ""
       ? []
       : [c.target]),
-    ...(c.words ?? []),
+    ...(raw ? c.words ?? [] : flagWords(c)),
   ];
-  if (c.command !== undefined && c.command.length > 0) words.push("--", ...c.command);
+  if (c.command !== undefined && c.command.length > 0) {
+    words.push("--", ...(raw ? c.command : commandWords(c)));
+  }
   return words;
+}
+
+/**
+ * A condition's flags as shown: the values of its kind's secret flags, of credential-named
+ * options and headers and the passwords of URLs masked where they stand (docs/contract.md §9).
+ */
+function flagWords(c: ConditionPlan): string[] {
+  const secret = new Set(c.kind.flags.filter((f) => f.secret).map((f) => f.name));
+  return maskWords(c.words ?? [], secret).display;
+}
+
+/** exec's command as shown, its secrets masked where they stand. */
+function commandWords(c: ConditionPlan): string[] {
+  return maskWords(c.command ?? []).display;
 }
 
 /** The label a condition was given, if any (its name differs from what it would be). */
@@ -62,7 +83,7 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       progress: o.progress,
       output: o.output,
       report: o.reportFile ?? null,
-      start: o.start.map((c) => c.text),
+      start: o.start.map((c) => c.shown),
       start_log: o.startLog ?? null,
       stop_grace_seconds: secs(o.stopGraceMs),
     },
@@ -72,15 +93,15 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       kind: c.kind.name,
       target: c.target,
       label: labelOf(c) ?? null,
-      flags: [...(c.words ?? [])],
-      ...(c.command ? { command: [...c.command] } : {}),
+      flags: flagWords(c),
+      ...(c.command ? { command: commandWords(c) } : {}),
       guard: c.guard,
       not: c.negate,
       ...(c.group === undefined ? {} : { group: c.group }),
       words: conditionWords(c),
     })),
     plan: plan.root.children.map(node),
-    then: plan.then ?? null,
+    then: plan.then ? maskWords(plan.then).display : null,
   }, redact);
 }
 
@@ -101,14 +122,14 @@ export function explainText(plan: Plan, redact: Redact): string {
     ].filter(Boolean);
     lines.push(
       `${indent}${c.index}. ${label === undefined ? "" : `${label}: `}${
-        shellQuote(conditionWords(c))
+        quoteMasked(conditionWords(c, true), conditionWords(c))
       }${roles.length ? ` (${roles.join("; ")})` : ""}`,
     );
   };
   for (const n of plan.root.children) walk(n, "  ");
-  plan.options.start.forEach((c, i) => lines.push(`start ${i + 1}: ${shellQuote(c.argv)}`));
+  plan.options.start.forEach((c, i) => lines.push(`start ${i + 1}: ${c.shown}`));
   if (plan.options.startLog) lines.push(`start log: ${plan.options.startLog}`);
-  if (plan.then) lines.push(`then: ${shellQuote(plan.then)}`);
+  if (plan.then) lines.push(`then: ${quoteMasked(plan.then, maskWords(plan.then).display)}`);
   if (plan.options.reportFile) lines.push(`report: ${plan.options.reportFile}`);
   lines.push("nothing was probed (--explain)");
   return redact(lines.join("\n")) + "\n";

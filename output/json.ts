@@ -7,7 +7,7 @@
  */
 
 import type { ConditionReport, Report, RunEvent, StartedReport } from "../engine/report.ts";
-import { type Redact, redactDeep } from "./redact.ts";
+import { type Redact, redactDeep, redactOutside } from "./redact.ts";
 
 /** One condition in the JSON report. */
 export interface JsonCondition {
@@ -66,26 +66,31 @@ export function jsonReport(report: Report, redact: Redact): JsonReport {
     elapsed_seconds: seconds(report.elapsedMs),
     mode: report.mode,
     timeout_seconds: limitSeconds(report.timeoutMs),
-    conditions: report.conditions.map(jsonCondition),
+    conditions: report.conditions.map((c) => jsonCondition(c, redact)),
     ...(report.failure === undefined ? {} : { error: report.failure }),
-    ...(report.started === undefined ? {} : { started: report.started.map(jsonStarted) }),
+    ...(report.started === undefined
+      ? {}
+      : { started: report.started.map((s) => jsonStarted(s, redact)) }),
   }, redact);
 }
 
-/** One started command as JSON. */
-function jsonStarted(s: StartedReport): JsonStarted {
+/** One started command as JSON; its output's tail is text from outside (docs/contract.md §9). */
+function jsonStarted(s: StartedReport, redact: Redact): JsonStarted {
   return {
     command: s.command,
     pid: s.pid,
     status: s.status,
     ...(s.exitCode === undefined ? {} : { exit_code: s.exitCode }),
-    tail: [...s.tail],
+    tail: s.tail.map((l) => redactOutside(l, redact)),
     log: s.log ?? null,
   };
 }
 
-/** One condition of the report as JSON. */
-function jsonCondition(c: ConditionReport): JsonCondition {
+/**
+ * One condition of the report as JSON. Its captures are masked by value here: `then` gets them
+ * as matched, so they come in unmasked (docs/contract.md §9).
+ */
+function jsonCondition(c: ConditionReport, redact: Redact): JsonCondition {
   const out: JsonCondition = {
     name: c.name,
     kind: c.kind,
@@ -99,9 +104,19 @@ function jsonCondition(c: ConditionReport): JsonCondition {
     fatal: c.fatal,
     exhausted: c.exhausted,
     elapsed_seconds: c.elapsedMs === null ? null : seconds(c.elapsedMs),
-    captures: c.captures,
+    captures: maskCaptures(c.captures, redact),
   };
   if (c.group !== undefined) out.group = c.group;
+  return out;
+}
+
+/** Captures with the run's secrets masked by value (`redactOutside`). */
+function maskCaptures(
+  captures: Readonly<Record<string, string>>,
+  redact: Redact,
+): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(captures)) out[k] = redactOutside(v, redact);
   return out;
 }
 

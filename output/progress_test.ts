@@ -69,7 +69,7 @@ Deno.test("LineRenderer --progress changes: lines on changes, a heartbeat every 
           t < 4_000
             ? { status: "pending", error: "status 503" }
             : t < 10_000
-            ? { status: "pending", error: "status 502, password s3cr3t" }
+            ? { status: "pending", error: "status 502, see https://u:s3cr3t@h" }
             : { status: "satisfied", detail: "200 OK" },
       ),
     },
@@ -83,7 +83,7 @@ Deno.test("LineRenderer --progress changes: lines on changes, a heartbeat every 
     "[..] tcp db:5432 attempt 1 (0.0s): connection refused (hint: nothing listens on 5432 here: is the server started?)",
     "[..] http web attempt 1 (0.0s): status 503",
     "[..] guard log app.log attempt 1 (0.0s): connection refused",
-    "[..] http web attempt 3 (4.0s): status 502, password ***",
+    "[..] http web attempt 3 (4.0s): status 502, see https://u:***@h",
     "[ok] http web attempt 6 (10.0s): 200 OK",
     // The heartbeat's timer was armed first: at 30 s it fires before the 16th attempt starts.
     "[..] tcp db:5432 attempt 15 (30.0s): connection refused (hint: nothing listens on 5432 here: is the server started?)",

@@ -1,14 +1,19 @@
 /**
- * Removes secrets from every text waitcmd writes. Kinds declare secret flags
- * (and register secrets read from the environment or found at run time);
- * output runs everything through one redactor, so no renderer can forget
- * (docs/contract.md §9). Text lines also get their control characters
- * escaped, so one event is one line (§6); JSON escapes them by itself.
+ * The output's part of the secrets rule (docs/contract.md §9). waitcmd's own
+ * words (kind words, names and targets, JSON keys, statuses, messages) are
+ * never masked by value: a secret in them was masked where it stands when
+ * they were built (a URL's password, a secret flag's value). Text from
+ * outside had the run's secrets masked by value when it came in
+ * (engine/attempt.ts); what the output still does on every text is the
+ * structural safety net, the password of every URL, in linear time. The
+ * captures alone are masked by value here, since `then` gets them as
+ * matched. Text lines also get their control characters escaped, so one
+ * event is one line (§6); JSON escapes them by itself.
  *
  * @module
  */
 
-import { escapeControls, redactText, SecretRegistry } from "../engine/secrets.ts";
+import { escapeControls, maskUrlPasswords, redactText, SecretRegistry } from "../engine/secrets.ts";
 
 /** Replaces secrets in a text. */
 export type Redact = (text: string) => string;
@@ -16,17 +21,27 @@ export type Redact = (text: string) => string;
 /** The placeholder that stands where a secret was. */
 export const MASK = "***";
 
-/** The registry behind a redactor, for `redactDeep`'s shortcut. */
+/** The registry behind a redactor, for `redactDeep`'s shortcut and `redactOutside`. */
 const REGISTRY = Symbol("waitcmd.redact.registry");
 
 /**
- * Builds a redactor for these secrets (longest first, so overlapping secrets vanish whole) and
- * the password of every URL. Given the run's registry, secrets registered later count too.
+ * Builds the output's redactor: the password of every URL masked (`scheme://app:***@db`), the
+ * rest as it is. Given the run's registry, `redactOutside` masks its secrets too, also those
+ * registered after the redactor was made.
  */
 export function makeRedactor(secrets: readonly string[] | SecretRegistry): Redact {
   const registry = secrets instanceof SecretRegistry ? secrets : new SecretRegistry(secrets);
-  const redact: Redact = (text) => redactText(text, registry);
+  const redact: Redact = (text) => maskUrlPasswords(text);
   return Object.assign(redact, { [REGISTRY]: registry });
+}
+
+/**
+ * A text from outside that did not come in through an attempt's result (the captures, which
+ * `then` gets as matched): the run's secrets masked by value, then `redact`.
+ */
+export function redactOutside(text: string, redact: Redact): string {
+  const registry = (redact as { [REGISTRY]?: SecretRegistry })[REGISTRY];
+  return redact(registry === undefined ? text : redactText(text, registry));
 }
 
 /** The styles output/text.ts colours with (SGR only): kept when a line is escaped. */
@@ -50,7 +65,8 @@ export function lineRedactor(redact: Redact, styled: boolean): Redact {
 /** Applies a redactor to every string inside a JSON-like value (a copy; the value itself without secrets). */
 export function redactDeep<T>(value: T, redact: Redact): T {
   // Nothing registered: a walk of a 10,000-condition report for nothing (docs/performance.md).
-  // The texts probes returned had their URL passwords masked when they came in (engine/attempt.ts).
+  // The texts probes returned had their URL passwords masked when they came in (engine/attempt.ts),
+  // and names and targets are built masked.
   const registry = (redact as { [REGISTRY]?: SecretRegistry })[REGISTRY];
   if (registry !== undefined && registry.size === 0) return value;
   if (typeof value === "string") return redact(value) as T;

@@ -22,7 +22,13 @@ import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent, RunStatus } from "../engine/report.ts";
 import { run, type RunContext } from "../engine/runner.ts";
 import type { StartedSet } from "../engine/started.ts";
-import { SecretRegistry } from "../engine/secrets.ts";
+import {
+  maskArgvText,
+  maskWords,
+  ownWords,
+  redactText,
+  SecretRegistry,
+} from "../engine/secrets.ts";
 import { turn } from "../engine/timers.ts";
 import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
 
@@ -62,6 +68,10 @@ export async function runSession(
 ): Promise<SessionEnd> {
   // One registry for the run: what probes register while it runs is masked from output too.
   const secrets = new SecretRegistry(plan.secrets);
+  // waitcmd's own words are never masked by value, a password equal to one included (§9).
+  secrets.keep(
+    ownWords(plan.conditions.flatMap((c) => [c.kindWord, c.kind.name, c.name, c.target])),
+  );
   const redact = makeRedactor(secrets);
   const line = lineRedactor(redact, false);
   const o = plan.options;
@@ -73,7 +83,8 @@ export async function runSession(
     if (o.startLog !== undefined && o.start.length > 0) await checkStartLog(o.startLog);
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
-    io.stderr(line(e.format()) + "\n");
+    // It may quote then's words: their secrets masked where they stand (docs/contract.md §9).
+    io.stderr(line(maskArgvText(e.format(), plan.then ?? [], new Set())) + "\n");
     return { code: 2 };
   }
   if (o.explain) {
@@ -99,12 +110,21 @@ export async function runSession(
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
     listener(plan, io, (t) => redact(t)),
   ]);
-  const starting = ready === undefined || o.start.length === 0
-    ? undefined
-    : await startCommands(ready, io, line, onEvent?.print ?? ((l) => io.stderr(l + "\n")));
+  const starting = ready === undefined || o.start.length === 0 ? undefined : await startCommands(
+    ready,
+    io,
+    (text) => line(redactText(text, secrets)),
+    onEvent?.print ?? ((l) => io.stderr(l + "\n")),
+  );
   const report = ready === undefined
     ? cancelledBeforeStart(plan, io.signal.reason)
-    : await run(ready, { clock: io.clock, signal: io.signal, onEvent, ...starting?.context });
+    : await run(ready, {
+      clock: io.clock,
+      signal: io.signal,
+      onEvent,
+      secrets,
+      ...starting?.context,
+    });
   if (ready === undefined) onEvent?.({ type: "end", report });
   if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
   if (o.reportFile !== undefined) {
@@ -173,6 +193,7 @@ interface Starting {
 async function startCommands(
   ready: ReadyPlan,
   io: SessionIo,
+  /** A line with text from outside: the run's secrets masked by value, then as every line. */
   line: (text: string) => string,
   print: (line: string) => void,
 ): Promise<Starting> {
@@ -306,7 +327,8 @@ export function thenWarnings(plan: Plan, kindWords: ReadonlySet<string>): string
     w === "--" && i + 1 < words.length && (kinds.has(words[i + 1]!) || kindWords.has(words[i + 1]!))
   );
   if (at < 0) return [];
-  const shown = words.slice(0, at + 2).join(" ") + (words.length > at + 2 ? " …" : "");
+  const shown = maskWords(words.slice(0, at + 2)).display.join(" ") +
+    (words.length > at + 2 ? " …" : "");
   return [
     `waitcmd: warning: then's command gets "-- ${words[at + 1]}" (${shown}): conditions go ` +
     `before "-- then"; every word after it is the command's`,
@@ -355,7 +377,11 @@ async function listener(
   // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
   const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
   const system = ci?.ciSystem(io.env);
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), lineRedact, {
+  // GitHub's runner reads a legacy `##[command]` anywhere in a line, whatever WAITCMD_CI says.
+  const shown = io.env.GITHUB_ACTIONS === "true"
+    ? (t: string) => ci!.neutraliseLegacyCommands(lineRedact(t))
+    : lineRedact;
+  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), shown, {
     quiet: o.quiet,
     style,
     progress: o.progress,

@@ -6,7 +6,7 @@
  * Run: scripts/demo (it installs what the CLI runs first, with scripts/packages)
  */
 
-import { shellQuote } from "../output/quote.ts";
+import { shellQuote } from "../engine/quote.ts";
 
 const root = new URL("../", import.meta.url).pathname;
 

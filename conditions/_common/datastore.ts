@@ -11,6 +11,7 @@
  * @module
  */
 
+import { redactText, SecretRegistry } from "../../engine/secrets.ts";
 import type { FlagSpec, KindInput } from "../../engine/types.ts";
 import { maskUrlPassword, passwordFlags, type PasswordSource } from "./dsurl.ts";
 import { readFlagFile } from "./flagfile.ts";
@@ -231,24 +232,14 @@ export async function nodeTlsOptions(
 }
 
 /**
- * A driver's message with every secret taken out: each value in `secrets`
- * (as written and percent-encoded) and the password of any URL quoted in
- * it become `***`. Used on every text a driver builds before it can reach
- * `last_error` (the run's redactor does not know a --password-file's content).
+ * A driver's message with every secret taken out (docs/contract.md §9): each value in `secrets`
+ * of at least 4 characters (as written and percent-encoded, where not glued to a word) and the
+ * password of any URL quoted in it become `***`. Used on every text a driver builds before it can
+ * reach `last_error` (the run's registry does not know a --password-file's content). Linear in
+ * the text (`redactText`).
  */
 export function scrub(text: string, secrets: readonly (string | undefined)[]): string {
-  let out = text.replace(
-    /([a-z][a-z0-9+.-]*:\/\/[^\s/?#:@]*):[^\s/?#@]*@/gi,
-    (_m, head) => `${head}:***@`,
-  );
-  const all = new Set<string>();
-  for (const s of secrets) {
-    if (s === undefined || s.length < 3) continue;
-    all.add(s);
-    all.add(encodeURIComponent(s));
-  }
-  for (const s of [...all].sort((a, b) => b.length - a.length)) out = out.split(s).join("***");
-  return out;
+  return redactText(text, new SecretRegistry(secrets.filter((s) => s !== undefined)));
 }
 
 /** The pending text of refused credentials (docs/contract.md §5: `authentication failed for user "x"`). */

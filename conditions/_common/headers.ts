@@ -2,12 +2,12 @@
  * `--header 'Name: value'` for the kinds that send headers or metadata
  * besides http (grpc, websocket): one parser, and the one rule for which
  * values are secrets (docs/contract.md §9: Authorization, Proxy-Authorization,
- * Cookie, X-Api-Key, X-Auth-Token, and names that say token, secret,
- * password or key).
+ * Cookie, Set-Cookie, and credential names such as X-Api-Key and X-Auth-Token).
  *
  * @module
  */
 
+import { isSecretHeader } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 
 /** One header as given. */
@@ -18,17 +18,11 @@ export interface HeaderSpec {
   readonly secret: boolean;
 }
 
-/** Header names whose values are secrets. */
-const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|x-auth-token)$/i;
-/** Further names that hold credentials by their wording. */
-const SECRET_WORDS = /token|secret|passw|key/i;
 /** An HTTP header name (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Whether a header named `name` carries a secret value. */
-export function isSecretHeader(name: string): boolean {
-  return SECRET_HEADER.test(name) || SECRET_WORDS.test(name);
-}
+/** Whether a header named `name` carries a secret value (docs/contract.md §9). */
+export { isSecretHeader };
 
 /**
  * Every `--flag 'Name: value'` of `input`, the last of a name winning (names

@@ -7,7 +7,7 @@
  */
 
 import { commandSecrets, redactText, SecretRegistry } from "../../engine/secrets.ts";
-import { quoteWord } from "../../output/quote.ts";
+import { quoteWord } from "../../engine/quote.ts";
 
 /**
  * The MySQL and MariaDB clients' `-pPASSWORD` (`mysqladmin ping -uroot -psecret`, common in health

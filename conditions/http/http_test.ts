@@ -36,13 +36,13 @@ Deno.test("parseStatusSpec() accepts codes, classes and lists", () => {
   }
 });
 
-Deno.test("redactUrl() hides user-info and secret query values", () => {
+Deno.test("redactUrl() hides the password (not the user) and secret query values", () => {
   assertEquals(redactUrl("http://localhost:8080/health"), {
     display: "http://localhost:8080/health",
     secrets: [],
   });
   const r = redactUrl("https://bob:pw-1@host/p?token=t0k&page=2&api_key=k%2B1#frag");
-  assertEquals(r.display, "https://***@host/p?token=***&page=2&api_key=***#frag");
+  assertEquals(r.display, "https://bob:***@host/p?token=***&page=2&api_key=***#frag");
   for (const s of ["pw-1", "t0k", "k%2B1", "k+1"]) assert(r.secrets.includes(s), s);
   assertEquals(redactUrl("http://h/?password=&x=1").display, "http://h/?password=&x=1");
 });
@@ -96,8 +96,11 @@ Deno.test("http parse() shows a redacted target and registers every secret", () 
     ],
     { API: "env-secret", PASS: "basic-secret" },
   );
-  assertEquals(p.conditions[0]!.name, "http http://***@h:8/x?token=***");
-  for (const s of ["pw-secret", "tok-secret", "Bearer hdr-secret", "env-secret", "basic-secret"]) {
+  assertEquals(p.conditions[0]!.name, "http http://u:***@h:8/x?token=***");
+  const basic = btoa("me:basic-secret");
+  const secrets = ["pw-secret", "tok-secret", "Bearer hdr-secret", "env-secret", "basic-secret"];
+  // The Basic credential alone too: an echoing server shows it without its scheme.
+  for (const s of [...secrets, "hdr-secret", basic]) {
     assert(p.secrets.includes(s), `${s} is registered as a secret`);
   }
   assert(!p.secrets.includes("visible"));

@@ -6,14 +6,14 @@
  * @module
  */
 
-import { redactUrl, safeDecode } from "../../engine/secrets.ts";
+import { Buffer } from "node:buffer";
+import { isSecretHeader, redactUrl, safeDecode } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { parseRegex } from "../_common/textmatch.ts";
 import type { HttpOptions } from "./mod.ts";
 
-/** Header names whose values are secrets. */
-const SECRET_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|x-auth-token)$/i;
+/** An HTTP header name (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -103,7 +103,12 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     const i = headers.findIndex((h) => h.name.toLowerCase() === name.toLowerCase());
     if (i >= 0) headers.splice(i, 1);
     headers.push({ name, value, secret });
-    if (secret) input.secret(value);
+    if (!secret) return;
+    input.secret(value);
+    // `Basic <base64>`, `Bearer <token>`: the credential alone too, as an echoing server or a
+    // capture may show it without its scheme (docs/contract.md §9).
+    const space = value.indexOf(" ");
+    if (space > 0) input.secret(value.slice(space + 1).trim());
   };
   if (url.username !== "" || url.password !== "") {
     const user = safeDecode(url.username, false);
@@ -166,7 +171,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
       input.fail("header", `expected 'Name: value', got ${JSON.stringify(h)}`);
     }
     const value = h.slice(colon + 1).trim();
-    setHeader(name, value, SECRET_HEADER.test(name) || /token|secret|passw|key/i.test(name));
+    setHeader(name, value, isSecretHeader(name));
   }
   for (const h of input.strings("header-env")) {
     const eq = h.indexOf("=");
@@ -239,6 +244,7 @@ function orFail<T>(input: KindInput, flag: string, parse: () => T): T {
 
 /** `Basic base64(user:pass)`, the text encoded as UTF-8. */
 function basicAuth(user: string, pass: string): string {
-  const bytes = new TextEncoder().encode(`${user}:${pass}`);
-  return `Basic ${btoa(String.fromCharCode(...bytes))}`;
+  // node:buffer's encoding, not `btoa(String.fromCharCode(...bytes))`: a spread of a long
+  // password's bytes overflows the call stack.
+  return `Basic ${Buffer.from(`${user}:${pass}`, "utf8").toString("base64")}`;
 }

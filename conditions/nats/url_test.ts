@@ -114,6 +114,7 @@ Deno.test("nats server list: tried in order until one answers; none: each server
   const tried: number[] = [];
   const refused = () => Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
   const judge = (e: unknown) => ({ status: "pending" as const, error: (e as Error).message });
+  // deno-lint-ignore require-await
   const up = (port: number) => (hp: { port: number }) => async () => {
     tried.push(hp.port);
     if (hp.port !== port) throw refused();

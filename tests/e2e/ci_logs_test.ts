@@ -145,7 +145,7 @@ Deno.test("GitHub step summary: a Markdown table appended in every output mode, 
       "| --- | --- | --- | --- | --- |",
       `| file ${ready} | satisfied | 1 | T |  |`,
       "| db\\|primary | not satisfied | 1 |  | connection refused |",
-      `| http http://***@127.0.0.1:${port}/ | not satisfied | 1 |  | connection refused |`,
+      `| http http://app:***@127.0.0.1:${port}/ | not satisfied | 1 |  | connection refused |`,
       "",
       "",
     ].join("\n");
@@ -155,7 +155,7 @@ Deno.test("GitHub step summary: a Markdown table appended in every output mode, 
     assertEquals(
       blocks[0]!.split("\n")[0],
       `**waitcmd**: timed out after 1s; not satisfied: db\\|primary: connection refused<br>` +
-        `timed out after 1s; not satisfied: http http://***@127.0.0.1:${port}/: connection refused`,
+        `timed out after 1s; not satisfied: http http://app:***@127.0.0.1:${port}/: connection refused`,
     );
     // Outside GitHub Actions, or with WAITCMD_CI=off, nothing is appended.
     await runCli(args, { env: { GITHUB_STEP_SUMMARY: summary, WAITCMD_CI: "" } });

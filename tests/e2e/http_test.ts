@@ -213,7 +213,7 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assertEquals(info.code, 0, info.stdout);
       assertEquals(
         info.json.conditions[0]!.name,
-        `http http://***@127.0.0.1:${srv.port}/echo?access_token=***&page=2`,
+        `http http://bob:***@127.0.0.1:${srv.port}/echo?access_token=***&page=2`,
       );
       assertNoSecrets(info, ["hunter-22", "qq-777-zz", btoa("bob:hunter-22")]);
       // A failing run shows the secret values nowhere either (details echo them back).

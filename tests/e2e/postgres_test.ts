@@ -115,7 +115,7 @@ Deno.test("postgres kind rejects every malformed value with exit 2 before probin
     ],
     [
       ["postgres", "postgres://app@/x"],
-      `${where}: the host is missing in "postgres://***@/x" ${see}`,
+      `${where}: the host is missing in "postgres://app@/x" ${see}`,
     ],
     [
       ["postgres", "postgres://db:99999/x"],

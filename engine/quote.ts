@@ -18,3 +18,12 @@ export function quoteWord(word: string): string {
 export function shellQuote(words: readonly string[]): string {
   return words.map(quoteWord).join(" ");
 }
+
+/**
+ * Words shown as a POSIX shell command line with their secrets masked where they stand
+ * (docs/contract.md §9): `shown` is `given` as `maskWords` shows it; a word it left as it was is
+ * quoted as given, a masked one quoted as shown.
+ */
+export function quoteMasked(given: readonly string[], shown: readonly string[]): string {
+  return shown.map((w, i) => quoteWord(given[i] ?? w) === given[i] ? w : quoteWord(w)).join(" ");
+}

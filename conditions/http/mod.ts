@@ -60,7 +60,8 @@ export const http = defineKind<HttpOptions>({
       name: "status",
       type: "string",
       placeholder: "CODES",
-      description: "expected status: a code 200, a class 2xx or a list 200,204,3xx (default 2xx)",
+      description:
+        "expected status: a code 200, a class 2xx, a range 200-499 or a list 200,204,3xx (default 2xx)",
     },
     {
       name: "contains",

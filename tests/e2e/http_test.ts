@@ -50,13 +50,16 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assertMatch(r.stderr, /\[ok\] http \S+ attempt 2 \(\d+\.\ds\): 200 OK\n/);
     });
 
-    await t.step("--status takes a code, a class and a list", async () => {
+    await t.step("--status takes a code, a class, a range and a list", async () => {
       for (
         const [path, status, detail] of [
           ["/status/204", "200,204", "204 No Content"],
           ["/status/404", "4xx", "404 Not Found"],
           ["/status/500", "500", "500 Internal Server Error"],
           ["/status/202", "201,2XX", "202 Accepted"],
+          ["/status/404", "200-499", "404 Not Found"],
+          ["/status/499", "200-499", "499"],
+          ["/status/302", "100-199,300-399", "302 Found"],
         ]
       ) {
         const r = await runJson([...FAST, "http", `${u}${path}`, "--status", status!]);
@@ -67,6 +70,16 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
         code: 1,
         error: "status 200, expected 204,3xx",
       });
+      await expectJson([...SHORT, "http", `${u}/status/500`, "--status", "200-499"], {
+        code: 1,
+        error: "status 500, expected 200-499",
+      });
+      // Pending (503) while starting, then 200: a range that leaves 503 out waits for it.
+      const r = await expectJson([
+        ...FAST,
+        ...["http", `${u}/ready-after/range/3`, "--status", "200-499"],
+      ], { code: 0, detail: "200 OK" });
+      assertEquals(r.json.conditions[0]!.attempts, 3);
     });
 
     await t.step("redirects are followed, at most 10", async () => {
@@ -392,11 +405,19 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     ],
     [
       ["http", "http://h/", "--status", "abc"],
-      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "abc" ${see}`,
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "abc" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--status", "500-200"],
+      `${where}: --status: the range 500-200 ends before it starts; write it low-high like 200-499 ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--status", "200-600"],
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "200-600" ${see}`,
     ],
     [
       ["http", "http://h/", "--status", "200,6xx"],
-      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "200,6xx" ${see}`,
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "200,6xx" ${see}`,
     ],
     [
       ["http", "http://h/", "--matches", "(a"],

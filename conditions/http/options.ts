@@ -9,7 +9,7 @@
 import { redactUrl, safeDecode } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
-import { parseRegex } from "../_common/textmatch.ts";
+import { checkRegexSyntax, parseRegex } from "../_common/textmatch.ts";
 import type { HttpOptions } from "./mod.ts";
 
 /** Header names whose values are secrets. */
@@ -66,6 +66,28 @@ export function parseStatusSpec(text: string): StatusSpec {
 export function statusMatches(spec: StatusSpec, code: number): boolean {
   return spec.codes.includes(code) || spec.classes.includes(Math.floor(code / 100)) ||
     spec.ranges.some(([low, high]) => code >= low && code <= high);
+}
+
+/** One `--expect-header 'NAME: REGEX'`: the response has header NAME whose value REGEX finds. */
+export interface ExpectHeader {
+  /** The header's name as given (matched case-insensitively). */
+  readonly name: string;
+  /** The regular expression's source; empty: any value, the header need only be there. */
+  readonly regex: string;
+}
+
+/** `--expect-header` values of `input`, each checked against JavaScript's regex syntax. */
+export function parseExpectHeaders(input: KindInput): ExpectHeader[] {
+  return input.strings("expect-header").map((text) => {
+    const colon = text.indexOf(":");
+    const name = text.slice(0, colon).trim();
+    if (colon <= 0 || !TOKEN.test(name)) {
+      input.fail("expect-header", `expected 'NAME: REGEX', got ${JSON.stringify(text)}`);
+    }
+    const regex = text.slice(colon + 1).trim();
+    checkRegexSyntax(input, "expect-header", regex);
+    return { name, regex };
+  });
 }
 
 /** One request header. */
@@ -140,6 +162,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   const jsonpaths: JsonPathExpr[] = input.strings("jsonpath").map((text) =>
     orFail(input, "jsonpath", () => parseJsonPathExpr(text))
   );
+  const expectHeaders = parseExpectHeaders(input);
 
   const body = input.string("body");
   let method = body !== undefined ? "POST" : "GET";
@@ -231,6 +254,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     headers,
     body,
     status,
+    expectHeaders,
     contains,
     matches,
     jsonpaths,

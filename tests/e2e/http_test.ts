@@ -82,6 +82,51 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assertEquals(r.json.conditions[0]!.attempts, 3);
     });
 
+    await t.step("--expect-header finds a response header whose value matches", async () => {
+      const q = "Content-Type=application/json;%20charset=utf-8&X-Build=v1.4.2-rc1";
+      const ok = await expectJson([
+        ...FAST,
+        ...["http", `${u}/headers?${q}`, "--expect-header", "content-type: ^application/json"],
+        ...["--expect-header", "X-BUILD: v(?P<major>\\d+)\\.", "--expect-header", "X-Build:"],
+      ], {
+        code: 0,
+        detail:
+          "200 OK; header content-type matches /^application/json/; header X-BUILD matches /v(?P<major>\\d+)\\./; header X-Build present",
+      });
+      assertEquals((ok.json.conditions[0] as { captures?: unknown }).captures, {
+        "1": "1",
+        major: "1",
+      });
+      // Pending while the header says starting, then satisfied.
+      const late = await expectJson([
+        ...FAST,
+        ...["http", `${u}/header-after/eh/3?h=X-State`, "--expect-header", "x-state: ^ready$"],
+      ], { code: 0, detail: "200 OK; header x-state matches /^ready$/" });
+      assertEquals(late.json.conditions[0]!.attempts, 3);
+      await expectJson([...SHORT, "http", `${u}/headers?${q}`, "--expect-header", "X-Build: ^v2"], {
+        code: 1,
+        error: 'header X-Build "v1.4.2-rc1" does not match /^v2/ (200 OK)',
+      });
+      await expectJson([...SHORT, "http", `${u}/ok`, "--expect-header", "X-Missing: ."], {
+        code: 1,
+        error: "no header X-Missing (200 OK)",
+      });
+      // A header that carries a session is never shown (the route sets Set-Cookie: starting).
+      const cookie = await expectJson([
+        ...SHORT,
+        ...["http", `${u}/header-after/ck/99?h=Set-Cookie`, "--expect-header", "Set-Cookie: ^x="],
+      ], {
+        code: 1,
+        error: "header Set-Cookie (8 characters, not shown) does not match /^x=/ (200 OK)",
+      });
+      assertNoSecrets(cookie, ['"starting"']);
+      // The status is checked first: a 503 never reaches the header checks.
+      await expectJson([
+        ...SHORT,
+        ...["http", `${u}/status/503`, "--expect-header", "content-type: ."],
+      ], { code: 1, error: "status 503, expected 2xx" });
+    });
+
     await t.step("redirects are followed, at most 10", async () => {
       await expectJson([...FAST, "http", `${u}/redirect/3`, "--contains", "landed"], {
         code: 0,
@@ -438,6 +483,22 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     [
       ["http", "http://h/", "--jsonpath", "$.a[?(@.b==)] == 1"],
       `${where}: --jsonpath: bad path "$.a[?(@.b==)]": bad filter (@.b==): it ends with an operator ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "NoColon"],
+      `${where}: --expect-header: expected 'NAME: REGEX', got "NoColon" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "Bad Name: x"],
+      `${where}: --expect-header: expected 'NAME: REGEX', got "Bad Name: x" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "X-A: (a"],
+      `${where}: --expect-header: invalid regular expression /(a/: unterminated group ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "X-A: (?=a)"],
+      `${where}: --expect-header: not supported by waitcmd's linear-time engine (RE2: no lookaround or backreferences): invalid or unsupported Perl syntax: (?= ${see}`,
     ],
     [
       ["http", "http://h/", "--method", "GE T"],

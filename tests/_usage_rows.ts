@@ -282,8 +282,11 @@ export const USAGE_ROWS = {
     ],
   ],
   log: [
-    [["log", "a.log"], "expected --contains TEXT or --matches REGEX (or both)"],
-    [["log", "a.log", "--exclude", "x"], "expected --contains TEXT or --matches REGEX (or both)"],
+    [["log", "a.log"], "expected --contains TEXT, --matches REGEX or --jsonpath EXPR"],
+    [
+      ["log", "a.log", "--exclude", "x"],
+      "expected --contains TEXT, --matches REGEX or --jsonpath EXPR",
+    ],
     [["log", "", "--contains", "x"], "expected a path, got an empty string"],
     [["log", "a.log", "--contains", ""], "--contains: expected a text, got an empty string"],
     [
@@ -295,6 +298,14 @@ export const USAGE_ROWS = {
       "--exclude: cannot contain a line break: lines are matched one at a time",
     ],
     [["log", "a.log", "--matches", ""], "--matches: expected a regular expression, got nothing"],
+    [
+      ["log", "a.log", "--jsonpath", "$.a =="],
+      "--jsonpath: expected a value after $.a ==",
+    ],
+    [
+      ["log", "a.log", "--jsonpath", " "],
+      '--jsonpath: expected an expression like $.status == "ok", got nothing',
+    ],
     [
       ["log", "a.log", "--matches", "(a"],
       "--matches: invalid regular expression /(a/: unterminated group",

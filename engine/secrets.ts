@@ -7,6 +7,38 @@
  * @module
  */
 
+/** Names that are credential names as they are (docs/contract.md §9), lower case. */
+const CREDENTIAL_NAMES: ReadonlySet<string> = new Set([
+  "password",
+  "passwd",
+  "pass",
+  "pwd",
+  "secret",
+  "token",
+  "key",
+  "apikey",
+  "auth",
+  "sig",
+  "signature",
+  "credential",
+  "sslpassword",
+]);
+
+/** Endings that make a name a credential name (`api_token`, `X-Api-Key`, `PGPASSWORD`). */
+const CREDENTIAL_ENDINGS = ["_token", "-token", "_key", "-key", "_secret", "-secret", "password"];
+
+/**
+ * Whether `name` (a query parameter, an option, an environment variable, a header) names a
+ * credential, whose value is then a secret (docs/contract.md §9): one of the credential names,
+ * case-insensitive, or a name ending in one of the credential endings. A name that merely
+ * contains one (`authSource`, `authMechanism`, `keyspace`, `tokenizer`) is not one: its value is
+ * a word of the user's that the output keeps.
+ */
+export function isCredentialName(name: string): boolean {
+  const n = name.toLowerCase();
+  return CREDENTIAL_NAMES.has(n) || CREDENTIAL_ENDINGS.some((e) => n.endsWith(e));
+}
+
 /** Query parameter names whose values are secrets. */
 export const SECRET_PARAM: RegExp = /token|key|secret|passw|pwd|auth|sig|credential/i;
 

@@ -361,6 +361,23 @@ export const USAGE_ROWS = {
       '--exit-code: expected a whole number from 0 to 255, got "x"',
     ],
     [["exec", "--output-contains"], "--output-contains: missing value TEXT"],
+    [["exec", "--cwd", "", "--", "true"], "--cwd: expected a directory, got an empty string"],
+    [
+      ["exec", "--env", "NOEQUALS", "--", "true"],
+      '--env: expected NAME=VALUE with NAME made of letters, digits and _, got "NOEQUALS"',
+    ],
+    [
+      ["exec", "--env", "BAD-NAME=s3cret", "--", "true"],
+      '--env: expected NAME=VALUE with NAME made of letters, digits and _, got "BAD-NAME=…"',
+    ],
+    [
+      ["exec", "--env", "=v", "--", "true"],
+      '--env: expected NAME=VALUE with NAME made of letters, digits and _, got "=…"',
+    ],
+    [
+      ["exec", "--jsonpath", "status == ok", "--", "true"],
+      '--jsonpath: expected a path like $.status, .status or {.status}, got "status"',
+    ],
   ],
   glob: [
     [["glob", ""], "expected a pattern, got an empty string"],

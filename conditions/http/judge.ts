@@ -12,7 +12,7 @@ import type { HttpReply } from "../_common/httpx.ts";
 import { statusLine } from "../_common/http_status.ts";
 import { captureText } from "../_common/captures.ts";
 import { httpAuthHint } from "../_common/hints.ts";
-import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
+import { evaluateJsonPath, jsonSyntaxError } from "../_common/jsonpath_lib.ts";
 import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
@@ -140,15 +140,4 @@ function judgeHeader(
   return {
     error: `header ${expect.name} ${shown} does not match /${expect.regex}/ (${line})`,
   };
-}
-
-/**
- * `JSON.parse`'s reason without the piece of the body V8 quotes and cuts (`Unexpected token
- * 'x', "…secr"... is not valid JSON`): cut before any redaction, it could show the start of a
- * secret (docs/contract.md §9). The position says where instead.
- */
-export function jsonSyntaxError(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  const text = msg.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, "").replace(/\s+/g, " ");
-  return text.charAt(0).toLowerCase() + text.slice(1);
 }

@@ -192,9 +192,11 @@ Deno.test("http parse() gives plain options: no user-info in the URL, secret hea
   assertEquals(structuredClone(o), o, "options are plain data");
 });
 
-Deno.test("http parse() does no I/O: missing TLS files are only read by check()", () => {
+Deno.test("http parse() does no I/O: missing TLS and body files are only read by check()", () => {
   const p = plan(["http", "https://h/", "--ca-file", "/nonexistent/ca.pem"]);
   assertEquals(p.conditions[0]!.target, "https://h/");
+  const o = optionsOf<HttpOptions>(["http", "https://h/", "--body-file", "/nonexistent/b.json"]);
+  assertEquals([o.method, o.body, o.bodyFile], ["POST", undefined, "/nonexistent/b.json"]);
 });
 
 Deno.test("http, tls, ssh and dns import their npm packages lazily only", async () => {

@@ -29,6 +29,8 @@ export interface HttpOptions {
   readonly method: string;
   readonly headers: readonly Header[];
   readonly body: string | undefined;
+  /** `--body-file`: the body is this file's text, read on every attempt. */
+  readonly bodyFile: string | undefined;
   readonly status: StatusSpec;
   /** `--expect-header`: response headers whose values must match. */
   readonly expectHeaders: readonly ExpectHeader[];
@@ -51,7 +53,7 @@ export const http = defineKind<HttpOptions>({
   aliases: [],
   summary: "an HTTP(S) endpoint answers with the expected status, body or JSON",
   description:
-    "Sends a request on each attempt (GET by default, POST with --body) and is satisfied when the status matches --status (default any 2xx), every --expect-header finds its header and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key files are retried too (they may not be written yet).",
+    "Sends a request on each attempt (GET by default, POST with --body or --body-file) and is satisfied when the status matches --status (default any 2xx), every --expect-header finds its header and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key/--body-file files are retried too (they may not be written yet).",
   target: {
     shape: "required",
     placeholder: "URL",
@@ -97,9 +99,16 @@ export const http = defineKind<HttpOptions>({
       name: "method",
       type: "string",
       placeholder: "METHOD",
-      description: "request method (default GET, or POST with --body)",
+      description: "request method (default GET, or POST with --body or --body-file)",
     },
     { name: "body", type: "string", placeholder: "TEXT", description: "request body" },
+    {
+      name: "body-file",
+      type: "string",
+      placeholder: "PATH",
+      complete: "file",
+      description: "request body read from a file (UTF-8 text, at most 4 MiB) on every attempt",
+    },
     {
       name: "header",
       type: "string",

@@ -165,7 +165,8 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   const expectHeaders = parseExpectHeaders(input);
 
   const body = input.string("body");
-  let method = body !== undefined ? "POST" : "GET";
+  const bodyFile = parseBodyFile(input, body);
+  let method = body !== undefined || bodyFile !== undefined ? "POST" : "GET";
   const methodText = input.string("method");
   if (methodText !== undefined) {
     if (!/^[A-Za-z]+$/.test(methodText)) {
@@ -180,6 +181,9 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   }
   if (body !== undefined && (method === "GET" || method === "HEAD")) {
     input.fail("body", `cannot be sent with --method ${method}`);
+  }
+  if (bodyFile !== undefined && (method === "GET" || method === "HEAD")) {
+    input.fail("body-file", `cannot be sent with --method ${method}`);
   }
 
   const basic = input.string("basic-auth-env");
@@ -253,6 +257,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     method,
     headers,
     body,
+    bodyFile,
     status,
     expectHeaders,
     contains,
@@ -265,6 +270,21 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     follow: !input.bool("no-follow-redirects"),
     socketPath,
   };
+}
+
+/**
+ * `--body-file PATH`: a path, read on every attempt (a file another process may still be
+ * writing stays pending, docs/contract.md §5 http); not with `--body`, not standard input.
+ */
+function parseBodyFile(input: KindInput, body: string | undefined): string | undefined {
+  const path = input.string("body-file");
+  if (path === undefined) return undefined;
+  if (path === "") input.fail("body-file", "expected a path, got an empty string");
+  if (path === "-") {
+    input.fail("body-file", "expected a file: standard input cannot be read on every attempt");
+  }
+  if (body !== undefined) input.fail("body-file", "cannot be combined with --body");
+  return path;
 }
 
 /** The value `parse` makes, or a usage error at `flag` with the message it threw. */

@@ -52,7 +52,8 @@ async function attempt(
   const tls = await readTls(o);
   let url = new URL(o.url);
   let method = o.method;
-  let body = o.body;
+  // Read on every attempt, like the TLS files: another process may still be writing it.
+  let body = o.bodyFile === undefined ? o.body : await readFlagFile("body-file", o.bodyFile);
   let headers = o.headers;
   for (let hop = 0;; hop++) {
     const reply = await send({

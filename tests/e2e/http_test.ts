@@ -14,7 +14,7 @@ import {
   startProxy,
 } from "../services/http_servers.ts";
 import { makePki } from "../services/tls.ts";
-import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import { expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "100ms"];
@@ -243,6 +243,49 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
         code: 0,
         detail: "200 OK",
       });
+    });
+
+    await t.step("--body-file sends a file's text, read on every attempt", async () => {
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-http-body-" });
+      try {
+        const file = `${dir}/payload.json`;
+        await Deno.writeTextFile(file, '{"query":"ready?"}');
+        await expectJson([
+          ...FAST,
+          ...[
+            "http",
+            `${u}/echo`,
+            "--body-file",
+            file,
+            "--header",
+            "Content-Type: application/json",
+          ],
+          ...["--jsonpath", '$.method == POST && $.body == "{\\"query\\":\\"ready?\\"}"'],
+        ], { code: 0 });
+        await expectJson([
+          ...FAST,
+          ...["http", `${u}/echo`, "--method", "PUT", "--body-file", file],
+          ...["--jsonpath", "$.method == PUT"],
+        ], { code: 0 });
+        // A file that is not written yet is pending, then sent once it is there.
+        const later = `${dir}/later.txt`;
+        const r = await runLate([
+          ...FAST,
+          ...["http", `${u}/echo`, "--body-file", later, "--jsonpath", "$.body == written-late"],
+        ], () => Deno.writeTextFile(later, "written-late"));
+        assertEquals(r.code, 0, r.stderr);
+        assertEquals(
+          r.attempts[0]!.error,
+          `cannot read --body-file ${later}: no such file or directory`,
+        );
+        await expectJson([...SHORT, "http", `${u}/echo`, "--body-file", `${dir}/never`], {
+          code: 1,
+          status: "timeout",
+          error: `cannot read --body-file ${dir}/never: no such file or directory`,
+        });
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
     });
 
     await t.step("--header-env, --basic-auth-env and URL user-info stay secret", async () => {
@@ -511,6 +554,22 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     [
       ["http", "http://h/", "--method", "GET", "--body", "x"],
       `${where}: --body: cannot be sent with --method GET ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", "b.json", "--body", "x"],
+      `${where}: --body-file: cannot be combined with --body ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", "b.json", "--method", "HEAD"],
+      `${where}: --body-file: cannot be sent with --method HEAD ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", ""],
+      `${where}: --body-file: expected a path, got an empty string ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", "-"],
+      `${where}: --body-file: expected a file: standard input cannot be read on every attempt ${see}`,
     ],
     [
       ["http", "http://h/", "--header", "NoColon"],

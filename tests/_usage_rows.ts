@@ -342,6 +342,18 @@ export const USAGE_ROWS = {
     ],
     [["file", "/x", "--deleted", "--exists=false"], "--deleted: cannot be combined with --exists"],
     [["file", "/x", "--contains"], "--contains: missing value TEXT"],
+    [
+      ["file", "/x", "--deleted", "--unchanged-for", "2s"],
+      "--deleted: cannot be combined with --unchanged-for",
+    ],
+    [
+      ["file", "/x", "--unchanged-for", "0s"],
+      "--unchanged-for: expected a duration above 0, like 2s or 500ms",
+    ],
+    [
+      ["file", "/x", "--unchanged-for", "soon"],
+      '--unchanged-for: expected a duration like 30s, 2m or 1h30m, got "soon"',
+    ],
     [["file"], "missing target PATH"],
   ],
   exec: [

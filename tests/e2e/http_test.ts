@@ -14,7 +14,15 @@ import {
   startProxy,
 } from "../services/http_servers.ts";
 import { makePki } from "../services/tls.ts";
-import { expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
+import {
+  expectJson,
+  runCli,
+  runJson,
+  runLate,
+  timing,
+  usageErrorLine,
+  writeRecipe,
+} from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "100ms"];
@@ -340,6 +348,42 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       await expectJson([...FAST, "--attempt-timeout", "3s", "http", `${u}/slow/200`], { code: 0 });
     });
 
+    await t.step("a condition's own --attempt-timeout wins over the global one", async () => {
+      // Global 5 s, the slow condition's own 300 ms: it is cut; the other keeps 5 s and holds.
+      const r = await expectJson([
+        ...timing("2s", "100ms", "5s"),
+        ...["http", `${u}/slow/5000`, "--attempt-timeout", "300ms"],
+        ...["--", "http", `${u}/slow/800`],
+      ], { code: 1, error: "attempt timed out after 300ms" });
+      assert(r.json.conditions[0]!.attempts >= 2);
+      assertEquals(r.json.conditions[1]!.satisfied, true);
+      // Global 300 ms, the condition's own 3 s: a 600 ms answer is waited for.
+      await expectJson([
+        ...timing("5s", "100ms", "300ms"),
+        ...["http", `${u}/slow/600`, "--attempt-timeout", "3s"],
+      ], { code: 0, detail: "200 OK" });
+      // The same in a recipe, spelled with `_` or as the global key is.
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-http-recipe-" });
+      try {
+        const recipe = await writeRecipe(dir, [
+          "attempt-timeout: 300ms",
+          "conditions:",
+          "  - kind: http",
+          `    target: ${u}/slow/600`,
+          "    attempt_timeout: 3s",
+          "  - kind: http",
+          `    target: ${u}/slow/700`,
+          "    attempt-timeout: 2s",
+        ]);
+        const ok = await expectJson([...timing("5s", "100ms"), "-f", recipe], { code: 0 });
+        assertEquals(ok.json.conditions.map((c) => c.attempts), [1, 1]);
+        const explain = await runCli(["--explain", "-f", recipe]);
+        assertStringIncludes(explain.stdout, `http ${u}/slow/600 --attempt-timeout=3s`);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+
     await t.step("localhost is tried over IPv6 when IPv4 refuses", async () => {
       const r = await runJson([...FAST, "http", `http://localhost:${v6.port}/ok`]);
       assertEquals(r.code, 0, r.stdout);
@@ -615,6 +659,10 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
       ["http", "https://h/", "--insecure"],
       `${where}: --insecure: cannot be used through a proxy (HTTPS_PROXY is set); add the host to NO_PROXY ${see}`,
       { HTTPS_PROXY: "http://127.0.0.1:1" },
+    ],
+    [
+      ["http", "http://h/", "--attempt-timeout", "0s"],
+      `${where}: --attempt-timeout: must be longer than 0 ${see}`,
     ],
     [
       ["http", "http://h/", "--no-follow-redirects=maybe"],

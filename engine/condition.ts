@@ -201,7 +201,8 @@ export class ConditionRun {
   #attempt(n: number): Promise<ProbeResult | undefined> {
     if (this.host.ended.aborted) return Promise.resolve(undefined);
     const ctl = this.#attemptCtl = new Aborter();
-    const limitMs = this.host.options.attemptTimeoutMs;
+    // A condition's own --attempt-timeout wins over the global one (docs/contract.md §1).
+    const limitMs = this.c.attemptTimeoutMs ?? this.host.options.attemptTimeoutMs;
     const secrets = this.host.secrets;
     if (limitMs === undefined) return attempt(this.c.probe, ctl, n, noResult, secrets);
     const timer = this.#timer = new Aborter();

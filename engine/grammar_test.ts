@@ -63,6 +63,14 @@ const accepted: [string[], Check][] = [
     ["--attempt-timeout", "1.5", "tcp", "a:1"],
     (p) => assertEquals(p.options.attemptTimeoutMs, 1500),
   ],
+  [
+    ["--attempt-timeout", "5s", "tcp", "a:1", "--attempt-timeout", "1s", "--", "tcp", "b:2"],
+    (p) =>
+      assertEquals(
+        [p.options.attemptTimeoutMs, ...p.conditions.map((c) => c.attemptTimeoutMs)],
+        [5000, 1000, undefined],
+      ),
+  ],
   [["--mode", "any", "tcp", "a:1"], (p) => assertEquals(p.options.mode, "any")],
   [["--mode=all", "tcp", "a:1"], (p) => assertEquals(p.options.mode, "all")],
   [["--successes", "3", "tcp", "a:1"], (p) => assertEquals(p.options.successes, 3)],
@@ -257,6 +265,14 @@ const rejected: [string[], string][] = [
     `--interval: expected a duration like 30s, 2m or 1h30m, got "5x"`,
   ],
   [["--attempt-timeout", "0s", "tcp", "a:1"], "--attempt-timeout: must be longer than 0"],
+  [
+    ["tcp", "a:1", "--attempt-timeout", "0"],
+    "condition 1 (tcp): --attempt-timeout: must be longer than 0",
+  ],
+  [
+    ["tcp", "a:1", "--attempt-timeout", "soon"],
+    `condition 1 (tcp): --attempt-timeout: expected a duration like 30s, 2m or 1h30m, got "soon"`,
+  ],
   [["--mode", "some", "tcp", "a:1"], `--mode: expected one of all, any, got "some"`],
   [["--mode", "al", "tcp", "a:1"], "(did you mean all?)"],
   [

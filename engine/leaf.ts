@@ -180,6 +180,14 @@ export function buildLeaf(
 ): ConditionPlan {
   const parsed = kind.parse(new SegmentInput(kind, word, index, seg, env, secrets));
   const label = seg.flags.get("label")?.at(-1) as string | undefined;
+  const attemptTimeoutMs = seg.flags.get("attempt-timeout")?.at(-1) as number | undefined;
+  if (attemptTimeoutMs !== undefined && attemptTimeoutMs <= 0) {
+    throw new UsageError(
+      `condition ${index} (${word}): --attempt-timeout`,
+      "must be longer than 0",
+      kind.name,
+    );
+  }
   return {
     index,
     kind,
@@ -188,6 +196,7 @@ export function buildLeaf(
     negate,
     name: label ?? `${negate ? "not " : ""}${word} ${parsed.target}`.trimEnd(),
     ...(label === undefined ? {} : { label }),
+    ...(attemptTimeoutMs === undefined ? {} : { attemptTimeoutMs }),
     target: parsed.target,
     options: parsed.options,
     captures: parsed.captures ?? [],

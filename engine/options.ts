@@ -267,4 +267,10 @@ export const COMMON_CONDITION_FLAGS: readonly FlagSpec[] = [
     placeholder: "TEXT",
     description: "Display name of this condition in every output",
   },
+  {
+    name: "attempt-timeout",
+    type: "duration",
+    placeholder: "DURATION",
+    description: "Abort one attempt of this condition after this long; wins over the global one",
+  },
 ];

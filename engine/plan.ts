@@ -26,6 +26,8 @@ export interface ConditionPlan {
   readonly name: string;
   /** Its `--label`, when given. */
   readonly label?: string;
+  /** Its own `--attempt-timeout` (after the kind), which wins over the global one. */
+  readonly attemptTimeoutMs?: number;
   readonly target: string;
   /** What the kind's `parse` returned, for its probe module. */
   readonly options: unknown;

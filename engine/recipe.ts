@@ -18,7 +18,16 @@ import { commonJsExports } from "./commonjs.ts";
 import { MAX_GROUP_DEPTH, TOO_DEEP } from "./plan.ts";
 
 /** Keys of a condition entry. */
-const CONDITION_KEYS = ["kind", "target", "label", "not", "flags", "command"];
+const CONDITION_KEYS = [
+  "kind",
+  "target",
+  "label",
+  "not",
+  "flags",
+  "command",
+  "attempt-timeout",
+  "attempt_timeout",
+];
 /** Top-level keys besides the global options. */
 const SECTION_KEYS = ["conditions", "guards", "then"];
 /** Global options a recipe may not set: they only make sense on the command line. */
@@ -211,6 +220,15 @@ export async function expandRecipe(
     if (e.label !== undefined) {
       words.push(...flagWords("label", e.label, (m) => fail(lineOf([...path, "label"]), m)));
       flagLines.set("label", lineOf([...path, "label"]) ?? at ?? 0);
+    }
+    // The condition's own --attempt-timeout, as the global key is spelled or with `_`.
+    for (const key of ["attempt-timeout", "attempt_timeout"]) {
+      if (e[key] === undefined) continue;
+      const line = lineOf([...path, key]) ?? at;
+      words.push(
+        ...flagWords("attempt-timeout", e[key], (m) => fail(line, `${where}: ${key}: ${m}`)),
+      );
+      flagLines.set("attempt-timeout", line ?? 0);
     }
     if (e.flags !== undefined) {
       if (e.flags === null || typeof e.flags !== "object" || Array.isArray(e.flags)) {

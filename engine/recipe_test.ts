@@ -85,6 +85,40 @@ Deno.test("expandRecipe() turns a YAML recipe into one command line", async () =
   assertEquals(c.plan.then, ["./start.sh", "--port", "8080"]);
 });
 
+Deno.test("expandRecipe() takes a condition's own attempt-timeout (or attempt_timeout)", async () => {
+  const text = [
+    "attempt-timeout: 10s",
+    "conditions:",
+    "  - kind: tcp",
+    "    target: a:1",
+    "    attempt-timeout: 2s",
+    "  - kind: tcp",
+    "    target: b:2",
+    "    attempt_timeout: 500ms",
+    "  - kind: tcp",
+    "    target: c:3",
+    "    flags: { attempt-timeout: 3 }",
+    "  - kind: tcp",
+    "    target: d:4",
+  ].join("\n");
+  const x = await expandRecipe(text, "r.yaml", [], registry);
+  const c = parseArgv(x.argv, registry, {});
+  if (c.type !== "run") throw new Error(c.type);
+  assertEquals(
+    [c.plan.options.attemptTimeoutMs, ...c.plan.conditions.map((k) => k.attemptTimeoutMs)],
+    [10_000, 2000, 500, 3000, undefined],
+  );
+  await assertRecipeSchema((await import("yaml")).parse(text));
+  assertStringIncludes(
+    await recipeError("conditions:\n  - kind: tcp\n    target: a:1\n    attempt_timeout: {x: 1}"),
+    "waitcmd: r.yaml:4: conditions[0]: attempt_timeout: expected a text",
+  );
+  assertStringIncludes(
+    await recipeError("conditions:\n  - kind: tcp\n    target: a:1\n    attempt-timeout: 0s"),
+    "waitcmd: r.yaml:4: condition 1 (tcp): --attempt-timeout: must be longer than 0",
+  );
+});
+
 Deno.test("expandRecipe() reads JSON and adds the command line's conditions after the file's", async () => {
   const x = await expandRecipe(
     '{"conditions": [{"kind": "tcp", "target": "a:1"}]}',

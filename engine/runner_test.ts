@@ -3,7 +3,7 @@ import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
 import { DEFAULT_OPTIONS, type RunOptions } from "./options.ts";
 import { pauseMs, run, type RunEvent } from "./runner.ts";
 import type { AttemptContext, Probe, ProbeResult } from "./types.ts";
-import { groupName, type GroupNode, type PlanNode } from "./plan.ts";
+import { flatRoot, groupName, type GroupNode, type PlanNode } from "./plan.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
 import { fakeKind } from "./_fake_kind.ts";
 import { fakePlan } from "./_fake_plan.ts";
@@ -206,6 +206,24 @@ Deno.test("run() aborts an attempt after --attempt-timeout and retries", async (
   assertEquals(report.status, "satisfied");
   assertEquals(report.conditions[0]!.attempts, 2);
   assertEquals(report.conditions[0]!.lastError, "attempt timed out after 1s");
+});
+
+Deno.test("run() gives a condition's own --attempt-timeout precedence over the global one", async () => {
+  const clock = new FakeClock();
+  // Each answers after 3 s: the global cap is 5 s, the first condition's own is 1 s.
+  const own = scripted(clock, [OK], { takesMs: 3000 });
+  const global = scripted(clock, [OK], { takesMs: 3000 });
+  const p = plan([{ probe: own }, { probe: global }], {
+    attemptTimeoutMs: 5000,
+    intervalMs: 2000,
+    timeoutMs: 4000,
+  });
+  const conditions = p.conditions.map((c, i) => i === 0 ? { ...c, attemptTimeoutMs: 1000 } : c);
+  const { report } = await runFake({ ...p, conditions, root: flatRoot("all", conditions) }, clock);
+  assertEquals(report.conditions[0]!.lastError, "attempt timed out after 1s");
+  assertEquals(own.trace.aborted[0], true);
+  assertEquals(report.conditions[1]!.satisfied, true, "the global 5 s lets 3 s pass");
+  assertEquals(global.trace.aborted[0], false);
 });
 
 Deno.test("run() in mode any is satisfied by one condition and cancels the others", async () => {

@@ -282,8 +282,11 @@ export const USAGE_ROWS = {
     ],
   ],
   log: [
-    [["log", "a.log"], "expected --contains TEXT or --matches REGEX (or both)"],
-    [["log", "a.log", "--exclude", "x"], "expected --contains TEXT or --matches REGEX (or both)"],
+    [["log", "a.log"], "expected --contains TEXT, --matches REGEX or --jsonpath EXPR"],
+    [
+      ["log", "a.log", "--exclude", "x"],
+      "expected --contains TEXT, --matches REGEX or --jsonpath EXPR",
+    ],
     [["log", "", "--contains", "x"], "expected a path, got an empty string"],
     [["log", "a.log", "--contains", ""], "--contains: expected a text, got an empty string"],
     [
@@ -295,6 +298,14 @@ export const USAGE_ROWS = {
       "--exclude: cannot contain a line break: lines are matched one at a time",
     ],
     [["log", "a.log", "--matches", ""], "--matches: expected a regular expression, got nothing"],
+    [
+      ["log", "a.log", "--jsonpath", "$.a =="],
+      "--jsonpath: expected a value after $.a ==",
+    ],
+    [
+      ["log", "a.log", "--jsonpath", " "],
+      '--jsonpath: expected an expression like $.status == "ok", got nothing',
+    ],
     [
       ["log", "a.log", "--matches", "(a"],
       "--matches: invalid regular expression /(a/: unterminated group",
@@ -331,6 +342,18 @@ export const USAGE_ROWS = {
     ],
     [["file", "/x", "--deleted", "--exists=false"], "--deleted: cannot be combined with --exists"],
     [["file", "/x", "--contains"], "--contains: missing value TEXT"],
+    [
+      ["file", "/x", "--deleted", "--unchanged-for", "2s"],
+      "--deleted: cannot be combined with --unchanged-for",
+    ],
+    [
+      ["file", "/x", "--unchanged-for", "0s"],
+      "--unchanged-for: expected a duration above 0, like 2s or 500ms",
+    ],
+    [
+      ["file", "/x", "--unchanged-for", "soon"],
+      '--unchanged-for: expected a duration like 30s, 2m or 1h30m, got "soon"',
+    ],
     [["file"], "missing target PATH"],
   ],
   exec: [
@@ -350,6 +373,23 @@ export const USAGE_ROWS = {
       '--exit-code: expected a whole number from 0 to 255, got "x"',
     ],
     [["exec", "--output-contains"], "--output-contains: missing value TEXT"],
+    [["exec", "--cwd", "", "--", "true"], "--cwd: expected a directory, got an empty string"],
+    [
+      ["exec", "--env", "NOEQUALS", "--", "true"],
+      '--env: expected NAME=VALUE with NAME made of letters, digits and _, got "NOEQUALS"',
+    ],
+    [
+      ["exec", "--env", "BAD-NAME=s3cret", "--", "true"],
+      '--env: expected NAME=VALUE with NAME made of letters, digits and _, got "BAD-NAME=…"',
+    ],
+    [
+      ["exec", "--env", "=v", "--", "true"],
+      '--env: expected NAME=VALUE with NAME made of letters, digits and _, got "=…"',
+    ],
+    [
+      ["exec", "--jsonpath", "status == ok", "--", "true"],
+      '--jsonpath: expected a path like $.status, .status or {.status}, got "status"',
+    ],
   ],
   glob: [
     [["glob", ""], "expected a pattern, got an empty string"],

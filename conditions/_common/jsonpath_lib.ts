@@ -360,3 +360,14 @@ function describeValues(values: unknown[], secrets: SecretRegistry | undefined):
   );
   return shown.join(", ") + (values.length > 3 ? `, … (${values.length} values)` : "");
 }
+
+/**
+ * `JSON.parse`'s reason without the piece of the body V8 quotes and cuts (`Unexpected token
+ * 'x', "…secr"... is not valid JSON`): cut before any redaction, it could show the start of a
+ * secret (docs/contract.md §9). The position says where instead.
+ */
+export function jsonSyntaxError(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  const text = msg.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, "").replace(/\s+/g, " ");
+  return text.charAt(0).toLowerCase() + text.slice(1);
+}

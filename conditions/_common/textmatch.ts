@@ -28,29 +28,43 @@ export function parseRegex(input: KindInput, flags = ""): string | undefined {
   const matches = input.string("matches");
   if (matches === undefined) return undefined;
   if (matches === "") input.fail("matches", "expected a regular expression, got nothing");
-  try {
-    // RE2's `(?P<name>…)` is JavaScript's `(?<name>…)` (docs/contract.md §7, captures).
-    new RegExp(toJsSyntax(matches), flags);
-  } catch (e) {
-    const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
-    input.fail(
-      "matches",
-      `invalid regular expression /${matches}/: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
-    );
-  }
+  checkRegexSyntax(input, "matches", matches, flags);
   return matches;
 }
 
-/** The RE2 check of `--matches` (validate step: it loads the regex engine). */
+/**
+ * Fails at `--flag` unless `source` is a regular expression in JavaScript's syntax (RE2's
+ * `(?P<name>…)` included); RE2's narrower syntax is checked by `validateRegex`.
+ */
+export function checkRegexSyntax(
+  input: KindInput,
+  flag: string,
+  source: string,
+  flags = "",
+): void {
+  try {
+    // RE2's `(?P<name>…)` is JavaScript's `(?<name>…)` (docs/contract.md §7, captures).
+    new RegExp(toJsSyntax(source), flags);
+  } catch (e) {
+    const why = (e as Error).message.replace(/^Invalid regular expression: \/.*\/\w*: /s, "");
+    input.fail(
+      flag,
+      `invalid regular expression /${source}/: ${why.charAt(0).toLowerCase()}${why.slice(1)}`,
+    );
+  }
+}
+
+/** The RE2 check of `--matches` (or of `--flag`'s pattern; validate step: it loads the regex engine). */
 export async function validateRegex(
   matches: string | undefined,
   fail: Fail,
   flags = "",
+  flag = "matches",
 ): Promise<void> {
   if (matches === undefined) return;
   const { re2Problem } = await import("./regex.ts");
   const why = re2Problem(matches, flags);
-  if (why !== undefined) fail("matches", why);
+  if (why !== undefined) fail(flag, why);
 }
 
 /** `--contains` and `--matches` of `input`; an empty value or a bad expression is a usage error. */

@@ -1,5 +1,6 @@
 import { assertEquals } from "../../tests/_assert.ts";
-import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
+import { conditionOf, optionsOf, plan, usageError } from "../../tests/_kit.ts";
+import { parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { ExecOptions } from "./mod.ts";
 import { lastLine, OUTPUT_CAP, readOutput } from "./output.ts";
@@ -15,15 +16,25 @@ Deno.test("exec parse() reports usage errors at the condition and flag", async (
   });
 });
 
+/** The options of a condition without --jsonpath, --cwd or --env. */
+const NONE = { jsonpaths: [], cwd: undefined, env: [] };
+
 Deno.test("exec parse() gives the command, its arguments and the expectations as options", async (t) => {
   const rows: [string[], ExecOptions][] = [
     [
       ["exec", "--", "pg_isready", "-h", "db"],
-      { command: "pg_isready", args: ["-h", "db"], exitCode: 0, outputContains: undefined },
+      {
+        ...NONE,
+        command: "pg_isready",
+        args: ["-h", "db"],
+        exitCode: 0,
+        outputContains: undefined,
+      },
     ],
     [
       ["exec", "--exit-code", "1", "--", "grep", "-q", "lock", "/etc/state"],
       {
+        ...NONE,
         command: "grep",
         args: ["-q", "lock", "/etc/state"],
         exitCode: 1,
@@ -32,23 +43,61 @@ Deno.test("exec parse() gives the command, its arguments and the expectations as
     ],
     [
       ["exec", "--output-contains", "healthy", "--exit-code=0", "--", "curl", "-s", "http://x/"],
-      { command: "curl", args: ["-s", "http://x/"], exitCode: 0, outputContains: "healthy" },
+      {
+        ...NONE,
+        command: "curl",
+        args: ["-s", "http://x/"],
+        exitCode: 0,
+        outputContains: "healthy",
+      },
     ],
     // After the kind's own "--", words that look like flags belong to the command.
     [
       ["exec", "--", "sh", "-c", "exit 3", "--timeout", "1s"],
       {
+        ...NONE,
         command: "sh",
         args: ["-c", "exit 3", "--timeout", "1s"],
         exitCode: 0,
         outputContains: undefined,
       },
     ],
-    [["exec", "--", "true"], { command: "true", args: [], exitCode: 0, outputContains: undefined }],
+    [["exec", "--", "true"], {
+      ...NONE,
+      command: "true",
+      args: [],
+      exitCode: 0,
+      outputContains: undefined,
+    }],
   ];
+  rows.push([
+    [
+      ...["exec", "--cwd", "/srv/app", "--env", "A=1", "--env", "PGPASSWORD=pw=x", "--env", "B="],
+      ...["--jsonpath", "$.ok", "--", "./check"],
+    ],
+    {
+      ...NONE,
+      command: "./check",
+      args: [],
+      exitCode: 0,
+      outputContains: undefined,
+      cwd: "/srv/app",
+      env: [["A", "1"], ["PGPASSWORD", "pw=x"], ["B", ""]],
+      jsonpaths: [parseJsonPathExpr("$.ok")],
+    },
+  ]);
   for (const [args, options] of rows) {
     await t.step(args.join(" "), () => assertEquals(optionsOf<ExecOptions>(args), options));
   }
+});
+
+Deno.test("exec parse() makes a --env value secret when its name is a credential name", () => {
+  const p = plan([
+    ...["exec", "--env", "PGPASSWORD=pg-pw-1", "--env", "API_TOKEN=tok-2", "--env", "TOKENIZER=t3"],
+    ...["--env", "aws_secret_access_key=k-4", "--", "true"],
+  ]);
+  for (const s of ["pg-pw-1", "tok-2", "k-4"]) assertEquals(p.secrets.includes(s), true, s);
+  assertEquals(p.secrets.includes("t3"), false, "TOKENIZER is no credential name");
 });
 
 Deno.test("exec parse() shows the command with its arguments, quoted, credentials masked", () => {

@@ -20,18 +20,54 @@ export const OUTPUT_CAP = 1 << 20;
  * (`exec -- yes` grew by gigabytes; docs/reliability.md).
  */
 export async function readOutput(child: Deno.ChildProcess): Promise<string> {
+  return (await readOutputs(child, false)).text;
+}
+
+/** What a command wrote: both streams together, and stdout alone when asked for. */
+export interface Outputs {
+  /** stdout and stderr in arrival order, at most `OUTPUT_CAP` bytes. */
+  readonly text: string;
+  /** stdout alone, at most `OUTPUT_CAP` bytes (with `keepStdout`). */
+  readonly stdout?: { readonly text: string; readonly truncated: boolean };
+}
+
+/**
+ * Like `readOutput`; with `keepStdout`, stdout alone is kept besides, under its own cap of
+ * `OUTPUT_CAP` bytes (for `--jsonpath`, which parses it).
+ */
+export async function readOutputs(child: Deno.ChildProcess, keepStdout: boolean): Promise<Outputs> {
+  const both = capped();
+  const out = capped();
+  await Promise.all([
+    drain(child.stdout, (c) => {
+      both.take(c);
+      if (keepStdout) out.take(c);
+    }),
+    drain(child.stderr, both.take),
+  ]);
+  const text = new TextDecoder().decode(both.bytes());
+  if (!keepStdout) return { text };
+  return { text, stdout: { text: new TextDecoder().decode(out.bytes()), truncated: out.over } };
+}
+
+/** Chunks kept up to `OUTPUT_CAP` bytes, the rest dropped (`over` says some was). */
+function capped() {
   const kept: Uint8Array[] = [];
   let size = 0;
-  const take = (chunk: Uint8Array) => {
-    const room = OUTPUT_CAP - size;
-    if (room <= 0) return;
-    // Copy: a reader may reuse its buffer for the next chunk.
-    const part = chunk.length > room ? chunk.slice(0, room) : chunk.slice();
-    kept.push(part);
-    size += part.length;
+  const state = {
+    over: false,
+    take(chunk: Uint8Array) {
+      const room = OUTPUT_CAP - size;
+      if (chunk.length > room) state.over = true;
+      if (room <= 0) return;
+      // Copy: a reader may reuse its buffer for the next chunk.
+      const part = chunk.length > room ? chunk.slice(0, room) : chunk.slice();
+      kept.push(part);
+      size += part.length;
+    },
+    bytes: () => concatBytes(kept, size),
   };
-  await Promise.all([drain(child.stdout, take), drain(child.stderr, take)]);
-  return new TextDecoder().decode(concatBytes(kept, size));
+  return state;
 }
 
 /** Reads `stream` to its end, giving each chunk to `take`. */

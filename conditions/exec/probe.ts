@@ -8,17 +8,22 @@
 import { describeError, FatalError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { endGroups, groupAlive, KILL_GRACE_MS, killGroup, reapGroup } from "./group.ts";
+import { captureText } from "../_common/captures.ts";
+import { evaluateJsonPath, jsonSyntaxError } from "../_common/jsonpath_lib.ts";
+import { formatSize } from "../_common/bytes.ts";
 import type { ExecOptions } from "./mod.ts";
-import { lastLine, readOutput } from "./output.ts";
+import { lastLine, OUTPUT_CAP, readOutputs } from "./output.ts";
 
 /**
  * Starts the command in its own process group. Throws a `FatalError` when it
  * cannot be started (docs/contract.md §8): no retry makes it exist.
  */
-function spawn(command: string, args: readonly string[]): Deno.ChildProcess {
+function spawn(command: string, args: readonly string[], o: ExecOptions): Deno.ChildProcess {
   try {
     return new Deno.Command(command, {
       args: [...args],
+      ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
+      ...(o.env.length === 0 ? {} : { env: Object.fromEntries(o.env) }),
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -36,18 +41,36 @@ function spawn(command: string, args: readonly string[]): Deno.ChildProcess {
   }
 }
 
+/**
+ * Why the command cannot start in `--cwd` yet (the directory does not exist or is not one),
+ * else undefined. Pending, not fatal: a checkout or a build may still create the directory
+ * (docs/contract.md §5 exec).
+ */
+async function checkCwd(cwd: string | undefined): Promise<string | undefined> {
+  if (cwd === undefined) return undefined;
+  try {
+    const info = await Deno.stat(cwd);
+    return info.isDirectory ? undefined : `--cwd ${cwd}: not a directory`;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return `--cwd ${cwd}: no such directory`;
+    return `--cwd ${cwd}: ${describeError(e)}`;
+  }
+}
+
 /** Start failures that a later attempt may not meet (descriptors, processes, memory). */
 const TRANSIENT = /too many open files|resource temporarily unavailable|cannot allocate memory/i;
 
 /** Makes the probe of one exec condition. */
 export function create(options: ExecOptions, env: ProbeEnv): Probe {
-  const { command, args, exitCode: want, outputContains: needle } = options;
+  const { command, args, exitCode: want, outputContains: needle, jsonpaths } = options;
   const clock = env.clock;
   /** The process groups started and not yet seen gone: ended by `close` at the end of the run. */
   const groups = new Set<number>();
   /** One run of the command. */
   async function run(signal: AbortSignal): Promise<ProbeResult> {
-    const child = spawn(command, args);
+    const cwdProblem = await checkCwd(options.cwd);
+    if (cwdProblem !== undefined) return { status: "pending", error: cwdProblem };
+    const child = spawn(command, args, options);
     const pid = child.pid;
     groups.add(pid);
     const grace = new AbortController();
@@ -58,7 +81,7 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
       });
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    const reading = readOutput(child);
+    const reading = readOutputs(child, jsonpaths.length > 0);
     try {
       const status = await child.status;
       // Background children of the command would hold the pipes open: end them.
@@ -68,7 +91,8 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
         await reapGroup(pid, clock);
         return { status: "pending", error: "aborted" };
       }
-      const output = await reading;
+      const outputs = await reading;
+      const output = outputs.text;
       if (status.signal) return { status: "pending", error: `killed by ${status.signal}` };
       if (status.code !== want) {
         const tail = lastLine(output, env.secrets);
@@ -85,17 +109,50 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
           error: `exit ${status.code}, output does not contain ${JSON.stringify(needle)}`,
         };
       }
-      return {
-        status: "satisfied",
-        detail: needle !== undefined
-          ? `exit ${status.code}, output contains ${JSON.stringify(needle)}`
-          : `exit ${status.code}`,
-      };
+      const detail = needle !== undefined
+        ? `exit ${status.code}, output contains ${JSON.stringify(needle)}`
+        : `exit ${status.code}`;
+      if (jsonpaths.length === 0) return { status: "satisfied", detail };
+      return await judgeJson(detail, outputs.stdout!, signal);
     } finally {
       signal.removeEventListener("abort", onAbort);
       grace.abort();
       if (!groupAlive(pid)) groups.delete(pid);
     }
+  }
+
+  /** The `--jsonpath` checks on stdout, after the exit status and `--output-contains` held. */
+  async function judgeJson(
+    detail: string,
+    stdout: { readonly text: string; readonly truncated: boolean },
+    signal: AbortSignal,
+  ): Promise<ProbeResult> {
+    if (stdout.truncated) {
+      return {
+        status: "pending",
+        error: `stdout is larger than ${formatSize(OUTPUT_CAP)}, not parsed as JSON`,
+      };
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse(stdout.text);
+    } catch (e) {
+      const why = stdout.text.trim() === "" ? "it is empty" : jsonSyntaxError(e);
+      return { status: "pending", error: `stdout is not JSON: ${why}` };
+    }
+    const parts = [detail];
+    let value: unknown;
+    for (const expr of jsonpaths) {
+      const r = await evaluateJsonPath(expr, doc, signal, env.secrets);
+      if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
+      parts.push(r.detail);
+      value = r.value;
+    }
+    return {
+      status: "satisfied",
+      detail: parts.join("; "),
+      captures: { value: captureText(value) },
+    };
   }
 
   return {

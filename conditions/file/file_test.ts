@@ -4,7 +4,9 @@ import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
 import { inTempDir } from "../../tests/services/_util.ts";
 import { stepUsageErrors } from "../../tests/_usage_rows.ts";
 import type { FileOptions } from "./mod.ts";
-import { fileContains } from "./probe.ts";
+import { fileContains, SteadyTracker } from "./probe.ts";
+import { FakeClock } from "../../engine/_fake_clock.ts";
+import type { FileStamp } from "../_common/filestamp.ts";
 
 Deno.test("file parse() rejects contradictions and empty values", (t) =>
   stepUsageErrors(t, "file"));
@@ -25,6 +27,13 @@ Deno.test("file parse() options", async (t) => {
       deleted: false,
       nonempty: true,
       contains: '"ready": true',
+    }],
+    [["out.tar", "--unchanged-for", "1m30s"], {
+      path: "out.tar",
+      deleted: false,
+      nonempty: false,
+      contains: undefined,
+      unchangedForMs: 90_000,
     }],
   ];
   for (const [flags, want] of rows) {
@@ -78,3 +87,49 @@ Deno.test("fileContains() finds a text across its 1 MiB read chunks", () =>
     await Deno.writeTextFile(f, "");
     assertEquals(await fileContains(f, "N"), false);
   }));
+
+Deno.test("SteadyTracker: unchanged for long enough from the first look; a change restarts it", async () => {
+  const clock = new FakeClock();
+  const t = new SteadyTracker(2000, clock);
+  const stamp = (size: number, mtime = 1): FileStamp => ({ size, mtime, ino: 7, dev: 1 });
+  assertEquals(t.due, undefined);
+  assertEquals(t.see(stamp(10)), { held: false, text: "unchanged for 0.0s of 2s" });
+  assertEquals(t.due, 2000);
+  await clock.advance(1500);
+  assertEquals(t.see(stamp(10)), { held: false, text: "unchanged for 1.5s of 2s" });
+  // The size changes (a write): counting starts again.
+  assertEquals(t.see(stamp(15)).text, "unchanged for 0.0s of 2s");
+  await clock.advance(1999);
+  assertEquals(t.see(stamp(15)).held, false);
+  // Only the modification time changes (same size, rewritten): a change too.
+  await clock.advance(1);
+  assertEquals(t.see(stamp(15, 2)).held, false);
+  await clock.advance(2000);
+  assertEquals(t.see(stamp(15, 2)), { held: true, text: "unchanged for 2s" });
+  t.forget();
+  assertEquals(t.due, undefined);
+  assertEquals(t.see(stamp(15, 2)).held, false, "a file that went away starts again");
+});
+
+Deno.test("SteadyTracker.wakeups() yields when a seen stamp becomes old enough", async () => {
+  const clock = new FakeClock();
+  const t = new SteadyTracker(1000, clock);
+  const stop = new AbortController();
+  const it = t.wakeups(stop.signal)[Symbol.asyncIterator]();
+  let woke = 0;
+  const pump = (async () => {
+    while (!(await it.next()).done) woke++;
+  })();
+  await clock.advance(2500);
+  assertEquals(woke, 0, "nothing seen: no wake-up");
+  t.see({ size: 1, mtime: 1, ino: 1, dev: 1 });
+  await clock.advance(999);
+  assertEquals(woke, 0);
+  await clock.advance(1);
+  assertEquals(woke, 1);
+  await clock.advance(5000);
+  assertEquals(woke, 1, "once per stamp");
+  stop.abort();
+  await clock.advance(1000);
+  await pump;
+});

@@ -28,12 +28,36 @@ Deno.test("parseStatusSpec() accepts codes, classes and lists", () => {
     false,
   ]);
   assertEquals(parseStatusSpec("2XX").text, "2xx");
-  for (const bad of ["abc", "", "99", "600", "2x", "200,", "6xx"]) {
+  for (const bad of ["abc", "", "99", "600", "2x", "200,", "6xx", "200-", "200-600", "2xx-4xx"]) {
     assertEquals(
       thrown(() => parseStatusSpec(bad)),
-      `expected a code like 200, a class like 2xx or a list, got ${JSON.stringify(bad)}`,
+      `expected a code like 200, a class like 2xx, a range like 200-499 or a list, got ${
+        JSON.stringify(bad)
+      }`,
     );
   }
+});
+
+Deno.test("parseStatusSpec() accepts ranges, alone and in lists", () => {
+  const s = parseStatusSpec("200-299, 404 - 410,5xx");
+  assertEquals(s.text, "200-299,404-410,5xx");
+  assertEquals([199, 200, 250, 299, 300, 403, 404, 410, 411, 503].map((c) => statusMatches(s, c)), [
+    false,
+    true,
+    true,
+    true,
+    false,
+    false,
+    true,
+    true,
+    false,
+    true,
+  ]);
+  assertEquals(statusMatches(parseStatusSpec("302-302"), 302), true);
+  assertEquals(
+    thrown(() => parseStatusSpec("499-200")),
+    "the range 499-200 ends before it starts; write it low-high like 200-499",
+  );
 });
 
 Deno.test("redactUrl() hides the password (not the user) and secret query values", () => {
@@ -116,7 +140,7 @@ Deno.test("http parse() reports malformed values as usage errors", async (t) => 
     ],
     [
       ["http", "http://h/", "--status", "abc"],
-      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "abc" ${see}`,
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "abc" ${see}`,
     ],
     [
       ["http", "http://h/", "--jsonpath", "$.a =="],
@@ -167,13 +191,15 @@ Deno.test("http parse() gives plain options: no user-info in the URL, secret hea
     { name: "Authorization", value: `Basic ${btoa("u:pw")}`, secret: true },
     { name: "X-Plain", value: "v", secret: false },
   ]);
-  assertEquals(o.status, { text: "200,3xx", codes: [200], classes: [3] });
+  assertEquals(o.status, { text: "200,3xx", codes: [200], classes: [3], ranges: [] });
   assertEquals(structuredClone(o), o, "options are plain data");
 });
 
-Deno.test("http parse() does no I/O: missing TLS files are only read by check()", () => {
+Deno.test("http parse() does no I/O: missing TLS and body files are only read by check()", () => {
   const p = plan(["http", "https://h/", "--ca-file", "/nonexistent/ca.pem"]);
   assertEquals(p.conditions[0]!.target, "https://h/");
+  const o = optionsOf<HttpOptions>(["http", "https://h/", "--body-file", "/nonexistent/b.json"]);
+  assertEquals([o.method, o.body, o.bodyFile], ["POST", undefined, "/nonexistent/b.json"]);
 });
 
 Deno.test("http, tls, ssh and dns import their npm packages lazily only", async () => {

@@ -5,21 +5,28 @@
  * @module
  */
 
-import type { SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import type { HttpReply } from "../_common/httpx.ts";
 import { statusLine } from "../_common/http_status.ts";
 import { captureText } from "../_common/captures.ts";
 import { httpAuthHint } from "../_common/hints.ts";
-import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
+import { evaluateJsonPath, jsonSyntaxError } from "../_common/jsonpath_lib.ts";
 import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
-import { statusMatches } from "./options.ts";
+import { type ExpectHeader, statusMatches } from "./options.ts";
 
 /** Headers that carry credentials (a 401 then means they were refused, not missing). */
 const CREDENTIAL_HEADER = /^(authorization|cookie|x-api-key|x-auth-token)$/i;
+
+/** Most characters of a response header's value an error shows. */
+const HEADER_SHOWN = 60;
+
+/** Response headers whose values an error never shows (they carry sessions and credentials). */
+const SECRET_REPLY_HEADER =
+  /^(set-cookie|cookie|authorization|proxy-authorization|www-authenticate)$|token|secret|key|passw|auth/i;
 
 /** Most body bytes read per response. */
 export const BODY_LIMIT = 10 << 20;
@@ -35,6 +42,7 @@ export async function judge(
   method: string,
   signal: AbortSignal,
   secrets?: SecretRegistry,
+  headerRes: readonly UserRegex[] = [],
 ): Promise<ProbeResult> {
   const line = statusLine(reply.status, reply.statusText);
   if (!statusMatches(o.status, reply.status)) {
@@ -43,12 +51,24 @@ export async function judge(
     const hint = httpAuthHint(reply.status, sent, reply.header("www-authenticate"));
     return hint === undefined ? { status: "pending", error } : { status: "pending", error, hint };
   }
+  const parts = [line];
+  let captures: Record<string, string> = {};
+  for (const [i, expect] of o.expectHeaders.entries()) {
+    const found = judgeHeader(expect, headerRes[i], reply, line, secrets);
+    if ("error" in found) return { status: "pending", error: found.error };
+    parts.push(found.detail);
+    captures = { ...captures, ...found.captures };
+  }
   const needsBody = o.contains !== undefined || matches !== undefined || o.jsonpaths.length > 0;
-  if (!needsBody || method === "HEAD") return { status: "satisfied", detail: line };
+  if (!needsBody || method === "HEAD") {
+    const detail = parts.join("; ");
+    return Object.keys(captures).length > 0
+      ? { status: "satisfied", detail, captures }
+      : { status: "satisfied", detail };
+  }
   const { bytes, truncated } = await readCapped(reply.body, BODY_LIMIT, { signal });
   const text = new TextDecoder().decode(bytes);
   const size = truncated ? `more than ${formatSize(BODY_LIMIT)}` : formatSize(bytes.length);
-  const parts = [line];
   if (o.contains !== undefined) {
     if (!text.includes(o.contains)) {
       return {
@@ -58,7 +78,6 @@ export async function judge(
     }
     parts.push(`body contains ${JSON.stringify(o.contains)}`);
   }
-  let captures: Record<string, string> = {};
   if (matches !== undefined) {
     const groups = await execText(matches, text, signal);
     if (groups === undefined) {
@@ -67,7 +86,7 @@ export async function judge(
         error: `body does not match /${o.matches}/ (${line}, ${size})`,
       };
     }
-    captures = { ...groups };
+    captures = { ...captures, ...groups };
     parts.push(`body matches /${o.matches}/`);
   }
   if (o.jsonpaths.length > 0) {
@@ -95,12 +114,30 @@ export async function judge(
 }
 
 /**
- * `JSON.parse`'s reason without the piece of the body V8 quotes and cuts (`Unexpected token
- * 'x', "…secr"... is not valid JSON`): cut before any redaction, it could show the start of a
- * secret (docs/contract.md §9). The position says where instead.
+ * One `--expect-header` on `reply`: its detail and captures, or why it does not hold. The
+ * header's value is at most 16 KiB (node's limit on all headers), so RE2 runs on this thread;
+ * the value of a header that carries credentials is never shown.
  */
-export function jsonSyntaxError(e: unknown): string {
-  const msg = e instanceof Error ? e.message : String(e);
-  const text = msg.replace(/, ".*"(?:\.\.\.)? is not valid JSON$/s, "").replace(/\s+/g, " ");
-  return text.charAt(0).toLowerCase() + text.slice(1);
+function judgeHeader(
+  expect: ExpectHeader,
+  re: UserRegex | undefined,
+  reply: HttpReply,
+  line: string,
+  secrets: SecretRegistry | undefined,
+): { detail: string; captures: Record<string, string> } | { error: string } {
+  const value = reply.header(expect.name);
+  if (value === undefined) return { error: `no header ${expect.name} (${line})` };
+  if (re === undefined || expect.regex === "") {
+    return { detail: `header ${expect.name} present`, captures: {} };
+  }
+  const groups = re.exec(value);
+  if (groups !== undefined) {
+    return { detail: `header ${expect.name} matches /${expect.regex}/`, captures: { ...groups } };
+  }
+  const shown = SECRET_REPLY_HEADER.test(expect.name)
+    ? `(${value.length} characters, not shown)`
+    : JSON.stringify(clip(value, HEADER_SHOWN, secrets));
+  return {
+    error: `header ${expect.name} ${shown} does not match /${expect.regex}/ (${line})`,
+  };
 }

@@ -20,7 +20,7 @@ import { defineKind } from "../../engine/types.ts";
 import type { JsonPathExpr } from "../_common/jsonpath.ts";
 import { validateRegex } from "../_common/textmatch.ts";
 import { redactUrl } from "../../engine/secrets.ts";
-import { type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
+import { type ExpectHeader, type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
 
 /** What an http condition needs: plain data settled by `parse`. */
 export interface HttpOptions {
@@ -29,7 +29,11 @@ export interface HttpOptions {
   readonly method: string;
   readonly headers: readonly Header[];
   readonly body: string | undefined;
+  /** `--body-file`: the body is this file's text, read on every attempt. */
+  readonly bodyFile: string | undefined;
   readonly status: StatusSpec;
+  /** `--expect-header`: response headers whose values must match. */
+  readonly expectHeaders: readonly ExpectHeader[];
   readonly contains: string | undefined;
   /** The `--matches` regular expression's source (`^` and `$` match at lines). */
   readonly matches: string | undefined;
@@ -49,7 +53,7 @@ export const http = defineKind<HttpOptions>({
   aliases: [],
   summary: "an HTTP(S) endpoint answers with the expected status, body or JSON",
   description:
-    "Sends a request on each attempt (GET by default, POST with --body) and is satisfied when the status matches --status (default any 2xx) and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key files are retried too (they may not be written yet).",
+    "Sends a request on each attempt (GET by default, POST with --body or --body-file) and is satisfied when the status matches --status (default any 2xx), every --expect-header finds its header and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key/--body-file files are retried too (they may not be written yet).",
   target: {
     shape: "required",
     placeholder: "URL",
@@ -60,7 +64,16 @@ export const http = defineKind<HttpOptions>({
       name: "status",
       type: "string",
       placeholder: "CODES",
-      description: "expected status: a code 200, a class 2xx or a list 200,204,3xx (default 2xx)",
+      description:
+        "expected status: a code 200, a class 2xx, a range 200-499 or a list 200,204,3xx (default 2xx)",
+    },
+    {
+      name: "expect-header",
+      type: "string",
+      placeholder: "'NAME: REGEX'",
+      repeatable: true,
+      description:
+        "the response has header NAME (any case) whose value matches REGEX (RE2, anywhere in it)",
     },
     {
       name: "contains",
@@ -86,9 +99,16 @@ export const http = defineKind<HttpOptions>({
       name: "method",
       type: "string",
       placeholder: "METHOD",
-      description: "request method (default GET, or POST with --body)",
+      description: "request method (default GET, or POST with --body or --body-file)",
     },
     { name: "body", type: "string", placeholder: "TEXT", description: "request body" },
+    {
+      name: "body-file",
+      type: "string",
+      placeholder: "PATH",
+      complete: "file",
+      description: "request body read from a file (UTF-8 text, at most 4 MiB) on every attempt",
+    },
     {
       name: "header",
       type: "string",
@@ -164,6 +184,10 @@ export const http = defineKind<HttpOptions>({
       description: "wait until Elasticsearch is green or yellow",
     },
     {
+      args: "http http://localhost:8080/api --expect-header 'Content-Type: ^application/json'",
+      description: "wait until the API answers 2xx with a JSON content type",
+    },
+    {
       args: "http https://app.example.com/login --no-follow-redirects --status 3xx",
       description: "wait until the login page redirects",
     },
@@ -182,11 +206,19 @@ export const http = defineKind<HttpOptions>({
     return {
       target: redactUrl(input.target ?? "").display,
       options,
-      captures: namedGroupsOf(options.matches),
+      captures: [
+        ...new Set([
+          ...namedGroupsOf(options.matches),
+          ...options.expectHeaders.flatMap((h) => namedGroupsOf(h.regex)),
+        ]),
+      ],
     };
   },
   async validate(options, fail) {
     await validateRegex(options.matches, fail, "m");
+    for (const h of options.expectHeaders) {
+      await validateRegex(h.regex, fail, "", "expect-header");
+    }
     if (options.jsonpaths.length === 0) return;
     const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
     await validateJsonPaths(options.jsonpaths, fail);

@@ -10,7 +10,7 @@ import { Buffer } from "node:buffer";
 import { isSecretHeader, redactUrl, safeDecode } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
-import { parseRegex } from "../_common/textmatch.ts";
+import { checkRegexSyntax, parseRegex } from "../_common/textmatch.ts";
 import type { HttpOptions } from "./mod.ts";
 
 /** An HTTP header name (RFC 9110 token). */
@@ -25,32 +25,69 @@ export interface StatusSpec {
   readonly codes: readonly number[];
   /** Classes expected whole: 2 for `2xx`. */
   readonly classes: readonly number[];
+  /** Inclusive ranges: `[200, 499]` for `200-499`. */
+  readonly ranges: readonly (readonly [number, number])[];
 }
 
-/** Parses `200`, `2xx` or a list `200,204,3xx`; throws an `Error` with the usage problem. */
+/**
+ * Parses `200`, `2xx`, `200-499` or a list `200,204,3xx,400-403`; throws an `Error` with the
+ * usage problem.
+ */
 export function parseStatusSpec(text: string): StatusSpec {
   const items = text.split(",").map((s) => s.trim());
   const codes = new Set<number>();
   const classes = new Set<number>();
+  const ranges: [number, number][] = [];
   for (const item of items) {
+    const range = /^([1-5]\d\d)\s*-\s*([1-5]\d\d)$/.exec(item);
     if (/^[1-5]\d\d$/.test(item)) codes.add(Number(item));
     else if (/^[1-5]xx$/i.test(item)) classes.add(Number(item[0]));
-    else {
+    else if (range && Number(range[1]) <= Number(range[2])) {
+      ranges.push([Number(range[1]), Number(range[2])]);
+    } else if (range) {
+      throw new Error(`the range ${item} ends before it starts; write it low-high like 200-499`);
+    } else {
       throw new Error(
-        `expected a code like 200, a class like 2xx or a list, got ${JSON.stringify(text)}`,
+        `expected a code like 200, a class like 2xx, a range like 200-499 or a list, got ${
+          JSON.stringify(text)
+        }`,
       );
     }
   }
   return {
-    text: items.map((s) => s.toLowerCase()).join(","),
+    text: items.map((s) => s.toLowerCase().replace(/\s+/g, "")).join(","),
     codes: [...codes],
     classes: [...classes],
+    ranges,
   };
 }
 
 /** Whether `code` is one of the expected statuses. */
 export function statusMatches(spec: StatusSpec, code: number): boolean {
-  return spec.codes.includes(code) || spec.classes.includes(Math.floor(code / 100));
+  return spec.codes.includes(code) || spec.classes.includes(Math.floor(code / 100)) ||
+    spec.ranges.some(([low, high]) => code >= low && code <= high);
+}
+
+/** One `--expect-header 'NAME: REGEX'`: the response has header NAME whose value REGEX finds. */
+export interface ExpectHeader {
+  /** The header's name as given (matched case-insensitively). */
+  readonly name: string;
+  /** The regular expression's source; empty: any value, the header need only be there. */
+  readonly regex: string;
+}
+
+/** `--expect-header` values of `input`, each checked against JavaScript's regex syntax. */
+export function parseExpectHeaders(input: KindInput): ExpectHeader[] {
+  return input.strings("expect-header").map((text) => {
+    const colon = text.indexOf(":");
+    const name = text.slice(0, colon).trim();
+    if (colon <= 0 || !TOKEN.test(name)) {
+      input.fail("expect-header", `expected 'NAME: REGEX', got ${JSON.stringify(text)}`);
+    }
+    const regex = text.slice(colon + 1).trim();
+    checkRegexSyntax(input, "expect-header", regex);
+    return { name, regex };
+  });
 }
 
 /** One request header. */
@@ -130,9 +167,11 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   const jsonpaths: JsonPathExpr[] = input.strings("jsonpath").map((text) =>
     orFail(input, "jsonpath", () => parseJsonPathExpr(text))
   );
+  const expectHeaders = parseExpectHeaders(input);
 
   const body = input.string("body");
-  let method = body !== undefined ? "POST" : "GET";
+  const bodyFile = parseBodyFile(input, body);
+  let method = body !== undefined || bodyFile !== undefined ? "POST" : "GET";
   const methodText = input.string("method");
   if (methodText !== undefined) {
     if (!/^[A-Za-z]+$/.test(methodText)) {
@@ -147,6 +186,9 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   }
   if (body !== undefined && (method === "GET" || method === "HEAD")) {
     input.fail("body", `cannot be sent with --method ${method}`);
+  }
+  if (bodyFile !== undefined && (method === "GET" || method === "HEAD")) {
+    input.fail("body-file", `cannot be sent with --method ${method}`);
   }
 
   const basic = input.string("basic-auth-env");
@@ -220,7 +262,9 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     method,
     headers,
     body,
+    bodyFile,
     status,
+    expectHeaders,
     contains,
     matches,
     jsonpaths,
@@ -231,6 +275,21 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     follow: !input.bool("no-follow-redirects"),
     socketPath,
   };
+}
+
+/**
+ * `--body-file PATH`: a path, read on every attempt (a file another process may still be
+ * writing stays pending, docs/contract.md §5 http); not with `--body`, not standard input.
+ */
+function parseBodyFile(input: KindInput, body: string | undefined): string | undefined {
+  const path = input.string("body-file");
+  if (path === undefined) return undefined;
+  if (path === "") input.fail("body-file", "expected a path, got an empty string");
+  if (path === "-") {
+    input.fail("body-file", "expected a file: standard input cannot be read on every attempt");
+  }
+  if (body !== undefined) input.fail("body-file", "cannot be combined with --body");
+  return path;
 }
 
 /** The value `parse` makes, or a usage error at `flag` with the message it threw. */

@@ -24,8 +24,9 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Makes the probe of one http condition. */
 export function create(o: HttpOptions, env: ProbeEnv): Probe {
   const matches = o.matches === undefined ? undefined : compileRegex(o.matches, "m");
+  const headerRes = o.expectHeaders.map((h) => compileRegex(h.regex));
   return {
-    check: ({ signal }) => attempt(o, matches, env, signal),
+    check: ({ signal }) => attempt(o, { matches, headerRes }, env, signal),
   };
 }
 
@@ -44,14 +45,15 @@ async function readTls(o: HttpOptions): Promise<TlsOptions> {
 /** One attempt: the request (following redirects), then the status and body checks. */
 async function attempt(
   o: HttpOptions,
-  matches: UserRegex | undefined,
+  { matches, headerRes }: { matches: UserRegex | undefined; headerRes: readonly UserRegex[] },
   { env, secrets }: ProbeEnv,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
   const tls = await readTls(o);
   let url = new URL(o.url);
   let method = o.method;
-  let body = o.body;
+  // Read on every attempt, like the TLS files: another process may still be writing it.
+  let body = o.bodyFile === undefined ? o.body : await readFlagFile("body-file", o.bodyFile);
   let headers = o.headers;
   for (let hop = 0;; hop++) {
     const reply = await send({
@@ -93,7 +95,7 @@ async function attempt(
         url = next;
         continue;
       }
-      return await judge(o, matches, reply, method, signal, secrets);
+      return await judge(o, matches, reply, method, signal, secrets, headerRes);
     } catch (e) {
       if (signal.aborted) throw e;
       throw new Error(`reading the response: ${describeError(e)}`);

@@ -9,7 +9,9 @@
  * - A literal `--contains` is searched in the raw bytes (the shared byte
  *   searcher, conditions/_common/bytes.ts) and only matching lines are
  *   decoded; `--matches` alone decodes every line.
- * - Lines that need the regular expression are queued by `feed` and
+ * - `--jsonpath` is judged on lines that parse as a JSON object; other
+ *   lines never match it.
+ * - Lines that need the regular expression or a JSON expression are queued by `feed` and
  *   matched by `drain`, which yields to the event loop between slices and
  *   matches a very long line in a worker: the deadline and signals never wait
  *   for a user's expression (docs/contract.md §9).
@@ -19,7 +21,9 @@
 
 import { indexOfBytes } from "../_common/bytes.ts";
 import { execText, INLINE_TEXT, type UserRegex } from "../_common/regex.ts";
-import type { Captures } from "../_common/captures.ts";
+import { type Captures, captureText } from "../_common/captures.ts";
+import type { JsonPathExpr } from "../_common/jsonpath.ts";
+import { evaluateJsonPath } from "../_common/jsonpath_lib.ts";
 
 /** Longest line kept whole; the rest of a longer line is skipped up to its newline. */
 export const MAX_LINE = 4 << 20;
@@ -37,6 +41,8 @@ export interface MatchSpec {
   readonly contains?: string;
   /** The line matches this expression. */
   readonly matches?: UserRegex;
+  /** The line is a JSON object satisfying each of these. */
+  readonly jsonpaths?: readonly JsonPathExpr[];
   /** Lines including any of these are ignored. */
   readonly exclude?: readonly string[];
   /** Matching lines needed (at least 1). */
@@ -58,7 +64,8 @@ export class LineMatcher {
   readonly #excludeBytes: Uint8Array[];
   readonly #excludeTexts: readonly string[];
   readonly #re: UserRegex | undefined;
-  /** Lines that passed every other check, in order, waiting for the expression (`drain`). */
+  readonly #jsonpaths: readonly JsonPathExpr[];
+  /** Lines that passed every other check, in order, waiting for the expressions (`drain`). */
   #queue: string[] = [];
   readonly #decoder = new TextDecoder();
 
@@ -70,6 +77,7 @@ export class LineMatcher {
     this.#excludeTexts = spec.exclude ?? [];
     this.#excludeBytes = this.#excludeTexts.map((t) => enc.encode(t));
     this.#re = spec.matches;
+    this.#jsonpaths = spec.jsonpaths ?? [];
   }
 
   /** Whether `required` matching lines were seen. */
@@ -131,7 +139,7 @@ export class LineMatcher {
     const re = this.#re;
     const queue = this.#queue;
     this.#queue = [];
-    if (re === undefined || queue.length === 0) return;
+    if (queue.length === 0) return;
     let slice = 0;
     for (const line of queue) {
       if (this.done) return;
@@ -141,13 +149,46 @@ export class LineMatcher {
       }
       signal.throwIfAborted();
       slice += line.length;
-      const captures = line.length > INLINE_TEXT ? await execText(re, line, signal) : re.exec(line);
+      let captures: Captures | undefined = NONE;
+      if (re !== undefined) {
+        captures = line.length > INLINE_TEXT ? await execText(re, line, signal) : re.exec(line);
+      }
+      if (captures !== undefined && this.#jsonpaths.length > 0) {
+        captures = await this.#judgeJson(line, captures, signal);
+      }
       if (captures !== undefined) {
         this.count++;
         this.last = line;
         this.captures = captures;
       }
     }
+  }
+
+  /**
+   * `captures` with the value the last `--jsonpath` compared, when `line` is a JSON object
+   * satisfying every expression; else undefined (any other line never matches).
+   */
+  async #judgeJson(
+    line: string,
+    captures: Captures,
+    signal: AbortSignal,
+  ): Promise<Captures | undefined> {
+    // A JSON object starts with `{`: other lines are not parsed at all.
+    if (!/^[ \t]*\{/.test(line)) return undefined;
+    let doc: unknown;
+    try {
+      doc = JSON.parse(line);
+    } catch {
+      return undefined;
+    }
+    if (doc === null || typeof doc !== "object" || Array.isArray(doc)) return undefined;
+    let value: unknown;
+    for (const expr of this.#jsonpaths) {
+      const r = await evaluateJsonPath(expr, doc, signal);
+      if (!r.ok) return undefined;
+      value = r.value;
+    }
+    return { ...captures, value: captureText(value) };
   }
 
   #accept(bytes: Uint8Array): void {
@@ -161,7 +202,7 @@ export class LineMatcher {
   }
 
   #count(line: string): void {
-    if (this.#re) {
+    if (this.#re || this.#jsonpaths.length > 0) {
       this.#queue.push(line);
       return;
     }
@@ -169,6 +210,9 @@ export class LineMatcher {
     this.last = line;
   }
 }
+
+/** No captures: a line matched without `--matches`. */
+const NONE: Captures = Object.freeze({});
 
 function stripCr(b: Uint8Array): Uint8Array {
   return b.length > 0 && b[b.length - 1] === CR ? b.subarray(0, b.length - 1) : b;

@@ -36,6 +36,17 @@ function expected(text: string, spec: MatchSpec): { count: number; last: string 
  * (`inPlace`), or through a plain one searched by copy.
  */
 async function scan(text: string, spec: MatchSpec, sizes: () => number, inPlace: boolean) {
+  const m = await scanMatcher(text, spec, sizes, inPlace);
+  return { count: m.count, last: m.last };
+}
+
+/** Like {@link scan}, returning the matcher itself (its captures). */
+async function scanMatcher(
+  text: string,
+  spec: MatchSpec,
+  sizes: () => number,
+  inPlace: boolean,
+): Promise<LineMatcher> {
   const m = new LineMatcher(spec);
   const bytes = enc.encode(text);
   const s = createSearcher(m.needle, 4096);
@@ -48,7 +59,7 @@ async function scan(text: string, spec: MatchSpec, sizes: () => number, inPlace:
     await m.drain(NEVER);
     at += n;
   }
-  return { count: m.count, last: m.last };
+  return m;
 }
 
 const SAMPLE = [
@@ -154,4 +165,47 @@ Deno.test("drain() matches queued lines in order, a very long one in a worker, a
   setTimeout(() => stop.abort(new Error("deadline")), 0);
   await assertRejects(() => draining, Error, "deadline");
   assertEquals(m2.count, 0);
+});
+
+Deno.test("LineMatcher --jsonpath counts only JSON-object lines that satisfy every expression", async () => {
+  const { parseJsonPathExpr } = await import("../_common/jsonpath.ts");
+  const text = [
+    '{"level":"info","msg":"booting"}',
+    "plain text level=error",
+    '["level","error"]',
+    '{"level":"error","msg":"not json',
+    '  {"level":"error","code":7,"msg":"disk full"}\r',
+    '{"level":"error","code":3}',
+    "",
+  ].join("\n");
+  const spec: MatchSpec = {
+    jsonpaths: [parseJsonPathExpr('$.level == "error"'), parseJsonPathExpr("$.code > 5")],
+    required: 1,
+  };
+  const m = await scanMatcher(text, spec, () => 7, false);
+  assertEquals([m.count, m.last], [1, '  {"level":"error","code":7,"msg":"disk full"}']);
+  assertEquals(m.captures, { value: "7" });
+  // With --contains and --matches too, all must hold; --matches' groups are kept.
+  const both = await scanMatcher(
+    text,
+    {
+      contains: "error",
+      matches: compileRegex('"code":(?P<code>\\d)'),
+      jsonpaths: [parseJsonPathExpr("$.msg")],
+      required: 1,
+    },
+    () => 64,
+    true,
+  );
+  assertEquals([both.count, both.captures], [1, { "1": "7", code: "7", value: "disk full" }]);
+  const none = await scan(
+    '{"a":1}\nnull\n42\n"x"\n',
+    {
+      jsonpaths: [parseJsonPathExpr("$.b")],
+      required: 1,
+    },
+    () => 3,
+    false,
+  );
+  assertEquals(none.count, 0);
 });

@@ -7,6 +7,7 @@
 
 import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind, type KindInput } from "../../engine/types.ts";
+import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { parseRegex, validateRegex } from "../_common/textmatch.ts";
 
 /** Where reading starts in content that exists at the first attempt. */
@@ -47,6 +48,8 @@ export interface LogOptions {
   readonly contains?: string;
   /** A line must match this regular expression (`--matches`); checked valid for JavaScript and RE2. */
   readonly matches?: string;
+  /** A line must be a JSON object satisfying each of these (`--jsonpath`, http's syntax). */
+  readonly jsonpaths: readonly JsonPathExpr[];
   /** Lines containing any of these are ignored (`--exclude`). */
   readonly exclude: readonly string[];
   /** Where reading starts in the content that exists at the first attempt. */
@@ -70,7 +73,7 @@ export const log = defineKind<LogOptions>({
   aliases: [],
   summary: "a line containing a text or matching a pattern is written to a log file",
   description:
-    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation keeps the count: by rename and create the rest of the old file is read first, and files rotated in and away between two looks are read from beside the log; by copytruncate what only the copy holds is read from the copy. Lines are lost only when a rotated file is compressed or removed before waitcmd looks, or (copytruncate's own gap) written between the copy and the truncation. Satisfied when --min-matches lines (default 1) contain --contains and match --matches (both must hold when both are given) and contain no --exclude text; detail is the matched line, the last one with --min-matches.",
+    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation keeps the count: by rename and create the rest of the old file is read first, and files rotated in and away between two looks are read from beside the log; by copytruncate what only the copy holds is read from the copy. Lines are lost only when a rotated file is compressed or removed before waitcmd looks, or (copytruncate's own gap) written between the copy and the truncation. Satisfied when --min-matches lines (default 1) contain --contains, match --matches and, as JSON objects, satisfy --jsonpath (every one given must hold) and contain no --exclude text; detail is the matched line, the last one with --min-matches.",
   target: {
     shape: "required",
     placeholder: "PATH",
@@ -90,6 +93,14 @@ export const log = defineKind<LogOptions>({
       placeholder: "REGEX",
       description:
         "a line matching the regular expression matches (JavaScript syntax without lookaround or backreferences, run in linear time)",
+    },
+    {
+      name: "jsonpath",
+      type: "string",
+      placeholder: "EXPR",
+      repeatable: true,
+      description:
+        "a line that is a JSON object satisfying an expression like '$.level == \"info\"' matches (http's syntax); other lines never do",
     },
     {
       name: "exclude",
@@ -132,6 +143,10 @@ export const log = defineKind<LogOptions>({
       description: "wait for three finished jobs, not counting dry runs",
     },
     {
+      args: "log app.jsonl --jsonpath '$.msg == \"server started\" && $.port > 0'",
+      description: "wait for a structured (JSON lines) log entry",
+    },
+    {
       args: "http http://localhost:8080/health -- guard log app.log --contains FATAL",
       description: "wait for the health check, but stop at once (exit 3) if FATAL is logged",
     },
@@ -143,8 +158,15 @@ export const log = defineKind<LogOptions>({
       ? lineText(input, "contains", input.string("contains")!)
       : undefined;
     const matches = parseRegex(input);
-    if (contains === undefined && matches === undefined) {
-      input.fail(undefined, "expected --contains TEXT or --matches REGEX (or both)");
+    const jsonpaths = input.strings("jsonpath").map((text) => {
+      try {
+        return parseJsonPathExpr(text);
+      } catch (e) {
+        return input.fail("jsonpath", (e as Error).message);
+      }
+    });
+    if (contains === undefined && matches === undefined && jsonpaths.length === 0) {
+      input.fail(undefined, "expected --contains TEXT, --matches REGEX or --jsonpath EXPR");
     }
     const exclude = input.strings("exclude").map((x) => lineText(input, "exclude", x));
     if (input.has("tail") && input.bool("from-start")) {
@@ -157,12 +179,17 @@ export const log = defineKind<LogOptions>({
     const required = input.integer("min-matches") ?? 1;
     return {
       target: path,
-      options: { path, contains, matches, exclude, startAt, required },
+      options: { path, contains, matches, jsonpaths, exclude, startAt, required },
       captures: namedGroupsOf(matches),
     };
   },
   // JavaScript's syntax was checked by parse; RE2 runs it (docs/contract.md §9).
-  validate: (options, fail) => validateRegex(options.matches, fail),
+  async validate(options, fail) {
+    await validateRegex(options.matches, fail);
+    if (options.jsonpaths.length === 0) return;
+    const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
+    await validateJsonPaths(options.jsonpaths, fail);
+  },
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
 });

@@ -18,6 +18,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
   const matcher = new LineMatcher({
     contains: options.contains,
     matches: options.matches === undefined ? undefined : compileRegex(options.matches),
+    jsonpaths: options.jsonpaths,
     exclude: options.exclude,
     required,
   });

@@ -1,5 +1,22 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import { USAGE_ROWS } from "../_usage_rows.ts";
+import { inTempDir } from "../services/_util.ts";
+import {
+  assertKindUsageErrors,
+  expectJson,
+  runCli,
+  runJson,
+  runLate,
+  timing,
+  usageErrorLine,
+} from "./_cli.ts";
+
+const withDir = inTempDir("waitcmd-exec-e2e-");
+
+/** A shell script that prints `before` on its first N-1 runs (counted in `dir`), then `after`. */
+const countedScript = (dir: string, n: number, before: string, after: string) =>
+  `c=$(cat ${dir}/count 2>/dev/null || echo 0); c=$((c+1)); echo $c > ${dir}/count; ` +
+  `if [ $c -lt ${n} ]; then printf '%s' '${before}'; else printf '%s' '${after}'; fi`;
 
 Deno.test("exec retries a failing command and reports its exit status and last output line", async () => {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-exec-" });
@@ -128,3 +145,96 @@ Deno.test("exec without a command is a usage error", async () => {
     "--exit-code: expected a whole number from 0 to 255",
   );
 });
+
+Deno.test("exec --jsonpath judges stdout as JSON once the command exits 0", async () => {
+  await withDir(async (dir) => {
+    // stderr is not part of the document.
+    await expectJson([
+      ...["--timeout", "5s", "exec", "--jsonpath", '$.status == "ok"', "--jsonpath", "$.n >= 3"],
+      ...["--", "sh", "-c", `echo '{"status":"ok","n":3}'; echo noise >&2`],
+    ], { code: 0, detail: 'exit 0; $.status == "ok" (got "ok"); $.n >= 3 (got 3)' });
+    // Pending while it says starting, then satisfied.
+    const late = await expectJson([
+      ...timing("10s", "100ms"),
+      ...["exec", "--jsonpath", '$.status == "ok"', "--"],
+      ...["sh", "-c", countedScript(dir, 3, '{"status":"starting"}', '{"status":"ok"}')],
+    ], { code: 0, detail: 'exit 0; $.status == "ok" (got "ok")' });
+    assertEquals(late.json.conditions[0]!.attempts, 3);
+    assertEquals(
+      (late.json.conditions[0] as { captures?: unknown }).captures,
+      { value: "ok" },
+    );
+    // The JSON holds but the command fails: not satisfied.
+    await expectJson([
+      ...timing("400ms", "100ms"),
+      ...["exec", "--jsonpath", "$.ok", "--", "sh", "-c", `echo '{"ok":true}'; exit 1`],
+    ], { code: 1, status: "timeout", error: 'exit 1: {"ok":true}' });
+    for (
+      const [script, error] of [
+        [`echo '{"status":"starting"}'`, 'jsonpath not met: $.status == "ok" (got "starting")'],
+        ["echo not json", "stdout is not JSON: unexpected token 'o'"],
+        ["true", "stdout is not JSON: it is empty"],
+      ]
+    ) {
+      const r = await runJson([
+        ...timing("400ms", "100ms"),
+        ...["exec", "--jsonpath", '$.status == "ok"', "--", "sh", "-c", script!],
+      ]);
+      assertEquals([r.code, r.json.status], [1, "timeout"], script);
+      assertEquals(r.json.conditions[0]!.last_error, error, script);
+    }
+  });
+});
+
+Deno.test("exec --cwd runs the command there, and waits for a directory that is not there yet", async () => {
+  await withDir(async (dir) => {
+    await Deno.writeTextFile(`${dir}/check.sh`, "#!/bin/sh\necho ran in $(pwd)\n");
+    await Deno.chmod(`${dir}/check.sh`, 0o755);
+    // A relative command is found in --cwd.
+    await expectJson([
+      ...["--timeout", "5s", "exec", "--cwd", dir, "--output-contains", `ran in ${dir}`],
+      ...["--", "./check.sh"],
+    ], { code: 0, detail: `exit 0, output contains "ran in ${dir}"` });
+    const later = `${dir}/later`;
+    const r = await runLate([
+      ...timing("10s", "100ms"),
+      ...["exec", "--cwd", later, "--output-contains", later, "--", "pwd"],
+    ], () => Deno.mkdir(later));
+    assertEquals(r.code, 0, r.stderr);
+    assertEquals(r.attempts[0]!.error, `--cwd ${later}: no such directory`);
+    await expectJson([
+      ...timing("400ms", "100ms"),
+      ...["exec", "--cwd", `${dir}/check.sh`, "--", "true"],
+    ], { code: 1, error: `--cwd ${dir}/check.sh: not a directory` });
+  });
+});
+
+Deno.test("exec --env adds variables; a credential name's value is shown nowhere", async () => {
+  const token = "tok-zz-991-secret";
+  await expectJson([
+    ...["--timeout", "5s", "exec", "--env", "GREETING=hello there", "--env", "EMPTY="],
+    ...["--output-contains", "hello there|set|/"],
+    ...["--", "sh", "-c", 'echo "$GREETING|${EMPTY+set}|$PATH"'],
+  ], { code: 0 });
+  const args = [
+    ...timing("400ms", "100ms"),
+    ...["exec", "--env", `API_TOKEN=${token}`, "--env", "TOKENIZER=plain-word"],
+    ...["--", "sh", "-c", 'echo "using $API_TOKEN and $TOKENIZER"; exit 1'],
+  ];
+  const json = await expectJson(args, {
+    code: 1,
+    error: "exit 1: using *** and plain-word",
+  });
+  const text = await runCli(args);
+  const explain = await runCli(["--explain", ...args]);
+  const explainJson = await runCli(["--explain", "--output", "json", ...args]);
+  assertEquals([text.code, explain.code, explainJson.code], [1, 0, 0]);
+  assertStringIncludes(explain.stdout + explain.stderr, "--env API_TOKEN=***");
+  assertStringIncludes(explain.stdout + explain.stderr, "--env TOKENIZER=plain-word");
+  for (const r of [json, text, explain, explainJson]) {
+    assert(!(r.stdout + r.stderr).includes(token), `the token leaked:\n${r.stdout}\n${r.stderr}`);
+  }
+});
+
+Deno.test("exec flags' usage errors exit 2 before anything runs", () =>
+  assertKindUsageErrors("exec", USAGE_ROWS.exec, { secrets: ["s3cret"] }));

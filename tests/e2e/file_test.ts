@@ -5,10 +5,11 @@
  * timeout are the live conformance suite's (tests/conformance/live_test.ts).
  */
 
-import { assertEquals } from "../_assert.ts";
+import { assert, assertEquals, assertMatch } from "../_assert.ts";
+import { formatSize } from "../../conditions/_common/bytes.ts";
 import { inTempDir } from "../services/_util.ts";
 import { USAGE_ROWS } from "../_usage_rows.ts";
-import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runJson, startCli, timing } from "./_cli.ts";
 
 const later = (ms: number, fn: () => Promise<void> | void) => async () => {
   await new Promise((r) => setTimeout(r, ms));
@@ -69,3 +70,52 @@ Deno.test("file --deleted holds at once for a missing path and waits for removal
   }));
 
 Deno.test("file rejects contradictory flags", () => assertKindUsageErrors("file", USAGE_ROWS.file));
+
+Deno.test("file --unchanged-for waits until a file being written has stopped changing", () =>
+  inTempDir("waitcmd-file-")(async (dir) => {
+    const f = `${dir}/out.log`;
+    // 15 lines, one every 150 ms, by a real process: the file exists (and is non-empty) long
+    // before it is complete.
+    const cli = startCli([
+      ...timing("20s", "100ms"),
+      "--output",
+      "json",
+      "file",
+      f,
+      "--unchanged-for",
+      "1s",
+    ]);
+    const writer = new Deno.Command("sh", {
+      args: ["-c", `for i in $(seq 1 15); do echo "line $i" >> '${f}'; sleep 0.15; done`],
+    }).spawn();
+    const wrote = await writer.status;
+    assert(wrote.success);
+    const r = await cli.done();
+    const size = (await Deno.stat(f)).size;
+    assertEquals(r.code, 0, r.stderr);
+    const c = r.json!.conditions[0]!;
+    // Satisfied only with all 15 lines there, never at a part of them.
+    assertEquals(c.detail, `unchanged for 1s (${formatSize(size)})`);
+    assert(c.attempts > 2, `pending while written: ${c.attempts} attempts`);
+    assertMatch(c.last_error, /^(does not exist|unchanged for \d\.\ds of 1s \(\d+ B\))$/);
+    // A file that keeps changing times out, saying how long it stayed the same.
+    const busy = new Deno.Command("sh", {
+      args: ["-c", `for i in $(seq 1 30); do echo "busy $i" >> '${f}'; sleep 0.1; done`],
+    }).spawn();
+    try {
+      const t = await expectJson(
+        [...timing("1500ms", "100ms"), "file", f, "--unchanged-for", "1s"],
+        {
+          code: 1,
+          status: "timeout",
+        },
+      );
+      assertMatch(t.json.conditions[0]!.last_error, /^unchanged for 0\.\ds of 1s \(\d+ B\)$/);
+    } finally {
+      await busy.status;
+    }
+    // With --contains too, both must hold.
+    await expectJson([
+      ...["--timeout", "10s", "file", f, "--unchanged-for", "300ms", "--contains", "busy 30"],
+    ], { code: 0, detail: /^unchanged for 300ms, contains "busy 30" \(\d+ B\)$/ });
+  }));

@@ -14,7 +14,15 @@ import {
   startProxy,
 } from "../services/http_servers.ts";
 import { makePki } from "../services/tls.ts";
-import { expectJson, runCli, runJson, timing, usageErrorLine } from "./_cli.ts";
+import {
+  expectJson,
+  runCli,
+  runJson,
+  runLate,
+  timing,
+  usageErrorLine,
+  writeRecipe,
+} from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "100ms"];
@@ -50,13 +58,16 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assertMatch(r.stderr, /\[ok\] http \S+ attempt 2 \(\d+\.\ds\): 200 OK\n/);
     });
 
-    await t.step("--status takes a code, a class and a list", async () => {
+    await t.step("--status takes a code, a class, a range and a list", async () => {
       for (
         const [path, status, detail] of [
           ["/status/204", "200,204", "204 No Content"],
           ["/status/404", "4xx", "404 Not Found"],
           ["/status/500", "500", "500 Internal Server Error"],
           ["/status/202", "201,2XX", "202 Accepted"],
+          ["/status/404", "200-499", "404 Not Found"],
+          ["/status/499", "200-499", "499"],
+          ["/status/302", "100-199,300-399", "302 Found"],
         ]
       ) {
         const r = await runJson([...FAST, "http", `${u}${path}`, "--status", status!]);
@@ -67,6 +78,61 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
         code: 1,
         error: "status 200, expected 204,3xx",
       });
+      await expectJson([...SHORT, "http", `${u}/status/500`, "--status", "200-499"], {
+        code: 1,
+        error: "status 500, expected 200-499",
+      });
+      // Pending (503) while starting, then 200: a range that leaves 503 out waits for it.
+      const r = await expectJson([
+        ...FAST,
+        ...["http", `${u}/ready-after/range/3`, "--status", "200-499"],
+      ], { code: 0, detail: "200 OK" });
+      assertEquals(r.json.conditions[0]!.attempts, 3);
+    });
+
+    await t.step("--expect-header finds a response header whose value matches", async () => {
+      const q = "Content-Type=application/json;%20charset=utf-8&X-Build=v1.4.2-rc1";
+      const ok = await expectJson([
+        ...FAST,
+        ...["http", `${u}/headers?${q}`, "--expect-header", "content-type: ^application/json"],
+        ...["--expect-header", "X-BUILD: v(?P<major>\\d+)\\.", "--expect-header", "X-Build:"],
+      ], {
+        code: 0,
+        detail:
+          "200 OK; header content-type matches /^application/json/; header X-BUILD matches /v(?P<major>\\d+)\\./; header X-Build present",
+      });
+      assertEquals((ok.json.conditions[0] as { captures?: unknown }).captures, {
+        "1": "1",
+        major: "1",
+      });
+      // Pending while the header says starting, then satisfied.
+      const late = await expectJson([
+        ...FAST,
+        ...["http", `${u}/header-after/eh/3?h=X-State`, "--expect-header", "x-state: ^ready$"],
+      ], { code: 0, detail: "200 OK; header x-state matches /^ready$/" });
+      assertEquals(late.json.conditions[0]!.attempts, 3);
+      await expectJson([...SHORT, "http", `${u}/headers?${q}`, "--expect-header", "X-Build: ^v2"], {
+        code: 1,
+        error: 'header X-Build "v1.4.2-rc1" does not match /^v2/ (200 OK)',
+      });
+      await expectJson([...SHORT, "http", `${u}/ok`, "--expect-header", "X-Missing: ."], {
+        code: 1,
+        error: "no header X-Missing (200 OK)",
+      });
+      // A header that carries a session is never shown (the route sets Set-Cookie: starting).
+      const cookie = await expectJson([
+        ...SHORT,
+        ...["http", `${u}/header-after/ck/99?h=Set-Cookie`, "--expect-header", "Set-Cookie: ^x="],
+      ], {
+        code: 1,
+        error: "header Set-Cookie (8 characters, not shown) does not match /^x=/ (200 OK)",
+      });
+      assertNoSecrets(cookie, ['"starting"']);
+      // The status is checked first: a 503 never reaches the header checks.
+      await expectJson([
+        ...SHORT,
+        ...["http", `${u}/status/503`, "--expect-header", "content-type: ."],
+      ], { code: 1, error: "status 503, expected 2xx" });
     });
 
     await t.step("redirects are followed, at most 10", async () => {
@@ -187,6 +253,49 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       });
     });
 
+    await t.step("--body-file sends a file's text, read on every attempt", async () => {
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-http-body-" });
+      try {
+        const file = `${dir}/payload.json`;
+        await Deno.writeTextFile(file, '{"query":"ready?"}');
+        await expectJson([
+          ...FAST,
+          ...[
+            "http",
+            `${u}/echo`,
+            "--body-file",
+            file,
+            "--header",
+            "Content-Type: application/json",
+          ],
+          ...["--jsonpath", '$.method == POST && $.body == "{\\"query\\":\\"ready?\\"}"'],
+        ], { code: 0 });
+        await expectJson([
+          ...FAST,
+          ...["http", `${u}/echo`, "--method", "PUT", "--body-file", file],
+          ...["--jsonpath", "$.method == PUT"],
+        ], { code: 0 });
+        // A file that is not written yet is pending, then sent once it is there.
+        const later = `${dir}/later.txt`;
+        const r = await runLate([
+          ...FAST,
+          ...["http", `${u}/echo`, "--body-file", later, "--jsonpath", "$.body == written-late"],
+        ], () => Deno.writeTextFile(later, "written-late"));
+        assertEquals(r.code, 0, r.stderr);
+        assertEquals(
+          r.attempts[0]!.error,
+          `cannot read --body-file ${later}: no such file or directory`,
+        );
+        await expectJson([...SHORT, "http", `${u}/echo`, "--body-file", `${dir}/never`], {
+          code: 1,
+          status: "timeout",
+          error: `cannot read --body-file ${dir}/never: no such file or directory`,
+        });
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+
     await t.step("--header-env, --basic-auth-env and URL user-info stay secret", async () => {
       const env = { API_TOKEN: "tok-4242-secret", DB_PASS: "pa55-word-9" };
       const args = [
@@ -237,6 +346,42 @@ Deno.test("http kind against a plain HTTP server", opts, async (t) => {
       assert(r.json.conditions[0]!.attempts >= 2);
       assert(r.json.elapsed_seconds < 5, "the slow request did not hold the run");
       await expectJson([...FAST, "--attempt-timeout", "3s", "http", `${u}/slow/200`], { code: 0 });
+    });
+
+    await t.step("a condition's own --attempt-timeout wins over the global one", async () => {
+      // Global 5 s, the slow condition's own 300 ms: it is cut; the other keeps 5 s and holds.
+      const r = await expectJson([
+        ...timing("2s", "100ms", "5s"),
+        ...["http", `${u}/slow/5000`, "--attempt-timeout", "300ms"],
+        ...["--", "http", `${u}/slow/800`],
+      ], { code: 1, error: "attempt timed out after 300ms" });
+      assert(r.json.conditions[0]!.attempts >= 2);
+      assertEquals(r.json.conditions[1]!.satisfied, true);
+      // Global 300 ms, the condition's own 3 s: a 600 ms answer is waited for.
+      await expectJson([
+        ...timing("5s", "100ms", "300ms"),
+        ...["http", `${u}/slow/600`, "--attempt-timeout", "3s"],
+      ], { code: 0, detail: "200 OK" });
+      // The same in a recipe, spelled with `_` or as the global key is.
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-http-recipe-" });
+      try {
+        const recipe = await writeRecipe(dir, [
+          "attempt-timeout: 300ms",
+          "conditions:",
+          "  - kind: http",
+          `    target: ${u}/slow/600`,
+          "    attempt_timeout: 3s",
+          "  - kind: http",
+          `    target: ${u}/slow/700`,
+          "    attempt-timeout: 2s",
+        ]);
+        const ok = await expectJson([...timing("5s", "100ms"), "-f", recipe], { code: 0 });
+        assertEquals(ok.json.conditions.map((c) => c.attempts), [1, 1]);
+        const explain = await runCli(["--explain", "-f", recipe]);
+        assertStringIncludes(explain.stdout, `http ${u}/slow/600 --attempt-timeout=3s`);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
     });
 
     await t.step("localhost is tried over IPv6 when IPv4 refuses", async () => {
@@ -392,11 +537,19 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     ],
     [
       ["http", "http://h/", "--status", "abc"],
-      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "abc" ${see}`,
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "abc" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--status", "500-200"],
+      `${where}: --status: the range 500-200 ends before it starts; write it low-high like 200-499 ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--status", "200-600"],
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "200-600" ${see}`,
     ],
     [
       ["http", "http://h/", "--status", "200,6xx"],
-      `${where}: --status: expected a code like 200, a class like 2xx or a list, got "200,6xx" ${see}`,
+      `${where}: --status: expected a code like 200, a class like 2xx, a range like 200-499 or a list, got "200,6xx" ${see}`,
     ],
     [
       ["http", "http://h/", "--matches", "(a"],
@@ -419,6 +572,22 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
       `${where}: --jsonpath: bad path "$.a[?(@.b==)]": bad filter (@.b==): it ends with an operator ${see}`,
     ],
     [
+      ["http", "http://h/", "--expect-header", "NoColon"],
+      `${where}: --expect-header: expected 'NAME: REGEX', got "NoColon" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "Bad Name: x"],
+      `${where}: --expect-header: expected 'NAME: REGEX', got "Bad Name: x" ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "X-A: (a"],
+      `${where}: --expect-header: invalid regular expression /(a/: unterminated group ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--expect-header", "X-A: (?=a)"],
+      `${where}: --expect-header: not supported by waitcmd's linear-time engine (RE2: no lookaround or backreferences): invalid or unsupported Perl syntax: (?= ${see}`,
+    ],
+    [
       ["http", "http://h/", "--method", "GE T"],
       `${where}: --method: expected a method like GET or POST, got "GE T" ${see}`,
     ],
@@ -429,6 +598,22 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     [
       ["http", "http://h/", "--method", "GET", "--body", "x"],
       `${where}: --body: cannot be sent with --method GET ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", "b.json", "--body", "x"],
+      `${where}: --body-file: cannot be combined with --body ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", "b.json", "--method", "HEAD"],
+      `${where}: --body-file: cannot be sent with --method HEAD ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", ""],
+      `${where}: --body-file: expected a path, got an empty string ${see}`,
+    ],
+    [
+      ["http", "http://h/", "--body-file", "-"],
+      `${where}: --body-file: expected a file: standard input cannot be read on every attempt ${see}`,
     ],
     [
       ["http", "http://h/", "--header", "NoColon"],
@@ -474,6 +659,10 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
       ["http", "https://h/", "--insecure"],
       `${where}: --insecure: cannot be used through a proxy (HTTPS_PROXY is set); add the host to NO_PROXY ${see}`,
       { HTTPS_PROXY: "http://127.0.0.1:1" },
+    ],
+    [
+      ["http", "http://h/", "--attempt-timeout", "0s"],
+      `${where}: --attempt-timeout: must be longer than 0 ${see}`,
     ],
     [
       ["http", "http://h/", "--no-follow-redirects=maybe"],

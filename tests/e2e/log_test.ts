@@ -157,6 +157,43 @@ logTest(
   },
 );
 
+logTest(
+  "log --jsonpath matches only JSON-object lines that satisfy it, written late or already there",
+  [
+    '{"level":"info","msg":"booting","port":0}',
+    'level=error msg="server started" port=8080',
+    '["msg","server started"]',
+    "",
+  ].join("\n"),
+  async (f) => {
+    const expr = '$.msg == "server started" && $.port > 0';
+    // Nothing in the file satisfies it: a timeout, the plain-text and array lines never match.
+    await expectJson([...timing("600ms", "100ms"), "log", f, "--from-start", "--jsonpath", expr], {
+      code: 1,
+      status: "timeout",
+      error: "no matching line yet",
+    });
+    // Pending, then a JSON line that satisfies it is written.
+    const cli = startCli([
+      ...["--output", "jsonl"],
+      ...timing("15s", "200ms"),
+      ...["log", f, "--jsonpath", expr, "--jsonpath", "$.level"],
+    ]);
+    await cli.waitFor("stdout", /"event":"attempt"/);
+    await append(f, '{"level":"info","msg":"server started","port":0}\nnot json {\n');
+    await append(f, '{"level":"info","msg":"server started","port":8080}\n');
+    const r = await cli.done();
+    assertEquals(r.code, 0, r.stderr);
+    const c = r.report!.conditions[0]! as { detail: string; captures?: unknown };
+    assertEquals(c.detail, '{"level":"info","msg":"server started","port":8080}');
+    assertEquals(c.captures, { value: "info" });
+    // With --from-start it is found in what is there, together with --contains.
+    await expectJson([
+      ...["--timeout", "5s", "log", f, "--from-start", "--contains", "8080", "--jsonpath", expr],
+    ], { code: 0, detail: '{"level":"info","msg":"server started","port":8080}' });
+  },
+);
+
 Deno.test("log waits for a file that does not exist yet and reads it from its start", async () => {
   await withDir(async (dir) => {
     const f = `${dir}/logs/late.log`;
@@ -196,7 +233,7 @@ Deno.test("log usage errors exit 2 with one line", async (t) => {
   const rows: [string[], string][] = [
     [
       ["log", "a.log"],
-      "waitcmd: condition 1 (log): expected --contains TEXT or --matches REGEX (or both)",
+      "waitcmd: condition 1 (log): expected --contains TEXT, --matches REGEX or --jsonpath EXPR",
     ],
     [
       ["log", "a.log", "--contains", "x", "--from-start", "--tail", "3"],
@@ -205,6 +242,14 @@ Deno.test("log usage errors exit 2 with one line", async (t) => {
     [
       ["log", "a.log", "--matches", "[a-"],
       "--matches: invalid regular expression /[a-/: unterminated character class",
+    ],
+    [
+      ["log", "a.log", "--jsonpath", "level == error"],
+      '--jsonpath: expected a path like $.status, .status or {.status}, got "level"',
+    ],
+    [
+      ["log", "a.log", "--jsonpath", "$.msg =~ /(?=a)/"],
+      "--jsonpath: =~ /(?=a)/: not supported by waitcmd's linear-time engine",
     ],
     [
       ["log", "a.log", "--contains", "x", "--min-matches", "none"],

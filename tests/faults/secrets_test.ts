@@ -120,6 +120,15 @@ const PLACES: Place[] = [
     ],
   },
   {
+    // The command prints it, and its JSON holds it: what --jsonpath shows is masked too.
+    name: "exec --env of a credential name",
+    canSucceed: true,
+    words: (_t, ok) => [
+      ...["exec", "--env", `API_TOKEN=${MARK}`, "--jsonpath", ok ? "$.t" : "$.t == nope"],
+      ...["--", "sh", "-c", `printf '{"t":"%s"}' "$API_TOKEN"; echo "token $API_TOKEN" >&2`],
+    ],
+  },
+  {
     name: "grpc and websocket Authorization headers",
     canSucceed: false,
     words: (t) => [

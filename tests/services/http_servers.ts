@@ -21,6 +21,9 @@
  * | /echo                         | 200 JSON {method, url, headers, body} of the request      |
  * | /large                        | 200, 11 MiB of "x" followed by "END"                      |
  * | /not-json                     | 200 "<html>not json</html>"                               |
+ * | /headers?NAME=VALUE...        | 200 "headers" with each query pair as a response header   |
+ * | /header-after/KEY/N?h=NAME    | 200 with header NAME: starting for the first N-1 requests |
+ * |                               | of KEY, then NAME: ready                                  |
  */
 
 import https from "node:https";
@@ -115,6 +118,20 @@ export function makeHandler(): (req: Request) => Promise<Response> {
           },
         });
         return new Response(stream);
+      }
+      case "headers": {
+        const headers = new Headers();
+        for (const [k, v] of url.searchParams) headers.append(k, v);
+        return new Response("headers", { headers });
+      }
+      case "header-after": {
+        const key = `header-after/${parts[1] ?? ""}`;
+        const n = (counts.get(key) ?? 0) + 1;
+        counts.set(key, n);
+        const state = n < Number(parts[2] ?? 1) ? "starting" : "ready";
+        return new Response(state, {
+          headers: { [url.searchParams.get("h") ?? "x-state"]: state },
+        });
       }
       case "not-json":
         return new Response("<html>not json</html>", { headers: { "content-type": "text/html" } });

@@ -439,14 +439,16 @@ Deno.test("LiveRenderer shows elapsed and time left, and each wait since the sta
 });
 
 Deno.test("a run a started command ended: its failure in the summary and the report", () => {
-  const failure = "start 1 (./srv --token t0ps3cret) exited with code 4 before the conditions held";
+  // The command as the engine shows it (engine/run_options.ts): its secrets masked where they
+  // stand; its output is text from outside, masked by value in the report.
+  const failure = "start 1 (./srv --token ***) exited with code 4 before the conditions held";
   const r = report({
     status: "fatal",
     failure,
     started: [
       {
         index: 1,
-        command: "./srv --token t0ps3cret",
+        command: "./srv --token ***",
         pid: 42,
         status: "exited",
         exitCode: 4,

@@ -107,7 +107,10 @@ function decode(s: string): string {
  * `--password-file` (docs/contract.md §9). Both the URL and a flag is a
  * usage error; neither is undefined (no password is sent).
  */
-export function passwordSource(input: KindInput, url: DataStoreUrl): PasswordSource | undefined {
+export function passwordSource(
+  input: KindInput,
+  url: Pick<DataStoreUrl, "password">,
+): PasswordSource | undefined {
   const fromFlags = passwordFlags(input);
   if (fromFlags !== undefined && url.password !== undefined) {
     input.fail(

@@ -9,10 +9,11 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { dataStoreUrl, passwordSource, TLS_FLAGS, tlsChoice } from "../_common/datastore.ts";
+import { passwordSource, TLS_FLAGS, tlsChoice, type UrlTls } from "../_common/datastore.ts";
 import type { ReachOptions } from "../_common/datastore.ts";
-import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
+import { type MaskedUrl, maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
+import { type MysqlTarget, parseMysqlTarget } from "./url.ts";
 
 /** What a mysql condition needs. */
 export interface MysqlOptions extends ReachOptions<string> {
@@ -21,6 +22,12 @@ export interface MysqlOptions extends ReachOptions<string> {
   /** The URL's database; undefined: none selected. */
   readonly database: string | undefined;
   readonly sql: SqlCheck;
+  /** The Unix socket to connect to (`socketPath`, `socket`, a DSN's `unix(...)`); undefined: TCP. */
+  readonly socketPath: string | undefined;
+  /** The URL's `ssl` options besides the verification: a profile's or inline CA, TLS versions. */
+  readonly sslExtra: Readonly<Record<string, unknown>> | undefined;
+  /** Driver options from the URL, passed as they are (`charset`, `timezone`, `connectTimeout`, ...). */
+  readonly driver: Readonly<Record<string, unknown>>;
 }
 
 /** The mysql kind. */
@@ -57,28 +64,62 @@ export const mysql = defineKind<MysqlOptions>({
 });
 
 function parseOptions(input: KindInput): { target: string; options: MysqlOptions } {
-  const url = dataStoreUrl(input, {
-    schemes: ["mysql", "mariadb"],
-    defaultPort: 3306,
-    form: "mysql://[user[:password]@]host[:port][/database]",
-  });
-  for (const name of url.params.keys()) {
-    input.fail(
-      undefined,
-      `unsupported URL parameter ${
-        JSON.stringify(name)
-      } (TLS is set with --tls, --ca-file and --insecure)`,
-    );
+  const text = input.target ?? "";
+  const masked = maskTarget(text);
+  for (const s of masked.secrets) input.secret(s);
+  let t: MysqlTarget;
+  try {
+    t = parseMysqlTarget(text, JSON.stringify(masked.display));
+  } catch (e) {
+    return input.fail(undefined, (e as Error).message);
+  }
+  if (t.password !== undefined) input.secret(t.password);
+  for (const s of t.secrets) input.secret(s);
+  const ssl = t.ssl;
+  const urlTls: UrlTls = ssl === undefined ? {} : {
+    mode: ssl.prefer ? "prefer" : "on",
+    verify: !ssl.rejectUnauthorized ? "none" : ssl.verifyIdentity ? "full" : "ca",
+    said: ssl.said,
+  };
+  if (ssl?.ca !== undefined && input.has("ca-file")) {
+    input.fail("ca-file", `cannot be combined with the CA certificates of ${ssl.said}`);
   }
   return {
-    target: url.display,
+    target: masked.display,
     options: {
-      hp: url.hp,
-      user: url.user ?? "root",
-      database: url.path,
-      password: passwordSource(input, url),
-      tls: tlsChoice(input, {}, "--tls"),
+      hp: t.hp,
+      socketPath: t.socketPath,
+      user: t.user ?? "root",
+      database: t.database,
+      password: passwordSource(input, t),
+      tls: tlsChoice(input, urlTls, "--tls or ssl in the URL"),
+      sslExtra: ssl === undefined
+        ? undefined
+        : { ...ssl.extra, ...(ssl.ca === undefined ? {} : { ca: ssl.ca }) },
+      driver: t.driver,
       sql: sqlCheck(input),
     },
+  };
+}
+
+/**
+ * The target as displayed, its password masked: a URL by the data-store
+ * rule, a Go DSN (`user:***@tcp(db:3306)/app`) by the same rule on its
+ * user-info (up to the last `@` before the address).
+ */
+function maskTarget(text: string): MaskedUrl {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return maskUrlPassword(text);
+  const slash = text.lastIndexOf("/", text.includes(")") ? text.lastIndexOf(")") + 1 : undefined);
+  const at = text.lastIndexOf("@", slash < 0 ? undefined : slash);
+  const colon = text.indexOf(":");
+  if (at < 0 || colon < 0 || colon > at) {
+    return { display: text, user: undefined, password: undefined, secrets: [] };
+  }
+  const password = text.slice(colon + 1, at);
+  return {
+    display: `${text.slice(0, colon)}:***${text.slice(at)}`,
+    user: text.slice(0, colon),
+    password,
+    secrets: password === "" ? [] : [password],
   };
 }

@@ -11,8 +11,9 @@ import mysql from "mysql2";
 import { connect as netConnect } from "node:net";
 import type { TLSSocket } from "node:tls";
 import {
+  attemptEveryAddress,
+  attemptOnSocket,
   connectOrDescribe,
-  dataStoreProbe,
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
@@ -39,17 +40,41 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
     end: (c) => new Promise<void>((resolve) => c.end(() => resolve())),
     destroy: (c) => c.destroy(),
   }, env.clock);
-  return dataStoreProbe(o, sessions, session, judgeError);
+  return {
+    check: ({ signal }) =>
+      o.socketPath === undefined
+        ? attemptEveryAddress(o, signal, attempt, judgeError)
+        : attemptOnSocket(o, o.socketPath, true, signal, attempt, judgeError),
+    close: () => sessions.close(),
+  };
+
+  /** One address; with the Go driver's `tls=preferred`, plain text when the server has no TLS. */
+  async function attempt(input: SessionInput): Promise<ProbeResult> {
+    try {
+      return await session(input);
+    } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code;
+      if (
+        o.tls.mode === "prefer" && input.tls !== undefined && code === "HANDSHAKE_NO_SSL_SUPPORT"
+      ) {
+        return await session({ ...input, tls: undefined });
+      }
+      throw e;
+    }
+  }
 
   /** Connects, runs the query and closes; throws what the driver throws. */
   function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
     signal.throwIfAborted();
-    const socket = netConnect({ host: address.hostname, port: address.port });
+    const socket = o.socketPath === undefined
+      ? netConnect({ host: address.hostname, port: address.port })
+      : netConnect({ path: o.socketPath });
     socket.setNoDelay(true);
     capReads(socket);
     // The driver verifies the name of a DNS host itself; an IP address is checked below.
     const hostIsIp = canonicalIp(o.hp.hostname) !== undefined;
     const conn: Connection = mysql.createConnection({
+      ...o.driver,
       // The host as typed: the driver takes the TLS server name from it.
       host: o.hp.hostname,
       port: address.port,
@@ -58,6 +83,7 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       password,
       database: o.database,
       ssl: tls === undefined ? undefined : {
+        ...o.sslExtra,
         ...(tls.ca === undefined ? {} : { ca: tls.ca }),
         rejectUnauthorized: tls.rejectUnauthorized,
         verifyIdentity: o.tls.verify === "full" && !hostIsIp,
@@ -66,7 +92,8 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       typeCast: false,
       rowsAsArray: true,
       multipleStatements: true,
-      connectTimeout: 0,
+      // No driver timer unless the URL asks for one (connectTimeout, the DSN's timeout).
+      connectTimeout: (o.driver.connectTimeout as number | undefined) ?? 0,
     });
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
     conn.on("error", () => {});

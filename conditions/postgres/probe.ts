@@ -11,12 +11,12 @@ import pg from "pg";
 import { Socket } from "node:net";
 import {
   attemptEveryAddress,
+  attemptOnSocket,
   connectOrDescribe,
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { capReads, DriverSessions } from "../_common/driver.ts";
-import { readPassword } from "../_common/dsurl.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
@@ -77,22 +77,9 @@ export function create(options: PostgresOptions, env: ProbeEnv): Probe {
     if (endpoint.socketDir === undefined) {
       return attemptEveryAddress({ ...options, hp: endpoint.hp }, signal, run, judgeError);
     }
-    return socketAttempt(endpoint.hp, signal, run);
-  }
-
-  /** A Unix socket: no TLS (libpq uses none there), no address to resolve. */
-  async function socketAttempt(
-    hp: PgEndpoint["hp"],
-    signal: AbortSignal,
-    run: (input: SessionInput) => Promise<ProbeResult>,
-  ): Promise<ProbeResult> {
-    let password: string | undefined;
-    try {
-      password = options.password === undefined ? undefined : await readPassword(options.password);
-      return await run({ address: hp, password, tls: undefined, signal });
-    } catch (e) {
-      return judgeError(e, { user: options.user, hostname: hp.hostname, secrets: [password] });
-    }
+    // No TLS on a Unix socket, as libpq.
+    const o = { ...options, hp: endpoint.hp };
+    return attemptOnSocket(o, endpoint.socketDir, false, signal, run, judgeError);
   }
 
   /** One address; in prefer mode, plain text when the server has no TLS. */

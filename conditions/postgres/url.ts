@@ -212,6 +212,8 @@ export function parsePostgresUrl(text: string, shown: string): PgUrl {
   checkNames(params);
   // pg's parser takes one host; the others are libpq's (read below).
   const hosts = hostList === "" ? [] : hostList.split(",");
+  // A port out of range is named before pg's parser (the WHATWG URL parser) refuses the URL.
+  for (const h of hosts) readPort(splitHostPort(decodeHost(h)).port);
   const firstHost = hosts[0] ?? "";
   const forPg = `${head[1]}://${authority.slice(0, at + 1)}${firstHost}${
     q < 0 ? rest : rest.slice(0, q)
@@ -345,6 +347,8 @@ function socketEndpoint(dir: string, port: number): PgEndpoint {
 
 /** One `host[:port]` of a URI host list (`[v6]:port` too). */
 function splitHostPort(text: string): { host: string; port: string | undefined } {
+  // A socket directory may hold colons (`/cloudsql/project:region:instance`).
+  if (text.startsWith("/")) return { host: text, port: undefined };
   const v6 = /^\[([^\]]*)\](?::(.*))?$/.exec(text);
   if (v6) return { host: v6[1]!, port: v6[2] };
   const colon = text.lastIndexOf(":");

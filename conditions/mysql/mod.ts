@@ -38,11 +38,12 @@ export const mysql = defineKind<MysqlOptions>({
   aliases: ["mariadb"],
   summary: "a MySQL or MariaDB server takes the login and answers SELECT 1 or a query",
   description:
-    'Connects, logs in and runs SELECT 1 (or --query) on each attempt, over one connection that is closed after it. With --expect, the first column of the first row, as the server writes it, must equal the text; with --min-rows, the query must return at least N rows. Pending, with the server\'s own text: refused or reset connections, a server starting or shutting down, too many connections, wrong credentials or an unknown user ("authentication failed for user ...": a user is often created late), a missing database, table or column (migrations not run yet), missing privileges, TLS failures. Fatal (exit 3): a statement the server can never run: a syntax error (ER_PARSE_ERROR 1064, ER_SYNTAX_ERROR 1149), an ambiguous column (1052), a wrong number of columns (1222, 1241), an empty query (1065). The password comes from the URL, --password-env or --password-file and never shows. --tls (verified: chain and host name) or --insecure; without them the connection is plain text.',
+    "Connects, logs in and runs SELECT 1 (or --query) on each attempt, over one connection that is closed after it. The target is a mysql:// URL read by mysql2's own parser, its parameters the driver's connection options (charset, timezone, connectTimeout, ssl, socketPath or Prisma's socket, compress, ...), or the Go driver's DSN that wait4x takes (user:pw@tcp(host:port)/db, user:pw@unix(/path/mysqld.sock)/db, with its tls, charset and timeout); an option the driver does not know is a usage error. With --expect, the first column of the first row, as the server writes it, must equal the text; with --min-rows, the query must return at least N rows. Pending, with the server's own text: refused or reset connections, a server starting or shutting down, too many connections, wrong credentials or an unknown user (\"authentication failed for user ...\": a user is often created late), a missing database, table or column (migrations not run yet), missing privileges, TLS failures. Fatal (exit 3): a statement the server can never run: a syntax error (ER_PARSE_ERROR 1064, ER_SYNTAX_ERROR 1149), an ambiguous column (1052), a wrong number of columns (1222, 1241), an empty query (1065). The password comes from the URL, --password-env or --password-file and never shows. TLS: the URL's ssl option (a JSON object such as {\"rejectUnauthorized\":false}, or a profile such as Amazon RDS), the DSN's tls, or --tls (verified: chain and host name) with --ca-file or --insecure; without them the connection is plain text.",
   target: {
     shape: "required",
     placeholder: "URL",
-    description: "mysql://[user[:password]@]host[:port][/database] (port 3306; mariadb:// too)",
+    description:
+      "mysql://[user[:password]@]host[:port][/database][?option=value&...] (port 3306; mariadb:// too), or the Go DSN user:pw@tcp(host:port)/db, user:pw@unix(/path)/db",
   },
   flags: [...SQL_FLAGS, ...PASSWORD_FLAGS, ...TLS_FLAGS],
   examples: [
@@ -54,6 +55,10 @@ export const mysql = defineKind<MysqlOptions>({
       args:
         "mariadb mysql://app@db/app --password-file /run/secrets/db --query 'SELECT 1 FROM users LIMIT 1' --min-rows 1",
       description: "wait until the users table exists and has a row",
+    },
+    {
+      args: "mysql 'mysql://app@localhost/app?socketPath=/run/mysqld/mysqld.sock&charset=utf8mb4'",
+      description: "wait for a server on its Unix socket",
     },
     {
       args: "mysql mysql://monitor@db.internal/ --password-env DB_PASSWORD --tls --ca-file ca.pem",

@@ -68,11 +68,12 @@ export const postgres = defineKind<PostgresOptions>({
   aliases: ["postgresql", "pg"],
   summary: "a PostgreSQL server takes the login and answers SELECT 1 or a query",
   description:
-    "Connects, logs in and runs SELECT 1 (or --query) on each attempt, over one connection that is closed after it. With --expect, the first column of the first row, as the server writes it (t/f for booleans), must equal the text; with --min-rows, the query must return at least N rows; with --primary, the server must not be in recovery (pg_is_in_recovery() is false). Pending, with the server's own text: refused or reset connections, a server starting up, shutting down or in recovery, wrong credentials (\"authentication failed for user ...\": a user is often created late), a missing database, table, column or function (migrations not run yet), TLS failures. Fatal (exit 3): a statement the server can never run, such as an SQL syntax error (SQLSTATE class 42, except missing objects and privileges). The password comes from the URL, --password-env or --password-file, never from PG* variables or ~/.pgpass, and never shows. TLS follows the URL's sslmode (disable, allow/prefer: TLS when the server has it, require: unverified, verify-ca, verify-full) or --tls (verified); without either the connection is plain text.",
+    "Connects, logs in and runs SELECT 1 (or --query) on each attempt, over one connection that is closed after it. The target is a libpq connection URI, read by pg's own parser, with libpq's parameters and meanings: user, password and dbname as parameters, host naming a socket directory (host=/run/postgresql, or the directory percent-encoded as the host; an empty host is libpq's default directory), several hosts tried in order (h1:5432,h2:5433; target_session_attrs, load_balance_hosts), sslmode, application_name, connect_timeout, options and the rest; a parameter neither libpq nor pg knows is a usage error. With --expect, the first column of the first row, as the server writes it (t/f for booleans), must equal the text; with --min-rows, the query must return at least N rows; with --primary (target_session_attrs=primary), the server must not be in recovery. Pending, with the server's own text: refused or reset connections, a server starting up, shutting down or in recovery, wrong credentials (\"password authentication failed for user ...\": a user is often created late), a missing database, table, column or function (migrations not run yet), TLS failures. Fatal (exit 3): a statement the server can never run, such as an SQL syntax error (SQLSTATE class 42, except missing objects and privileges). The password comes from the URL (user-info or password=), --password-env or --password-file, never from PG* variables or ~/.pgpass, and never shows. TLS follows sslmode as libpq: without it, prefer (TLS when the server has it, unverified, else plain text); disable, allow/prefer, require (unverified), verify-ca, verify-full; sslrootcert, sslcert and sslkey name files read at each attempt. --tls requires verified TLS.",
   target: {
     shape: "required",
     placeholder: "URL",
-    description: "postgres://[user[:password]@]host[:port][/database][?sslmode=MODE] (port 5432)",
+    description:
+      "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...] (libpq's URI; port 5432)",
   },
   flags: [
     ...SQL_FLAGS,
@@ -93,6 +94,11 @@ export const postgres = defineKind<PostgresOptions>({
       args:
         "pg postgres://app@db/app --password-file /run/secrets/db --query 'SELECT max(version) FROM schema_migrations' --expect 20261101",
       description: "wait until the migrations have run",
+    },
+    {
+      args:
+        "postgres 'postgres:///app?host=/cloudsql/project:region:db&user=app' --password-env DB_PASSWORD",
+      description: "wait for a server behind a Unix socket directory (Cloud SQL's proxy)",
     },
     {
       args:

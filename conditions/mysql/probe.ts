@@ -92,15 +92,19 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       typeCast: false,
       rowsAsArray: true,
       multipleStatements: true,
-      // No driver timer unless the URL asks for one (connectTimeout, the DSN's timeout).
-      connectTimeout: (o.driver.connectTimeout as number | undefined) ?? 0,
+      // No driver timer: the URL's connectTimeout is ours (below), cleared with the attempt.
+      connectTimeout: 0,
     });
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
     conn.on("error", () => {});
     return sessions.run<ProbeResult>(conn, signal, async (_, state) => {
       await connectOrDescribe(
         () =>
-          new Promise<void>((resolve, reject) => conn.connect((e) => e ? reject(e) : resolve())),
+          withinConnectTimeout(
+            o.driver.connectTimeout as number | undefined,
+            new Promise<void>((resolve, reject) => conn.connect((e) => e ? reject(e) : resolve())),
+            () => conn.destroy(),
+          ),
         o.hp.hostname,
       );
       // Up: closing it says goodbye (COM_QUIT) instead of waiting.
@@ -125,6 +129,29 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       };
     });
   }
+}
+
+/**
+ * `connecting`, failed with ETIMEDOUT (as the driver's own timer would) when it takes more than
+ * the URL's `connectTimeout` milliseconds; `stop` ends the connection then. The timer is ours so
+ * that it ends with the attempt, whatever the driver does.
+ */
+function withinConnectTimeout(
+  ms: number | undefined,
+  connecting: Promise<void>,
+  stop: () => void,
+): Promise<void> {
+  if (!ms) return connecting;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      stop();
+      reject(Object.assign(new Error(`connect ETIMEDOUT after ${ms} ms (connectTimeout)`), {
+        code: "ETIMEDOUT",
+      }));
+    }, ms);
+  });
+  return Promise.race([connecting, late]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -12,7 +12,8 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { serverTest } from "../_kit.ts";
+import { ignoreWithout, serverTest } from "../_kit.ts";
+import { makePki } from "../services/tls.ts";
 import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
 import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 import { assertQueries, assertSyntaxErrorFatal } from "./_sql.ts";
@@ -142,6 +143,54 @@ serverTest("mysql targets as the drivers take them", SERVICE, async (db, t) => {
       `authentication failed for user "app" from '127.0.0.1' (using password: YES)`,
     );
   });
+});
+
+Deno.test({
+  name: "mysql TLS from the target: mysql2's ssl option, the Go DSN's tls",
+  ignore: ignoreWithout(SERVICE.name, SERVICE.missing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const pki = await makePki();
+    const db = await makeMariadb({
+      tls: { caFile: pki.ca.certFile, certFile: pki.server.certFile, keyFile: pki.server.keyFile },
+    });
+    try {
+      const pw = encodeURIComponent(MY_PASSWORD);
+      const base = `mysql://app:${pw}@127.0.0.1:${db.port}/app`;
+      const cipher = "SELECT IF(VARIABLE_VALUE = '', 'plain', 'tls') FROM " +
+        "information_schema.SESSION_STATUS WHERE VARIABLE_NAME = 'Ssl_cipher'";
+      for (
+        const target of [
+          `${base}?ssl={"rejectUnauthorized":false}`,
+          // {} verifies the chain (mysql2's default), against --ca-file.
+          `${base}?ssl={}&charset=utf8mb4`,
+          `app:${MY_PASSWORD}@tcp(127.0.0.1:${db.port})/app?tls=skip-verify`,
+          `app:${MY_PASSWORD}@tcp(127.0.0.1:${db.port})/app?tls=preferred`,
+        ]
+      ) {
+        const ca = target.includes("ssl={}") ? ["--ca-file", pki.ca.certFile] : [];
+        const r = await runJson([
+          ...FAST,
+          ...["mysql", target, "--query", cipher, "--expect", "tls", ...ca],
+        ]);
+        assertEquals([r.code, r.json.conditions[0]!.detail], [
+          0,
+          'query returned "tls" as app@app over TLS',
+        ], `${target}: ${r.json.conditions[0]!.last_error}`);
+      }
+      // {} without the CA: the chain is not trusted, pending.
+      const r = await runJson([...SHORT, "mysql", `${base}?ssl={}`]);
+      assertEquals(r.code, 1);
+      assert(
+        r.json.conditions[0]!.last_error!.startsWith("certificate not trusted"),
+        r.json.conditions[0]!.last_error,
+      );
+    } finally {
+      await db.remove();
+      await pki.cleanup();
+    }
+  },
 });
 
 Deno.test("mysql kind rejects every malformed value with exit 2 before probing", async () => {

@@ -12,8 +12,9 @@
  */
 
 import { assert, assertEquals } from "../_assert.ts";
-import { serverTest } from "../_kit.ts";
+import { ignoreWithout, serverTest } from "../_kit.ts";
 import { freePort } from "../services/_util.ts";
+import { makePki } from "../services/tls.ts";
 import { makePostgres, PG_BIN, PG_PASSWORD, postgresMissing } from "../services/postgres.ts";
 import { assertUsageErrors, runCli, runJson, runLate } from "./_cli.ts";
 import { assertQueries, assertSyntaxErrorFatal } from "./_sql.ts";
@@ -209,6 +210,74 @@ serverTest("postgres URL forms as libpq takes them (psql the oracle)", SERVICE, 
     assertEquals(r.code, 1);
     assertEquals(r.json.conditions[0]!.last_error, 'password authentication failed for user "app"');
   });
+});
+
+Deno.test({
+  name: "postgres URL TLS as libpq: no sslmode is prefer, sslrootcert is the CA file",
+  ignore: ignoreWithout(SERVICE.name, SERVICE.missing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  fn: async () => {
+    const pki = await makePki();
+    const pg = await makePostgres({
+      tls: { certFile: pki.server.certFile, keyFile: pki.server.keyFile },
+    });
+    try {
+      const pw = encodeURIComponent(PG_PASSWORD);
+      const byName = `postgres://app:${pw}@localhost:${pg.port}/app`;
+      // psql takes these forms too (PGSSLMODE unset: libpq's default prefer).
+      for (
+        const url of [
+          `postgres://app:${pw}@127.0.0.1:${pg.port}/app`,
+          `${byName}?sslmode=verify-full&sslrootcert=${pki.ca.certFile}`,
+        ]
+      ) {
+        const psql = await psqlSays(
+          url,
+          "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+        );
+        assertEquals([psql.ok, psql.text], [true, "t"], `psql ${url}`);
+        const r = await runJson([...FAST, "postgres", url]);
+        assertEquals(
+          [r.code, r.json.conditions[0]!.detail],
+          [0, "SELECT 1 answered as app@app over TLS"],
+          url,
+        );
+      }
+      // Another CA in sslrootcert: not trusted, pending, naming the parameter's file nowhere.
+      const other = await makePki();
+      try {
+        const r = await runJson([
+          ...SHORT,
+          "postgres",
+          `${byName}?sslmode=verify-full&sslrootcert=${other.ca.certFile}`,
+        ]);
+        assertEquals(r.code, 1);
+        assert(
+          r.json.conditions[0]!.last_error!.startsWith("certificate not trusted"),
+          r.json.conditions[0]!.last_error,
+        );
+      } finally {
+        await other.cleanup();
+      }
+      // A missing sslrootcert file is pending (it may be written late), naming the parameter.
+      const missing = await runJson([
+        ...SHORT,
+        "postgres",
+        `${byName}?sslmode=verify-full&sslrootcert=${pki.dir}/nope.pem`,
+      ]);
+      assertEquals(missing.code, 1);
+      assert(
+        missing.json.conditions[0]!.last_error!.startsWith(
+          `cannot read sslrootcert=${pki.dir}/nope.pem`,
+        ),
+        missing.json.conditions[0]!.last_error,
+      );
+    } finally {
+      await pg.remove();
+      await pki.cleanup();
+    }
+  },
 });
 
 serverTest("postgres --primary waits for a standby to be promoted", {

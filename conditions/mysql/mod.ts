@@ -9,25 +9,36 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { passwordSource, TLS_FLAGS, tlsChoice, type UrlTls } from "../_common/datastore.ts";
-import type { ReachOptions } from "../_common/datastore.ts";
-import { type MaskedUrl, maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
+import { TLS_FLAGS } from "../_common/datastore.ts";
+import {
+  type MaskedUrl,
+  maskUrlPassword,
+  PASSWORD_FLAGS,
+  passwordFlags,
+  type PasswordSource,
+} from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
-import { type MysqlTarget, parseMysqlTarget } from "./url.ts";
 
-/** What a mysql condition needs. */
-export interface MysqlOptions extends ReachOptions<string> {
-  /** The URL's user, else `root`. */
-  readonly user: string;
-  /** The URL's database; undefined: none selected. */
-  readonly database: string | undefined;
+/**
+ * What a mysql condition is given: the target as written and the flags. The target is read by
+ * mysql2's parser in `validate` (exit 2 before any probe) and again by the probe (resolve.ts),
+ * so that the declaration loads no library: help and usage errors stay as fast as before.
+ */
+export interface MysqlOptions {
+  /** The target as written (its password included: options never reach an output). */
+  readonly url: string;
+  /** The target as usage errors quote it, its password masked. */
+  readonly shown: string;
+  /** --password-env's value or --password-file's path. */
+  readonly flagPassword: PasswordSource | undefined;
+  /** Which of the two, for the usage error of a password given twice. */
+  readonly flagPasswordName: "password-env" | "password-file";
+  readonly tlsFlags: {
+    readonly tls: boolean;
+    readonly insecure: boolean;
+    readonly caFile: string | undefined;
+  };
   readonly sql: SqlCheck;
-  /** The Unix socket to connect to (`socketPath`, `socket`, a DSN's `unix(...)`); undefined: TCP. */
-  readonly socketPath: string | undefined;
-  /** The URL's `ssl` options besides the verification: a profile's or inline CA, TLS versions. */
-  readonly sslExtra: Readonly<Record<string, unknown>> | undefined;
-  /** Driver options from the URL, passed as they are (`charset`, `timezone`, `connectTimeout`, ...). */
-  readonly driver: Readonly<Record<string, unknown>>;
 }
 
 /** The mysql kind. */
@@ -65,6 +76,10 @@ export const mysql = defineKind<MysqlOptions>({
       description: "wait for a verified TLS login",
     },
   ],
+  async validate(options, fail) {
+    const { resolveMysql } = await import("./resolve.ts");
+    resolveMysql(options, fail);
+  },
   load: () => import("./probe.ts").then((m) => m.create),
 });
 
@@ -72,36 +87,18 @@ function parseOptions(input: KindInput): { target: string; options: MysqlOptions
   const text = input.target ?? "";
   const masked = maskTarget(text);
   for (const s of masked.secrets) input.secret(s);
-  let t: MysqlTarget;
-  try {
-    t = parseMysqlTarget(text, JSON.stringify(masked.display));
-  } catch (e) {
-    return input.fail(undefined, (e as Error).message);
-  }
-  if (t.password !== undefined) input.secret(t.password);
-  for (const s of t.secrets) input.secret(s);
-  const ssl = t.ssl;
-  const urlTls: UrlTls = ssl === undefined ? {} : {
-    mode: ssl.prefer ? "prefer" : "on",
-    verify: !ssl.rejectUnauthorized ? "none" : ssl.verifyIdentity ? "full" : "ca",
-    said: ssl.said,
-  };
-  if (ssl?.ca !== undefined && input.has("ca-file")) {
-    input.fail("ca-file", `cannot be combined with the CA certificates of ${ssl.said}`);
-  }
   return {
     target: masked.display,
     options: {
-      hp: t.hp,
-      socketPath: t.socketPath,
-      user: t.user ?? "root",
-      database: t.database,
-      password: passwordSource(input, t),
-      tls: tlsChoice(input, urlTls, "--tls or ssl in the URL"),
-      sslExtra: ssl === undefined
-        ? undefined
-        : { ...ssl.extra, ...(ssl.ca === undefined ? {} : { ca: ssl.ca }) },
-      driver: t.driver,
+      url: text,
+      shown: JSON.stringify(masked.display),
+      flagPassword: passwordFlags(input),
+      flagPasswordName: input.has("password-env") ? "password-env" : "password-file",
+      tlsFlags: {
+        tls: input.bool("tls"),
+        insecure: input.bool("insecure"),
+        caFile: input.string("ca-file"),
+      },
       sql: sqlCheck(input),
     },
   };

@@ -23,6 +23,7 @@ import { canonicalIp } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { MysqlOptions } from "./mod.ts";
+import { resolveMysql } from "./resolve.ts";
 
 /** The part of a mysql2 connection the probe uses. */
 interface Connection {
@@ -34,7 +35,11 @@ interface Connection {
 }
 
 /** Makes the probe of one mysql condition. */
-export function create(o: MysqlOptions, env: ProbeEnv): Probe {
+export function create(given: MysqlOptions, env: ProbeEnv): Probe {
+  // Validated already (the kind's validate): a failure here cannot happen.
+  const o = resolveMysql(given, (_flag, message) => {
+    throw new Error(message);
+  });
   const sessions = new DriverSessions<Connection>({
     // COM_QUIT, once the queries before it are answered.
     end: (c) => new Promise<void>((resolve) => c.end(() => resolve())),

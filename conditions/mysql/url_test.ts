@@ -10,9 +10,17 @@
  */
 
 import { assert, assertEquals } from "../../tests/_assert.ts";
-import { optionsOf, parseError, plan } from "../../tests/_kit.ts";
+import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
 import type { MysqlOptions } from "./mod.ts";
+import { type MysqlResolved, resolveMysql } from "./resolve.ts";
 import { MYSQL2_OPTIONS, mysql2ParseUrl, parseMysqlTarget } from "./url.ts";
+
+/** The options the probe connects with, for `args` (which must be valid). */
+function resolved(args: readonly string[], env: Record<string, string> = {}): MysqlResolved {
+  return resolveMysql(optionsOf<MysqlOptions>(args, env), (_flag, message) => {
+    throw new Error(message);
+  });
+}
 
 /** What a target means, as compared. */
 interface Meaning {
@@ -125,7 +133,7 @@ Deno.test("mysql Go DSN (wait4x, go-sql-driver/mysql) means what the same URL me
   assertEquals(ours("app:pw@tcp(db:3306)/app?tls=true").tls, true);
 });
 
-Deno.test("mysql target: an unknown or impossible option is a usage error naming it", () => {
+Deno.test("mysql target: an unknown or impossible option is a usage error naming it", async () => {
   const cases: [string, string][] = [
     ["mysql://db/app?bogus=1", 'unknown URL parameter "bogus"'],
     ["mysql://db/app?charset=klingon", 'charset: mysql2 knows no charset "klingon"'],
@@ -143,14 +151,14 @@ Deno.test("mysql target: an unknown or impossible option is a usage error naming
     ["postgres://db/app", "expected mysql://"],
   ];
   for (const [target, part] of cases) {
-    const e = parseError(["mysql", target]);
+    const e = await usageError(["mysql", target]);
     assert(e.includes(part), `${target}: ${e}`);
     assert(!e.includes(":pw@"), e);
   }
 });
 
 Deno.test("mysql target options reach the probe; a DSN's password is masked and a secret", () => {
-  const o = optionsOf<MysqlOptions>([
+  const o = resolved([
     "mysql",
     "mysql://app@db/app?charset=utf8mb4&connectTimeout=5000&socket=/run/mysqld.sock",
   ]);
@@ -158,7 +166,7 @@ Deno.test("mysql target options reach the probe; a DSN's password is masked and 
     { charset: "utf8mb4", connectTimeout: 5000 },
     "/run/mysqld.sock",
   ]);
-  const ssl = optionsOf<MysqlOptions>(["mysql", 'mysql://db/app?ssl={"rejectUnauthorized":false}']);
+  const ssl = resolved(["mysql", 'mysql://db/app?ssl={"rejectUnauthorized":false}']);
   assertEquals([ssl.tls.mode, ssl.tls.verify], ["on", "none"]);
   const p = plan(["mysql", "app:s3cret-pw@tcp(db:3306)/app"]);
   assertEquals(p.conditions[0]!.name, "mysql app:***@tcp(db:3306)/app");

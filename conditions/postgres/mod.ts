@@ -9,56 +9,42 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
+import { TLS_FLAGS } from "../_common/datastore.ts";
 import {
-  passwordSource,
-  TLS_FLAGS,
-  type TlsChoice,
-  tlsChoice,
-  type UrlTls,
-} from "../_common/datastore.ts";
-import type { ReachOptions } from "../_common/datastore.ts";
-import { maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
+  maskUrlPassword,
+  PASSWORD_FLAGS,
+  passwordFlags,
+  type PasswordSource,
+} from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
-import { parsePostgresUrl, type PgEndpoint, type PgUrl, type TargetSessionAttrs } from "./url.ts";
 
-/** What a postgres condition needs. */
-export interface PostgresOptions extends ReachOptions<string> {
-  /** The role to log in as: the URL's user, else `postgres`. */
-  readonly user: string;
-  /** The URL's database, else the user's name (as libpq does). */
-  readonly database: string;
+/** The form shown in usage errors (the declaration's own: it loads no library). */
+export const POSTGRES_FORM =
+  "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...]";
+
+/**
+ * What a postgres condition is given: the URL as written and the flags. The URL is read by pg's
+ * parser in `validate` (exit 2 before any probe) and again by the probe (resolve.ts), so that
+ * the declaration loads no library: help and usage errors stay as fast as before.
+ */
+export interface PostgresOptions {
+  /** The target as written (its password included: options never reach an output). */
+  readonly url: string;
+  /** The target as usage errors quote it, its password masked. */
+  readonly shown: string;
+  /** --password-env's value or --password-file's path. */
+  readonly flagPassword: PasswordSource | undefined;
+  /** Which of the two, for the usage error of a password given twice. */
+  readonly flagPasswordName: "password-env" | "password-file";
+  readonly tlsFlags: {
+    readonly tls: boolean;
+    readonly insecure: boolean;
+    readonly caFile: string | undefined;
+  };
   readonly sql: SqlCheck;
-  /** The hosts in libpq's order (`hp` is the first); a socket directory or a host and port. */
-  readonly endpoints: readonly PgEndpoint[];
-  /** `load_balance_hosts=random`: the hosts in a random order at each attempt. */
-  readonly loadBalance: boolean;
-  /** `target_session_attrs` (`--primary` is `primary`). */
-  readonly targetSessionAttrs: TargetSessionAttrs;
-  /** `sslrootcert`: the CA file, read at each attempt (as `--ca-file` is). */
-  readonly rootCertFile: string | undefined;
-  /** `sslcert`, `sslkey` and `sslpassword`: a client certificate, read at each attempt. */
-  readonly clientCert:
-    | { readonly certFile?: string; readonly keyFile?: string; readonly passphrase?: string }
-    | undefined;
-  /** `ssl_min_protocol_version`, `ssl_max_protocol_version`, `sslsni`. */
-  readonly tlsExtra: PgUrl["tlsExtra"];
-  /** URL parameters pg's Client takes as they are (application_name, options, ...). */
-  readonly client: Readonly<Record<string, string>>;
-  /** `connect_timeout` in milliseconds (at least 2 s, as libpq); undefined: none. */
-  readonly connectTimeoutMs: number | undefined;
+  /** --primary: target_session_attrs=primary. */
+  readonly primary: boolean;
 }
-
-/** The URL's `sslmode` as a TLS mode and verification (libpq's meanings). */
-const SSLMODES: Readonly<Record<string, UrlTls>> = {
-  disable: { mode: "off" },
-  allow: { mode: "prefer", verify: "none" },
-  prefer: { mode: "prefer", verify: "none" },
-  require: { mode: "on", verify: "none" },
-  "verify-ca": { mode: "on", verify: "ca" },
-  "verify-full": { mode: "on", verify: "full" },
-  // pg's own: TLS, nothing verified.
-  "no-verify": { mode: "on", verify: "none" },
-};
 
 /** The postgres kind. */
 export const postgres = defineKind<PostgresOptions>({
@@ -106,100 +92,36 @@ export const postgres = defineKind<PostgresOptions>({
       description: "wait until a verified TLS login reaches a primary, not a standby",
     },
   ],
+  async validate(options, fail) {
+    const { resolvePostgres } = await import("./resolve.ts");
+    resolvePostgres(options, fail);
+  },
   load: () => import("./probe.ts").then((m) => m.create),
 });
 
 function parseOptions(input: KindInput): { target: string; options: PostgresOptions } {
   const text = input.target ?? "";
+  // The URL's password and credential parameters (password, sslpassword) are secrets at once.
   const masked = maskUrlPassword(text);
   for (const s of masked.secrets) input.secret(s);
-  let url: PgUrl;
-  try {
-    url = parsePostgresUrl(text, JSON.stringify(masked.display));
-  } catch (e) {
-    return input.fail(undefined, (e as Error).message);
+  const shown = JSON.stringify(masked.display);
+  if (!/^postgres(ql)?:\/\//i.test(text)) {
+    input.fail(undefined, `expected ${POSTGRES_FORM}, got ${shown}`);
   }
-  if (url.password !== undefined) input.secret(url.password);
-  if (url.sslpassword !== undefined) input.secret(url.sslpassword);
-  const password = passwordSource(input, url);
-  const { tls, rootFile } = tlsOf(input, url);
-  const user = url.user ?? "postgres";
-  const attrs = sessionAttrs(input, url.targetSessionAttrs);
   return {
     target: masked.display,
     options: {
-      hp: url.endpoints[0]!.hp,
-      endpoints: url.endpoints,
-      loadBalance: url.loadBalance,
-      user,
-      database: url.database ?? user,
-      password,
-      tls,
-      rootCertFile: rootFile,
-      clientCert: url.sslcert === undefined && url.sslkey === undefined ? undefined : {
-        certFile: url.sslcert,
-        keyFile: url.sslkey,
-        passphrase: url.sslpassword,
+      url: text,
+      shown,
+      flagPassword: passwordFlags(input),
+      flagPasswordName: input.has("password-env") ? "password-env" : "password-file",
+      tlsFlags: {
+        tls: input.bool("tls"),
+        insecure: input.bool("insecure"),
+        caFile: input.string("ca-file"),
       },
-      tlsExtra: url.tlsExtra,
-      client: url.client,
-      connectTimeoutMs: url.connectTimeout === undefined || url.connectTimeout === 0
-        ? undefined
-        : Math.max(2, url.connectTimeout) * 1000,
       sql: sqlCheck(input),
-      targetSessionAttrs: attrs,
+      primary: input.bool("primary"),
     },
   };
-}
-
-/**
- * The TLS choice: the URL's `sslmode` (else pg's `ssl`), then the flags; a
- * URL that says nothing about TLS and no TLS flag is libpq's default,
- * `prefer`. `sslrootcert` is the CA file (with `require`, the chain is
- * verified, as libpq does with a root certificate); `system` means the
- * system's CAs and `verify-full`.
- */
-function tlsOf(
-  input: KindInput,
-  url: PgUrl,
-): { tls: TlsChoice; rootFile: string | undefined } {
-  const flags = ["tls", "ca-file", "insecure"].some((f) => input.has(f));
-  let urlTls: UrlTls = url.sslmode !== undefined
-    ? { ...SSLMODES[url.sslmode], said: `sslmode=${url.sslmode}` }
-    : url.ssl === true
-    ? { mode: "on", verify: "full", said: "ssl=true" }
-    : url.ssl === false
-    ? { mode: "off", said: "ssl=false" }
-    : flags
-    ? {}
-    : { mode: "prefer", verify: "none" };
-  const root = url.sslrootcert;
-  if (root === "system") {
-    if (url.sslmode !== undefined && url.sslmode !== "verify-full") {
-      input.fail(
-        undefined,
-        `sslrootcert=system needs sslmode=verify-full, got sslmode=${url.sslmode}`,
-      );
-    }
-    urlTls = { mode: "on", verify: "full", said: "sslrootcert=system" };
-  }
-  if (root !== undefined && root !== "system" && input.has("ca-file")) {
-    input.fail("ca-file", "cannot be combined with sslrootcert in the URL");
-  }
-  const tls = tlsChoice(input, urlTls, "--tls or an sslmode other than disable");
-  const rootFile = root !== undefined && root !== "system" && tls.mode !== "off" ? root : undefined;
-  // require with a CA file verifies the chain, as libpq does with a root certificate.
-  const verify = urlTls.said === "sslmode=require" && (tls.caFile ?? rootFile) !== undefined
-    ? "ca" as const
-    : tls.verify;
-  return { tls: { ...tls, verify }, rootFile };
-}
-
-/** `--primary` is `target_session_attrs=primary`; the two must agree. */
-function sessionAttrs(input: KindInput, fromUrl: TargetSessionAttrs): TargetSessionAttrs {
-  if (!input.bool("primary")) return fromUrl;
-  if (fromUrl !== "any" && fromUrl !== "primary") {
-    input.fail("primary", `cannot be combined with target_session_attrs=${fromUrl}`);
-  }
-  return "primary";
 }

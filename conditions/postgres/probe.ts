@@ -21,6 +21,7 @@ import { readFlagFile } from "../_common/flagfile.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { PostgresOptions } from "./mod.ts";
+import { resolvePostgres } from "./resolve.ts";
 import type { PgEndpoint, TargetSessionAttrs } from "./url.ts";
 
 /** Every column as the server's text, never parsed into numbers or dates. */
@@ -36,7 +37,11 @@ interface PgSession {
 }
 
 /** Makes the probe of one postgres condition. */
-export function create(options: PostgresOptions, env: ProbeEnv): Probe {
+export function create(given: PostgresOptions, env: ProbeEnv): Probe {
+  // Validated already (the kind's validate): a failure here cannot happen.
+  const options = resolvePostgres(given, (_flag, message) => {
+    throw new Error(message);
+  });
   const sessions = new DriverSessions<PgSession>({
     end: (s) => s.client.end(),
     destroy: (s) => s.socket.destroy(),

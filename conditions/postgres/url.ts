@@ -16,6 +16,7 @@
 
 import { parse as pgParse } from "pg-connection-string";
 import { type HostPort, parseHostPort } from "../_common/net.ts";
+import { POSTGRES_FORM } from "./mod.ts";
 
 /** Where one host of the target is reached: a TCP host and port, or a Unix socket. */
 export type PgEndpoint =
@@ -178,10 +179,6 @@ const NOT_FOR_PG: ReadonlySet<string> = new Set([
 
 /** Where libpq looks for the server's socket when the host is empty (Debian's build, then upstream's). */
 export const DEFAULT_SOCKET_DIRS: readonly string[] = ["/var/run/postgresql", "/tmp"];
-
-/** The form shown in usage errors. */
-export const POSTGRES_FORM =
-  "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...]";
 
 /** Every URL parameter waitcmd accepts for postgres, for the docs and tests. */
 export function knownParams(): string[] {

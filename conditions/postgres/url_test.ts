@@ -9,9 +9,17 @@
 
 import { parse as pgParse } from "pg-connection-string";
 import { assert, assertEquals, assertThrows } from "../../tests/_assert.ts";
-import { optionsOf, parseError } from "../../tests/_kit.ts";
+import { optionsOf, usageError } from "../../tests/_kit.ts";
 import type { PostgresOptions } from "./mod.ts";
+import { type PgResolved, resolvePostgres } from "./resolve.ts";
 import { DEFAULT_SOCKET_DIRS, parsePostgresUrl } from "./url.ts";
+
+/** The options the probe connects with, for `args` (which must be valid). */
+function resolved(args: readonly string[], env: Record<string, string> = {}): PgResolved {
+  return resolvePostgres(optionsOf<PostgresOptions>(args, env), (_flag, message) => {
+    throw new Error(message);
+  });
+}
 
 /** What a connection string means, as compared. */
 interface Meaning {
@@ -139,7 +147,7 @@ Deno.test("postgres URL: socket directories are Unix sockets, not host names", (
   assertEquals(tcp.endpoints, [{ hp: { hostname: "db", port: 5433 } }]);
 });
 
-Deno.test("postgres URL: an unknown or impossible parameter is a usage error naming it", () => {
+Deno.test("postgres URL: an unknown or impossible parameter is a usage error naming it", async () => {
   const cases: [string, string][] = [
     ["postgres://db/app?bogus=1", 'unknown URL parameter "bogus"'],
     [
@@ -161,14 +169,14 @@ Deno.test("postgres URL: an unknown or impossible parameter is a usage error nam
     ["mysql://db/app", "expected postgres://"],
   ];
   for (const [url, part] of cases) {
-    const e = parseError(["postgres", url]);
+    const e = await usageError(["postgres", url]);
     assert(e.includes(part), `${url}: ${e}`);
   }
   assertThrows(() => parsePostgresUrl("postgres://db/app#frag", "x"), Error);
 });
 
-Deno.test("postgres URL parameters reach the options with libpq's meaning", () => {
-  const o = optionsOf<PostgresOptions>([
+Deno.test("postgres URL parameters reach the options with libpq's meaning", async () => {
+  const o = resolved([
     "postgres",
     "postgres://app@db/app?application_name=ci&connect_timeout=1&options=-c%20x%3D1&target_session_attrs=standby",
   ]);
@@ -176,21 +184,26 @@ Deno.test("postgres URL parameters reach the options with libpq's meaning", () =
   // libpq counts a connect_timeout under 2 s as 2 s.
   assertEquals(o.connectTimeoutMs, 2000);
   assertEquals(o.targetSessionAttrs, "standby");
-  const creds = optionsOf<PostgresOptions>(["postgres", "postgres://db/app?user=u&password=pw"]);
+  const creds = resolved(["postgres", "postgres://db/app?user=u&password=pw"]);
   assertEquals([creds.user, creds.password], ["u", { value: "pw" }]);
   // A password as a parameter and a password flag: one source only.
-  const both = parseError(["postgres", "postgres://db/app?password=pw", "--password-env", "PW"], {
+  const both = await usageError([
+    "postgres",
+    "postgres://db/app?password=pw",
+    "--password-env",
+    "PW",
+  ], {
     PW: "x",
   });
   assert(both.includes("cannot be combined with a password in the URL"), both);
-  const root = optionsOf<PostgresOptions>([
+  const root = resolved([
     "postgres",
     `postgres://db/app?sslmode=require&sslrootcert=${CA}`,
   ]);
   assertEquals([root.tls.mode, root.tls.verify, root.rootCertFile], ["on", "ca", CA]);
-  const sys = optionsOf<PostgresOptions>(["postgres", "postgres://db/app?sslrootcert=system"]);
+  const sys = resolved(["postgres", "postgres://db/app?sslrootcert=system"]);
   assertEquals([sys.tls.mode, sys.tls.verify], ["on", "full"]);
-  const primary = parseError([
+  const primary = await usageError([
     "postgres",
     "postgres://db/app?target_session_attrs=standby",
     "--primary",
@@ -198,7 +211,7 @@ Deno.test("postgres URL parameters reach the options with libpq's meaning", () =
   assert(primary.includes("cannot be combined with target_session_attrs=standby"), primary);
 });
 
-Deno.test("postgres URL: credentials as parameters never show", () => {
-  const e = parseError(["postgres", "postgres://db/app?password=s3cret-pw&bogus=1"]);
+Deno.test("postgres URL: credentials as parameters never show", async () => {
+  const e = await usageError(["postgres", "postgres://db/app?password=s3cret-pw&bogus=1"]);
   assert(!e.includes("s3cret-pw"), e);
 });

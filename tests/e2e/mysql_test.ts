@@ -8,7 +8,8 @@
  * --password-env and --password-file, the human line, the JSON report, the
  * password in no output and TLS (verified, unverified, untrusted,
  * misnamed) are the live conformance suite's
- * (tests/conformance/live_test.ts).
+ * (tests/conformance/live_test.ts). The targets the drivers take (mysql2's URL options, a Unix
+ * socket, the Go driver's DSN, TLS from the target) run against the same servers.
  */
 
 import { assert, assertEquals } from "../_assert.ts";

@@ -8,7 +8,9 @@
  * or restarted, a wrong password, a user created late, --password-env and
  * --password-file, the human line, the JSON report, the password in no
  * output and TLS (verified, chain only, unverified, untrusted, misnamed) are
- * the live conformance suite's (tests/conformance/live_test.ts).
+ * the live conformance suite's (tests/conformance/live_test.ts). The URL forms libpq takes
+ * (socket directories, parameters, several hosts, TLS from the URL) are checked against psql,
+ * the reference (DECISIONS §15).
  */
 
 import { assert, assertEquals } from "../_assert.ts";

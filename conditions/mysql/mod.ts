@@ -10,34 +10,16 @@
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { TLS_FLAGS } from "../_common/datastore.ts";
-import {
-  type MaskedUrl,
-  maskUrlPassword,
-  PASSWORD_FLAGS,
-  passwordFlags,
-  type PasswordSource,
-} from "../_common/dsurl.ts";
+import { type MaskedUrl, maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
+import { type TargetAndFlags, targetAndFlags } from "../_common/sqlurl.ts";
 
 /**
  * What a mysql condition is given: the target as written and the flags. The target is read by
  * mysql2's parser in `validate` (exit 2 before any probe) and again by the probe (resolve.ts),
  * so that the declaration loads no library: help and usage errors stay as fast as before.
  */
-export interface MysqlOptions {
-  /** The target as written (its password included: options never reach an output). */
-  readonly url: string;
-  /** The target as usage errors quote it, its password masked. */
-  readonly shown: string;
-  /** --password-env's value or --password-file's path. */
-  readonly flagPassword: PasswordSource | undefined;
-  /** Which of the two, for the usage error of a password given twice. */
-  readonly flagPasswordName: "password-env" | "password-file";
-  readonly tlsFlags: {
-    readonly tls: boolean;
-    readonly insecure: boolean;
-    readonly caFile: string | undefined;
-  };
+export interface MysqlOptions extends TargetAndFlags {
   readonly sql: SqlCheck;
 }
 
@@ -90,15 +72,7 @@ function parseOptions(input: KindInput): { target: string; options: MysqlOptions
   return {
     target: masked.display,
     options: {
-      url: text,
-      shown: JSON.stringify(masked.display),
-      flagPassword: passwordFlags(input),
-      flagPasswordName: input.has("password-env") ? "password-env" : "password-file",
-      tlsFlags: {
-        tls: input.bool("tls"),
-        insecure: input.bool("insecure"),
-        caFile: input.string("ca-file"),
-      },
+      ...targetAndFlags(input, masked),
       sql: sqlCheck(input),
     },
   };

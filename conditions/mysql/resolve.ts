@@ -8,12 +8,8 @@
  */
 
 import type { Fail } from "../../engine/types.ts";
-import {
-  type ReachOptions,
-  tlsChoice,
-  type TlsFlagInput,
-  type UrlTls,
-} from "../_common/datastore.ts";
+import { type ReachOptions, tlsChoice, type UrlTls } from "../_common/datastore.ts";
+import { onePassword, tlsFlagInput } from "../_common/sqlurl.ts";
 import type { MysqlOptions } from "./mod.ts";
 import { type MysqlTarget, parseMysqlTarget } from "./url.ts";
 
@@ -43,9 +39,6 @@ export function resolveMysql(o: MysqlOptions, fail: Fail): MysqlResolved {
   } catch (e) {
     return fail(undefined, (e as Error).message);
   }
-  if (o.flagPassword !== undefined && t.password !== undefined) {
-    fail(o.flagPasswordName, "cannot be combined with a password in the URL");
-  }
   const ssl = t.ssl;
   const urlTls: UrlTls = ssl === undefined ? {} : {
     mode: ssl.prefer ? "prefer" : "on",
@@ -60,30 +53,12 @@ export function resolveMysql(o: MysqlOptions, fail: Fail): MysqlResolved {
     socketPath: t.socketPath,
     user: t.user ?? "root",
     database: t.database,
-    password: o.flagPassword ?? (t.password === undefined ? undefined : { value: t.password }),
-    tls: tlsChoice(flagInput(o, fail), urlTls, "--tls or ssl in the URL"),
+    password: onePassword(o, t.password, fail),
+    tls: tlsChoice(tlsFlagInput(o, fail), urlTls, "--tls or ssl in the URL"),
     sslExtra: ssl === undefined
       ? undefined
       : { ...ssl.extra, ...(ssl.ca === undefined ? {} : { ca: ssl.ca }) },
     driver: t.driver,
     sql: o.sql,
-  };
-}
-
-/** The TLS flags as `tlsChoice` reads them. */
-function flagInput(o: MysqlOptions, fail: Fail): TlsFlagInput {
-  const f = o.tlsFlags;
-  return {
-    bool: (name) => name === "tls" ? f.tls : name === "insecure" ? f.insecure : false,
-    string: (name) => name === "ca-file" ? f.caFile : undefined,
-    has: (name) =>
-      name === "tls"
-        ? f.tls
-        : name === "insecure"
-        ? f.insecure
-        : name === "ca-file"
-        ? f.caFile !== undefined
-        : false,
-    fail,
   };
 }

@@ -10,13 +10,9 @@
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { TLS_FLAGS } from "../_common/datastore.ts";
-import {
-  maskUrlPassword,
-  PASSWORD_FLAGS,
-  passwordFlags,
-  type PasswordSource,
-} from "../_common/dsurl.ts";
+import { maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
+import { type TargetAndFlags, targetAndFlags } from "../_common/sqlurl.ts";
 
 /** The form shown in usage errors (the declaration's own: it loads no library). */
 export const POSTGRES_FORM =
@@ -27,20 +23,7 @@ export const POSTGRES_FORM =
  * parser in `validate` (exit 2 before any probe) and again by the probe (resolve.ts), so that
  * the declaration loads no library: help and usage errors stay as fast as before.
  */
-export interface PostgresOptions {
-  /** The target as written (its password included: options never reach an output). */
-  readonly url: string;
-  /** The target as usage errors quote it, its password masked. */
-  readonly shown: string;
-  /** --password-env's value or --password-file's path. */
-  readonly flagPassword: PasswordSource | undefined;
-  /** Which of the two, for the usage error of a password given twice. */
-  readonly flagPasswordName: "password-env" | "password-file";
-  readonly tlsFlags: {
-    readonly tls: boolean;
-    readonly insecure: boolean;
-    readonly caFile: string | undefined;
-  };
+export interface PostgresOptions extends TargetAndFlags {
   readonly sql: SqlCheck;
   /** --primary: target_session_attrs=primary. */
   readonly primary: boolean;
@@ -111,15 +94,7 @@ function parseOptions(input: KindInput): { target: string; options: PostgresOpti
   return {
     target: masked.display,
     options: {
-      url: text,
-      shown,
-      flagPassword: passwordFlags(input),
-      flagPasswordName: input.has("password-env") ? "password-env" : "password-file",
-      tlsFlags: {
-        tls: input.bool("tls"),
-        insecure: input.bool("insecure"),
-        caFile: input.string("ca-file"),
-      },
+      ...targetAndFlags(input, masked),
       sql: sqlCheck(input),
       primary: input.bool("primary"),
     },

@@ -14,6 +14,7 @@ import {
   type TlsFlagInput,
   type UrlTls,
 } from "../_common/datastore.ts";
+import { onePassword, tlsFlagInput } from "../_common/sqlurl.ts";
 import type { PostgresOptions } from "./mod.ts";
 import { parsePostgresUrl, type PgEndpoint, type PgUrl, type TargetSessionAttrs } from "./url.ts";
 
@@ -65,12 +66,8 @@ export function resolvePostgres(o: PostgresOptions, fail: Fail): PgResolved {
   } catch (e) {
     return fail(undefined, (e as Error).message);
   }
-  if (o.flagPassword !== undefined && url.password !== undefined) {
-    fail(o.flagPasswordName, "cannot be combined with a password in the URL");
-  }
-  const password = o.flagPassword ??
-    (url.password === undefined ? undefined : { value: url.password });
-  const { tls, rootFile } = tlsOf(flagInput(o, fail), url);
+  const password = onePassword(o, url.password, fail);
+  const { tls, rootFile } = tlsOf(tlsFlagInput(o, fail), url);
   const user = url.user ?? "postgres";
   return {
     hp: url.endpoints[0]!.hp,
@@ -93,24 +90,6 @@ export function resolvePostgres(o: PostgresOptions, fail: Fail): PgResolved {
       : Math.max(2, url.connectTimeout) * 1000,
     sql: o.sql,
     targetSessionAttrs: sessionAttrs(o.primary, url.targetSessionAttrs, fail),
-  };
-}
-
-/** The TLS flags as `tlsChoice` reads them. */
-function flagInput(o: PostgresOptions, fail: Fail): TlsFlagInput {
-  const f = o.tlsFlags;
-  return {
-    bool: (name) => name === "tls" ? f.tls : name === "insecure" ? f.insecure : false,
-    string: (name) => name === "ca-file" ? f.caFile : undefined,
-    has: (name) =>
-      name === "tls"
-        ? f.tls
-        : name === "insecure"
-        ? f.insecure
-        : name === "ca-file"
-        ? f.caFile !== undefined
-        : false,
-    fail,
   };
 }
 

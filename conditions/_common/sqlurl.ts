@@ -1,5 +1,5 @@
 /**
- * What the SQL kinds (postgres, mysql) share about their targets
+ * What the SQL kinds share about their targets
  * (docs/contract.md §5, SQL connection strings): the declaration keeps the
  * target as written and the flags, without loading the client's parser;
  * the kind's `validate` (and its probe) reads the target with that parser

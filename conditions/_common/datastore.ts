@@ -173,13 +173,16 @@ export interface UrlTls {
   readonly said?: string;
 }
 
+/** What `tlsChoice` reads of a condition: its TLS flags, and how to fail. */
+export type TlsFlagInput = Pick<KindInput, "bool" | "string" | "has" | "fail">;
+
 /**
  * Combines the TLS flags with what the URL says. `--tls` makes TLS required;
  * `--insecure` turns verification off; `--ca-file` and `--insecure` need TLS
  * and exclude each other, and nothing combines with a URL that disables TLS.
  * `enable` names the ways TLS can be asked for, for the usage errors.
  */
-export function tlsChoice(input: KindInput, url: UrlTls, enable: string): TlsChoice {
+export function tlsChoice(input: TlsFlagInput, url: UrlTls, enable: string): TlsChoice {
   const tls = input.bool("tls");
   const insecure = input.bool("insecure");
   const caFile = input.string("ca-file");

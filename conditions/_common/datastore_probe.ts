@@ -76,6 +76,31 @@ export async function attemptEveryAddress<U extends string | undefined>(
 }
 
 /**
+ * One attempt over a Unix socket (the kind's session connects to `path`
+ * itself): nothing to resolve, one session, TLS only when `withTls` (libpq
+ * uses none on a socket; mysql2 does what it is asked).
+ */
+export async function attemptOnSocket<U extends string | undefined>(
+  o: ReachOptions<U>,
+  path: string,
+  withTls: boolean,
+  signal: AbortSignal,
+  session: Session,
+  judge: (e: unknown, ctx: ErrorContext<U>) => ProbeResult,
+): Promise<ProbeResult> {
+  let password: string | undefined;
+  try {
+    password = o.password === undefined ? undefined : await readPassword(o.password);
+    const tls = !withTls || o.tls.mode === "off"
+      ? undefined
+      : await nodeTlsOptions(o.tls, o.hp.hostname);
+    return await session({ address: o.hp, password, tls, signal });
+  } catch (e) {
+    return judge(e, { user: o.user, hostname: path, secrets: [password] });
+  }
+}
+
+/**
  * The probe of a data-store kind: each attempt is {@link attemptEveryAddress} with `session` and
  * `judge`; `close` ends the driver sessions still open.
  */

@@ -47,7 +47,7 @@ export function judgeError(e: unknown, ctx: ErrorContext<string>): ProbeResult {
   const errno = serverErrno(e);
   if (errno !== undefined) {
     if (AUTH_ERRNOS.has(errno)) {
-      return { status: "pending", error: text(authFailed(ctx.user, message)) };
+      return { status: "pending", error: text(refusedLogin(ctx.user, message)) };
     }
     if (FATAL_ERRNOS.has(errno)) {
       const code = (e as { code?: unknown }).code;
@@ -67,6 +67,18 @@ export function judgeError(e: unknown, ctx: ErrorContext<string>): ProbeResult {
     return { status: "pending", error: "the server closed the connection" };
   }
   return { status: "pending", error: text(describeNodeError(e, ctx.hostname)) };
+}
+
+/**
+ * A refused login's text, the user named once: the server's `Access denied
+ * for user 'app'@'10.0.0.2' (using password: YES)` becomes `authentication
+ * failed for user "app" from '10.0.0.2' (using password: YES)`; another
+ * text (a password that must be changed) follows the common prefix.
+ */
+function refusedLogin(user: string, message: string): string {
+  const head = `Access denied for user '${user}'@`;
+  if (!message.startsWith(head)) return authFailed(user, message);
+  return `${authFailed(user, "").slice(0, -2)} from ${message.slice(head.length)}`;
 }
 
 /**

@@ -2,6 +2,14 @@ import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, plan } from "../../tests/_kit.ts";
 import { judgeError } from "./errors.ts";
 import type { MysqlOptions } from "./mod.ts";
+import { type MysqlResolved, resolveMysql } from "./resolve.ts";
+
+/** The options the probe connects with, for `args` (which must be valid). */
+function resolved(args: readonly string[], env: Record<string, string> = {}): MysqlResolved {
+  return resolveMysql(optionsOf<MysqlOptions>(args, env), (_flag, message) => {
+    throw new Error(message);
+  });
+}
 
 const ctx = { user: "app", hostname: "db", secrets: ["s3cret-pw"] };
 
@@ -11,14 +19,14 @@ function serverError(errno: number, code: string, message: string): Error {
 }
 
 Deno.test("mysql parse() splits the URL; user root and no database by default", () => {
-  const o = optionsOf<MysqlOptions>(["mysql", "mysql://db"]);
+  const o = resolved(["mysql", "mysql://db"]);
   assertEquals([o.hp, o.user, o.database, o.password], [
     { hostname: "db", port: 3306 },
     "root",
     undefined,
     undefined,
   ]);
-  const m = optionsOf<MysqlOptions>(["mariadb", "mariadb://app:pw%2F1@db:3307/shop"]);
+  const m = resolved(["mariadb", "mariadb://app:pw%2F1@db:3307/shop"]);
   assertEquals([m.hp, m.user, m.database, m.password], [
     { hostname: "db", port: 3307 },
     "app",
@@ -27,7 +35,7 @@ Deno.test("mysql parse() splits the URL; user root and no database by default", 
   ]);
   assertEquals(m.tls, { mode: "off", verify: "full", caFile: undefined });
   assertEquals(
-    optionsOf<MysqlOptions>(["mysql", "mysql://db", "--tls", "--ca-file", "ca.pem"]).tls,
+    resolved(["mysql", "mysql://db", "--tls", "--ca-file", "ca.pem"]).tls,
     { mode: "on", verify: "full", caFile: "ca.pem" },
   );
 });
@@ -43,19 +51,29 @@ Deno.test("mysql display name keeps the user and masks only the password", () =>
 
 Deno.test("mysql judgeError(): refused logins are pending, naming the user", () => {
   for (
-    const [errno, code, message] of [
+    const [errno, code, message, error] of [
       [
         1045,
         "ER_ACCESS_DENIED_ERROR",
         "Access denied for user 'app'@'10.0.0.2' (using password: YES)",
+        // The user once.
+        `authentication failed for user "app" from '10.0.0.2' (using password: YES)`,
       ],
-      [1698, "ER_ACCESS_DENIED_NO_PASSWORD_ERROR", "Access denied for user 'app'@'10.0.0.2'"],
+      [
+        1698,
+        "ER_ACCESS_DENIED_NO_PASSWORD_ERROR",
+        "Access denied for user 'app'@'10.0.0.2'",
+        `authentication failed for user "app" from '10.0.0.2'`,
+      ],
+      [
+        1820,
+        "ER_MUST_CHANGE_PASSWORD",
+        "You must reset your password using ALTER USER statement before executing this statement.",
+        'authentication failed for user "app": You must reset your password using ALTER USER statement before executing this statement.',
+      ],
     ] as const
   ) {
-    assertEquals(judgeError(serverError(errno, code, message), ctx), {
-      status: "pending",
-      error: `authentication failed for user "app": ${message}`,
-    });
+    assertEquals(judgeError(serverError(errno, code, message), ctx), { status: "pending", error });
   }
 });
 

@@ -11,8 +11,9 @@ import mysql from "mysql2";
 import { connect as netConnect } from "node:net";
 import type { TLSSocket } from "node:tls";
 import {
+  attemptEveryAddress,
+  attemptOnSocket,
   connectOrDescribe,
-  dataStoreProbe,
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
@@ -22,6 +23,7 @@ import { canonicalIp } from "../_common/net.ts";
 import { judgeRows, type TextRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { MysqlOptions } from "./mod.ts";
+import { resolveMysql } from "./resolve.ts";
 
 /** The part of a mysql2 connection the probe uses. */
 interface Connection {
@@ -33,22 +35,50 @@ interface Connection {
 }
 
 /** Makes the probe of one mysql condition. */
-export function create(o: MysqlOptions, env: ProbeEnv): Probe {
+export function create(given: MysqlOptions, env: ProbeEnv): Probe {
+  // Validated already (the kind's validate): a failure here cannot happen.
+  const o = resolveMysql(given, (_flag, message) => {
+    throw new Error(message);
+  });
   const sessions = new DriverSessions<Connection>({
     // COM_QUIT, once the queries before it are answered.
     end: (c) => new Promise<void>((resolve) => c.end(() => resolve())),
     destroy: (c) => c.destroy(),
   }, env.clock);
-  return dataStoreProbe(o, sessions, session, judgeError);
+  return {
+    check: ({ signal }) =>
+      o.socketPath === undefined
+        ? attemptEveryAddress(o, signal, attempt, judgeError)
+        : attemptOnSocket(o, o.socketPath, true, signal, attempt, judgeError),
+    close: () => sessions.close(),
+  };
+
+  /** One address; with the Go driver's `tls=preferred`, plain text when the server has no TLS. */
+  async function attempt(input: SessionInput): Promise<ProbeResult> {
+    try {
+      return await session(input);
+    } catch (e) {
+      const code = (e as { code?: unknown } | null)?.code;
+      if (
+        o.tls.mode === "prefer" && input.tls !== undefined && code === "HANDSHAKE_NO_SSL_SUPPORT"
+      ) {
+        return await session({ ...input, tls: undefined });
+      }
+      throw e;
+    }
+  }
 
   /** Connects, runs the query and closes; throws what the driver throws. */
   function session({ address, password, tls, signal }: SessionInput): Promise<ProbeResult> {
     signal.throwIfAborted();
-    const socket = netConnect({ host: address.hostname, port: address.port });
+    const socket = o.socketPath === undefined
+      ? netConnect({ host: address.hostname, port: address.port })
+      : netConnect({ path: o.socketPath });
     socket.setNoDelay(true);
     // The driver verifies the name of a DNS host itself; an IP address is checked below.
     const hostIsIp = canonicalIp(o.hp.hostname) !== undefined;
     const conn: Connection = mysql.createConnection({
+      ...o.driver,
       // The host as typed: the driver takes the TLS server name from it.
       host: o.hp.hostname,
       port: address.port,
@@ -57,6 +87,7 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       password,
       database: o.database,
       ssl: tls === undefined ? undefined : {
+        ...o.sslExtra,
         ...(tls.ca === undefined ? {} : { ca: tls.ca }),
         rejectUnauthorized: tls.rejectUnauthorized,
         verifyIdentity: o.tls.verify === "full" && !hostIsIp,
@@ -65,6 +96,7 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       typeCast: false,
       rowsAsArray: true,
       multipleStatements: true,
+      // No driver timer: the URL's connectTimeout is ours (below), cleared with the attempt.
       connectTimeout: 0,
     });
     // A late socket error (after the verdict, after an abort) must not escape as unhandled.
@@ -72,7 +104,11 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
     return sessions.run<ProbeResult>(conn, signal, async (_, state) => {
       await connectOrDescribe(
         () =>
-          new Promise<void>((resolve, reject) => conn.connect((e) => e ? reject(e) : resolve())),
+          withinConnectTimeout(
+            o.driver.connectTimeout as number | undefined,
+            new Promise<void>((resolve, reject) => conn.connect((e) => e ? reject(e) : resolve())),
+            () => conn.destroy(),
+          ),
         o.hp.hostname,
       );
       // Up: closing it says goodbye (COM_QUIT) instead of waiting.
@@ -97,6 +133,29 @@ export function create(o: MysqlOptions, env: ProbeEnv): Probe {
       };
     });
   }
+}
+
+/**
+ * `connecting`, failed with ETIMEDOUT (as the driver's own timer would) when it takes more than
+ * the URL's `connectTimeout` milliseconds; `stop` ends the connection then. The timer is ours so
+ * that it ends with the attempt, whatever the driver does.
+ */
+function withinConnectTimeout(
+  ms: number | undefined,
+  connecting: Promise<void>,
+  stop: () => void,
+): Promise<void> {
+  if (!ms) return connecting;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      stop();
+      reject(Object.assign(new Error(`connect ETIMEDOUT after ${ms} ms (connectTimeout)`), {
+        code: "ETIMEDOUT",
+      }));
+    }, ms);
+  });
+  return Promise.race([connecting, late]).finally(() => clearTimeout(timer));
 }
 
 /**

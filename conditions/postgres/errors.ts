@@ -48,7 +48,10 @@ export function judgeError(e: unknown, ctx: ErrorContext<string>): ProbeResult {
   const state = sqlState(e);
   if (state !== undefined) {
     if (isAuthState(state)) {
-      return { status: "pending", error: text(authFailed(ctx.user, message)) };
+      // The server's own text already says it (`password authentication failed for user "app"`):
+      // once is enough.
+      const said = message.includes(`authentication failed for user ${JSON.stringify(ctx.user)}`);
+      return { status: "pending", error: text(said ? message : authFailed(ctx.user, message)) };
     }
     if (state.startsWith("42") && !PENDING_42.has(state)) {
       return { status: "fatal", error: text(`${message} (SQLSTATE ${state})`) };

@@ -9,38 +9,25 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import {
-  dataStoreUrl,
-  passwordSource,
-  SESSION_READ_MAX,
-  TLS_FLAGS,
-  tlsChoice,
-  type UrlTls,
-} from "../_common/datastore.ts";
-import type { ReachOptions } from "../_common/datastore.ts";
-import { PASSWORD_FLAGS } from "../_common/dsurl.ts";
+import { SESSION_READ_MAX, TLS_FLAGS } from "../_common/datastore.ts";
+import { maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
+import { type TargetAndFlags, targetAndFlags } from "../_common/sqlurl.ts";
 
-/** What a postgres condition needs. */
-export interface PostgresOptions extends ReachOptions<string> {
-  /** The role to log in as: the URL's user, else `postgres`. */
-  readonly user: string;
-  /** The URL's database, else the user's name (as libpq does). */
-  readonly database: string;
+/** The form shown in usage errors (the declaration's own: it loads no library). */
+export const POSTGRES_FORM =
+  "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...]";
+
+/**
+ * What a postgres condition is given: the URL as written and the flags. The URL is read by pg's
+ * parser in `validate` (exit 2 before any probe) and again by the probe (resolve.ts), so that
+ * the declaration loads no library: help and usage errors stay as fast as before.
+ */
+export interface PostgresOptions extends TargetAndFlags {
   readonly sql: SqlCheck;
-  /** --primary: pg_is_in_recovery() must be false. */
+  /** --primary: target_session_attrs=primary. */
   readonly primary: boolean;
 }
-
-/** The URL's `sslmode` as a TLS mode and verification (libpq's meanings). */
-const SSLMODES: Readonly<Record<string, UrlTls>> = {
-  disable: { mode: "off" },
-  allow: { mode: "prefer", verify: "none" },
-  prefer: { mode: "prefer", verify: "none" },
-  require: { mode: "on", verify: "none" },
-  "verify-ca": { mode: "on", verify: "ca" },
-  "verify-full": { mode: "on", verify: "full" },
-};
 
 /** The postgres kind. */
 export const postgres = defineKind<PostgresOptions>({
@@ -51,11 +38,12 @@ export const postgres = defineKind<PostgresOptions>({
   aliases: ["postgresql", "pg"],
   summary: "a PostgreSQL server takes the login and answers SELECT 1 or a query",
   description:
-    "Connects, logs in and runs SELECT 1 (or --query) on each attempt, over one connection that is closed after it. With --expect, the first column of the first row, as the server writes it (t/f for booleans), must equal the text; with --min-rows, the query must return at least N rows; with --primary, the server must not be in recovery (pg_is_in_recovery() is false). Pending, with the server's own text: refused or reset connections, a server starting up, shutting down or in recovery, wrong credentials (\"authentication failed for user ...\": a user is often created late), a missing database, table, column or function (migrations not run yet), TLS failures. Fatal (exit 3): a statement the server can never run, such as an SQL syntax error (SQLSTATE class 42, except missing objects and privileges). The password comes from the URL, --password-env or --password-file, never from PG* variables or ~/.pgpass, and never shows. TLS follows the URL's sslmode (disable, allow/prefer: TLS when the server has it, require: unverified, verify-ca, verify-full) or --tls (verified); without either the connection is plain text.",
+    "Connects, logs in and runs SELECT 1 (or --query) on each attempt, over one connection that is closed after it. The target is a libpq connection URI, read by pg's own parser, with libpq's parameters and meanings: user, password and dbname as parameters, host naming a socket directory (host=/run/postgresql, or the directory percent-encoded as the host; an empty host is libpq's default directory), several hosts tried in order (h1:5432,h2:5433; target_session_attrs, load_balance_hosts), sslmode, application_name, connect_timeout, options and the rest; a parameter neither libpq nor pg knows is a usage error. With --expect, the first column of the first row, as the server writes it (t/f for booleans), must equal the text; with --min-rows, the query must return at least N rows; with --primary (target_session_attrs=primary), the server must not be in recovery. Pending, with the server's own text: refused or reset connections, a server starting up, shutting down or in recovery, wrong credentials (\"password authentication failed for user ...\": a user is often created late), a missing database, table, column or function (migrations not run yet), TLS failures. Fatal (exit 3): a statement the server can never run, such as an SQL syntax error (SQLSTATE class 42, except missing objects and privileges). The password comes from the URL (user-info or password=), --password-env or --password-file, never from PG* variables or ~/.pgpass, and never shows. TLS follows sslmode as libpq: without it, prefer (TLS when the server has it, unverified, else plain text); disable, allow/prefer, require (unverified), verify-ca, verify-full; sslrootcert, sslcert and sslkey name files read at each attempt. --tls requires verified TLS.",
   target: {
     shape: "required",
     placeholder: "URL",
-    description: "postgres://[user[:password]@]host[:port][/database][?sslmode=MODE] (port 5432)",
+    description:
+      "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...] (libpq's URI; port 5432)",
   },
   flags: [
     ...SQL_FLAGS,
@@ -79,53 +67,35 @@ export const postgres = defineKind<PostgresOptions>({
     },
     {
       args:
+        "postgres 'postgres:///app?host=/cloudsql/project:region:db&user=app' --password-env DB_PASSWORD",
+      description: "wait for a server behind a Unix socket directory (Cloud SQL's proxy)",
+    },
+    {
+      args:
         "postgresql postgres://postgres@db-1/postgres?sslmode=verify-full --ca-file ca.pem --primary",
       description: "wait until a verified TLS login reaches a primary, not a standby",
     },
   ],
+  async validate(options, fail) {
+    const { resolvePostgres } = await import("./resolve.ts");
+    resolvePostgres(options, fail);
+  },
   load: () => import("./probe.ts").then((m) => m.create),
 });
 
 function parseOptions(input: KindInput): { target: string; options: PostgresOptions } {
-  const url = dataStoreUrl(input, {
-    schemes: ["postgres", "postgresql"],
-    defaultPort: 5432,
-    form: "postgres://[user[:password]@]host[:port][/database][?sslmode=MODE]",
-  });
-  let urlTls: UrlTls = {};
-  for (const [name, value] of url.params) {
-    if (name !== "sslmode") {
-      input.fail(
-        undefined,
-        `unsupported URL parameter ${JSON.stringify(name)} (supported: sslmode)`,
-      );
-    }
-    const mode = SSLMODES[value];
-    if (!mode) {
-      input.fail(
-        undefined,
-        `sslmode: expected one of ${Object.keys(SSLMODES).join(", ")}, got ${
-          JSON.stringify(value)
-        }`,
-      );
-    }
-    urlTls = { ...mode, said: `sslmode=${value}` };
+  const text = input.target ?? "";
+  // The URL's password and credential parameters (password, sslpassword) are secrets at once.
+  const masked = maskUrlPassword(text);
+  for (const s of masked.secrets) input.secret(s);
+  const shown = JSON.stringify(masked.display);
+  if (!/^postgres(ql)?:\/\//i.test(text)) {
+    input.fail(undefined, `expected ${POSTGRES_FORM}, got ${shown}`);
   }
-  const password = passwordSource(input, url);
-  const tls = tlsChoice(input, urlTls, "--tls or an sslmode other than disable");
-  // require with a CA file verifies the chain, as libpq does with a root certificate.
-  const verified = urlTls.said === "sslmode=require" && tls.caFile !== undefined
-    ? { ...tls, verify: "ca" as const }
-    : tls;
-  const user = url.user ?? "postgres";
   return {
-    target: url.display,
+    target: masked.display,
     options: {
-      hp: url.hp,
-      user,
-      database: url.path ?? user,
-      password,
-      tls: verified,
+      ...targetAndFlags(input, masked),
       sql: sqlCheck(input),
       primary: input.bool("primary"),
     },

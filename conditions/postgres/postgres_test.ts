@@ -3,6 +3,14 @@ import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
 import { judgeRows } from "../_common/sql.ts";
 import { judgeError } from "./errors.ts";
 import type { PostgresOptions } from "./mod.ts";
+import { type PgResolved, resolvePostgres } from "./resolve.ts";
+
+/** The options the probe connects with, for `args` (which must be valid). */
+function resolved(args: readonly string[], env: Record<string, string> = {}): PgResolved {
+  return resolvePostgres(optionsOf<PostgresOptions>(args, env), (_flag, message) => {
+    throw new Error(message);
+  });
+}
 
 const ctx = { user: "app", hostname: "db", secrets: ["s3cret-pw"] };
 
@@ -12,16 +20,17 @@ function serverError(code: string, message: string): Error {
 }
 
 Deno.test("postgres parse() splits the URL; user postgres and database = user by default", () => {
-  const o = optionsOf<PostgresOptions>(["postgres", "postgres://db"]);
+  const o = resolved(["postgres", "postgres://db"]);
   assertEquals([o.hp, o.user, o.database, o.password], [
     { hostname: "db", port: 5432 },
     "postgres",
     "postgres",
     undefined,
   ]);
-  assertEquals(o.tls, { mode: "off", verify: "full", caFile: undefined });
+  // No sslmode: libpq's default, prefer (TLS when the server has it, unverified).
+  assertEquals(o.tls, { mode: "prefer", verify: "none", caFile: undefined });
   assertEquals(o.sql, { query: undefined, expect: undefined, minRows: undefined });
-  const full = optionsOf<PostgresOptions>([
+  const full = resolved([
     "pg",
     "postgresql://app%40corp:p%40ss%2Bw@[::1]:6432/my%20db",
   ]);
@@ -42,7 +51,7 @@ Deno.test("postgres display name keeps the user and masks only the password", ()
 });
 
 Deno.test("postgres sslmode and the TLS flags give the TLS mode and verification", async (t) => {
-  const cases: [string[], PostgresOptions["tls"]][] = [
+  const cases: [string[], PgResolved["tls"]][] = [
     [["postgres://db?sslmode=disable"], { mode: "off", verify: "full", caFile: undefined }],
     [["postgres://db?sslmode=prefer"], { mode: "prefer", verify: "none", caFile: undefined }],
     [["postgres://db?sslmode=allow"], { mode: "prefer", verify: "none", caFile: undefined }],
@@ -60,16 +69,21 @@ Deno.test("postgres sslmode and the TLS flags give the TLS mode and verification
   ];
   for (const [args, tls] of cases) {
     await t.step(args.join(" "), () => {
-      assertEquals(optionsOf<PostgresOptions>(["postgres", ...args]).tls, tls);
+      assertEquals(resolved(["postgres", ...args]).tls, tls);
     });
   }
 });
 
 Deno.test("postgres --password-env registers the value as a secret", () => {
   const p = plan(["postgres", "postgres://app@db/app", "--password-env", "PW"], { PW: "env-pw-1" });
-  assertEquals((p.conditions[0]!.options as PostgresOptions).password, { value: "env-pw-1" });
+  assertEquals(
+    resolvePostgres(p.conditions[0]!.options as PostgresOptions, () => {
+      throw new Error("invalid");
+    }).password,
+    { value: "env-pw-1" },
+  );
   assert(p.secrets.includes("env-pw-1"));
-  const f = optionsOf<PostgresOptions>(["postgres", "postgres://db", "--password-file", "/x"]);
+  const f = resolved(["postgres", "postgres://db", "--password-file", "/x"]);
   assertEquals(f.password, { file: "/x" });
 });
 
@@ -83,7 +97,7 @@ Deno.test("postgres judgeError(): refused credentials are pending, naming the us
     judgeError(serverError("28P01", 'password authentication failed for user "app"'), ctx),
     {
       status: "pending",
-      error: 'authentication failed for user "app": password authentication failed for user "app"',
+      error: 'password authentication failed for user "app"',
     },
   );
   assertEquals(

@@ -199,6 +199,8 @@ function loginRow<S extends LoginServer>(kind: string, o: {
   readonly pending: readonly [string[], string];
   /** Why the server refuses `app` with a wrong password. */
   readonly refused: string;
+  /** The whole text of that refusal, when it is not `authentication failed for user "app": <refused>`. */
+  readonly wrongError?: string;
   grant(server: S): { url: string; add(): Promise<unknown> };
   /** The URL without a password. */
   bare(server: S): string;
@@ -225,7 +227,7 @@ function loginRow<S extends LoginServer>(kind: string, o: {
         downError: "connection refused",
         wrong: {
           args: [kind, s.url("app", MARK)],
-          error: `authentication failed for user "app": ${o.refused}`,
+          error: o.wrongError ?? `authentication failed for user "app": ${o.refused}`,
         },
         grant: { args: [kind, grant.url], add: grant.add },
         passwordFlags: { bare: [kind, o.bare(s)], password: o.password },
@@ -710,6 +712,8 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
     detail: /SELECT 1 answered as app@app/,
     pending: [["--query", "SELECT state FROM status"], 'relation "status" does not exist'],
     refused: 'password authentication failed for user "app"',
+    // The server's text names the user: said once.
+    wrongError: 'password authentication failed for user "app"',
     grant: (pg) => ({
       url: pg.url("late1", "late-pw-1", "postgres"),
       add: () => pg.psql("CREATE ROLE late1 LOGIN PASSWORD 'late-pw-1'"),
@@ -752,6 +756,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
     detail: /SELECT 1 answered as app@app/,
     pending: [["--query", "SELECT state FROM status"], "Table 'app.status' doesn't exist"],
     refused: "Access denied for user 'app'@'127.0.0.1' (using password: YES)",
+    wrongError: `authentication failed for user "app" from '127.0.0.1' (using password: YES)`,
     grant: (db) => ({
       url: db.url("late1", "late-pw-1", ""),
       add: () => db.sql("CREATE USER 'late1'@'%' IDENTIFIED BY 'late-pw-1'"),

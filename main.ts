@@ -76,9 +76,12 @@ export async function main(
     }
     if (!(e instanceof UsageError)) throw e;
     // Our words and the user's argv: its secrets masked where they stand (docs/contract.md §9).
+    // Up to `-- then` the words are waitcmd's: a value is secret there when its flag says so.
+    const then = argv.findIndex((w, i) => w === "then" && argv[i - 1] === "--");
+    const own = then < 0 ? argv.length : then;
     const { escapeControls, maskArgvText } = await import("./engine/secrets.ts");
     io.stderr(
-      escapeControls(maskArgvText(e.format(), argv, secretFlags(await everyKind()))) + "\n",
+      escapeControls(maskArgvText(e.format(), argv, secretFlags(await everyKind()), own)) + "\n",
     );
     return { code: 2 };
   }

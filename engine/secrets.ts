@@ -234,17 +234,21 @@ function maskWord(word: string, secrets: string[], urlSecrets: string[]): string
  * name (`--password=x`, `--token x`, `PGPASSWORD=x`), curl's `-u user:password`, and credential
  * headers' values (`Authorization: Bearer x`). `secretFlags`: further option names whose value
  * is a secret (the kinds' secret flags). The program itself gets its words as written.
+ * `ownUntil`: the words before this index are waitcmd's own (a kind's flags): there an option's
+ * value is a secret only when its flag is declared secret, never by its name (cosign's `--key`
+ * and `--client-key` name files; docs/contract.md §9).
  */
 export function maskWords(
   words: readonly string[],
   secretFlags: ReadonlySet<string> = new Set(),
+  ownUntil = 0,
 ): MaskedWords {
   const display: string[] = [];
   const secrets: string[] = [];
   const urlSecrets: string[] = [];
   /** What the next word is: the value of a secret option, or curl's `user:password`. */
   let next: "flag" | "secret" | "user" | undefined;
-  for (const word of words) {
+  for (const [i, word] of words.entries()) {
     const now = next;
     next = undefined;
     // A kind's secret flag takes the next word whatever it is; a guessed one not an option.
@@ -259,8 +263,9 @@ export function maskWords(
     }
     const option = optionOf(word);
     if (option !== undefined) {
-      const curlUser = option.name === "u" || option.name === "user";
-      if (curlUser || secretFlags.has(option.name) || isCredentialName(option.name)) {
+      const guess = i >= ownUntil;
+      const curlUser = guess && (option.name === "u" || option.name === "user");
+      if (curlUser || secretFlags.has(option.name) || (guess && isCredentialName(option.name))) {
         const value = option.value;
         if (value === undefined) {
           // `--token x`: the value is the next word.
@@ -294,14 +299,15 @@ export function maskWords(
  * to a word) are masked by value, and the password of every URL. A URL's password is not masked
  * by value, as it may equal the kind word, the user or the database (`postgres`): the URL is shown
  * masked instead. `secretFlags`: the kinds' secret flags, as the parser may fail before it has
- * seen the flag's declaration.
+ * seen the flag's declaration; `ownUntil` as for `maskWords`.
  */
 export function maskArgvText(
   text: string,
   argv: readonly string[],
   secretFlags: ReadonlySet<string>,
+  ownUntil = 0,
 ): string {
-  const m = maskWords(argv, secretFlags);
+  const m = maskWords(argv, secretFlags, ownUntil);
   let out = text;
   argv.forEach((word, i) => {
     const shown = m.display[i]!;

@@ -40,7 +40,8 @@ function conditionWords(c: ConditionPlan, raw = false): string[] {
  */
 function flagWords(c: ConditionPlan): string[] {
   const secret = new Set(c.kind.flags.filter((f) => f.secret).map((f) => f.name));
-  return maskWords(c.words ?? [], secret).display;
+  const words = c.words ?? [];
+  return maskWords(words, secret, words.length).display;
 }
 
 /** exec's command as shown, its secrets masked where they stand. */

@@ -9,7 +9,6 @@ import { describeError, FatalError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { endGroups, groupAlive, KILL_GRACE_MS, killGroup, reapGroup } from "./group.ts";
 import { captureText } from "../_common/captures.ts";
-import { evaluateJsonPath, jsonSyntaxError } from "../_common/jsonpath_lib.ts";
 import { formatSize } from "../_common/bytes.ts";
 import type { ExecOptions } from "./mod.ts";
 import { lastLine, OUTPUT_CAP, readOutputs } from "./output.ts";
@@ -133,6 +132,9 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
         error: `stdout is larger than ${formatSize(OUTPUT_CAP)}, not parsed as JSON`,
       };
     }
+    // Loaded only for a condition with --jsonpath: the JSONPath and RE2 libraries are large,
+    // and a plain exec is the most common kind that runs from a cold start.
+    const { evaluateJsonPath, jsonSyntaxError } = await import("../_common/jsonpath_lib.ts");
     let doc: unknown;
     try {
       doc = JSON.parse(stdout.text);

@@ -220,7 +220,7 @@ logTest("guard log exits 3 as soon as the line is written", "", async (f, dir) =
     ...["file", `${dir}/never`],
     ...["--", "guard", "log", f, "--contains", "FATAL"],
   ]);
-  await cli.waitFor("stderr", attemptAtLeast(`log ${f}`, 1));
+  await cli.waitFor("stderr", attemptAtLeast(`guard log ${f}`, 1));
   const t0 = performance.now();
   await append(f, "FATAL out of memory\n");
   const r = await cli.done();

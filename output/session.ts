@@ -108,7 +108,7 @@ export async function runSession(
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
     o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
-    listener(plan, io, (t) => redact(t)),
+    listener(plan, io, redact),
   ]);
   const starting = ready === undefined || o.start.length === 0 ? undefined : await startCommands(
     ready,

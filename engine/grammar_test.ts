@@ -110,7 +110,7 @@ const accepted: [string[], Check][] = [
         {
           text: "npm run 'start:api'",
           argv: ["npm", "run", "start:api"],
-          shown: "npm run start:api",
+          shown: "npm run 'start:api'",
         },
         {
           text: "./srv --token abc123",

@@ -17,7 +17,7 @@ import {
 } from "./options.ts";
 import { splitWords, WordsError } from "./words.ts";
 import { quoteMasked } from "./quote.ts";
-import { maskWords } from "./secrets.ts";
+import { maskWords, redactText, SecretRegistry } from "./secrets.ts";
 
 /** The run's options from the typed values of the global flags given, by flag name. */
 export function runOptionsOf(
@@ -98,5 +98,16 @@ function startCommand(text: string, i: number): StartCommand {
   if (argv.length === 0) {
     throw new UsageError(where, "expected a command, e.g. --start 'npm run start:api'");
   }
-  return { text, argv, shown: quoteMasked(argv, maskWords(argv).display) };
+  return { text, argv, shown: startShown(text, argv) };
+}
+
+/**
+ * A started command as shown (docs/contract.md §9): as written when it holds no secret; else its
+ * words quoted with each secret masked where it stands, and the same values masked inside the
+ * other words too (`sh -c 'echo --password=x' --password=x`).
+ */
+function startShown(text: string, argv: readonly string[]): string {
+  const m = maskWords(argv);
+  if (m.secrets.length === 0) return text;
+  return redactText(quoteMasked(argv, m.display), new SecretRegistry(m.secrets));
 }

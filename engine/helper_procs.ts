@@ -10,7 +10,9 @@
  * one kind) before the kind's libraries load, so that the functions they capture at load
  * (`child_process.spawn`, `const { exec } = require("child_process")`) are these: `spawn`
  * gets `detached` (a new session, so a group of its own), and `exec` is run through that
- * `spawn`, since the runtime's `exec` does not honour `detached`.
+ * `spawn`, since the runtime's `exec` does not honour `detached`. A library bundled as ES modules
+ * imports `exec` by name, which no patch reaches: such a helper stays in waitcmd's own group, and
+ * the run's end ends it there (`killStrayChildren`, engine/process_group.ts).
  *
  * @module
  */

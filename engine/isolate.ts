@@ -36,7 +36,7 @@ import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 import { workerUrl } from "./workers.ts";
 import { after } from "./timers.ts";
 import { formatCap, MEMORY_CAP_VARIABLE, MemoryWatchdog } from "./memory.ts";
-import { groupAlive, killGroup } from "./process_group.ts";
+import { groupAlive, killGroup, killStrayChildren } from "./process_group.ts";
 
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
 export const ABORT_ANSWER_MS = 500;
@@ -188,6 +188,10 @@ export class KindIsolate {
         };
         live.post({ t: "close" });
       });
+      // A helper a library started without going through `spawn` (so without a group of its
+      // own) ends here too (engine/helper_procs.ts); before the worker, whose end takes its
+      // direct children and leaves theirs to init, out of reach.
+      killStrayChildren();
       this.#kill(live, "run ended");
     })();
     return this.#closing;

@@ -156,7 +156,7 @@ const ROWS: readonly Row[] = [
     kind: "postgres",
     secret: SECRET,
     framing: { huge: bytes("R", be32(2 ** 30 + 4)), zero: bytes("N", be32(4)) },
-    args: (port) => ["postgres", `postgres://app:${SECRET}@127.0.0.1:${port}/app`],
+    args: (port) => ["postgres", `postgres://app:${SECRET}@127.0.0.1:${port}/app?sslmode=disable`],
   },
   {
     kind: "mysql",

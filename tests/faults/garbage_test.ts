@@ -64,7 +64,7 @@ const CASES: {
   {
     name: "a postgres R message announcing 1 GiB",
     framing: { huge: bytes("R", be32(2 ** 30 + 4)), zero: bytes("N", be32(4)) },
-    args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app`],
+    args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app?sslmode=disable`],
     error: "",
   },
   {
@@ -76,7 +76,7 @@ const CASES: {
   {
     name: "a postgres error message of 300 MB",
     framing: { huge: bytes("E", be32(300_000_004), "SERROR\0M"), zero: bytes("N", be32(4)) },
-    args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app`],
+    args: (port) => ["postgres", `postgres://app@127.0.0.1:${port}/app?sslmode=disable`],
     error: "the server sent more than 4 MiB in one session",
   },
   {

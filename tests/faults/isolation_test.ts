@@ -8,7 +8,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { cliTest, runCli, WAITCMD } from "../e2e/_cli.ts";
-import { bytes, faultRun, garbageServer, lastError } from "./_garbage.ts";
+import { bytes, faultRun, garbageServer, lastError, websocketUpgrade } from "./_garbage.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -89,21 +89,35 @@ Deno.test({
     "isolation: an attempt that takes the memory to the cap ends as pending naming it; the run goes on",
   ...opts,
   fn: async () => {
-    // A redis bulk string announcing 9 GB: the driver keeps what it reads until then.
-    const server = garbageServer("huge", {
-      huge: bytes("$9000000000\r\n"),
-      zero: new Uint8Array(0),
-    });
+    // A WebSocket server sending 15 MiB messages without end, none matching: the client keeps
+    // up to 16 of them waiting to be matched. (A data-store kind's sockets stop at 4 MiB before
+    // the memory can grow: engine/socket_cap.ts.)
+    const size = 15 * 2 ** 20;
+    const header = new Uint8Array(10);
+    header[0] = 0x81;
+    header[1] = 127;
+    new DataView(header.buffer).setBigUint64(2, BigInt(size));
+    const frame = bytes(header, new Uint8Array(size).fill(97));
+    const server = garbageServer("zero", { greeting: websocketUpgrade, huge: frame, zero: frame });
     try {
       const r = await faultRun(
-        ["-t", "6s", "-i", "200ms", "redis", `redis://127.0.0.1:${server.port}/0`],
+        [
+          "-t",
+          "6s",
+          "-i",
+          "200ms",
+          "websocket",
+          `ws://127.0.0.1:${server.port}/`,
+          "--matches",
+          "x",
+        ],
         { env: { WAITCMD_MEMORY_CAP: "256M" } },
       );
       assertEquals(r.code, 1);
       assertEquals(r.stderr, "");
       assertStringIncludes(
         lastError(r),
-        "memory use reached the cap of 256 MiB (WAITCMD_MEMORY_CAP): the redis worker was stopped",
+        "memory use reached the cap of 256 MiB (WAITCMD_MEMORY_CAP): the websocket worker was stopped",
       );
       const attempts = r.stdout.split("\n").filter((l) => l.includes('"event":"attempt"'));
       assert(attempts.length >= 2, `the run went on after the cap: ${attempts.length} attempts`);

@@ -235,7 +235,7 @@ function maskWord(word: string, secrets: string[], urlSecrets: string[]): string
  * headers' values (`Authorization: Bearer x`). `secretFlags`: further option names whose value
  * is a secret (the kinds' secret flags). The program itself gets its words as written.
  * `ownUntil`: the words before this index are waitcmd's own (a kind's flags): there an option's
- * value is a secret only when its flag is declared secret, never by its name (cosign's `--key`
+ * value is a secret only when its flag is declared secret, never by its name (a `--key`
  * and `--client-key` name files; docs/contract.md §9).
  */
 export function maskWords(

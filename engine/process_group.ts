@@ -70,7 +70,8 @@ export function killStrayChildren(): void {
     children.set(s.ppid, [...children.get(s.ppid) ?? [], pid]);
   }
   const found: number[] = [];
-  for (let todo = [Deno.pid]; todo.length > 0;) {
+  const todo = [Deno.pid];
+  while (todo.length > 0) {
     const pid = todo.pop()!;
     for (const child of children.get(pid) ?? []) {
       todo.push(child);

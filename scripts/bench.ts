@@ -19,7 +19,7 @@
  */
 
 import type { BenchEntry, BenchRow } from "./bench/_types.ts";
-import { BenchFailure, denoVersion, ensureBundle } from "./bench/_lib.ts";
+import { BenchFailure, denoVersion, ensureBundle } from "./bench/_forms.ts";
 
 const benchDir = new URL("./bench/", import.meta.url);
 

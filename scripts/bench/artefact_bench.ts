@@ -20,15 +20,10 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import {
-  fmtKb,
-  fmtMs,
-  median,
-  progress,
-  runWithResources,
-  tempDir,
-  waitcmdScript,
-} from "./_lib.ts";
+import { waitcmdScript } from "./_forms.ts";
+import { runWithResources } from "./_resources.ts";
+import { tempDir } from "./_run.ts";
+import { fmtKb, fmtMs, median, progress } from "./_stats.ts";
 
 /** Size of the benchmark file in MiB. */
 function sizeMb(): number {

@@ -18,7 +18,8 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import { median, progress, startWaiting } from "./_lib.ts";
+import { startWaiting } from "./_forms.ts";
+import { median, progress } from "./_stats.ts";
 import { type KubeEnv, type KubeObject, startKube } from "../../tests/services/kube.ts";
 
 /** Runs (the median is reported). */

@@ -17,29 +17,21 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   BenchFailure,
-  benchRuns,
   bothForms,
   denoBinary,
   denoScript,
   ensureBundle,
-  fmtMs,
-  fmtSample,
-  interleave,
   launcherNpmFlags,
-  listenMany,
-  median,
-  type NpmTool,
-  npmTool,
-  percentile,
-  progress,
   repoRoot,
   rssRuns,
-  runTimed,
   sideBySideRow,
-  tempDir,
   usageBothForms,
   waitcmdScript,
-} from "./_lib.ts";
+} from "./_forms.ts";
+import { listenMany } from "./_listeners.ts";
+import { interleave, runTimed, tempDir } from "./_run.ts";
+import { benchRuns, fmtMs, fmtSample, median, percentile, progress } from "./_stats.ts";
+import { type NpmTool, npmTool } from "./_tools.ts";
 
 /** The wait-on release compared against (npm, installed by the bench itself). */
 export const WAIT_ON_VERSION = "9.5.1";

@@ -49,29 +49,25 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   bundleLauncher,
-  closedPorts,
   denoBinary,
   ensureBundle,
-  fmtKb,
-  fmtMs,
-  gnuTime,
   launcherNpmFlags,
-  listenMany,
-  median,
-  openFileLimit,
-  peerTools,
-  progress,
+  repoRoot,
+  waitcmdScript,
+} from "./_forms.ts";
+import { closedPorts, listenMany, openFileLimit, withOpenFiles } from "./_listeners.ts";
+import {
+  gnuTime,
   python3,
   readRusage,
-  repoRoot,
   runWithResources,
   sampleProc,
-  tempDir,
   underGnuTime,
   underWait4,
-  waitcmdScript,
-  withOpenFiles,
-} from "./_lib.ts";
+} from "./_resources.ts";
+import { tempDir } from "./_run.ts";
+import { fmtKb, fmtMs, median, progress } from "./_stats.ts";
+import { peerTools } from "./_tools.ts";
 
 /** P4's count, and the count the per-condition figures are compared at. */
 const P4_N = 1000;

@@ -20,21 +20,18 @@
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
-  benchRuns,
   bothForms,
   denoScript,
   ensureBundle,
-  fmtSample,
-  interleave,
   launcherNpmFlags,
-  peerBin,
-  progress,
   repoRoot,
   rssRuns,
   sideBySideRow,
-  tempDir,
   usageBothForms,
-} from "./_lib.ts";
+} from "./_forms.ts";
+import { interleave, tempDir } from "./_run.ts";
+import { benchRuns, fmtSample, progress } from "./_stats.ts";
+import { peerBin } from "./_tools.ts";
 import { makePostgres, PG_PASSWORD, PG_USER } from "../../tests/services/postgres.ts";
 import { makeMariadb, MY_PASSWORD, MY_USER } from "../../tests/services/mariadb.ts";
 import { makeRedis } from "../../tests/services/redis.ts";

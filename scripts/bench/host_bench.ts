@@ -19,7 +19,7 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import { startSystemdUser } from "../../tests/services/systemd.ts";
 import { DOCKER_CLI, startDocker } from "../../tests/services/docker.ts";
-import { startWaiting } from "./_lib.ts";
+import { startWaiting } from "./_forms.ts";
 
 /** Runs per kind (the median is reported). */
 const RUNS = 11;

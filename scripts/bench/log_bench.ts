@@ -18,7 +18,7 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import { startWaiting, waitcmdScript as WAITCMD } from "./_lib.ts";
+import { startWaiting, waitcmdScript as WAITCMD } from "./_forms.ts";
 
 /** Runs per kind for the latency figures. */
 const RUNS = 21;

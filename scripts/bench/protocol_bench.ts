@@ -20,24 +20,19 @@
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
-  benchRuns,
   bothForms,
   bundleLauncher,
   denoScript,
   ensureBundle,
-  fmtMs,
-  fmtSample,
-  interleave,
   launcherNpmFlags,
-  median,
-  peerBin,
-  progress,
   repoRoot,
   rssRuns,
   sideBySideRow,
-  tempDir,
   usageBothForms,
-} from "./_lib.ts";
+} from "./_forms.ts";
+import { interleave, tempDir } from "./_run.ts";
+import { benchRuns, fmtMs, fmtSample, median, progress } from "./_stats.ts";
+import { peerBin } from "./_tools.ts";
 import { startGrpcServer } from "../../tests/services/grpc.ts";
 
 /** Target: time to verdict at most this many times waitfor's. */

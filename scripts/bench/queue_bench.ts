@@ -19,23 +19,19 @@
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
-  benchRuns,
   bothForms,
   bundleLauncher,
   denoScript,
   ensureBundle,
-  fmtMs,
-  fmtSample,
-  interleave,
   launcherNpmFlags,
-  median,
-  peerBin,
-  progress,
   repoRoot,
   rssRuns,
   sideBySideRow,
   usageBothForms,
-} from "./_lib.ts";
+} from "./_forms.ts";
+import { interleave } from "./_run.ts";
+import { benchRuns, fmtMs, fmtSample, median, progress } from "./_stats.ts";
+import { peerBin } from "./_tools.ts";
 import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
 import { prepareKafka } from "../../tests/services/kafka.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";

@@ -15,7 +15,8 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import { ensureBundle, progress } from "./_lib.ts";
+import { ensureBundle } from "./_forms.ts";
+import { progress } from "./_stats.ts";
 import { measurePayload } from "../compile.ts";
 import { readManifest } from "../bundle.ts";
 

@@ -20,7 +20,7 @@ import { onAbort } from "../../engine/abort.ts";
 import { describeError, withHint } from "../../engine/errors.ts";
 import { nodeErrorHint } from "./hints.ts";
 import { canonicalIp } from "./net.ts";
-import { describeNodeError, TLS_REASONS } from "./nodeerr.ts";
+import { describeNodeError, tlsReason } from "./nodeerr.ts";
 
 /** TLS material and checks of a transport (PEM texts). */
 export interface TlsOptions {
@@ -379,12 +379,12 @@ export function describeRequestError(e: unknown, hostname = ""): string {
   return describeError(t);
 }
 
-/** A rustls verification failure in the words of `TLS_REASONS`. */
+/** A rustls verification failure in the words of `tlsReason`. */
 function certificateReason(why: string): string {
   const name = /not valid for name "([^"]*)"/.exec(why);
   if (name) return `certificate is not valid for ${name[1]}`;
-  if (/UnknownIssuer/i.test(why)) return TLS_REASONS.UNABLE_TO_GET_ISSUER_CERT_LOCALLY!;
-  if (/NotValidYet|not valid yet/i.test(why)) return TLS_REASONS.CERT_NOT_YET_VALID!;
-  if (/expired/i.test(why)) return TLS_REASONS.CERT_HAS_EXPIRED!;
+  if (/UnknownIssuer/i.test(why)) return tlsReason("UNABLE_TO_GET_ISSUER_CERT_LOCALLY")!;
+  if (/NotValidYet|not valid yet/i.test(why)) return tlsReason("CERT_NOT_YET_VALID")!;
+  if (/expired/i.test(why)) return tlsReason("CERT_HAS_EXPIRED")!;
   return `certificate not trusted (${describeError(why.split(";")[0]!)})`;
 }

@@ -7,16 +7,71 @@
 
 import { describeError } from "../../engine/errors.ts";
 
-/** Certificate verification codes as reasons. */
-export const TLS_REASONS: Readonly<Record<string, string>> = {
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-    "certificate not trusted (unable to verify the first certificate)",
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "certificate not trusted (unknown issuer)",
-  SELF_SIGNED_CERT_IN_CHAIN: "certificate not trusted (self-signed certificate in the chain)",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "certificate not trusted (self-signed certificate)",
+/**
+ * Why a chain is not trusted, by OpenSSL's verification code: the words
+ * inside "certificate not trusted (...)", and tls's "chain not trusted: ...".
+ */
+const TRUST_WHY: Readonly<Record<string, string>> = {
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "unable to verify the first certificate",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "unknown issuer",
+  UNABLE_TO_GET_ISSUER_CERT: "unknown issuer",
+  SELF_SIGNED_CERT_IN_CHAIN: "self-signed certificate in the chain",
+  DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed certificate",
+  CERT_SIGNATURE_FAILURE: "bad signature",
+  CERT_REVOKED: "certificate revoked",
+};
+
+/** The reasons that are no matter of trust, by code. */
+const VALIDITY: Readonly<Record<string, string>> = {
   CERT_HAS_EXPIRED: "certificate has expired",
   CERT_NOT_YET_VALID: "certificate is not yet valid",
 };
+
+/**
+ * OpenSSL's verification messages as node:tls words them, by code: clients
+ * that keep only the message (grpc-js, mysql2) are read back through them.
+ */
+const MESSAGE_CODES: Readonly<Record<string, string>> = {
+  "self-signed certificate in certificate chain": "SELF_SIGNED_CERT_IN_CHAIN",
+  "self signed certificate in certificate chain": "SELF_SIGNED_CERT_IN_CHAIN",
+  "self-signed certificate": "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "self signed certificate": "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "unable to verify the first certificate": "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "unable to get local issuer certificate": "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "unable to get issuer certificate": "UNABLE_TO_GET_ISSUER_CERT",
+  "certificate signature failure": "CERT_SIGNATURE_FAILURE",
+  "certificate revoked": "CERT_REVOKED",
+  "certificate has expired": "CERT_HAS_EXPIRED",
+  "certificate is not yet valid": "CERT_NOT_YET_VALID",
+};
+
+/** Why a chain is not trusted, from OpenSSL's code (tls's `chain not trusted: ...`). */
+export function trustReason(code: string | undefined): string {
+  if (code === undefined) return "unknown reason";
+  return TRUST_WHY[code] ?? code.toLowerCase().replaceAll("_", " ");
+}
+
+/**
+ * A failed certificate verification as the one reason every kind gives
+ * (docs/contract.md §8): from an error code (`CERT_HAS_EXPIRED`,
+ * `ERR_TLS_CERT_ALTNAME_INVALID`) or from node:tls's message for it, which
+ * is all some clients keep. `hostname` is the name the certificate was
+ * checked against. Undefined when it is no verification failure.
+ */
+export function tlsReason(codeOrMessage: string, hostname = ""): string | undefined {
+  const key = codeOrMessage.trim().replace(/\.$/, "");
+  const lower = key.toLowerCase();
+  if (
+    key === "ERR_TLS_CERT_ALTNAME_INVALID" ||
+    lower.startsWith("hostname/ip does not match certificate's altnames")
+  ) {
+    return `certificate is not valid for ${hostname}`;
+  }
+  const code = Object.hasOwn(MESSAGE_CODES, lower) ? MESSAGE_CODES[lower]! : key;
+  if (Object.hasOwn(VALIDITY, code)) return VALIDITY[code];
+  if (Object.hasOwn(TRUST_WHY, code)) return `certificate not trusted (${TRUST_WHY[code]})`;
+  return undefined;
+}
 
 /** The short lower-case texts of the socket errors every client meets, by error code. */
 export const SOCKET_ERROR_TEXTS: Readonly<Record<string, string>> = {
@@ -35,12 +90,11 @@ export function describeNodeError(e: unknown, hostname: string): string {
   switch (code) {
     case "EPIPE":
       return "connection closed by peer";
-    case "ERR_TLS_CERT_ALTNAME_INVALID":
-      return `certificate is not valid for ${hostname}`;
     case "ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED":
       return "the server requires a client certificate (--client-cert)";
   }
-  if (TLS_REASONS[code]) return TLS_REASONS[code]!;
+  const tls = tlsReason(code, hostname);
+  if (tls !== undefined) return tls;
   const msg = e instanceof Error ? e.message : String(e);
   if (/^socket hang up$/i.test(msg)) return "connection closed before a response";
   // llhttp's `Parse Error: Expected HTTP/, RTSP/ or ICE/`: the bytes are no HTTP answer.

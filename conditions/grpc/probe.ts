@@ -13,7 +13,7 @@ import { describeError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
-import { SOCKET_ERROR_TEXTS, TLS_REASONS } from "../_common/nodeerr.ts";
+import { SOCKET_ERROR_TEXTS, tlsReason } from "../_common/nodeerr.ts";
 import { decodeResponse, encodeRequest } from "./health.ts";
 import type { GrpcOptions } from "./mod.ts";
 
@@ -231,16 +231,6 @@ export function judgeError(
   };
 }
 
-/** Node's certificate verification messages, by the code of `TLS_REASONS`. */
-const TLS_MESSAGES: Readonly<Record<string, string>> = {
-  "self-signed certificate in certificate chain": "SELF_SIGNED_CERT_IN_CHAIN",
-  "self-signed certificate": "DEPTH_ZERO_SELF_SIGNED_CERT",
-  "unable to verify the first certificate": "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
-  "unable to get local issuer certificate": "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
-  "certificate has expired": "CERT_HAS_EXPIRED",
-  "certificate is not yet valid": "CERT_NOT_YET_VALID",
-};
-
 /**
  * grpc-js's UNAVAILABLE details (`No connection established. Last error:
  * Error: connect ECONNREFUSED 127.0.0.1:1 (time). Resolution note: ...`) as
@@ -253,9 +243,9 @@ export function connectionReason(details: string, name = ""): string {
     .replace(/\s*\(\d{4}-\d\d-\d\dT[^)]*\)\s*$/, "").trim();
   const bracket = /^\w*Error \[(\w+)\]: /.exec(last)?.[1];
   last = last.replace(/^\w*Error(?: \[\w+\])?: /, "").replace(/\.$/, "");
-  if (bracket === "ERR_TLS_CERT_ALTNAME_INVALID") return `certificate is not valid for ${name}`;
-  const tls = TLS_MESSAGES[last.toLowerCase()];
-  if (tls !== undefined) return TLS_REASONS[tls]!;
+  const tls = (bracket === undefined ? undefined : tlsReason(bracket, name)) ??
+    tlsReason(last, name);
+  if (tls !== undefined) return tls;
   const code = /\b(E[A-Z]{3,})\b/.exec(last)?.[1];
   if (code !== undefined && Object.hasOwn(SOCKET_ERROR_TEXTS, code)) {
     return SOCKET_ERROR_TEXTS[code]!;

@@ -9,7 +9,7 @@
 
 import type { ProbeResult } from "../../engine/types.ts";
 import { authFailed, scrub } from "../_common/datastore.ts";
-import { describeNodeError } from "../_common/nodeerr.ts";
+import { describeNodeError, tlsReason } from "../_common/nodeerr.ts";
 import type { ErrorContext } from "../_common/datastore_probe.ts";
 
 /** Refused logins: wrong password, unknown user, a password that must be changed first. */
@@ -86,13 +86,5 @@ function refusedLogin(user: string, message: string): string {
  * only node's message: read it back into the reasons of the other kinds.
  */
 function tlsText(message: string, ctx: ErrorContext<string>): string {
-  if (/altnames|does not match/i.test(message)) {
-    return `certificate is not valid for ${ctx.hostname}`;
-  }
-  if (/expired/i.test(message)) return "certificate has expired";
-  if (/not yet valid/i.test(message)) return "certificate is not yet valid";
-  if (/self[- ]signed|verify|issuer/i.test(message)) {
-    return `certificate not trusted (${message.charAt(0).toLowerCase()}${message.slice(1)})`;
-  }
-  return `TLS handshake failed: ${message}`;
+  return tlsReason(message, ctx.hostname) ?? `TLS handshake failed: ${message}`;
 }

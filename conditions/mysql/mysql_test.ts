@@ -131,7 +131,7 @@ Deno.test("mysql judgeError(): network, TLS and driver failures are pending", ()
     judgeError(Object.assign(new Error(message), { code: "HANDSHAKE_SSL_ERROR" }), ctx);
   assertEquals(tls("self-signed certificate in certificate chain"), {
     status: "pending",
-    error: "certificate not trusted (self-signed certificate in certificate chain)",
+    error: "certificate not trusted (self-signed certificate in the chain)",
   });
   assertEquals(tls("Hostname/IP does not match certificate's altnames: Host: db."), {
     status: "pending",

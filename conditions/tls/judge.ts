@@ -9,6 +9,7 @@
 import { formatDuration } from "../../engine/duration.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { certificateNameHint } from "../_common/hints.ts";
+import { trustReason } from "../_common/nodeerr.ts";
 import { canonicalIp } from "../_common/net.ts";
 
 const DAY = 86_400_000;
@@ -89,21 +90,6 @@ export function formatLeft(ms: number): string {
   if (ms >= 3_600_000) return `${Math.floor(ms / 3_600_000)}h`;
   if (ms >= 60_000) return `${Math.floor(ms / 60_000)}m`;
   return `${Math.max(0, Math.floor(ms / 1000))}s`;
-}
-
-const TRUST_REASONS: Record<string, string> = {
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: "unable to verify the first certificate",
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: "unknown issuer",
-  UNABLE_TO_GET_ISSUER_CERT: "unknown issuer",
-  SELF_SIGNED_CERT_IN_CHAIN: "self-signed certificate in the chain",
-  DEPTH_ZERO_SELF_SIGNED_CERT: "self-signed certificate",
-  CERT_SIGNATURE_FAILURE: "bad signature",
-  CERT_REVOKED: "certificate revoked",
-};
-
-function trustReason(code: string | undefined): string {
-  if (code === undefined) return "unknown reason";
-  return TRUST_REASONS[code] ?? code.toLowerCase().replaceAll("_", " ");
 }
 
 /**

@@ -31,7 +31,9 @@
  * @module
  */
 
-import { deflateRawSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
+import tar from "tar-stream";
+import { Uint8ArrayReader, Uint8ArrayWriter, ZipWriter } from "@zip.js/zip.js";
 import {
   binaryName,
   compileAll,
@@ -91,146 +93,55 @@ export interface ArchiveEntry {
   mode: number;
 }
 
-/** A ustar archive of `entries` (with their parent directories), gzip-compressed. */
-export function tarGz(entries: readonly ArchiveEntry[], mtime: number): Uint8Array {
-  const blocks: Uint8Array[] = [];
+/** A ustar archive of `entries` (with their parent directories), gzip-compressed, through tar-stream. */
+export async function tarGz(entries: readonly ArchiveEntry[], mtime: number): Promise<Uint8Array> {
+  const pack = tar.pack();
+  const chunks: Uint8Array[] = [];
+  const done = new Promise<void>((resolve, reject) => {
+    pack.on("data", (c: unknown) => chunks.push(c as Uint8Array));
+    pack.on("end", resolve);
+    pack.on("error", reject);
+  });
+  const header = { mtime: new Date(mtime * 1000), uid: 0, gid: 0, uname: "root", gname: "root" };
   const dirs = new Set<string>();
   for (const e of entries) {
     const parts = e.name.split("/");
     for (let i = 1; i < parts.length; i++) {
       const dir = parts.slice(0, i).join("/") + "/";
-      if (!dirs.has(dir)) {
-        dirs.add(dir);
-        blocks.push(tarHeader(dir, 0, 0o755, mtime, "5"));
-      }
+      if (dirs.has(dir)) continue;
+      dirs.add(dir);
+      pack.entry({ ...header, name: dir, type: "directory", mode: 0o755 });
     }
-    blocks.push(tarHeader(e.name, e.data.length, e.mode, mtime, "0"));
-    blocks.push(e.data);
-    const pad = (512 - (e.data.length % 512)) % 512;
-    if (pad) blocks.push(new Uint8Array(pad));
+    pack.entry({ ...header, name: e.name, mode: e.mode, size: e.data.length }, e.data);
   }
-  let size = blocks.reduce((n, b) => n + b.length, 0) + 1024;
-  size = Math.ceil(size / 10240) * 10240; // a whole number of 20-block records
-  const tar = new Uint8Array(size);
-  let off = 0;
-  for (const b of blocks) {
-    tar.set(b, off);
-    off += b.length;
-  }
-  return new Uint8Array(gzipSync(tar, { level: 9 }));
+  pack.finalize();
+  await done;
+  return new Uint8Array(gzipSync(concat(chunks), { level: 9 }));
 }
 
-function tarHeader(name: string, size: number, mode: number, mtime: number, type: string) {
-  const h = new Uint8Array(512);
-  const enc = new TextEncoder();
-  let prefix = "";
-  let base = name;
-  if (enc.encode(name).length > 100) {
-    const cut = name.lastIndexOf("/", name.length - 2);
-    prefix = name.slice(0, cut);
-    base = name.slice(cut + 1);
-    if (enc.encode(base).length > 100 || enc.encode(prefix).length > 155) {
-      throw new Error(`path too long for a tar header: ${name}`);
-    }
-  }
-  const put = (off: number, len: number, s: string) => h.set(enc.encode(s).subarray(0, len), off);
-  const oct = (off: number, len: number, n: number) =>
-    put(off, len, n.toString(8).padStart(len - 1, "0") + "\0");
-  put(0, 100, base);
-  oct(100, 8, mode);
-  oct(108, 8, 0); // uid
-  oct(116, 8, 0); // gid
-  oct(124, 12, size);
-  oct(136, 12, mtime);
-  put(148, 8, "        "); // checksum placeholder: spaces
-  put(156, 1, type);
-  put(257, 8, "ustar\u000000");
-  put(265, 32, "root");
-  put(297, 32, "root");
-  put(345, 155, prefix);
-  const sum = h.reduce((a, b) => a + b, 0);
-  put(148, 8, sum.toString(8).padStart(6, "0") + "\0 ");
-  return h;
-}
-
-const CRC_TABLE = (() => {
-  const t = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[n] = c >>> 0;
-  }
-  return t;
-})();
-
-/** CRC-32 (zip's) of `data`. */
-export function crc32(data: Uint8Array): number {
-  let c = 0xffffffff;
-  for (let i = 0; i < data.length; i++) c = CRC_TABLE[(c ^ data[i]!) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
-/** A zip archive (deflated entries with Unix modes) of `entries`. */
-export function zip(entries: readonly ArchiveEntry[], mtime: number): Uint8Array {
-  const d = new Date(mtime * 1000);
-  const dosTime = (d.getUTCHours() << 11) | (d.getUTCMinutes() << 5) | (d.getUTCSeconds() >> 1);
-  const dosDate = (Math.max(0, d.getUTCFullYear() - 1980) << 9) | ((d.getUTCMonth() + 1) << 5) |
-    d.getUTCDate();
-  const enc = new TextEncoder();
-  const locals: Uint8Array[] = [];
-  const centrals: Uint8Array[] = [];
-  let offset = 0;
+/** A zip archive (deflated entries with Unix modes) of `entries`, through zip.js. */
+export async function zip(entries: readonly ArchiveEntry[], mtime: number): Promise<Uint8Array> {
+  const writer = new ZipWriter(new Uint8ArrayWriter(), {
+    level: 9,
+    // zip's MS-DOS time is read from the Date's local fields: shift it so they are UTC's,
+    // and the archive is the same whatever the build machine's time zone.
+    lastModDate: new Date((mtime + new Date(mtime * 1000).getTimezoneOffset() * 60) * 1000),
+    // Reproducible: no extended timestamps (they would carry the access time) and no workers.
+    extendedTimestamp: false,
+    useWebWorkers: false,
+  });
   for (const e of entries) {
-    const name = enc.encode(e.name);
-    const packed = new Uint8Array(deflateRawSync(e.data, { level: 9 }));
-    const crc = crc32(e.data);
-    const local = new Uint8Array(30 + name.length);
-    const lv = new DataView(local.buffer);
-    lv.setUint32(0, 0x04034b50, true);
-    lv.setUint16(4, 20, true); // version needed
-    lv.setUint16(6, 0x0800, true); // UTF-8 names
-    lv.setUint16(8, 8, true); // deflate
-    lv.setUint16(10, dosTime, true);
-    lv.setUint16(12, dosDate, true);
-    lv.setUint32(14, crc, true);
-    lv.setUint32(18, packed.length, true);
-    lv.setUint32(22, e.data.length, true);
-    lv.setUint16(26, name.length, true);
-    local.set(name, 30);
-    const central = new Uint8Array(46 + name.length);
-    const cv = new DataView(central.buffer);
-    cv.setUint32(0, 0x02014b50, true);
-    cv.setUint16(4, (3 << 8) | 20, true); // made by: Unix, 2.0
-    cv.setUint16(6, 20, true);
-    cv.setUint16(8, 0x0800, true);
-    cv.setUint16(10, 8, true);
-    cv.setUint16(12, dosTime, true);
-    cv.setUint16(14, dosDate, true);
-    cv.setUint32(16, crc, true);
-    cv.setUint32(20, packed.length, true);
-    cv.setUint32(24, e.data.length, true);
-    cv.setUint16(28, name.length, true);
-    cv.setUint32(38, ((0o100000 | e.mode) << 16) >>> 0, true); // external attrs: regular file + mode
-    cv.setUint32(42, offset, true);
-    central.set(name, 46);
-    locals.push(local, packed);
-    centrals.push(central);
-    offset += local.length + packed.length;
+    await writer.add(e.name, new Uint8ArrayReader(e.data), { unixMode: 0o100000 | e.mode });
   }
-  const cdSize = centrals.reduce((n, c) => n + c.length, 0);
-  const end = new Uint8Array(22);
-  const ev = new DataView(end.buffer);
-  ev.setUint32(0, 0x06054b50, true);
-  ev.setUint16(8, entries.length, true);
-  ev.setUint16(10, entries.length, true);
-  ev.setUint32(12, cdSize, true);
-  ev.setUint32(16, offset, true);
-  const parts = [...locals, ...centrals, end];
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
+  return await writer.close();
+}
+
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
   }
   return out;
 }
@@ -452,7 +363,9 @@ export async function release(o: ReleaseOptions): Promise<ReleaseResult> {
       ...extras.map((e) => ({ ...e, name: `${dir}/${e.name}` })),
     ];
     const file = archiveName(r.target);
-    const bytes = r.target.includes("windows") ? zip(entries, mtime) : tarGz(entries, mtime);
+    const bytes = r.target.includes("windows")
+      ? await zip(entries, mtime)
+      : await tarGz(entries, mtime);
     await Deno.writeFile(`${releaseDir}/${file}`, bytes);
     checksums.set(file, await sha256(bytes));
   }

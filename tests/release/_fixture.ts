@@ -59,7 +59,7 @@ export async function writeRelease(dir: string, version: string, opts: {
       data: standIn(version, t, opts.says),
       mode: 0o755,
     }];
-    const bytes = exe ? zip(entries, 1_700_000_000) : tarGz(entries, 1_700_000_000);
+    const bytes = exe ? await zip(entries, 1_700_000_000) : await tarGz(entries, 1_700_000_000);
     sums.set(archiveName(t, version), await sha256(bytes));
     if (opts.tamper === t) bytes[bytes.length - 5] = bytes[bytes.length - 5]! ^ 0xff;
     await Deno.writeFile(`${dir}/${archiveName(t, version)}`, bytes);

@@ -202,7 +202,7 @@ Deno.test("prepareDenort() extracts the official zip and rejects the wrong execu
     // The official archive holds a single `denort` (or `denort.exe`).
     await Deno.writeFile(
       `${dir}/denort-${HOST}.zip`,
-      zip([{ name: "denort", data: bytes, mode: 0o755 }], 1_700_000_000),
+      await zip([{ name: "denort", data: bytes, mode: 0o755 }], 1_700_000_000),
     );
     const path = await prepareDenort(HOST, {
       path: `${dir}/denort-${HOST}.zip`,
@@ -233,7 +233,7 @@ Deno.test("prepareDenort() extracts the official zip and rejects the wrong execu
     await reject(HOST, Deno.execPath(), "ORIGIN is the deno CLI itself, not denort");
     await Deno.writeFile(
       `${dir}/empty.zip`,
-      zip([{ name: "README", data: new Uint8Array(1), mode: 0o644 }], 0),
+      await zip([{ name: "README", data: new Uint8Array(1), mode: 0o644 }], 0),
     );
     try {
       await prepareDenort(HOST, { path: `${dir}/empty.zip`, origin: "Z", zip: true }, dir);
@@ -329,7 +329,7 @@ Deno.test({
       await Deno.mkdir(`${dir}/denorts`);
       await Deno.writeFile(
         `${dir}/denorts/denort-${HOST}.zip`,
-        zip([{ name: "denort", data: base, mode: 0o755 }], 1_700_000_000),
+        await zip([{ name: "denort", data: base, mode: 0o755 }], 1_700_000_000),
       );
       const r = await compileTask(["--dist", `${dir}/dist`, "--target", HOST], {
         DENORT_DIR: `${dir}/denorts`,

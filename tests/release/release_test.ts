@@ -7,14 +7,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { readZip, TARGETS, version } from "../../scripts/compile.ts";
-import {
-  archiveName,
-  crc32,
-  NOT_BUILT,
-  parseSha256sums,
-  tarGz,
-  zip,
-} from "../../scripts/release.ts";
+import { archiveName, NOT_BUILT, parseSha256sums, tarGz, zip } from "../../scripts/release.ts";
 import { DENO, fileSha256, ls, repoRoot, run, writeStandIns } from "./_fixture.ts";
 import { inTempDir } from "../services/_util.ts";
 
@@ -203,7 +196,7 @@ Deno.test("tarGz() and zip() write archives that tar, gzip and zip readers accep
       { name: "top/bin/tool", data: big, mode: 0o755 },
       { name: long, data: new Uint8Array(0), mode: 0o600 },
     ];
-    await Deno.writeFile(`${dir}/t.tar.gz`, tarGz(entries, 1_700_000_000));
+    await Deno.writeFile(`${dir}/t.tar.gz`, await tarGz(entries, 1_700_000_000));
     const x = await run("tar", ["-xzf", "t.tar.gz"], {}, dir);
     assertEquals(x.code, 0, x.stderr);
     assertEquals(await Deno.readTextFile(`${dir}/top/a.txt`), "hello\n");
@@ -212,15 +205,13 @@ Deno.test("tarGz() and zip() write archives that tar, gzip and zip readers accep
     assertEquals((await Deno.stat(`${dir}/${long}`)).size, 0);
     assertEquals((await Deno.stat(`${dir}/top/a.txt`)).mtime?.getTime(), 1_700_000_000_000);
 
-    const z = zip(entries, 1_700_000_000);
+    const z = await zip(entries, 1_700_000_000);
     const back = readZip(z);
     assertEquals(back.map((e) => e.name), entries.map((e) => e.name));
     for (let i = 0; i < entries.length; i++) assertEquals(back[i]!.data(), entries[i]!.data);
     await Deno.writeFile(`${dir}/t.zip`, z);
     const t = await run("unzip", ["-t", "t.zip"], {}, dir);
     if (t.code !== 127) assertEquals(t.code, 0, t.stdout + t.stderr);
-    // CRC-32 of "123456789" is the standard check value.
-    assertEquals(crc32(new TextEncoder().encode("123456789")), 0xcbf43926);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -394,6 +394,7 @@ export const USAGE_ROWS = {
   glob: [
     [["glob", ""], "expected a pattern, got an empty string"],
     [["glob"], "missing target PATTERN"],
+    [["glob", "{a,b}".repeat(11)], "the pattern's {a,b} groups expand to more than 1024 patterns"],
     [
       ["glob", "*.x", "--absent", "--min-count", "1"],
       "--absent: cannot be combined with --min-count",

@@ -11,8 +11,22 @@
 
 const MAGIC = /[*?[]/;
 
-/** Expands `{a,b}` alternatives (nested too), as bash does before globbing. */
+/** The most alternatives a pattern's `{a,b}` groups may expand to. */
+export const MAX_ALTERNATIVES = 1024;
+
+/**
+ * Expands `{a,b}` alternatives (nested too), as bash does before globbing.
+ * Each group multiplies the count, so it throws past `MAX_ALTERNATIVES`
+ * (a kind's validation says so as a usage error) rather than grow
+ * exponentially in the pattern's length.
+ */
 export function expandBraces(pattern: string): string[] {
+  const out: string[] = [];
+  expandInto(pattern, out);
+  return out;
+}
+
+function expandInto(pattern: string, out: string[]): void {
   let depth = 0;
   let open = -1;
   let hasComma = false;
@@ -33,14 +47,17 @@ export function expandBraces(pattern: string): string[] {
     } else if (ch === "}" && depth > 0) {
       depth--;
       if (depth === 0 && hasComma) {
-        const parts = splitTopLevel(pattern.slice(open + 1, i));
         const pre = pattern.slice(0, open);
         const post = pattern.slice(i + 1);
-        return parts.flatMap((p) => expandBraces(pre + p + post));
+        for (const p of splitTopLevel(pattern.slice(open + 1, i))) expandInto(pre + p + post, out);
+        return;
       }
     }
   }
-  return [pattern];
+  if (out.length >= MAX_ALTERNATIVES) {
+    throw new RangeError(`{a,b} groups expand to more than ${MAX_ALTERNATIVES} patterns`);
+  }
+  out.push(pattern);
 }
 
 function splitTopLevel(body: string): string[] {
@@ -61,42 +78,92 @@ function splitTopLevel(body: string): string[] {
   return parts;
 }
 
-/** Compiles one path segment (no `/`) into a matcher for directory entry names. */
+/** One token of a segment: `*`, or a test of one character. */
+type Token = "*" | ((ch: string) => boolean);
+
+/**
+ * Compiles one path segment (no `/`) into a matcher for directory entry (or
+ * archive member) names. The match is a two-pointer walk that takes time
+ * linear in the name times the pattern, whatever the pattern: a regular
+ * expression with one `.*` per `*` backtracks in polynomial time of the
+ * star count on names that almost match (docs/development.md, linear work),
+ * and names come from outside (a directory, an archive).
+ */
 export function segmentMatcher(seg: string): (name: string) => boolean {
-  let re = "^";
+  const tokens = tokenize(seg);
+  const dotOk = seg.startsWith(".") || seg.startsWith("\\.");
+  return (name) => (dotOk || !name.startsWith(".")) && matchTokens(tokens, Array.from(name));
+}
+
+function tokenize(seg: string): Token[] {
+  const tokens: Token[] = [];
   for (let i = 0; i < seg.length; i++) {
     const ch = seg[i]!;
     if (ch === "\\" && i + 1 < seg.length) {
-      re += escapeRe(seg[++i]!);
+      const lit = seg[++i]!;
+      tokens.push((c) => c === lit);
     } else if (ch === "*") {
-      re += ".*";
+      if (tokens.at(-1) !== "*") tokens.push("*");
     } else if (ch === "?") {
-      re += ".";
-    } else if (ch === "[") {
+      tokens.push(() => true);
+    } else if (ch === "[" && seg.indexOf("]", i + 2) >= 0) {
       const close = seg.indexOf("]", i + 2);
-      if (close < 0) {
-        re += "\\[";
-        continue;
-      }
-      let body = seg.slice(i + 1, close);
-      let neg = false;
-      if (body[0] === "!" || body[0] === "^") {
-        neg = true;
-        body = body.slice(1);
-      }
-      re += `[${neg ? "^" : ""}${body.replace(/[\\\]^]/g, (c) => "\\" + c)}]`;
+      tokens.push(charClass(seg.slice(i + 1, close)));
       i = close;
     } else {
-      re += escapeRe(ch);
+      tokens.push((c) => c === ch);
     }
   }
-  const rx = new RegExp(re + "$", "s");
-  const dotOk = seg.startsWith(".") || seg.startsWith("\\.");
-  return (name) => (dotOk || !name.startsWith(".")) && rx.test(name);
+  return tokens;
 }
 
-function escapeRe(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+/** `[abc]`, `[a-z]`, `[!a-z]` or `[^a-z]` (the body between the brackets). */
+function charClass(body: string): (ch: string) => boolean {
+  const neg = body[0] === "!" || body[0] === "^";
+  const chars = Array.from(neg ? body.slice(1) : body);
+  const ranges: [number, number][] = [];
+  for (let i = 0; i < chars.length; i++) {
+    const lo = chars[i]!.codePointAt(0)!;
+    if (chars[i + 1] === "-" && i + 2 < chars.length) {
+      ranges.push([lo, chars[i + 2]!.codePointAt(0)!]);
+      i += 2;
+    } else {
+      ranges.push([lo, lo]);
+    }
+  }
+  return (ch) => {
+    const c = ch.codePointAt(0)!;
+    return ranges.some(([lo, hi]) => c >= lo && c <= hi) !== neg;
+  };
+}
+
+/**
+ * Wildcard matching with one backtrack point: on a mismatch, the last `*`
+ * takes one more character. Each step moves forward in the name or the
+ * pattern, so it ends within (name length x pattern length) steps.
+ */
+function matchTokens(tokens: readonly Token[], name: readonly string[]): boolean {
+  let t = 0;
+  let n = 0;
+  let starT = -1;
+  let starN = 0;
+  while (n < name.length) {
+    const tok = tokens[t];
+    if (tok === "*") {
+      starT = t++;
+      starN = n;
+    } else if (tok !== undefined && tok(name[n]!)) {
+      t++;
+      n++;
+    } else if (starT >= 0) {
+      t = starT + 1;
+      n = ++starN;
+    } else {
+      return false;
+    }
+  }
+  while (tokens[t] === "*") t++;
+  return t === tokens.length;
 }
 
 function unescape(seg: string): string {

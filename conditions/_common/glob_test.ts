@@ -1,5 +1,5 @@
-import { assertEquals } from "../../tests/_assert.ts";
-import { expandBraces, glob, segmentMatcher } from "./glob.ts";
+import { expandBraces, glob, MAX_ALTERNATIVES, segmentMatcher } from "./glob.ts";
+import { assert, assertEquals, assertThrows } from "../../tests/_assert.ts";
 
 Deno.test("expandBraces() expands alternatives, nested and escaped", () => {
   assertEquals(expandBraces("a.{js,map}"), ["a.js", "a.map"]);
@@ -38,4 +38,44 @@ Deno.test("glob() walks ** without entering dot directories", async () => {
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("expandBraces() stops past MAX_ALTERNATIVES instead of growing exponentially", () => {
+  assertEquals(expandBraces("{a,b}".repeat(10)).length, MAX_ALTERNATIVES);
+  const e = assertThrows(() => expandBraces("{a,b}".repeat(11)), RangeError);
+  assertEquals(e.message, "{a,b} groups expand to more than 1024 patterns");
+  // 2^40 alternatives: refused after the first 1024, at once.
+  assertThrows(() => expandBraces("{a,b}".repeat(40)), RangeError);
+});
+
+Deno.test("segmentMatcher() takes ranges, literal ] and - in classes, and code points", () => {
+  const m = (p: string, names: string[]) => names.filter(segmentMatcher(p));
+  assertEquals(m("[a-c]x", ["ax", "bx", "dx"]), ["ax", "bx"]);
+  assertEquals(m("[]a]", ["]", "a", "b"]), ["]", "a"]);
+  assertEquals(m("[a-]", ["a", "-", "b"]), ["a", "-"]);
+  assertEquals(m("[^0-9]*", ["x1", "1x"]), ["x1"]);
+  assertEquals(m("?", ["é", "😀", "ab"]), ["é", "😀"]);
+  assertEquals(m("a[", ["a[", "ab"]), ["a["]);
+  assertEquals(m("**x", ["x", "ax", "xa"]), ["x", "ax"]);
+  assertEquals(m("*a*b*c", ["abc", "aXbYc", "acb", "cba"]), ["abc", "aXbYc"]);
+});
+
+Deno.test("segmentMatcher() is linear on names that almost match many stars", () => {
+  // A regular expression with one .* per * backtracks for minutes on this (docs/development.md).
+  const match = segmentMatcher("*a".repeat(50) + "*b");
+  const timeOf = (n: number) => {
+    const name = "a".repeat(n);
+    const t0 = performance.now();
+    assertEquals(match(name), false);
+    return performance.now() - t0;
+  };
+  timeOf(1000); // warm-up
+  const small = timeOf(4_000);
+  const big = timeOf(16_000);
+  // 4x the name: about 4x the work; a polynomial path would be 16x or more.
+  assertEquals(
+    big < Math.max(small * 10, 50),
+    true,
+    `${small.toFixed(1)} ms -> ${big.toFixed(1)} ms`,
+  );
 });

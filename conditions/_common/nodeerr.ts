@@ -28,8 +28,8 @@ const VALIDITY: Readonly<Record<string, string>> = {
 };
 
 /**
- * OpenSSL's verification messages as node:tls words them, by code: clients
- * that keep only the message (grpc-js, mysql2) are read back through them.
+ * OpenSSL's verification messages as node:tls words them, by code: the
+ * errors of clients that keep only the message are read back through them.
  */
 const MESSAGE_CODES: Readonly<Record<string, string>> = {
   "self-signed certificate in certificate chain": "SELF_SIGNED_CERT_IN_CHAIN",

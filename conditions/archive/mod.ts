@@ -99,6 +99,15 @@ export const archive = defineKind<ArchiveOptions>({
     const format = (input.string("format") ?? "auto") as FormatFlag;
     return { target: path, options: { path, format, contains, matches, minCount } };
   },
+  async validate(options, fail) {
+    if (options.matches === undefined) return;
+    const { expandBraces } = await import("../_common/glob.ts");
+    try {
+      expandBraces(options.matches);
+    } catch (e) {
+      fail("matches", `the pattern's ${e instanceof Error ? e.message : e}`);
+    }
+  },
   load: () => import("./probe.ts").then((m) => m.create),
   isolate: true,
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),

@@ -76,6 +76,14 @@ export const glob = defineKind<GlobOptions>({
     }
     return { target: pattern, options: { pattern, absent, min, max } };
   },
+  async validate(options, fail) {
+    const { expandBraces } = await import("../_common/glob.ts");
+    try {
+      expandBraces(options.pattern);
+    } catch (e) {
+      fail(undefined, `the pattern's ${e instanceof Error ? e.message : e}`);
+    }
+  },
   load: () => import("./probe.ts").then((m) => m.create),
   doctor: () => import("../_common/doctor.ts").then((m) => m.inotify()),
 });

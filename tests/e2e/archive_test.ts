@@ -152,4 +152,8 @@ Deno.test("archive usage errors", () =>
       '--min-count: expected a whole number of at least 1, got "0"',
     ],
     [["archive", "a.tar", "--contains", "/"], '--contains: expected a member name, got "/"'],
+    [
+      ["archive", "a.tar", "--matches", "{a,b}".repeat(11)],
+      "--matches: the pattern's {a,b} groups expand to more than 1024 patterns",
+    ],
   ]));

@@ -26,19 +26,22 @@ export function editDistance(a: string, b: string): number {
 /** The closest candidate to `word`, if one is close enough to be a plausible typo. */
 export function closest(word: string, candidates: Iterable<string>): string | undefined {
   const w = word.toLowerCase();
+  const limit = Math.max(1, Math.floor(w.length / 3));
   let best: string | undefined;
   let bestScore = Infinity;
   for (const c of candidates) {
     const lc = c.toLowerCase();
-    let score = editDistance(w, lc);
     // A prefix ("--cont" for "--contains") is a strong hint even when far in edits.
-    if (w.length >= 3 && lc.startsWith(w)) score = Math.min(score, 1);
+    const prefix = w.length >= 3 && lc.startsWith(w);
+    // The length difference is a lower bound of the distance: a word far longer than every
+    // candidate (a pasted blob) costs no table of its length times theirs.
+    if (!prefix && Math.abs(w.length - lc.length) > limit) continue;
+    const score = w === lc ? 0 : prefix ? 1 : editDistance(w, lc);
     if (score < bestScore) {
       bestScore = score;
       best = c;
     }
   }
-  const limit = Math.max(1, Math.floor(w.length / 3));
   return bestScore <= limit ? best : undefined;
 }
 

@@ -51,3 +51,13 @@ Deno.test("conditionFor() asks the registered kinds which claims a target-shaped
   );
   assertEquals(conditionFor("s3://b/k", []), undefined);
 });
+
+Deno.test("closest() skips candidates a long word cannot be a typo of, without a distance table", () => {
+  const blob = "x".repeat(1_000_000);
+  const t0 = performance.now();
+  assertEquals(closest(blob, ["tcp", "http", "postgres"]), undefined);
+  // A distance table would be 1,000,000 x 8 cells; the length bound skips it.
+  assertEquals(performance.now() - t0 < 1000, true);
+  assertEquals(closest("TCP", ["http", "tcp"]), "tcp");
+  assertEquals(closest("--conta", ["--count", "--contains"]), "--contains");
+});

@@ -23,12 +23,12 @@ import {
   readCommand,
   secretFlags,
   untilSignal,
-} from "./output/command.ts";
-import { findNotUtf8, openFilesProblem, readSelf } from "./output/process_checks.ts";
-import { runSession } from "./output/session.ts";
+} from "./cli/command.ts";
+import { findNotUtf8, openFilesProblem, readSelf } from "./cli/process_checks.ts";
+import { runSession } from "./cli/session.ts";
 import { SafeStreams } from "./output/streams.ts";
 
-export type { Io } from "./output/command.ts";
+export type { Io } from "./cli/command.ts";
 
 /** The largest recipe or manifest read (docs/contract.md §9). */
 const INPUT_MAX_BYTES = 4 << 20;
@@ -100,7 +100,7 @@ export async function main(
       return { code: 0 };
     }
     case "doctor": {
-      const { doctor } = await import("./output/doctor.ts");
+      const { doctor } = await import("./cli/doctor.ts");
       return { code: await doctor(command, registry, io) };
     }
     case "run": {

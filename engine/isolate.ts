@@ -63,7 +63,7 @@ function threadAlive(tid: number | undefined): boolean | undefined {
 export interface IsolateOptions {
   /** The process environment, for the probes (`ProbeEnv.env`). */
   readonly env: Readonly<Record<string, string>>;
-  /** The worker's entry module; default engine/isolate_worker.ts. */
+  /** The worker's entry module; default conditions/isolate_worker.ts. */
   readonly workerUrl?: URL;
 }
 

@@ -4,7 +4,7 @@
  * imports the kind's probe module and its libraries, makes the probes, runs
  * their checks and watchers, and closes them, while the main thread keeps the
  * clock and the signals (engine/isolate.ts). This module is the worker's
- * runtime; the entry module (engine/isolate_worker.ts) only says how a kind
+ * runtime; the entry module (conditions/isolate_worker.ts) only says how a kind
  * is found. The messages of both sides are declared here.
  *
  * Inside the worker nothing a library prints reaches waitcmd's streams (the

@@ -148,7 +148,7 @@ export interface PrepareOptions {
    * clock or look at them in-process.
    */
   readonly inProcess?: boolean;
-  /** The entry module of isolated kinds' workers (a test's own); engine/isolate_worker.ts. */
+  /** The entry module of isolated kinds' workers (a test's own); conditions/isolate_worker.ts. */
   readonly workerUrl?: URL;
 }
 

@@ -17,7 +17,7 @@ export const WORKERS = {
   /** Runs one user regular expression on a large text (conditions/_common/regex.ts). */
   regex: "conditions/_common/regex_worker.ts",
   /** Runs an isolated kind's probes off the main thread (engine/isolate.ts). */
-  isolate: "engine/isolate_worker.ts",
+  isolate: "conditions/isolate_worker.ts",
 } as const;
 
 /** The name of a worker entry in {@link WORKERS}. */

@@ -158,7 +158,7 @@ export interface Manifest {
 
 /**
  * The files the program is built from: main.ts, deno.json, deno.lock, the
- * non-test modules of engine/, conditions/ and output/ with the shell files
+ * non-test modules of engine/, conditions/, output/ and cli/ with the shell files
  * they import as text (output/completions/), and this script, as paths from
  * the repository root, sorted.
  */
@@ -173,7 +173,7 @@ export async function sourceFiles(root = repoRoot): Promise<string[]> {
       }
     }
   };
-  for (const dir of ["engine", "conditions", "output"]) await walk(dir);
+  for (const dir of ["engine", "conditions", "output", "cli"]) await walk(dir);
   return out.sort();
 }
 

@@ -295,7 +295,7 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
   "engine/secrets.ts": { kinds: ["postgres"], why: "a comment's example URL" },
   "engine/types.ts": { kinds: ["objstore", "orch"], why: "comments' examples" },
   "engine/prepare.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
-  "output/command.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
+  "cli/command.ts": { kinds: ["orch"], why: "a comment's example of a kind that expands" },
   "output/help.ts": {
     kinds: ["orch", "websocket", "postgres"],
     why:

@@ -3,7 +3,7 @@
  * that declares `isolate` has its options cross to its worker by structured
  * clone, so every option its examples parse to must survive one unchanged;
  * and its probe module must load and make probes in the real worker
- * (engine/isolate_worker.ts), where the registry finds it by name.
+ * (conditions/isolate_worker.ts), where the registry finds it by name.
  */
 
 import { assertEquals } from "../_assert.ts";

@@ -30,7 +30,7 @@ import {
   SecretRegistry,
 } from "../engine/secrets.ts";
 import { turn } from "../engine/timers.ts";
-import { lineRedactor, makeRedactor, type Redact } from "./redact.ts";
+import { lineRedactor, makeRedactor, type Redact } from "../output/redact.ts";
 
 /** What a session needs from the process. */
 export interface SessionIo {
@@ -78,7 +78,7 @@ export async function runSession(
   try {
     if (plan.then) checkThen(plan.then[0]!, io.env);
     if (o.reportFile !== undefined) {
-      await (await import("./report_file.ts")).checkReportFile(o.reportFile);
+      await (await import("../output/report_file.ts")).checkReportFile(o.reportFile);
     }
     if (o.startLog !== undefined && o.start.length > 0) await checkStartLog(o.startLog);
   } catch (e) {
@@ -88,7 +88,7 @@ export async function runSession(
     return { code: 2 };
   }
   if (o.explain) {
-    const { explainObject, explainText } = await import("./explain.ts");
+    const { explainObject, explainText } = await import("../output/explain.ts");
     // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
     if (io.signal.aborted) return cancelledBefore(io);
     const text = o.output === "text"
@@ -107,7 +107,7 @@ export async function runSession(
   const ready = await loadProbes(plan, io, secrets);
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
-    o.output !== "text" || o.reportFile !== undefined ? import("./json.ts") : undefined,
+    o.output !== "text" || o.reportFile !== undefined ? import("../output/json.ts") : undefined,
     listener(plan, io, redact),
   ]);
   const starting = ready === undefined || o.start.length === 0 ? undefined : await startCommands(
@@ -129,7 +129,7 @@ export async function runSession(
   if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
   if (o.reportFile !== undefined) {
     try {
-      const { writeReportFile } = await import("./report_file.ts");
+      const { writeReportFile } = await import("../output/report_file.ts");
       await writeReportFile(o.reportFile, json!.renderJsonReport(report, redact));
     } catch (e) {
       // The verdict stands (docs/contract.md §3); the failure is said once.
@@ -137,7 +137,7 @@ export async function runSession(
     }
   }
   if (io.env.GITHUB_STEP_SUMMARY) {
-    const ci = await import("./ci.ts");
+    const ci = await import("../output/ci.ts");
     try {
       await ci.writeStepSummary(io.env, report, redact);
     } catch (e) {
@@ -356,13 +356,13 @@ async function listener(
   // JSON output listens to no event: the runner then makes none (docs/performance.md).
   if (o.output === "json") return undefined;
   if (o.output === "jsonl") {
-    const { renderJsonlEvent } = await import("./json.ts");
+    const { renderJsonlEvent } = await import("../output/json.ts");
     return (e) => {
       const line = renderJsonlEvent(e, redact);
       if (line !== undefined) io.stdout(line);
     };
   }
-  const text = await import("./text.ts");
+  const text = await import("../output/text.ts");
   const color = io.stderrIsTerminal && !o.noColor &&
     !("NO_COLOR" in io.env && io.env.NO_COLOR !== "");
   const style = color ? text.ansiStyle : text.plainStyle;
@@ -370,12 +370,12 @@ async function listener(
   const lineRedact = lineRedactor(redact, color);
   // A terminal whose size is unknown or 0 cannot hold the live view's lines: plain lines (§6).
   if (io.stderrIsTerminal && !o.quiet && io.columns() > 0) {
-    const { LiveRenderer } = await import("./live.ts");
+    const { LiveRenderer } = await import("../output/live.ts");
     const live = new LiveRenderer(io.stderr, lineRedact, style, io.columns);
     return Object.assign((e: RunEvent) => live.onEvent(e), { print: (l: string) => live.above(l) });
   }
   // A CI system's log folds the progress lines (docs/contract.md §6, CI logs).
-  const ci = ciSystemOf(io.env) ? await import("./ci.ts") : undefined;
+  const ci = ciSystemOf(io.env) ? await import("../output/ci.ts") : undefined;
   const system = ci?.ciSystem(io.env);
   // GitHub's runner reads a legacy `##[command]` anywhere in a line, whatever WAITCMD_CI says.
   const shown = io.env.GITHUB_ACTIONS === "true"

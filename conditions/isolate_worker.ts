@@ -1,0 +1,21 @@
+/**
+ * The entry module of an isolated kind's worker (engine/isolate.ts starts it
+ * with `new Worker(workerUrl("isolate"))`, engine/workers.ts): it serves one
+ * kind's probes (engine/isolate_serve.ts), finding the kind in the registry.
+ * It sits in conditions/, beside the registry, so that the engine imports no
+ * layer above it: the engine's serving loop receives the kind's loader from
+ * here. The registry is imported by its literal path, so that bundlers see
+ * it; the registry then imports the kind's declaration and the declaration
+ * its probe module (literal `import()`s).
+ *
+ * @module
+ */
+
+import { serveProbes, type WorkerScope } from "../engine/isolate_serve.ts";
+
+serveProbes(self as unknown as WorkerScope, async (name) => {
+  const { KINDS } = await import("./mod.ts");
+  const entry = KINDS.find((k) => k.name === name);
+  if (entry === undefined) throw new Error(`no kind named ${JSON.stringify(name)}`);
+  return await entry.load();
+});

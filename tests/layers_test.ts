@@ -1,0 +1,47 @@
+/**
+ * The layers of docs/development.md ("Layout"): a module imports only from
+ * its own layer and the layers below it, so that a lower layer never
+ * depends on a higher one. Tests and in-process fakes may reach anywhere.
+ *
+ * @module
+ */
+
+import { assertEquals } from "./_assert.ts";
+
+/** What each layer may import, besides itself. */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  engine: [],
+  conditions: ["engine"],
+  output: ["engine"],
+  cli: ["engine", "output"],
+};
+
+const root = new URL("../", import.meta.url);
+
+async function* modules(dir: string): AsyncGenerator<string> {
+  for await (const e of Deno.readDir(new URL(dir, root))) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) yield* modules(path);
+    else if (/\.ts$/.test(e.name) && !/_test\.ts$|\/_fake[^/]*$/.test(path)) yield path;
+  }
+}
+
+/** The repository-relative paths a module imports, statically or by a literal `import()`. */
+function importsOf(path: string, text: string): string[] {
+  const specs = [...text.matchAll(/(?:from|import\()\s*"(\.{1,2}\/[^"]+)"/g)].map((m) => m[1]!);
+  return specs.map((s) => new URL(s, new URL(path, root)).pathname.slice(root.pathname.length));
+}
+
+Deno.test("no module imports from a layer above its own (docs/development.md, Layout)", async () => {
+  const upward: string[] = [];
+  for (const layer of Object.keys(MAY_IMPORT)) {
+    for await (const path of modules(layer)) {
+      for (const target of importsOf(path, await Deno.readTextFile(new URL(path, root)))) {
+        const to = target.split("/")[0]!;
+        if (to === layer || !(to in MAY_IMPORT)) continue;
+        if (!MAY_IMPORT[layer]!.includes(to)) upward.push(`${path} imports ${target}`);
+      }
+    }
+  }
+  assertEquals(upward, []);
+});

@@ -2,9 +2,10 @@
  * The dns kind end to end against Debian's dnsmasq (A, CNAME, TXT, MX, SRV,
  * PTR, HTTPS, SVCB, ANY, NXDOMAIN, names added while waiting, a server
  * started late or again with new records, --server as a host name,
- * --transport tcp, a recipe) and the dns-packet fake server
- * (truncated UDP answers that force TCP, SERVFAIL, REFUSED, flaky and silent
- * names), plus the system resolver on /etc/hosts.
+ * --transport tcp, a recipe) and the dns-packet fake server (truncated UDP
+ * answers that force TCP, --transport tcp, SERVFAIL, REFUSED, flaky and
+ * silent names, ANY answered minimally as RFC 8482 allows), plus the system
+ * resolver on /etc/hosts.
  */
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
@@ -401,6 +402,16 @@ Deno.test("dns kind against the fake server: truncation, errors and silence", op
       assertEquals(r.code, 0, r.stdout);
       const q = (await f.queries()).slice(before);
       assertEquals(q.map((l) => l.split(" -> ")[0]), [`query tcp ${f.names.ok} A`]);
+    });
+
+    await t.step("ANY: a minimal answer (RFC 8482) is a record; a refusal is pending", async () => {
+      const r = await runJson([...FAST, "dns", f.names.minimal, "--type", "ANY", ...S]);
+      assertEquals(r.code, 0, r.stdout);
+      assertEquals(r.json.conditions[0]!.detail, "ANY HINFO RFC8482");
+      await expectJson([...SHORT, "dns", f.names.refused, "--type", "ANY", ...S], {
+        code: 1,
+        error: `REFUSED from ${f.server}`,
+      });
     });
 
     await t.step("a flaky name resolves after its failures", async () => {

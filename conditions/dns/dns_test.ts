@@ -292,7 +292,16 @@ Deno.test("ANY: every answer record, as TYPE VALUE; --equals by value or TYPE VA
     status: "satisfied",
     detail: 'ANY A 10.1.2.3, TXT "hello world"',
   });
-  for (const v of ["10.1.2.3", "a 10.1.2.3", "hello world", 'TXT "hello world"', "HINFO rfc8482"]) {
+  for (
+    const v of [
+      "10.1.2.3",
+      "a 10.1.2.3",
+      "hello world",
+      'TXT "hello world"',
+      "HINFO RFC8482",
+      "rfc8482",
+    ]
+  ) {
     assertEquals(
       judgeLookup(answer(any), want({ type: "ANY", equals: [v] })).status,
       "satisfied",

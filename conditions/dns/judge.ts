@@ -50,6 +50,7 @@ function listRecords(type: string, records: readonly Rec[]): string {
  */
 function hasValue(r: Rec, type: RecordType, v: string): boolean {
   if (r.keys.includes(normValue(type, v))) return true;
+  if (r.caseless && r.keys.includes(v.trim().replace(/\s+/g, " ").toLowerCase())) return true;
   const own = r.type as RecordType | undefined;
   return own !== undefined && own !== type && r.keys.includes(normValue(own, v));
 }

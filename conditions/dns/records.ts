@@ -64,6 +64,8 @@ export interface Rec {
   readonly type?: string;
   /** Presentation text: `10.0.0.5`, `10 mail.example.com`, `"v=spf1 -all"`. */
   readonly text: string;
+  /** Whether --equals compares with it ignoring case (an ANY answer's record of a type with no form). */
+  readonly caseless?: boolean;
   /** Normalised forms an --equals value may take (lower-case names without trailing dot). */
   readonly keys: readonly string[];
 }
@@ -119,10 +121,17 @@ export function makeRecord(type: RecordType, data: unknown, answer?: string): Re
  */
 function anyRecord(type: string, data: unknown): Rec {
   const known = (RECORD_TYPES as readonly string[]).includes(type) && type !== "ANY";
-  const inner = known ? typedRecord(type as AnswerType, data) : genericRecord(data);
+  const text = (inner: Rec) => `${type} ${inner.text}`;
+  if (!known) {
+    // A type the kind has no form for compares ignoring case, its type word included.
+    const inner = genericRecord(data);
+    const keys = [...inner.keys, ...inner.keys.map((k) => `${type} ${k}`.toLowerCase())];
+    return { type, text: text(inner), keys, caseless: true };
+  }
+  const inner = typedRecord(type as AnswerType, data);
   return {
     type,
-    text: `${type} ${inner.text}`,
+    text: text(inner),
     keys: [...inner.keys, ...inner.keys.map((k) => `${type} ${k}`)],
   };
 }

@@ -773,9 +773,12 @@ export const USAGE_ROWS = {
     ],
     [
       ["dns", "a.test", "--type", "CNAM"],
-      '--type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "CNAM" (did you mean CNAME?)',
+      '--type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, HTTPS, SVCB, ANY, got "CNAM" (did you mean CNAME?)',
     ],
-    [["dns", "a.test", "--server", "x"], '--server: expected IP[:PORT] or [IPv6]:PORT, got "x"'],
+    [
+      ["dns", "a.test", "--server", "x_y!"],
+      '--server: expected HOST[:PORT], IP[:PORT] or [IPv6]:PORT, got "x_y!"',
+    ],
     [
       ["dns", "a.test", "--resolver", "system", "--server", "1.1.1.1"],
       "--server: needs --resolver wire (the system resolver uses the OS configuration)",
@@ -806,8 +809,36 @@ export const USAGE_ROWS = {
       'expected a DNS name, got the IP address "127.0.0.1" (use --type PTR for reverse lookups)',
     ],
     [
-      ["dns", "a.test", "--type", "ANY"],
-      '--type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "ANY"',
+      ["dns", "a.test", "--type", "AXFR"],
+      '--type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, HTTPS, SVCB, ANY, got "AXFR"',
+    ],
+    [
+      ["dns", "a.test", "--type", "HTTPS", "--resolver", "system"],
+      "--type: HTTPS needs --resolver wire (the system resolver cannot ask for it)",
+    ],
+    [
+      ["dns", "a.test", "--type", "ANY", "--resolver", "system"],
+      "--type: ANY needs --resolver wire (the system resolver cannot ask for it)",
+    ],
+    [
+      ["dns", "a.test", "--transport", "tcp", "--resolver", "system"],
+      "--transport: needs --resolver wire (the system resolver chooses its own)",
+    ],
+    [
+      ["dns", "a.test", "--transport", "quic"],
+      '--transport: expected one of udp, tcp, got "quic"',
+    ],
+    [
+      ["dns", "a.test", "--server", "[dns.test]:53"],
+      '--server: expected HOST[:PORT], IP[:PORT] or [IPv6]:PORT, got "[dns.test]:53"',
+    ],
+    [
+      ["dns", "a.test", "--server", "ns.test:dns"],
+      '--server: expected HOST[:PORT], IP[:PORT] or [IPv6]:PORT, got "ns.test:dns"',
+    ],
+    [
+      ["dns", "a.test", "--type", "TXT", "--contains", "a", "--contains", ""],
+      "--contains: expected a text, got an empty string",
     ],
     [
       ["dns", "a.test", "--min-count", "zero"],
@@ -820,7 +851,7 @@ export const USAGE_ROWS = {
     ],
     [
       ["dns", "a.test", "--server", "[127.0.0.1]:53"],
-      '--server: expected IP[:PORT] or [IPv6]:PORT, got "[127.0.0.1]:53"',
+      '--server: expected HOST[:PORT], IP[:PORT] or [IPv6]:PORT, got "[127.0.0.1]:53"',
     ],
     [
       ["dns", "a.test", "--rcode", "GONE"],

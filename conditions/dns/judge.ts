@@ -26,7 +26,8 @@ export interface DnsWant {
   readonly type: RecordType;
   readonly minCount: number;
   readonly equals: readonly string[];
-  readonly contains: string | undefined;
+  /** Texts every one of which some record must include (case-insensitive); empty: none. */
+  readonly contains: readonly string[];
   readonly absent: boolean;
   readonly rcode: string | undefined;
   /** Whether rcodes are known (wire): NXDOMAIN vs NODATA can be told apart. */
@@ -41,6 +42,17 @@ function sorted(records: readonly Rec[]): Rec[] {
 function listRecords(type: string, records: readonly Rec[]): string {
   const shown = sorted(records).slice(0, SHOWN).map((r) => clip(r.text, 80)).join(", ");
   return `${type} ${shown}${records.length > SHOWN ? `, … (${records.length} records)` : ""}`;
+}
+
+/**
+ * Whether record `r` has --equals value `v`: compared as the queried type's value, or, for
+ * an ANY answer's record, also as a value of the record's own type (`10.0.0.5` finds an A).
+ */
+function hasValue(r: Rec, type: RecordType, v: string): boolean {
+  if (r.keys.includes(normValue(type, v))) return true;
+  if (r.caseless && r.keys.includes(v.trim().replace(/\s+/g, " ").toLowerCase())) return true;
+  const own = r.type as RecordType | undefined;
+  return own !== undefined && own !== type && r.keys.includes(normValue(own, v));
 }
 
 /** Judges a lookup against the requirements. */
@@ -74,10 +86,7 @@ export function judgeLookup(found: Lookup, want: DnsWant): ProbeResult {
       }, expected at least ${want.minCount}: ${listRecords(t, records)}`,
     };
   }
-  const missing = want.equals.filter((v) => {
-    const key = normValue(t, v);
-    return !records.some((r) => r.keys.includes(key));
-  });
+  const missing = want.equals.filter((v) => !records.some((r) => hasValue(r, t, v)));
   if (missing.length > 0) {
     const got = records.length === 0 ? "none" : listRecords(t, records);
     return {
@@ -85,15 +94,19 @@ export function judgeLookup(found: Lookup, want: DnsWant): ProbeResult {
       error: `${t} records do not include ${missing.join(", ")} (got ${got})`,
     };
   }
-  if (want.contains !== undefined) {
-    const needle = want.contains.toLowerCase();
-    if (!records.some((r) => r.text.toLowerCase().includes(needle))) {
-      const got = records.length === 0 ? "none" : listRecords(t, records);
-      return {
-        status: "pending",
-        error: `no ${t} record contains ${JSON.stringify(want.contains)} (got ${got})`,
-      };
-    }
+  const lower = records.map((r) => r.text.toLowerCase());
+  const absentTexts = want.contains.filter((c) => {
+    const needle = c.toLowerCase();
+    return !lower.some((text) => text.includes(needle));
+  });
+  if (absentTexts.length > 0) {
+    const got = records.length === 0 ? "none" : listRecords(t, records);
+    return {
+      status: "pending",
+      error: `no ${t} record contains ${
+        absentTexts.map((c) => JSON.stringify(c)).join(", ")
+      } (got ${got})`,
+    };
   }
   if (records.length === 0) return { status: "satisfied", detail: want.rcode ?? rcode };
   const list = listRecords(t, records);

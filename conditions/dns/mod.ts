@@ -16,23 +16,41 @@
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { canonicalIp, type HostPort, parseHostPort } from "../_common/net.ts";
 import type { DnsWant } from "./judge.ts";
-import { queryName, RCODES, RECORD_TYPES, type RecordType, validName } from "./records.ts";
+import {
+  normName,
+  queryName,
+  RCODES,
+  RECORD_TYPES,
+  type RecordType,
+  validName,
+  WIRE_ONLY_TYPES,
+} from "./records.ts";
+
+/** How the wire resolver sends its queries (--transport). */
+export const TRANSPORTS = ["udp", "tcp"] as const;
+/** A transport. */
+export type Transport = typeof TRANSPORTS[number];
 
 /** What a dns condition needs. */
 export interface DnsOptions extends DnsWant {
   /** The name to query (a PTR target's reverse name). */
   readonly name: string;
-  /** --server, already an IP address; undefined for resolv.conf's first nameserver. */
+  /**
+   * --server: an IP address, or a host name the probe resolves on each attempt;
+   * undefined for resolv.conf's first nameserver.
+   */
   readonly server: HostPort | undefined;
+  /** udp (a truncated answer is asked again over TCP) or tcp only. */
+  readonly transport: Transport;
 }
 
 /**
- * Parses a DNS server: `IP`, `IP:PORT`, `[v6]`, `[v6]:PORT` or a bare IPv6
- * address, port 53 by default. Throws an `Error` whose message is the usage
- * problem.
+ * Parses a DNS server: `HOST`, `HOST:PORT`, `IP`, `IP:PORT`, `[v6]`, `[v6]:PORT` or a bare
+ * IPv6 address, port 53 by default. HOST is a DNS name, resolved later (per attempt).
+ * Throws an `Error` whose message is the usage problem.
  */
 export function parseServer(text: string): HostPort {
-  const bad = `expected IP[:PORT] or [IPv6]:PORT, got ${JSON.stringify(text)}`;
+  const bad = `expected HOST[:PORT], IP[:PORT] or [IPv6]:PORT, got ${JSON.stringify(text)}`;
   const bracketed = text.startsWith("[");
   // A bare IPv6 address: its colons are not a port separator.
   const bare = bracketed ? undefined : canonicalIp(text);
@@ -47,7 +65,13 @@ export function parseServer(text: string): HostPort {
     throw new Error(bad);
   }
   const ip = canonicalIp(hp.hostname);
-  if (ip === undefined || ip.includes(":") !== bracketed) throw new Error(bad);
+  if (ip === undefined) {
+    // A host name: its syntax now, its address on each attempt.
+    const numeric = /^[\d.]+$/.test(hp.hostname);
+    if (bracketed || numeric || !validName(hp.hostname)) throw new Error(bad);
+    return { hostname: normName(hp.hostname), port: hp.port };
+  }
+  if (ip.includes(":") !== bracketed) throw new Error(bad);
   return { hostname: ip, port: hp.port };
 }
 
@@ -57,7 +81,7 @@ export const dns = defineKind<DnsOptions>({
   aliases: [],
   summary: "a DNS name resolves (to the expected records), or stops resolving",
   description:
-    "Satisfied when the name has at least --min-count (default 1) records of --type (default A) and, when given, every --equals value among them and a record containing --contains. CNAME, NS, PTR, MX and SRV names compare case-insensitively, with or without the trailing dot. --resolver system (the default) asks the OS: A/AAAA through getaddrinfo, so /etc/hosts counts. --resolver wire queries --server (or the first nameserver of /etc/resolv.conf) directly over UDP, retrying over TCP when the reply is truncated; it tells NXDOMAIN from NODATA and allows --rcode. --server and --rcode imply wire. --absent waits until the name has no such records.",
+    "Satisfied when the name has at least --min-count (default 1) records of --type (default A) and, when given, every --equals value among them and every --contains text in some record. CNAME, NS, PTR, MX and SRV names compare case-insensitively, with or without the trailing dot. HTTPS and SVCB records read as PRIORITY TARGET key=value... (1 . alpn=h2,h3 port=8443), and --equals also takes the target or one parameter (alpn=h3, port=8443); --type ANY holds on any answer record, each read as TYPE VALUE. --resolver system (the default) asks the OS: A/AAAA through getaddrinfo, so /etc/hosts counts. --resolver wire queries --server (an IP or a host name, resolved on each attempt; else the first nameserver of /etc/resolv.conf) directly over UDP, retrying over TCP when the reply is truncated, or over TCP only with --transport tcp; it tells NXDOMAIN from NODATA and allows --rcode. --server, --rcode, --transport and the types HTTPS, SVCB and ANY imply wire. --absent waits until the name has no such records.",
   target: {
     shape: "required",
     placeholder: "NAME",
@@ -89,7 +113,8 @@ export const dns = defineKind<DnsOptions>({
       name: "contains",
       type: "string",
       placeholder: "TEXT",
-      description: "a record includes TEXT (case-insensitive)",
+      repeatable: true,
+      description: "a record includes TEXT (case-insensitive); every text given must be found",
     },
     {
       name: "resolver",
@@ -101,8 +126,17 @@ export const dns = defineKind<DnsOptions>({
     {
       name: "server",
       type: "string",
-      placeholder: "IP[:PORT]",
-      description: "DNS server for the wire resolver ([v6]:port; port 53 by default)",
+      placeholder: "HOST[:PORT]",
+      description:
+        "DNS server for the wire resolver: an IP or a host name resolved on each attempt ([v6]:port; port 53 by default)",
+    },
+    {
+      name: "transport",
+      type: "enum",
+      values: TRANSPORTS,
+      placeholder: "PROTO",
+      description:
+        "udp (default; a truncated answer is asked again over TCP) or tcp (wire resolver)",
     },
     {
       name: "rcode",
@@ -127,6 +161,14 @@ export const dns = defineKind<DnsOptions>({
     {
       args: "dns old.example.com --resolver wire --rcode NXDOMAIN",
       description: "wait until the name is gone",
+    },
+    {
+      args: "dns example.com --type HTTPS --equals alpn=h3 --server ns1.internal",
+      description: "wait until the HTTPS record offers HTTP/3, asking a named server",
+    },
+    {
+      args: "dns example.com --type TXT --contains v=spf1 --contains google-site-verification=",
+      description: "wait until both TXT values are published",
     },
   ],
   parse(input) {
@@ -162,6 +204,7 @@ function parseOptions(input: KindInput): DnsOptions {
   }
   const resolver = input.string("resolver");
   const rcode = input.string("rcode");
+  const transport = input.string("transport") as Transport | undefined;
   if (resolver === "system") {
     if (server) {
       input.fail("server", "needs --resolver wire (the system resolver uses the OS configuration)");
@@ -169,15 +212,22 @@ function parseOptions(input: KindInput): DnsOptions {
     if (rcode) {
       input.fail("rcode", "needs --resolver wire (the system resolver does not report rcodes)");
     }
+    if (transport) {
+      input.fail("transport", "needs --resolver wire (the system resolver chooses its own)");
+    }
+    if (WIRE_ONLY_TYPES.has(type)) {
+      input.fail("type", `${type} needs --resolver wire (the system resolver cannot ask for it)`);
+    }
   }
-  const wire = resolver === "wire" || server !== undefined || rcode !== undefined;
+  const wire = resolver === "wire" || server !== undefined || rcode !== undefined ||
+    transport !== undefined || WIRE_ONLY_TYPES.has(type);
   const absent = input.bool("absent");
   const equals = input.strings("equals");
   for (const v of equals) {
     if (v.trim() === "") input.fail("equals", "expected a value, got an empty string");
   }
-  const contains = input.string("contains");
-  if (contains === "") input.fail("contains", "expected a text, got an empty string");
+  const contains = input.strings("contains");
+  if (contains.includes("")) input.fail("contains", "expected a text, got an empty string");
   if (absent) {
     for (const other of ["min-count", "equals", "contains", "rcode"]) {
       if (input.has(other)) input.fail("absent", `cannot be combined with --${other}`);
@@ -203,7 +253,7 @@ function parseOptions(input: KindInput): DnsOptions {
   }
   const explicitMin = input.integer("min-count");
   const minCount = explicitMin ??
-    (rcode !== undefined && equals.length === 0 && contains === undefined ? 0 : 1);
+    (rcode !== undefined && equals.length === 0 && contains.length === 0 ? 0 : 1);
   return {
     name: queryName(target, type),
     type,
@@ -214,5 +264,6 @@ function parseOptions(input: KindInput): DnsOptions {
     rcode,
     wire,
     server,
+    transport: transport ?? "udp",
   };
 }

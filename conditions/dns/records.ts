@@ -7,6 +7,7 @@
  */
 
 import { canonicalIp } from "../_common/net.ts";
+import { svcbText } from "./svcb.ts";
 
 /** Record types the kind understands. */
 export const RECORD_TYPES = [
@@ -20,16 +21,51 @@ export const RECORD_TYPES = [
   "CAA",
   "PTR",
   "SOA",
+  "HTTPS",
+  "SVCB",
+  "ANY",
 ] as const;
 /** A record type. */
 export type RecordType = typeof RECORD_TYPES[number];
+/** A type of a record in an answer (ANY's answers hold every type). */
+type AnswerType = Exclude<RecordType, "ANY">;
+
+/**
+ * Types the OS resolver cannot ask for (`Deno.resolveDns` has no HTTPS, SVCB or ANY): they
+ * need the wire resolver.
+ */
+export const WIRE_ONLY_TYPES: ReadonlySet<RecordType> = new Set(["HTTPS", "SVCB", "ANY"]);
+
+/**
+ * The type numbers of the types `npm:dns-packet` has no name for (RFC 9460): it encodes and
+ * decodes them as `UNKNOWN_<number>`, the record data left as bytes.
+ */
+const TYPE_NUMBERS: Readonly<Record<string, number>> = { SVCB: 64, HTTPS: 65 };
+
+/** The type as dns-packet writes it in a question (`UNKNOWN_65` for HTTPS). */
+export function packetType(type: RecordType): string {
+  const n = TYPE_NUMBERS[type];
+  return n === undefined ? type : `UNKNOWN_${n}`;
+}
+
+/** A type as dns-packet decoded it, under the kind's name (`UNKNOWN_65` is HTTPS). */
+export function answerType(packetTypeName: string): string {
+  for (const [name, n] of Object.entries(TYPE_NUMBERS)) {
+    if (packetTypeName === `UNKNOWN_${n}`) return name;
+  }
+  return packetTypeName;
+}
 /** Response codes accepted by --rcode. */
 export const RCODES = ["NOERROR", "NXDOMAIN", "SERVFAIL", "REFUSED", "FORMERR", "NOTIMP"] as const;
 
 /** One record, as shown and as compared. */
 export interface Rec {
+  /** An ANY answer's record: its own type, by which a bare --equals value is compared. */
+  readonly type?: string;
   /** Presentation text: `10.0.0.5`, `10 mail.example.com`, `"v=spf1 -all"`. */
   readonly text: string;
+  /** Whether --equals compares with it ignoring case (an ANY answer's record of a type with no form). */
+  readonly caseless?: boolean;
   /** Normalised forms an --equals value may take (lower-case names without trailing dot). */
   readonly keys: readonly string[];
 }
@@ -50,13 +86,82 @@ export function normValue(type: RecordType, value: string): string {
       return v.replace(/^"(.*)"$/s, "$1");
     case "CAA":
       return v.replace(/"/g, "").replace(/\s+/g, " ").toLowerCase();
+    case "HTTPS":
+    case "SVCB": {
+      // The whole record, a parameter (`alpn=h3`), or the target name.
+      const flat = v.replace(/\s+/g, " ").toLowerCase();
+      return flat.includes(" ") || flat.includes("=") ? flat : normName(flat) || ".";
+    }
+    case "ANY": {
+      // "A 10.0.0.5": the rest compares as the named type's value; else as a bare value.
+      const space = v.search(/\s/);
+      const head = (space < 0 ? v : v.slice(0, space)).toUpperCase();
+      if (space > 0 && head !== "ANY" && (RECORD_TYPES as readonly string[]).includes(head)) {
+        return `${head} ${normValue(head as RecordType, v.slice(space + 1))}`;
+      }
+      return v.replace(/\s+/g, " ");
+    }
     default:
       return v.split(/\s+/).map((w) => normName(w)).join(" ");
   }
 }
 
-/** Builds a record from the data of either resolver (dns-packet or Deno.resolveDns shapes). */
-export function makeRecord(type: RecordType, data: unknown): Rec {
+/**
+ * Builds a record from the data of either resolver (dns-packet or Deno.resolveDns shapes).
+ * With ANY, `answer` is the record's own type (as `answerType` names it).
+ */
+export function makeRecord(type: RecordType, data: unknown, answer?: string): Rec {
+  if (type === "ANY") return anyRecord(answer ?? "ANY", data);
+  return typedRecord(type, data);
+}
+
+/**
+ * One record of an ANY answer: `TYPE presentation`. Its keys are the record's own, alone and
+ * after its type, so `--equals 10.0.0.5` and `--equals "A 10.0.0.5"` both find an A record.
+ */
+function anyRecord(type: string, data: unknown): Rec {
+  const known = (RECORD_TYPES as readonly string[]).includes(type) && type !== "ANY";
+  const text = (inner: Rec) => `${type} ${inner.text}`;
+  if (!known) {
+    // A type the kind has no form for compares ignoring case, its type word included.
+    const inner = genericRecord(data);
+    const keys = [...inner.keys, ...inner.keys.map((k) => `${type} ${k}`.toLowerCase())];
+    return { type, text: text(inner), keys, caseless: true };
+  }
+  const inner = typedRecord(type as AnswerType, data);
+  return {
+    type,
+    text: text(inner),
+    keys: [...inner.keys, ...inner.keys.map((k) => `${type} ${k}`)],
+  };
+}
+
+/**
+ * A record of a type the kind has no form for (an ANY answer's HINFO, RRSIG, NSEC...): its
+ * fields in order, bytes in RFC 3597's generic form (`\# 4 0a000005`).
+ */
+function genericRecord(data: unknown): Rec {
+  const text = genericText(data, 0);
+  return { text, keys: [text.toLowerCase()] };
+}
+
+/** Nested record data as text; bytes as RFC 3597's `\# N hex`. Depth-bounded. */
+function genericText(data: unknown, depth: number): string {
+  if (data instanceof Uint8Array) return `\\# ${data.length} ${hex(data)}`.trim();
+  if (data === null || data === undefined) return "";
+  if (typeof data !== "object") return String(data);
+  if (depth > 2) return "…";
+  const parts = Array.isArray(data) ? data : Object.values(data as Record<string, unknown>);
+  return parts.map((p) => genericText(p, depth + 1)).filter((p) => p !== "").join(" ");
+}
+
+function hex(bytes: Uint8Array): string {
+  let out = "";
+  for (const b of bytes) out += b.toString(16).padStart(2, "0");
+  return out;
+}
+
+function typedRecord(type: AnswerType, data: unknown): Rec {
   const name = (x: unknown) => normName(String(x));
   switch (type) {
     case "A":
@@ -108,6 +213,12 @@ export function makeRecord(type: RecordType, data: unknown): Rec {
         name(d.rname)
       } ${d.serial} ${d.refresh} ${d.retry} ${d.expire} ${d.minimum}`;
       return { text, keys: [text, name(d.mname)] };
+    }
+    case "HTTPS":
+    case "SVCB": {
+      const svc = data instanceof Uint8Array ? svcbText(data) : undefined;
+      if (svc === undefined) return genericRecord(data);
+      return { text: svc.text, keys: [svc.text.toLowerCase(), svc.target, ...svc.params] };
     }
   }
 }

@@ -12,10 +12,10 @@ import type { Clock } from "../../engine/clock.ts";
 import { describeError } from "../../engine/errors.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
-import { formatHostPort, type HostPort } from "../_common/net.ts";
+import { canonicalIp, formatHostPort, type HostPort, resolveAll } from "../_common/net.ts";
 import type { Lookup } from "./judge.ts";
-import { parseServer } from "./mod.ts";
-import { makeRecord, normName, type RecordType } from "./records.ts";
+import { parseServer, type Transport } from "./mod.ts";
+import { answerType, makeRecord, normName, packetType, type RecordType } from "./records.ts";
 
 /** UDP retransmission delays of one wire query (the answer may come until the last ends). */
 const UDP_WAITS_MS = [1000, 2000, 2000];
@@ -42,7 +42,10 @@ type Accept = (b: Uint8Array) => Packet | undefined;
 
 /** One exchange with the server, over either transport. */
 interface Exchange {
+  /** The address queried (a --server name already resolved). */
   readonly server: HostPort;
+  /** The server as messages name it: `ns.test:53 (10.0.0.2)` for a name. */
+  readonly where: string;
   /** The encoded query. */
   readonly query: Uint8Array;
   readonly accept: Accept;
@@ -79,29 +82,59 @@ async function defaultServer(): Promise<HostPort> {
 }
 
 /**
+ * The address to query: --server's (its first address through the system resolver when
+ * it is a name, asked again on every attempt), or resolv.conf's first nameserver. Throws
+ * `cannot resolve host NAME: …` when a name does not resolve (the attempt is pending).
+ */
+async function serverAddress(
+  given: HostPort | undefined,
+  signal: AbortSignal,
+): Promise<{ server: HostPort; where: string }> {
+  const server = given ?? await defaultServer();
+  const named = formatHostPort(server);
+  if (canonicalIp(server.hostname) !== undefined) return { server, where: named };
+  const [address] = await resolveAll(server.hostname, signal);
+  return {
+    server: { hostname: address!, port: server.port },
+    where: `${named} (${address})`,
+  };
+}
+
+/** What one wire lookup asks, of whom, and how. */
+export interface WireQuery {
+  readonly name: string;
+  readonly type: RecordType;
+  readonly server: HostPort | undefined;
+  readonly transport: Transport;
+}
+
+/**
  * Queries `name` for `type` at `server` (or resolv.conf's). Throws when no
- * usable answer came (silence, refused, unreadable).
+ * usable answer came (silence, refused, unreadable, a server name that does
+ * not resolve).
  */
 export async function lookupWire(
-  q: { readonly name: string; readonly type: RecordType; readonly server: HostPort | undefined },
+  q: WireQuery,
   signal: AbortSignal,
   clock: Clock,
 ): Promise<Lookup> {
-  const server = q.server ?? await defaultServer();
+  const { server, where } = await serverAddress(q.server, signal);
+  signal.throwIfAborted();
   const { lib, Buffer } = await dnsPacketLibrary.get();
   const id = Math.floor(Math.random() * 65536);
+  const qtype = packetType(q.type);
   const query = lib.encode({
     type: "query",
     id,
     flags: lib.RECURSION_DESIRED,
-    questions: [{ type: q.type, name: q.name, class: "IN" }],
+    questions: [{ type: qtype, name: q.name, class: "IN" }],
   });
   const accept: Accept = (b) => {
     try {
       const p = lib.decode(Buffer.from(b.buffer, b.byteOffset, b.length));
       if (p.id !== id) return undefined;
       const question = p.questions?.[0];
-      if (question && (normName(question.name) !== normName(q.name) || question.type !== q.type)) {
+      if (question && (normName(question.name) !== normName(q.name) || question.type !== qtype)) {
         return undefined;
       }
       return p;
@@ -109,7 +142,11 @@ export async function lookupWire(
       return undefined;
     }
   };
-  const exchange: Exchange = { server, query, accept, signal, clock };
+  const exchange: Exchange = { server, where, query, accept, signal, clock };
+  if (q.transport === "tcp") {
+    const packet = await queryTcp(exchange);
+    return { rcode: packet.rcode, records: recordsOf(packet, q.type), from: where };
+  }
   let packet = await queryUdp(exchange);
   if ((packet.flags & lib.TRUNCATED_RESPONSE) !== 0) {
     try {
@@ -120,10 +157,19 @@ export async function lookupWire(
       throw new Error(`truncated answer over UDP, retried over TCP: ${e.message}`);
     }
   }
-  const records = (packet.answers ?? [])
-    .filter((a) => a.type === q.type && (a.class ?? "IN") === "IN")
-    .map((a) => makeRecord(q.type, a.data));
-  return { rcode: packet.rcode, records, from: formatHostPort(server) };
+  return { rcode: packet.rcode, records: recordsOf(packet, q.type), from: where };
+}
+
+/**
+ * The answer's records of the asked type (in class IN); with ANY, every record of the
+ * answer section, whatever its type (a CNAME's target records included).
+ */
+function recordsOf(packet: Packet, type: RecordType) {
+  return (packet.answers ?? [])
+    .filter((a) => (a.class ?? "IN") === "IN")
+    .map((a) => ({ own: answerType(a.type), data: a.data }))
+    .filter((a) => type === "ANY" ? a.own !== "OPT" : a.own === type)
+    .map((a) => makeRecord(type, a.data, a.own));
 }
 
 /**
@@ -151,9 +197,10 @@ function settleOnce<T>(
   return { finish, ended: ended.signal };
 }
 
-async function queryUdp({ server, query, accept, signal, clock }: Exchange): Promise<Packet> {
+async function queryUdp(
+  { server, where, query, accept, signal, clock }: Exchange,
+): Promise<Packet> {
   const dgram = await import("node:dgram");
-  const where = formatHostPort(server);
   return await new Promise<Packet>((resolve, reject) => {
     const sock = dgram.createSocket(server.hostname.includes(":") ? "udp6" : "udp4");
     const { finish, ended } = settleOnce<Packet>(
@@ -187,9 +234,10 @@ async function queryUdp({ server, query, accept, signal, clock }: Exchange): Pro
   });
 }
 
-async function queryTcp({ server, query, accept, signal, clock }: Exchange): Promise<Packet> {
+async function queryTcp(
+  { server, where, query, accept, signal, clock }: Exchange,
+): Promise<Packet> {
   const net = await import("node:net");
-  const where = formatHostPort(server);
   return await new Promise<Packet>((resolve, reject) => {
     const sock = net.connect({ host: server.hostname, port: server.port });
     let buf = new Uint8Array(0);

@@ -79,6 +79,6 @@ Deno.test("waitcmd matches enum values case-insensitively (--type aaaa, --mode A
   assertEquals(JSON.parse(json.stdout).explain, true);
   assertEquals(
     usageErrorLine(await runCli(["dns", "example.com", "--type", "aaaaa"])),
-    `waitcmd: condition 1 (dns): --type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, got "aaaaa" (did you mean AAAA?) (see: waitcmd help dns)`,
+    `waitcmd: condition 1 (dns): --type: expected one of A, AAAA, CNAME, MX, NS, TXT, SRV, CAA, PTR, SOA, HTTPS, SVCB, ANY, got "aaaaa" (did you mean AAAA?) (see: waitcmd help dns)`,
   );
 });

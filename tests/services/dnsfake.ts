@@ -51,6 +51,8 @@ export interface DnsFake {
     flaky: string;
     /** Never answered. */
     silent: string;
+    /** A 127.0.0.4; ANY gets RFC 8482's minimal answer (one HINFO "RFC8482" record). */
+    minimal: string;
     /** NXDOMAIN (any other name under the zone also is). */
     nxdomain: string;
   };
@@ -118,6 +120,7 @@ export async function startDnsFake(opts: DnsFakeOptions = {}): Promise<DnsFake> 
         servfail: n("servfail"),
         refused: n("refused"),
         slow: n("slow"),
+        minimal: n("minimal"),
         flaky: n("flaky"),
         silent: n("silent"),
         nxdomain: n("nonexistent"),

@@ -24,6 +24,8 @@
  * | slow.ZONE           | A 127.0.0.2, sent after --slow-ms (UDP and TCP)                |
  * | flaky.ZONE          | SERVFAIL for the first --flaky-failures queries, then A 127.0.0.3 |
  * | silent.ZONE         | no answer at all                                               |
+ * | minimal.ZONE        | A 127.0.0.4; ANY: RFC 8482's minimal answer, one HINFO record  |
+ * |                     | (CPU "RFC8482", OS "")                                         |
  * | ZONE                | SOA (and NS) records                                           |
  * | other names in ZONE | NXDOMAIN with the SOA in the authority section                 |
  * | names outside ZONE  | REFUSED                                                        |
@@ -189,6 +191,14 @@ function resolve(q: Question, transport: "udp" | "tcp"): Reply {
         : { rcode: 0, authorities: [soa], note: "NODATA" };
     case "silent":
       return { rcode: 0, drop: true, note: "dropped" };
+    case "minimal":
+      if (t === "ANY") {
+        const hinfo = { name, type: "HINFO", ttl: 5, data: { cpu: "RFC8482", os: "" } };
+        return { rcode: 0, answers: [hinfo], note: "HINFO RFC8482" };
+      }
+      return t === "A"
+        ? { rcode: 0, answers: [a(name, "127.0.0.4")], note: "A" }
+        : { rcode: 0, authorities: [soa], note: "NODATA" };
     default:
       return { rcode: RCODE.NXDOMAIN, authorities: [soa], note: "NXDOMAIN" };
   }

@@ -172,6 +172,16 @@ export interface MxSpec {
   preference?: number;
 }
 
+/**
+ * A record of any type for {@link DnsmasqRecords.rr}, as dnsmasq's `--dns-rr` takes it: the
+ * type's number (HTTPS 65, SVCB 64) and the record data in hex.
+ */
+export interface RawRecord {
+  name: string;
+  type: number;
+  hex: string;
+}
+
 /** Records dnsmasq serves from the start. Names are fully qualified without the trailing dot. */
 export interface DnsmasqRecords {
   /** Local domain: unknown names under it get NXDOMAIN. Default "test". */
@@ -189,6 +199,10 @@ export interface DnsmasqRecords {
   mx?: Record<string, MxSpec[]>;
   /** SRV records. */
   srv?: SrvSpec[];
+  /** Records of any type, their data in hex (dnsmasq's `--dns-rr`). */
+  rr?: RawRecord[];
+  /** Listen on this port (UDP and TCP) rather than a free one: a server started late, or again. */
+  port?: number;
   /** TTL of local answers (dnsmasq's --local-ttl). Default 0. */
   ttl?: number;
 }
@@ -243,12 +257,13 @@ export async function startDnsmasq(records: DnsmasqRecords = {}): Promise<Dnsmas
   for (const s of records.srv ?? []) {
     lines.push(`srv-host=${s.name},${s.target},${s.port},${s.priority ?? 0},${s.weight ?? 0}`);
   }
+  for (const r of records.rr ?? []) lines.push(`dns-rr=${r.name},${r.type},${r.hex}`);
   const confFile = `${dir}/records.conf`;
   await Deno.writeTextFile(confFile, lines.join("\n") + "\n");
 
   let lastErr: unknown;
   for (let attempt = 0; attempt < 3; attempt++) {
-    const port = freePort();
+    const port = records.port ?? freePort();
     const server = `127.0.0.1:${port}`;
     const svc = spawnService(DNSMASQ_BIN, [
       "--keep-in-foreground",

@@ -93,6 +93,11 @@ export function denortUrl(target: Target, base: string = DENORT_BASE_URL): strin
   return `${base.replace(/\/+$/, "")}/v${Deno.version.deno}/denort-${target}.zip`;
 }
 
+/** Deno's release page of this Deno version, which lists each archive's `.sha256sum` file. */
+export function denortRelease(): string {
+  return `https://github.com/denoland/deno/releases/tag/v${Deno.version.deno}`;
+}
+
 /** The pinned SHA-256 sums of the official denort archives (see {@link readDenortSums}). */
 export const DENORT_SUMS_FILE: string = new URL("./denort-sums.txt", import.meta.url).pathname;
 
@@ -189,7 +194,7 @@ export async function plannedFetch(
       missing:
         `no denort for ${target}: no pinned SHA-256 for deno ${Deno.version.deno} ${target} in ${
           relative(file)
-        }; add it from the release's ${url}.sha256sum, or set DENORT_BIN / DENORT_DIR (download: ${url})`,
+        }; add it from denort-${target}.zip.sha256sum of ${denortRelease()}, or set DENORT_BIN / DENORT_DIR (download: ${url})`,
     };
   }
   return { fetch: { url, sha256, sumsFile: file } };

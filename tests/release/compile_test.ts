@@ -12,6 +12,7 @@ import {
   binaryName,
   compileTarget,
   DENORT_SUMS_FILE,
+  denortRelease,
   denortUrl,
   embeddedFiles,
   executableTarget,
@@ -54,9 +55,9 @@ Deno.test("compile task without denort fails, naming each target and what to pro
       if (pinned.has(`${Deno.version.deno} ${t}`)) continue;
       assertStringIncludes(
         r.stderr,
-        `compile: ${t}: BLOCKED: no denort for ${t}: no pinned SHA-256 for deno ${Deno.version.deno} ${t} in scripts/denort-sums.txt; add it from the release's ${
+        `compile: ${t}: BLOCKED: no denort for ${t}: no pinned SHA-256 for deno ${Deno.version.deno} ${t} in scripts/denort-sums.txt; add it from denort-${t}.zip.sha256sum of ${denortRelease()}, or set DENORT_BIN / DENORT_DIR (download: ${
           denortUrl(t)
-        }.sha256sum, or set DENORT_BIN / DENORT_DIR (download: ${denortUrl(t)})`,
+        })`,
       );
     }
     const none = await compileTask(["--dist", dist], { DENORT_DIR: `${dist}/none` });
@@ -271,9 +272,9 @@ Deno.test("findDenort() looks at DENORT_BIN for the host and DENORT_DIR per targ
         "neither variable, no sum pinned: nothing to download",
         host,
         { WAITCMD_DENORT_SUMS: `${dir}/empty-sums.txt` },
-        `missing no denort for ${host}: no pinned SHA-256 for deno ${Deno.version.deno} ${host} in ${dir}/empty-sums.txt; add it from the release's ${
+        `missing no denort for ${host}: no pinned SHA-256 for deno ${Deno.version.deno} ${host} in ${dir}/empty-sums.txt; add it from denort-${host}.zip.sha256sum of ${denortRelease()}, or set DENORT_BIN / DENORT_DIR (download: ${
           denortUrl(host)
-        }.sha256sum, or set DENORT_BIN / DENORT_DIR (download: ${denortUrl(host)})`,
+        })`,
       ],
       [
         "neither variable, a sum pinned: the official archive, from a mirror",

@@ -9,8 +9,10 @@
  * returns but no connection can use is refused here at once, as a usage
  * error: a scheme (`kafka://h:9092` becomes the host `kafka://h`), a port
  * that is not 1-65535 in decimal digits (the client's `Number()` gives
- * NaN, 0 or a port node's `net` refuses), an empty host, a host with blanks
- * or slashes, and several colons that are not an IPv6 address.
+ * NaN, 0 or a port node's `net` refuses; it would read a hex `0x2384` as
+ * 9092, which no broker list writes), an empty host (node would connect to
+ * localhost: a typo far more often than a wish), a host with blanks or
+ * slashes, and several colons that are not an IPv6 address.
  * `conditions/kafka/brokers_test.ts` checks both readings side by side.
  *
  * Pure, and loads no library (the declaration uses it).

@@ -35,7 +35,11 @@ function maskKeywordTarget(text: string): MaskedUrl {
   if (kv !== undefined) {
     return { display: kv.display, user: undefined, password: undefined, secrets: kv.secrets };
   }
-  const at = text.search(/(^|\s)[a-z]*pass/i);
+  // From the start of the first word holding "pass" (password, sslpassword) on.
+  const pass = text.toLowerCase().indexOf("pass");
+  const at = pass < 0
+    ? -1
+    : Math.max(text.lastIndexOf(" ", pass), text.lastIndexOf("\t", pass)) + 1;
   return {
     display: at < 0 ? text : `${text.slice(0, at)} ***`.trimStart(),
     user: undefined,

@@ -7,6 +7,8 @@
  * @module
  */
 
+import { looksLikeKeywordValues, maskKeywordValues } from "./keyword_value.ts";
+
 /** Names that are credential names as they are (docs/contract.md §9), lower case. */
 const CREDENTIAL_NAMES: ReadonlySet<string> = new Set([
   "password",
@@ -220,6 +222,15 @@ function maskWord(word: string, secrets: string[], urlSecrets: string[]): string
   if (eq > 0 && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && isCredentialName(name)) {
     secrets.push(word.slice(eq + 1));
     return `${name}=${MASK_WORD}`;
+  }
+  // A libpq keyword/value string as one word (`host=db user=app password=x`): each
+  // credential-named value where it stands.
+  if (eq > 0 && /\s/.test(word) && looksLikeKeywordValues(word)) {
+    const kv = maskKeywordValues(word, isCredentialName, MASK_WORD);
+    if (kv !== undefined && kv.display !== word) {
+      secrets.push(...kv.secrets);
+      return kv.display;
+    }
   }
   const before = urlSecrets.length;
   const shown = maskUrlsIn(word, urlSecrets);

@@ -116,6 +116,21 @@ Deno.test("maskWords() masks then's secrets where they stand and keeps every oth
   );
 });
 
+Deno.test("maskWords() masks the credential values of a keyword/value word where they stand", () => {
+  const m = maskWords(["psql", "host=db user=postgres password=p dbname=postgres", "-c", "a b=c"]);
+  assertEquals(m.display, [
+    "psql",
+    "host=db user=postgres password=*** dbname=postgres",
+    "-c",
+    "a b=c",
+  ]);
+  assertEquals(m.secrets, ["p"]);
+  assertEquals(
+    maskWords(["host=db password='two words' sslpassword=k"]).display,
+    ["host=db password=*** sslpassword=***"],
+  );
+});
+
 Deno.test("SecretRegistry masks what it was given and what is added later, longest first", () => {
   const r = new SecretRegistry(["abcd", "abcdef", "xyz"]);
   assertEquals(r.mask("abcdef abcd xyz"), "*** *** xyz");

@@ -3,15 +3,20 @@
  * release targets into `dist/` (`dist/waitcmd-<target>`, `.exe` on Windows).
  *
  * `deno compile` embeds the program into `denort`, Deno's runtime-only
- * binary, which it normally downloads from dl.deno.land. This script never
- * lets it download: every target needs a local denort, found as
+ * binary, which it normally downloads from dl.deno.land unchecked. This
+ * script finds denort as
  *
  * - `DENORT_BIN=/path/to/denort`: the denort of this machine's own target
  *   (Deno's own variable; used for the host target only);
  * - `DENORT_DIR=/path/to/dir`: one file per target, either the official
  *   archive `denort-<target>.zip` (as published at
  *   `https://dl.deno.land/release/v<deno>/denort-<target>.zip`) or the
- *   extracted binary renamed `denort-<target>` / `denort-<target>.exe`.
+ *   extracted binary renamed `denort-<target>` / `denort-<target>.exe`;
+ * - neither set: it downloads the official archive itself and accepts it
+ *   only when its SHA-256 equals the one pinned for this Deno version and
+ *   target in `scripts/denort-sums.txt` (`WAITCMD_DENORT_SUMS` names another
+ *   file; `WAITCMD_DENORT_URL` replaces `https://dl.deno.land/release`). A
+ *   version/target with no pinned sum is not downloaded at all.
  *
  * A target without a denort is reported as blocked, naming the file that is
  * missing and where to put it; the script then exits 1. Every denort found is
@@ -80,10 +85,21 @@ export function binaryName(target: Target): string {
   return `waitcmd-${target}${exeSuffix(target)}`;
 }
 
-/** Where Deno itself would download the denort archive of `target` from. */
-export function denortUrl(target: Target): string {
-  return `https://dl.deno.land/release/v${Deno.version.deno}/denort-${target}.zip`;
+/** Where Deno publishes its releases (`WAITCMD_DENORT_URL` replaces it, e.g. for a mirror). */
+export const DENORT_BASE_URL = "https://dl.deno.land/release";
+
+/** Where Deno itself would download the denort archive of `target` from (or `base` instead). */
+export function denortUrl(target: Target, base: string = DENORT_BASE_URL): string {
+  return `${base.replace(/\/+$/, "")}/v${Deno.version.deno}/denort-${target}.zip`;
 }
+
+/** Deno's release page of this Deno version, which lists each archive's `.sha256sum` file. */
+export function denortRelease(): string {
+  return `https://github.com/denoland/deno/releases/tag/v${Deno.version.deno}`;
+}
+
+/** The pinned SHA-256 sums of the official denort archives (see {@link readDenortSums}). */
+export const DENORT_SUMS_FILE: string = new URL("./denort-sums.txt", import.meta.url).pathname;
 
 /** The output directory: `--dist`, then `WAITCMD_DIST_DIR`, then `<repo>/dist`. */
 export function distDir(flag: string | undefined, env: Readonly<Record<string, string>>): string {
@@ -102,13 +118,152 @@ export interface DenortFound {
   zip?: boolean;
 }
 
-/** Result of looking for a target's denort: found, or why not (one line). */
-export type DenortLookup = { found: DenortFound } | { missing: string };
+/** A denort archive to download and accept only with the pinned SHA-256. */
+export interface DenortFetch {
+  url: string;
+  /** The pinned SHA-256 (lower-case hex). */
+  sha256: string;
+  /** The sums file it was pinned in, for messages. */
+  sumsFile: string;
+}
+
+/** Result of looking for a target's denort: found, to download, or why not (one line). */
+export type DenortLookup = { found: DenortFound } | { fetch: DenortFetch } | { missing: string };
+
+/**
+ * Reads a sums file: one `<deno version> <target> <sha256>` per line, `#`
+ * comments and blank lines ignored. Throws an Error naming the file and line
+ * of a line that is not of that form.
+ */
+export function parseDenortSums(text: string, file: string): Map<string, string> {
+  const sums = new Map<string, string>();
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.split("#", 1)[0]!.trim();
+    if (line === "") continue;
+    const words = line.split(/\s+/);
+    const [deno, target, sum] = words;
+    if (
+      words.length !== 3 || !/^\d+\.\d+\.\d+$/.test(deno!) || !isTarget(target!) ||
+      !/^[0-9a-fA-F]{64}$/.test(sum!)
+    ) {
+      throw new Error(
+        `${relative(file)}:${i + 1}: expected "<deno version> <target> <sha256>", got ${
+          JSON.stringify(line.slice(0, 120))
+        }`,
+      );
+    }
+    sums.set(`${deno} ${target}`, sum!.toLowerCase());
+  }
+  return sums;
+}
+
+/** The sums file in force: `WAITCMD_DENORT_SUMS`, else {@link DENORT_SUMS_FILE}. */
+export function denortSumsFile(env: Readonly<Record<string, string>>): string {
+  return env.WAITCMD_DENORT_SUMS || DENORT_SUMS_FILE;
+}
+
+/**
+ * What to download for `target` when no local denort is given: the archive's
+ * URL and its pinned sum, or why it cannot be downloaded (no pinned sum for
+ * this Deno version and target: nothing is downloaded unchecked).
+ */
+export async function plannedFetch(
+  target: Target,
+  env: Readonly<Record<string, string>>,
+): Promise<DenortLookup> {
+  const file = denortSumsFile(env);
+  const url = denortUrl(target, env.WAITCMD_DENORT_URL || DENORT_BASE_URL);
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    return {
+      missing: `no denort for ${target}: cannot read ${relative(file)}: ${(e as Error).message}`,
+    };
+  }
+  let sums: Map<string, string>;
+  try {
+    sums = parseDenortSums(text, file);
+  } catch (e) {
+    return { missing: `no denort for ${target}: ${(e as Error).message}` };
+  }
+  const sha256 = sums.get(`${Deno.version.deno} ${target}`);
+  if (!sha256) {
+    return {
+      missing:
+        `no denort for ${target}: no pinned SHA-256 for deno ${Deno.version.deno} ${target} in ${
+          relative(file)
+        }; add it from denort-${target}.zip.sha256sum of ${denortRelease()}, or set DENORT_BIN / DENORT_DIR (download: ${url})`,
+    };
+  }
+  return { fetch: { url, sha256, sumsFile: file } };
+}
+
+/** The largest denort archive accepted from a download (the official ones are about 40 MB). */
+const MAX_DENORT_ARCHIVE = 256 * 1024 * 1024;
+
+/**
+ * Downloads the archive of `plan` into `workDir` and accepts it only when
+ * its SHA-256 is the pinned one. Throws an Error with a one-line reason
+ * (download failed, too large, or the sum differs: expected, actual and the
+ * sums file named).
+ */
+export async function fetchDenort(
+  target: Target,
+  plan: DenortFetch,
+  workDir: string,
+): Promise<DenortFound> {
+  let res: Response;
+  try {
+    res = await fetch(plan.url, { signal: AbortSignal.timeout(600_000) });
+  } catch (e) {
+    throw new Error(`cannot download ${plan.url}: ${(e as Error).message}`);
+  }
+  if (!res.ok) {
+    await res.body?.cancel();
+    throw new Error(`cannot download ${plan.url}: HTTP ${res.status}`);
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body ?? []) {
+    size += chunk.length;
+    if (size > MAX_DENORT_ARCHIVE) {
+      throw new Error(`${plan.url} is larger than ${MAX_DENORT_ARCHIVE} bytes; refused`);
+    }
+    chunks.push(chunk);
+  }
+  const data = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    data.set(c, at);
+    at += c.length;
+  }
+  const actual = await sha256Hex(data);
+  if (actual !== plan.sha256) {
+    throw new Error(
+      `${plan.url}: SHA-256 ${actual} does not match ${plan.sha256} pinned for deno ${Deno.version.deno} ${target} in ${
+        relative(plan.sumsFile)
+      }; refused`,
+    );
+  }
+  const path = `${workDir}/denort-${target}.zip`;
+  await Deno.writeFile(path, data);
+  return { path, origin: `${plan.url} (SHA-256 as pinned)`, zip: true };
+}
+
+/** Lower-case hex SHA-256 of `data`. */
+async function sha256Hex(data: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
 
 /**
  * Looks for the denort of `target`: `DENORT_BIN` (host target only), then
- * `DENORT_DIR/denort-<target>[.exe]`, then `DENORT_DIR/denort-<target>.zip`.
- * Only checks that files exist; {@link prepareDenort} checks what they are.
+ * `DENORT_DIR/denort-<target>[.exe]`, then `DENORT_DIR/denort-<target>.zip`;
+ * with neither variable set, the official archive to download with its
+ * pinned sum ({@link plannedFetch}). Only checks that files exist;
+ * {@link prepareDenort} checks what they are.
  */
 export async function findDenort(
   target: Target,
@@ -116,6 +271,7 @@ export async function findDenort(
   host: string = Deno.build.target,
 ): Promise<DenortLookup> {
   const bin = env.DENORT_BIN;
+  if (!bin && !env.DENORT_DIR) return await plannedFetch(target, env);
   if (bin && target === host) {
     if (!(await isFile(bin))) return { missing: `DENORT_BIN=${bin} does not exist` };
     return { found: { path: bin, origin: `DENORT_BIN=${bin}` } };
@@ -298,8 +454,9 @@ async function denoCompile(
 
 /**
  * Builds one target with `deno compile` from the bundle, never letting deno
- * download: `DENORT_BIN` is always set explicitly to the denort found for
- * the target. A stale binary of an earlier build is removed first, so dist/
+ * download unchecked: `DENORT_BIN` is always set explicitly to the denort
+ * found for the target, or downloaded here and checked against its pinned
+ * sum ({@link fetchDenort}). A stale binary of an earlier build is removed first, so dist/
  * only holds what this build produced.
  */
 export async function compileTarget(target: Target, opts: CompileOptions): Promise<TargetResult> {
@@ -314,12 +471,16 @@ export async function compileTarget(target: Target, opts: CompileOptions): Promi
   }
   const lookup = await findDenort(target, env);
   if ("missing" in lookup) return { target, status: "blocked", reason: lookup.missing };
-  const origin = lookup.found.origin;
+  let origin = "found" in lookup ? lookup.found.origin : lookup.fetch.url;
   const workDir = opts.workDir ?? await Deno.makeTempDir({ prefix: "waitcmd-denort-" });
   try {
     let denort: string;
     try {
-      denort = await prepareDenort(target, lookup.found, workDir);
+      const found = "found" in lookup
+        ? lookup.found
+        : await fetchDenort(target, lookup.fetch, workDir);
+      origin = found.origin;
+      denort = await prepareDenort(target, found, workDir);
     } catch (e) {
       return { target, status: "blocked", origin, reason: (e as Error).message };
     }
@@ -446,11 +607,11 @@ export async function smokeTest(binary: string): Promise<string | undefined> {
 /** The lines that explain how to provide denort, printed once when a target is blocked. */
 export function denortHelp(): string[] {
   return [
-    "deno compile embeds waitcmd into denort (Deno's runtime-only binary) and would download it from dl.deno.land; this build never downloads. Provide it:",
+    "deno compile embeds waitcmd into denort (Deno's runtime-only binary). With neither variable below set, this build downloads the official archive and accepts it only with the SHA-256 pinned in scripts/denort-sums.txt. Or provide it:",
     `  DENORT_BIN=/path/to/denort   the denort of this machine's target (${Deno.build.target})`,
     "  DENORT_DIR=/path/to/dir      per target: denort-<target>.zip (the official archive, unchanged)",
     "                               or the extracted binary named denort-<target> / denort-<target>.exe",
-    `  archives: https://dl.deno.land/release/v${Deno.version.deno}/denort-<target>.zip (Deno ${Deno.version.deno} exactly)`,
+    `  archives: ${DENORT_BASE_URL}/v${Deno.version.deno}/denort-<target>.zip (Deno ${Deno.version.deno} exactly)`,
   ];
 }
 
@@ -464,7 +625,7 @@ export async function compileAll(
   opts.log(`compile: waitcmd ${version} for ${targets.length} target(s) into ${rel}/`);
   // Type-check once (the per-target builds pass --no-check), unless nothing can be built.
   const lookups = await Promise.all(targets.map((t) => findDenort(t, env)));
-  if (lookups.some((l) => "found" in l)) {
+  if (lookups.some((l) => !("missing" in l))) {
     const check = await new Deno.Command(Deno.execPath(), {
       args: ["check", "--config", `${repoRoot}/deno.json`, `${repoRoot}/main.ts`],
       cwd: repoRoot,

@@ -12,7 +12,8 @@
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { SESSION_READ_MAX, TLS_FLAGS, type TlsChoice, tlsChoice } from "../_common/datastore.ts";
 import { PASSWORD_FLAGS, passwordFlags, type PasswordSource } from "../_common/dsurl.ts";
-import { formatHostPort, type HostPort, parseHostPort } from "../_common/net.ts";
+import { formatHostPort, type HostPort } from "../_common/net.ts";
+import { parseBrokers } from "./brokers.ts";
 
 /** SASL mechanisms, as typed and as Kafka names them. */
 const MECHANISMS = {
@@ -58,7 +59,8 @@ export const kafka = defineKind<KafkaOptions>({
   target: {
     shape: "required",
     placeholder: "HOST:PORT[,HOST:PORT...]",
-    description: "bootstrap servers, comma-separated; port 9092 when omitted; IPv6 as [::1]:9092",
+    description:
+      "bootstrap servers, comma-separated, each as the client reads one: host, host:port, [IPv6]:port or a bare IPv6 address; port 9092 when omitted; no scheme",
   },
   flags: [
     {
@@ -114,24 +116,11 @@ export const kafka = defineKind<KafkaOptions>({
 });
 
 function parseOptions(input: KindInput): KafkaOptions {
-  const text = input.target ?? "";
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
-    input.fail(
-      undefined,
-      `expected HOST:PORT[,HOST:PORT...] (no scheme), got ${JSON.stringify(text)}`,
-    );
-  }
-  const parts = text.split(",").map((p) => p.trim());
-  if (parts.some((p) => p === "")) {
-    input.fail(undefined, `expected HOST:PORT[,HOST:PORT...], got ${JSON.stringify(text)}`);
-  }
-  const brokers: HostPort[] = [];
-  for (const part of parts) {
-    try {
-      brokers.push(parseHostPort(part, 9092));
-    } catch (e) {
-      input.fail(undefined, (e as Error).message.replace("HOST:PORT", "HOST[:PORT]"));
-    }
+  let brokers: HostPort[] = [];
+  try {
+    brokers = parseBrokers(input.target ?? "");
+  } catch (e) {
+    input.fail(undefined, (e as Error).message);
   }
 
   const topic = input.string("topic");

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { Admin } from "@platformatic/kafka";
+import { Admin, type AdminOptions } from "@platformatic/kafka";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
@@ -20,6 +20,39 @@ import type { KafkaOptions } from "./mod.ts";
 const CONNECT_TIMEOUT_MS = 5_000;
 /** How long one request may wait for its answer. */
 const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * The client's options for one attempt: the bootstrap servers as parsed
+ * (brokers.ts), SASL from --sasl-mechanism/--user and the password, TLS
+ * from --tls/--insecure/--ca-file; no retries, no topic creation.
+ */
+export function adminOptions(
+  options: KafkaOptions,
+  password: string | undefined,
+  ca: string | undefined,
+): AdminOptions {
+  return {
+    clientId: "waitcmd",
+    bootstrapBrokers: options.brokers.map((b) => ({ host: b.hostname, port: b.port })),
+    retries: 0,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    autocreateTopics: false,
+    ...(options.sasl === undefined ? {} : {
+      sasl: {
+        mechanism: options.sasl.mechanism,
+        username: options.sasl.user,
+        password: password!,
+      },
+    }),
+    ...(options.tls.mode === "off" ? {} : {
+      tls: {
+        ...(ca === undefined ? {} : { ca }),
+        rejectUnauthorized: options.tls.verify !== "none",
+      },
+    }),
+  };
+}
 
 /** Makes the probe of one kafka condition. */
 export function create(options: KafkaOptions, env: ProbeEnv): Probe {
@@ -39,27 +72,7 @@ export function create(options: KafkaOptions, env: ProbeEnv): Probe {
         ? undefined
         : await readFlagFile("ca-file", options.tls.caFile);
       signal.throwIfAborted();
-      const admin = new Admin({
-        clientId: "waitcmd",
-        bootstrapBrokers: options.brokers.map((b) => ({ host: b.hostname, port: b.port })),
-        retries: 0,
-        connectTimeout: CONNECT_TIMEOUT_MS,
-        requestTimeout: REQUEST_TIMEOUT_MS,
-        autocreateTopics: false,
-        ...(options.sasl === undefined ? {} : {
-          sasl: {
-            mechanism: options.sasl.mechanism,
-            username: options.sasl.user,
-            password: password!,
-          },
-        }),
-        ...(options.tls.mode === "off" ? {} : {
-          tls: {
-            ...(ca === undefined ? {} : { ca }),
-            rejectUnauthorized: options.tls.verify !== "none",
-          },
-        }),
-      });
+      const admin = new Admin(adminOptions(options, password, ca));
       try {
         return await sessions.run(admin, signal, async (_, state) => {
           // Closing is polite (and bounded by the grace) from the start.

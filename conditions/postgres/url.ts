@@ -1,7 +1,9 @@
 /**
  * postgres targets as libpq takes them (docs/contract.md §5 postgres,
  * "URL forms"): `postgres://` and `postgresql://` URIs with libpq's URI
- * parameters, read by pg's own connection-string parser
+ * parameters, and libpq's keyword/value strings (`host=db dbname=app`,
+ * read as the URI of the same parameters), read by pg's own
+ * connection-string parser
  * (`pg-connection-string`, the one `pg` uses). What this module adds to it
  * is what pg's parser leaves to libpq: several hosts (`h1:5432,h2:5433`,
  * `host=h1,h2`), the default socket directory of an empty host, the
@@ -15,6 +17,7 @@
  */
 
 import { parse as pgParse } from "pg-connection-string";
+import { looksLikeKeywordValues, parseKeywordValues } from "../../engine/keyword_value.ts";
 import { type HostPort, parseHostPort } from "../_common/net.ts";
 import { POSTGRES_FORM } from "./mod.ts";
 
@@ -190,10 +193,48 @@ export function knownParams(): string[] {
 }
 
 /**
- * Parses a postgres target. `shown` is the target as usage errors may
- * quote it (its password masked). Throws an `Error` naming the problem.
+ * Parses a postgres target: a libpq URI, or a libpq keyword/value string
+ * (`host=db port=5432 dbname=app`, libpq's "Keyword/Value Connection
+ * Strings"), which carries the same keywords as the URI's parameters and is
+ * read as the URI `postgresql://?keyword=value&...`. `shown` is the target
+ * as usage errors may quote it (its password masked). Throws an `Error`
+ * naming the problem.
  */
 export function parsePostgresUrl(text: string, shown: string): PgUrl {
+  if (looksLikeKeywordValues(text)) return parseUri(keywordValueUri(text), shown, "keyword");
+  return parseUri(text, shown, "URL parameter");
+}
+
+/**
+ * The URI that means what the keyword/value string `text` means: every
+ * keyword as a URI parameter (libpq: "any of the connection parameters
+ * ... can be specified in a URI"; a keyword given twice, the later wins).
+ * pg's parser has no reader of this form, so the grammar is read by
+ * `parseKeywordValues` (libpq's `conninfo_parse`, one pass).
+ */
+export function keywordValueUri(text: string): string {
+  const r = parseKeywordValues(text);
+  if ("error" in r) {
+    // The word may be the rest of an unquoted value (a password with a blank): named only when
+    // it is a keyword, which is never a secret.
+    const known = r.word !== undefined && knownParams().includes(r.word);
+    throw new Error(
+      r.error === "unterminated quote"
+        ? "libpq keyword/value string: a single-quoted value has no closing quote"
+        : `libpq keyword/value string: missing "=" after ${
+          known ? JSON.stringify(r.word) : "a word that is no keyword"
+        } (a value holding blanks is written in single quotes)`,
+    );
+  }
+  const params = new Map<string, string>();
+  for (const p of r.pairs) {
+    params.delete(p.keyword);
+    params.set(p.keyword, p.value);
+  }
+  return `postgresql://?${new URLSearchParams([...params]).toString()}`;
+}
+
+function parseUri(text: string, shown: string, noun: string): PgUrl {
   const head = /^(postgres|postgresql):\/\/([^/?#]*)/i.exec(text);
   if (!head) throw new Error(`expected ${POSTGRES_FORM}, got ${shown}`);
   if (text.includes("#")) {
@@ -206,7 +247,7 @@ export function parsePostgresUrl(text: string, shown: string): PgUrl {
   const q = rest.indexOf("?");
   const query = q < 0 ? "" : rest.slice(q + 1);
   const params = queryParams(query);
-  checkNames(params);
+  checkNames(params, noun);
   // pg's parser takes one host; the others are libpq's (read below).
   const hosts = hostList === "" ? [] : hostList.split(",");
   // A port out of range is named before pg's parser (the WHATWG URL parser) refuses the URL.
@@ -259,21 +300,21 @@ function queryParams(query: string): Map<string, string> {
   return out;
 }
 
-/** An unknown or refused parameter is a usage error naming it. */
-function checkNames(params: ReadonlyMap<string, string>): void {
+/** An unknown or refused parameter is a usage error naming it (`noun`: "URL parameter" or "keyword"). */
+function checkNames(params: ReadonlyMap<string, string>, noun: string): void {
   for (const name of params.keys()) {
     const why = REFUSED_PARAMS[name];
-    if (why !== undefined) throw new Error(`URL parameter ${JSON.stringify(name)}: ${why}`);
+    if (why !== undefined) throw new Error(`${noun} ${JSON.stringify(name)}: ${why}`);
     if (READ_PARAMS.has(name) || CLIENT_PARAMS.has(name) || NO_EFFECT_PARAMS.has(name)) continue;
     throw new Error(
-      `unknown URL parameter ${
+      `unknown ${noun} ${
         JSON.stringify(name)
       } (neither libpq nor pg knows it; see the postgres kind's README for the parameters)`,
     );
   }
   if (params.get("gssencmode") === "require") {
     throw new Error(
-      `URL parameter "gssencmode": pg has no GSSAPI encryption, so require cannot hold`,
+      `${noun} "gssencmode": pg has no GSSAPI encryption, so require cannot hold`,
     );
   }
   oneOf("gssencmode", params, ["disable", "prefer", "require"], "prefer");

@@ -104,6 +104,94 @@ Deno.test("postgres URL parity with pg-connection-string on libpq's documented f
   }
 });
 
+/**
+ * libpq's keyword/value strings ("Keyword/Value Connection Strings"), each with the URI libpq's
+ * documentation gives the same meaning: pg's parser has no reader of this form, so the oracle is
+ * pg's parser on that URI.
+ */
+const KEYWORD_FORMS: [string, string][] = [
+  [
+    "host=localhost port=5432 dbname=mydb connect_timeout=10",
+    "postgresql://localhost:5432/mydb?connect_timeout=10",
+  ],
+  [
+    "host=localhost port=5432 dbname=app user=u password=p sslmode=disable",
+    "postgresql://u:p@localhost:5432/app?sslmode=disable",
+  ],
+  ["host=localhost", "postgresql://localhost"],
+  ["host=localhost port=5433", "postgresql://localhost:5433"],
+  ["user=user host=localhost", "postgresql://user@localhost"],
+  ["host = localhost  dbname = mydb", "postgresql://localhost/mydb"],
+  [
+    "user=other host=localhost dbname=otherdb connect_timeout=10 application_name=myapp",
+    "postgresql://other@localhost/otherdb?connect_timeout=10&application_name=myapp",
+  ],
+  ["host=2001:db8::1234 dbname=database", "postgresql://[2001:db8::1234]/database"],
+  ["host=/var/lib/postgresql dbname=dbname", "postgresql:///dbname?host=/var/lib/postgresql"],
+  [
+    "options='-c synchronous_commit=off' user=user host=localhost port=5433 dbname=mydb",
+    "postgresql://user@localhost:5433/mydb?options=-c%20synchronous_commit%3Doff",
+  ],
+  ["host=db dbname='my db' password='it\\'s'", "postgres://:it's@db/my%20db"],
+  ["host=db dbname=app sslmode=prefer", "postgres://db/app?sslmode=prefer"],
+  [
+    "host=db.internal port=6432 dbname=app user=app password=p@ss/w sslmode=require",
+    "postgres://app:p%40ss%2Fw@db.internal:6432/app?sslmode=require",
+  ],
+  [
+    "dbname=app host=/cloudsql/project:region:instance",
+    "postgres:///app?host=/cloudsql/project:region:instance",
+  ],
+  ["host=db dbname=app client_encoding=UTF8", "postgres://db/app?client_encoding=UTF8"],
+];
+
+Deno.test("postgres keyword/value parity: each means what pg's parser reads in libpq's equivalent URI", async (t) => {
+  assert(KEYWORD_FORMS.length >= 15);
+  for (const [kv, uri] of KEYWORD_FORMS) {
+    await t.step(kv, () => assertEquals(ours(kv), oracle(uri)));
+  }
+});
+
+Deno.test("postgres keyword/value: what libpq reads beyond pg's parser", () => {
+  // Several hosts with a port each; no host at all: libpq's default socket directory.
+  const multi = ours("host=host1,host2 port=123,456 dbname=somedb target_session_attrs=any");
+  assertEquals([multi.hosts, multi.ports, multi.database], [
+    ["host1", "host2"],
+    [123, 456],
+    "somedb",
+  ]);
+  assertEquals(ours("dbname=app").hosts, [...DEFAULT_SOCKET_DIRS]);
+  // A keyword given twice: the later wins, as in libpq.
+  assertEquals(ours("host=a host=b port=1 port=2").hosts, ["b"]);
+  assertEquals(ours("host=a host=b port=1 port=2").ports, [2]);
+});
+
+Deno.test("postgres keyword/value: unknown keywords and bad strings are usage errors", async () => {
+  const cases: [string, string][] = [
+    ["host=db bogus=1", 'unknown keyword "bogus" (neither libpq nor pg knows it'],
+    ["host=db service=prod", 'keyword "service": waitcmd reads no connection service file'],
+    ["host=db sslmode=maybe", "sslmode: expected one of disable, allow, prefer"],
+    ["host=db port=99999", "port must be from 1 to 65535"],
+    ["host=db dbname", 'libpq keyword/value string: missing "=" after "dbname"'],
+    [
+      "host=db password=two words",
+      'libpq keyword/value string: missing "=" after a word that is no keyword (a value holding blanks is written in single quotes)',
+    ],
+    [
+      "host=db password='open",
+      "libpq keyword/value string: a single-quoted value has no closing quote",
+    ],
+    ["=x host=db", 'unknown keyword ""'],
+  ];
+  for (const [target, part] of cases) {
+    const e = await usageError(["postgres", target]);
+    assert(e.includes(part), `${target}: ${e}`);
+    for (const secret of ["words", "open", "two"]) assert(!e.includes(secret), e);
+  }
+  const db = await usageError(["postgres", "db:5432"]);
+  assert(db.includes("expected postgres://") && db.includes("(libpq's keyword/value)"), db);
+});
+
 Deno.test("postgres URL: what libpq reads beyond pg's parser", async (t) => {
   const rows: [string, Partial<Meaning>][] = [
     // Several hosts, each with its port (libpq's "host1:123,host2:456"); pg's parser takes one.

@@ -62,6 +62,18 @@ async function kafkaTests(t: Deno.TestContext) {
       },
     );
 
+    await t.step(
+      "the client's broker forms: a bare IPv6 address and an empty port are port 9092",
+      async () => {
+        const j = await runJson([...FAST, "kafka", `::1,localhost:, ${k.bootstrap}`]);
+        assertEquals([j.code, j.stderr], [0, ""]);
+        assertEquals(
+          j.json.conditions[0]!.name,
+          `kafka [::1]:9092,localhost:9092,${k.bootstrap}`,
+        );
+      },
+    );
+
     await t.step("a topic created late: pending while unknown, then satisfied", async () => {
       const r = await runLate(
         [...FAST, "kafka", k.bootstrap, "--topic", "orders", "--partitions", "3"],
@@ -187,3 +199,25 @@ cliTest("kafka kind: refused bootstrap servers time out with each address", asyn
   assertEquals([r.code, r.stderr], [1, ""]);
   assertEquals(r.json.conditions[0]!.last_error, "connection refused (127.0.0.1:1, 127.0.0.1:2)");
 });
+
+cliTest(
+  "kafka kind: a listener name or a port the client cannot use is exit 2 naming the target",
+  async () => {
+    for (
+      const [target, message] of [
+        ["SASL_SSL://127.0.0.1:9093", '(no scheme), got "SASL_SSL://127.0.0.1:9093"'],
+        ["127.0.0.1:0x2384", 'port must be from 1 to 65535, got "0x2384"'],
+        ["127.0.0.1:9092:1", 'expected HOST[:PORT] or [IPv6]:PORT, got "127.0.0.1:9092:1"'],
+      ]
+    ) {
+      const r = await runCli(["kafka", target!]);
+      assertEquals([r.code, r.stdout], [2, ""]);
+      assertEquals(
+        r.stderr,
+        `waitcmd: condition 1 (kafka): ${
+          message!.startsWith("(") ? `expected HOST:PORT[,HOST:PORT...] ${message}` : message
+        } (see: waitcmd help kafka)\n`,
+      );
+    }
+  },
+);

@@ -203,6 +203,52 @@ serverTest("postgres URL forms as libpq takes them (psql the oracle)", SERVICE, 
     assert(!r.stderr.includes(PG_PASSWORD) && !r.stdout.includes(PG_PASSWORD), r.stderr);
   });
 
+  await t.step(
+    "libpq's keyword/value strings: TCP, a socket directory, quoted values; the password masked where it stands",
+    async () => {
+      const kv =
+        `host=127.0.0.1 port=${pg.port} dbname=app user=app password=${PG_PASSWORD} sslmode=disable`;
+      await assertSameAsPsql(kv, WHO, `app@app ${pg.port}`);
+      await assertSameAsPsql(
+        `host = ${pg.dir} port=${pg.port} dbname = app user=app`,
+        WHO,
+        "app@app socket",
+      );
+      await assertSameAsPsql(
+        `host=127.0.0.1 port=${pg.port} dbname=app user=app password='${PG_PASSWORD}' application_name='ci job \\'7\\''`,
+        "SELECT current_setting('application_name')",
+        "ci job '7'",
+      );
+      const shown =
+        `host=127.0.0.1 port=${pg.port} dbname=app user=app password=*** sslmode=disable`;
+      const r = await runJson([...FAST, "postgres", kv]);
+      assertEquals([r.code, r.json.conditions[0]!.name], [0, `postgres ${shown}`]);
+      const text = await runCli([...FAST, "postgres", kv]);
+      assertEquals(text.code, 0);
+      assert(text.stderr.includes(shown), text.stderr);
+      for (const out of [r.stdout, r.stderr, text.stdout, text.stderr]) {
+        assert(!out.includes(PG_PASSWORD), out);
+      }
+    },
+  );
+
+  await t.step(
+    "keyword/value: an unknown keyword is exit 2 naming it (psql refuses it too)",
+    async () => {
+      const kv =
+        `host=127.0.0.1 port=${pg.port} dbname=app user=app password=${PG_PASSWORD} schema=public`;
+      const psql = await psqlSays(kv, "SELECT 1");
+      assertEquals([psql.ok, psql.text.includes('invalid connection option "schema"')], [
+        false,
+        true,
+      ], psql.text);
+      const r = await runCli(["postgres", kv]);
+      assertEquals([r.code, r.stdout], [2, ""]);
+      assert(r.stderr.includes('unknown keyword "schema"'), r.stderr);
+      assert(!r.stderr.includes(PG_PASSWORD), r.stderr);
+    },
+  );
+
   await t.step("a wrong password: the server's text, once", async () => {
     const r = await runJson([
       ...SHORT,
@@ -296,7 +342,7 @@ Deno.test("postgres kind rejects every malformed value with exit 2 before probin
   const where = "waitcmd: condition 1 (postgres)";
   const see = "(see: waitcmd help postgres)";
   const form =
-    "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...]";
+    "postgres://[user[:password]@][host][:port][,host2[:port2]...][/database][?param=value&...] or 'host=... port=... dbname=... user=...' (libpq's keyword/value)";
   const cases: [string[], string][] = [
     [["postgres", "db:5432"], `${where}: expected ${form}, got "db:5432" ${see}`],
     [

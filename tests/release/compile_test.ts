@@ -11,19 +11,22 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import {
   binaryName,
   compileTarget,
+  DENORT_SUMS_FILE,
+  denortRelease,
   denortUrl,
   embeddedFiles,
   executableTarget,
   expectedExecutable,
   findDenort,
+  parseDenortSums,
   prepareDenort,
   readZip,
   type Target,
   TARGETS,
 } from "../../scripts/compile.ts";
 import { bundle, BUNDLE_DIR, bundleState, readManifest } from "../../scripts/bundle.ts";
-import { zip } from "../../scripts/release.ts";
-import { DENO, HOST, ls, repoRoot, run } from "./_fixture.ts";
+import { sha256, zip } from "../../scripts/release.ts";
+import { DENO, HOST, ls, repoRoot, run, serveDir } from "./_fixture.ts";
 
 /** A stand-in denort for this machine: a copy of /bin/true (a real executable of the host's format). */
 async function standInDenort(dir: string): Promise<string> {
@@ -43,21 +46,151 @@ function compileTask(args: string[], env: Record<string, string>) {
 Deno.test("compile task without denort fails, naming each target and what to provide", async () => {
   const dist = await Deno.makeTempDir({ prefix: "waitcmd-compile-test-" });
   try {
+    // The repository pins no sum yet (scripts/denort-sums.txt says why): with neither variable
+    // set, every target is refused before anything is downloaded.
+    const pinned = parseDenortSums(await Deno.readTextFile(DENORT_SUMS_FILE), DENORT_SUMS_FILE);
     const r = await compileTask(["--dist", dist], {});
     assertEquals(r.code, 1);
     for (const t of TARGETS) {
-      assertStringIncludes(r.stderr, `compile: ${t}: BLOCKED: no denort for ${t}: `);
-      assertStringIncludes(r.stderr, `(download: ${denortUrl(t)})`);
+      if (pinned.has(`${Deno.version.deno} ${t}`)) continue;
+      assertStringIncludes(
+        r.stderr,
+        `compile: ${t}: BLOCKED: no denort for ${t}: no pinned SHA-256 for deno ${Deno.version.deno} ${t} in scripts/denort-sums.txt; add it from denort-${t}.zip.sha256sum of ${denortRelease()}, or set DENORT_BIN / DENORT_DIR (download: ${
+          denortUrl(t)
+        })`,
+      );
     }
+    const none = await compileTask(["--dist", dist], { DENORT_DIR: `${dist}/none` });
+    assertEquals(none.code, 1);
     assertStringIncludes(
-      r.stderr,
-      `compile: ${HOST}: BLOCKED: no denort for ${HOST}: set DENORT_BIN to it, or set DENORT_DIR`,
+      none.stderr,
+      `compile: ${HOST}: BLOCKED: no denort for ${HOST}: set DENORT_BIN to it, or put denort-${HOST}.zip into DENORT_DIR`,
     );
-    assertStringIncludes(r.stderr, "compile: INCOMPLETE: 0 of 5 target(s) built, 5 blocked");
+    for (const out of [r, none]) {
+      assertStringIncludes(out.stderr, "compile: INCOMPLETE: 0 of 5 target(s) built, 5 blocked");
+    }
     assertEquals(await ls(dist), []);
   } finally {
     await Deno.remove(dist, { recursive: true });
   }
+});
+
+Deno.test("parseDenortSums() reads `<deno version> <target> <sha256>` lines and names a bad line", () => {
+  const sum = "0123456789abcdef".repeat(4);
+  const good = parseDenortSums(
+    `# comment\n\n2.9.6 x86_64-unknown-linux-gnu ${sum}\n  2.9.7\taarch64-apple-darwin ${sum.toUpperCase()} # note\n`,
+    "/x/sums.txt",
+  );
+  assertEquals([...good], [
+    ["2.9.6 x86_64-unknown-linux-gnu", sum],
+    ["2.9.7 aarch64-apple-darwin", sum],
+  ]);
+  const bad: [string, string][] = [
+    [`2.9.6 x86_64-unknown-linux-gnu`, `"2.9.6 x86_64-unknown-linux-gnu"`],
+    [`v2.9.6 x86_64-unknown-linux-gnu ${sum}`, "v2.9.6"],
+    [`2.9.6 sparc-sun-solaris ${sum}`, "sparc-sun-solaris"],
+    [`2.9.6 x86_64-unknown-linux-gnu ${sum.slice(1)}`, sum.slice(1)],
+    [`2.9.6 x86_64-unknown-linux-gnu ${sum} extra`, "extra"],
+    [`${sum}  denort-x86_64-unknown-linux-gnu.zip`, "denort-x86_64"],
+  ];
+  for (const [line, names] of bad) {
+    try {
+      parseDenortSums(`# ok\n${line}\n`, "/x/sums.txt");
+      throw new Error(`accepted ${line}`);
+    } catch (e) {
+      const msg = (e as Error).message;
+      assertStringIncludes(
+        msg,
+        `/x/sums.txt:2: expected "<deno version> <target> <sha256>", got "`,
+      );
+      assertStringIncludes(msg, names);
+    }
+  }
+  // The repository's own file parses.
+  parseDenortSums(Deno.readTextFileSync(DENORT_SUMS_FILE), DENORT_SUMS_FILE);
+});
+
+/** A loopback release host serving `denort-<HOST>.zip` (a stand-in) as dl.deno.land lays it out. */
+async function denortHost(
+  dir: string,
+): Promise<{ url: string; sum: string; close(): Promise<void> }> {
+  const base = await Deno.readFile(await standInDenort(dir));
+  const archive = zip([{ name: "denort", data: base, mode: 0o755 }], 1_700_000_000);
+  await Deno.mkdir(`${dir}/www/v${Deno.version.deno}`, { recursive: true });
+  await Deno.writeFile(`${dir}/www/v${Deno.version.deno}/denort-${HOST}.zip`, archive);
+  const server = serveDir(`${dir}/www`);
+  return { url: server.url, sum: await sha256(archive), close: server.close };
+}
+
+Deno.test({
+  name:
+    "compileTarget() downloads denort when none is given and builds with it only when its SHA-256 is the pinned one",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "waitcmd-compile-test-" });
+    const host = await denortHost(dir);
+    try {
+      const dist = await freshBundle(dir);
+      const sums = `${dir}/sums.txt`;
+      const env = { WAITCMD_DENORT_URL: host.url, WAITCMD_DENORT_SUMS: sums };
+      const url = `${host.url}/v${Deno.version.deno}/denort-${HOST}.zip`;
+
+      await Deno.writeTextFile(sums, `${Deno.version.deno} ${HOST} ${host.sum}\n`);
+      const work = `${dir}/work`;
+      await Deno.mkdir(work);
+      const ok = await compileTarget(HOST, { dist: `${dir}/ok`, env, bundle: dist, workDir: work });
+      assertEquals(ok.status, "built", ok.reason);
+      assertEquals(ok.origin, `${url} (SHA-256 as pinned)`);
+      assertStringIncludes(ok.log!, "Embedded Files"); // deno compile ran on the fetched denort
+      // The file given to deno compile as DENORT_BIN: the archive's denort, extracted.
+      assertEquals(
+        await Deno.readFile(`${work}/denort-${HOST}`),
+        await Deno.readFile(`${dir}/denort-standin`),
+      );
+      assertEquals(await ls(`${dir}/ok`), [binaryName(HOST)]);
+
+      const wrong = "0".repeat(64);
+      await Deno.writeTextFile(sums, `${Deno.version.deno} ${HOST} ${wrong}\n`);
+      const bad = await compileTarget(HOST, { dist: `${dir}/bad`, env, bundle: dist });
+      assertEquals(bad.status, "blocked");
+      assertEquals(
+        bad.reason,
+        `${url}: SHA-256 ${host.sum} does not match ${wrong} pinned for deno ${Deno.version.deno} ${HOST} in ${sums}; refused`,
+      );
+      assertEquals(await ls(`${dir}/bad`), []);
+    } finally {
+      await host.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name: "compile task refuses a downloaded denort whose SHA-256 is not the pinned one",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const dir = await Deno.makeTempDir({ prefix: "waitcmd-compile-test-" });
+    const host = await denortHost(dir);
+    try {
+      const wrong = "f".repeat(64);
+      await Deno.writeTextFile(`${dir}/sums.txt`, `${Deno.version.deno} ${HOST} ${wrong}\n`);
+      const r = await compileTask(["--dist", `${dir}/dist`, "--target", HOST], {
+        WAITCMD_DENORT_URL: host.url,
+        WAITCMD_DENORT_SUMS: `${dir}/sums.txt`,
+      });
+      assertEquals(r.code, 1, r.stderr);
+      assertStringIncludes(
+        r.stderr,
+        `compile: ${HOST}: BLOCKED: ${host.url}/v${Deno.version.deno}/denort-${HOST}.zip: SHA-256 ${host.sum} does not match ${wrong} pinned for deno ${Deno.version.deno} ${HOST} in ${dir}/sums.txt; refused\n`,
+      );
+      assertEquals(await ls(`${dir}/dist`), []);
+    } finally {
+      await host.close();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
 });
 
 Deno.test("compile task refuses DENORT_BIN pointing at the deno CLI", async () => {
@@ -136,19 +269,38 @@ Deno.test("findDenort() looks at DENORT_BIN for the host and DENORT_DIR per targ
         })`,
       ],
       [
-        "nothing at all for the host",
+        "neither variable, no sum pinned: nothing to download",
         host,
-        {},
-        `missing no denort for ${host}: set DENORT_BIN to it, or set DENORT_DIR to a directory holding denort-${host}.zip (download: ${
+        { WAITCMD_DENORT_SUMS: `${dir}/empty-sums.txt` },
+        `missing no denort for ${host}: no pinned SHA-256 for deno ${Deno.version.deno} ${host} in ${dir}/empty-sums.txt; add it from denort-${host}.zip.sha256sum of ${denortRelease()}, or set DENORT_BIN / DENORT_DIR (download: ${
           denortUrl(host)
         })`,
       ],
+      [
+        "neither variable, a sum pinned: the official archive, from a mirror",
+        host,
+        { WAITCMD_DENORT_SUMS: `${dir}/sums.txt`, WAITCMD_DENORT_URL: "http://mirror.test/r/" },
+        `fetch http://mirror.test/r/v${Deno.version.deno}/denort-${host}.zip ${"ab".repeat(32)}`,
+      ],
+      [
+        "neither variable, a sums file that cannot be read",
+        host,
+        { WAITCMD_DENORT_SUMS: `${dir}/nope.txt` },
+        `missing no denort for ${host}: cannot read ${dir}/nope.txt: No such file or directory (os error 2): readfile '${dir}/nope.txt'`,
+      ],
     ];
+    await Deno.writeTextFile(`${dir}/empty-sums.txt`, "# nothing pinned\n");
+    await Deno.writeTextFile(
+      `${dir}/sums.txt`,
+      `${Deno.version.deno} ${host} ${"AB".repeat(32)}  # upper case is read as lower\n`,
+    );
     for (const [name, target, env, want] of cases) {
       await t.step(name, async () => {
         const l = await findDenort(target, env, host);
         const got = "found" in l
           ? `found ${l.found.origin}${l.found.zip ? " zip" : ""}`
+          : "fetch" in l
+          ? `fetch ${l.fetch.url} ${l.fetch.sha256}`
           : `missing ${l.missing}`;
         assertEquals(got, want);
       });

@@ -115,7 +115,7 @@ async function denortHost(
   dir: string,
 ): Promise<{ url: string; sum: string; close(): Promise<void> }> {
   const base = await Deno.readFile(await standInDenort(dir));
-  const archive = zip([{ name: "denort", data: base, mode: 0o755 }], 1_700_000_000);
+  const archive = await zip([{ name: "denort", data: base, mode: 0o755 }], 1_700_000_000);
   await Deno.mkdir(`${dir}/www/v${Deno.version.deno}`, { recursive: true });
   await Deno.writeFile(`${dir}/www/v${Deno.version.deno}/denort-${HOST}.zip`, archive);
   const server = serveDir(`${dir}/www`);

@@ -1022,7 +1022,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         satisfied: ["influxdb", withPassword],
         detail: /204 No Content/,
         pending: ["influxdb", `${s.url}/influx`],
-        pendingError: "status 404, expected 2xx",
+        pendingError: "/influx/ping answered status 404, expected 2xx",
         up: () => s.start(),
         down: () => s.stop(),
         downError: "connection refused",

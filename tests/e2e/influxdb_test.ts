@@ -47,7 +47,10 @@ serverTest(
       async () => {
         const r = await runJson([...SHORT, "influxdb", `${s.url}/influx`]);
         assertEquals([r.code, r.json.status], [1, "timeout"]);
-        assertEquals(r.json.conditions[0]!.last_error, "status 404, expected 2xx");
+        assertEquals(
+          r.json.conditions[0]!.last_error,
+          "/influx/ping answered status 404, expected 2xx",
+        );
       },
     );
 

@@ -79,6 +79,11 @@ export const KINDS: readonly KindEntry[] = [
   },
   { name: "kafka", aliases: [], load: () => import("./kafka/mod.ts").then((m) => m.kafka) },
   { name: "nats", aliases: [], load: () => import("./nats/mod.ts").then((m) => m.nats) },
+  {
+    name: "influxdb",
+    aliases: [],
+    load: () => import("./influxdb/mod.ts").then((m) => m.influxdb),
+  },
   { name: "pidfile", aliases: [], load: () => import("./pidfile/mod.ts").then((m) => m.pidfile) },
   {
     name: "lockfile",

@@ -44,6 +44,7 @@ PACKAGES=(
   mariadb-server     # MariaDB 10.11 for the mysql kind (throwaway instances)
   redis-server       # Redis 7 for the redis kind (throwaway instances)
   nats-server        # nats-server 2.9 for the nats kind (throwaway instances, not the service)
+  influxdb           # influxd 1.6 for the influxdb kind (throwaway instances, not the service)
   libfaketime        # libfaketime.so.1: wall-clock jumps under LD_PRELOAD (tests/faults/clock_dns_test.ts)
 )
 

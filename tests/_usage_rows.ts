@@ -512,6 +512,24 @@ export const USAGE_ROWS = {
     ],
     [["checksum", "--equals", "00000000000000000000000000000000"], "missing target PATH"],
   ],
+  influxdb: [
+    [["influxdb", "localhost:8086"], 'expected an http:// or https:// URL, got "localhost:8086"'],
+    [["influxdb", "udp://h:8089"], 'expected an http:// or https:// URL, got "udp://h:8089"'],
+    [
+      ["influxdb", "http://h:8086/?db=metrics"],
+      'expected the server\'s URL without a query or fragment (like http://localhost:8086), got "http://h:8086/?db=metrics"',
+    ],
+    [
+      ["influxdb", "http://app:influx-pw-3@h:8086/#x"],
+      'expected the server\'s URL without a query or fragment (like http://localhost:8086), got "http://app:***@h:8086/#x"',
+    ],
+    [["influxdb", "https://h:8086", "--client-cert", "c.pem"], "--client-cert: needs --client-key"],
+    [
+      ["influxdb", "https://h:8086", "--ca-file", "ca.pem", "--insecure"],
+      "--insecure: cannot be combined with --ca-file",
+    ],
+    [["influxdb", "http://h:8086", "--status", "204"], "unknown flag --status"],
+  ],
   nats: [
     [
       ["nats", "http://h:4222"],

@@ -58,6 +58,15 @@ const SHARED_FLAGS = new Set([
 const QUOTED_FLAGS: Readonly<Record<string, readonly string[]>> = {
   container: ["network", "rm"], // docker run --network container:OTHER, docker run --rm
   glob: ["deleted"], // as file --deleted
+  // wait4x temporal's flags, and what stands for them
+  grpc: [
+    "insecure-transport",
+    "insecure-skip-tls-verify",
+    "connection-timeout",
+    "namespace",
+    "task-queue",
+    "expect-worker-identity-regex",
+  ],
 };
 
 Deno.test("every kind's folder has its page: its part of docs/contract.md §5", async () => {

@@ -91,6 +91,10 @@ export const grpc = defineKind<GrpcOptions>({
       description: "wait for one service, over TLS with a private CA",
     },
     {
+      args: "grpc localhost:7233 --service temporal.api.workflowservice.v1.WorkflowService",
+      description: "wait for a Temporal server (its frontend's health, as Temporal's SDKs ask it)",
+    },
+    {
       args: "not grpc localhost:50051 --status SERVING",
       description: "wait until the server stops serving (drained)",
     },

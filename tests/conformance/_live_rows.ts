@@ -26,6 +26,7 @@ import { buildGrpcServer, startGrpcServer } from "../services/grpc.ts";
 import { kafkaMissing, prepareKafka } from "../services/kafka.ts";
 import { buildKube, type KubeEnv, startKube } from "../services/kube.ts";
 import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../services/mariadb.ts";
+import { influxdbMissing, makeInfluxdb } from "../services/influxdb.ts";
 import { makeNats, natsMissing } from "../services/nats.ts";
 import { makePostgres, PG_PASSWORD, postgresMissing } from "../services/postgres.ts";
 import { buildPyWs, startPyWs } from "../services/pyws.ts";
@@ -1009,6 +1010,54 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
         remove: () => n.remove(),
       };
     },
+  },
+
+  influxdb: {
+    needs: "influxd (Debian's influxdb)",
+    missing: influxdbMissing,
+    async make() {
+      const s = await makeInfluxdb({ start: false });
+      const withPassword = `http://app:${encodeURIComponent(MARK)}@127.0.0.1:${s.port}`;
+      return {
+        satisfied: ["influxdb", withPassword],
+        detail: /204 No Content/,
+        pending: ["influxdb", `${s.url}/influx`],
+        pendingError: "/influx/ping answered status 404, expected 2xx",
+        up: () => s.start(),
+        down: () => s.stop(),
+        downError: "connection refused",
+        secrets: [MARK],
+        usage: ["influxdb", `${withPassword}/?db=x`],
+        // A failed TLS handshake with influxd takes most of a second on a busy machine.
+        deadline: "2s",
+        tls: async (pki, other) => {
+          const tls = await makeInfluxdb({
+            tls: {
+              caFile: pki.ca.certFile,
+              certFile: pki.server.certFile,
+              keyFile: pki.server.keyFile,
+            },
+          });
+          const byName = `https://localhost:${tls.port}`;
+          const byIp = tls.url;
+          return {
+            satisfied: [[byName, "--ca-file", pki.ca.certFile], [byIp, "--insecure"]],
+            detail: "204 No Content",
+            pending: [
+              [[byIp, "--ca-file", pki.ca.certFile], "certificate is not valid for 127.0.0.1"],
+              [
+                [byName, "--ca-file", other.ca.certFile],
+                "certificate not trusted (unable to verify the first certificate)",
+              ],
+              [[byName], "certificate not trusted (unable to verify the first certificate)"],
+            ],
+            remove: () => tls.remove(),
+          };
+        },
+        remove: () => s.remove(),
+      };
+    },
+    na: { credential: "InfluxDB answers /ping without authentication" },
   },
 
   pidfile: {

@@ -125,6 +125,7 @@ const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<s
     }),
     udp: (d) => ({ args: ["udp", `127.0.0.1:${d.silentUdp}`, "--send", "ping"] }),
     ntp: (d) => ({ args: ["ntp", `127.0.0.1:${d.silentUdp}`] }),
+    influxdb: (d) => ({ args: ["influxdb", `http://app:${MARK}@127.0.0.1:${d.silentTcp}`] }),
     // Every loopback address answers ping: the dead case here is ping missing (fatal).
     icmp: (d) => ({ args: ["icmp", "127.0.0.1"], env: { PATH: d.dir } }),
   };

@@ -202,6 +202,20 @@ const ROWS: readonly Row[] = [
     args: (port) => ["nats", `nats://app:${SECRET}@127.0.0.1:${port}`],
   },
   {
+    kind: "influxdb",
+    secret: SECRET,
+    // The status alone decides (a 2xx, whatever its body, is InfluxDB's answer): 503s here.
+    framing: {
+      huge: bytes(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Length: ",
+        String(2 ** 40),
+        "\r\n\r\n",
+      ),
+      zero: bytes("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"),
+    },
+    args: (port) => ["influxdb", `http://app:${SECRET}@127.0.0.1:${port}`],
+  },
+  {
     kind: "dns",
     args: (port) => ["dns", "app.test", "--resolver", "wire", "--server", `127.0.0.1:${port}`],
   },

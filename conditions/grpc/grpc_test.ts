@@ -14,7 +14,61 @@ Deno.test("grpc parse() gives the defaults: the whole server, SERVING, plaintext
     servername: undefined,
     insecure: false,
     headers: [],
+    call: undefined,
   });
+});
+
+Deno.test("grpc parse() takes --method with --reflect, a request and JSONPath checks", () => {
+  const args = [
+    ...["grpc", "h:1", "--reflect", "--method", "/deploy.v1.Deploy/GetStatus"],
+    ...["--request", '{"name":"web","auth":{"api_key":"k-12345"}}', "--jsonpath", "$.state"],
+  ];
+  const o = optionsOf<GrpcOptions>(args);
+  assertEquals([o.call?.service, o.call?.method, o.call?.request], [
+    "deploy.v1.Deploy",
+    "GetStatus",
+    { name: "web", auth: { api_key: "k-12345" } },
+  ]);
+  assertEquals(o.call?.jsonpaths.length, 1);
+  assert(plan(args).secrets.includes("k-12345"));
+  const bare = optionsOf<GrpcOptions>(["grpc", "h:1", "--reflect", "--method", "a.B/C"]);
+  assertEquals(bare.call?.request, {});
+});
+
+Deno.test("grpc parse() refuses a malformed --method and its flags without it", () => {
+  const where = "waitcmd: condition 1 (grpc):";
+  const see = "(see: waitcmd help grpc)";
+  const cases: [string[], string][] = [
+    [
+      ["--reflect", "--method", "Deploy"],
+      `--method: expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got "Deploy"`,
+    ],
+    [
+      ["--reflect", "--method", "a b/C"],
+      `--method: expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got "a b/C"`,
+    ],
+    [
+      ["--method", "a.B/C"],
+      "--method: needs --reflect (the method's message types come from server reflection)",
+    ],
+    [["--reflect"], "--reflect: needs --method SERVICE/METHOD"],
+    [["--jsonpath", "$.a"], "--jsonpath: needs --method SERVICE/METHOD"],
+    [
+      ["--reflect", "--method", "a.B/C", "--status", "SERVING"],
+      "--status: cannot be combined with --method (it asks the health service)",
+    ],
+    [
+      ["--reflect", "--method", "a.B/C", "--request", "[1]"],
+      `--request: expected a JSON object like '{"name":"web"}', got "[1]"`,
+    ],
+  ];
+  for (const [flags, text] of cases) {
+    assertEquals(parseError(["grpc", "h:1", ...flags]), `${where} ${text} ${see}`);
+  }
+  assertStringIncludes(
+    parseError(["grpc", "h:1", "--reflect", "--method", "a.B/C", "--request", "{name:1}"]),
+    `${where} --request: expected a JSON object like '{"name":"web"}': `,
+  );
 });
 
 Deno.test("grpc parse() takes TLS flags with --tls, headers lower-cased, secrets registered", () => {

@@ -5,7 +5,9 @@
  * @module
  */
 
-import { defineKind } from "../../engine/types.ts";
+import { isCredentialName } from "../../engine/secrets.ts";
+import { defineKind, type KindInput } from "../../engine/types.ts";
+import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { type HeaderSpec, parseHeaderFlags } from "../_common/headers.ts";
 import { formatHostPort, type HostPort, hostPortTarget } from "../_common/net.ts";
 
@@ -29,15 +31,32 @@ export interface GrpcOptions {
   readonly insecure: boolean;
   /** Call metadata (names in lower case). */
   readonly headers: readonly HeaderSpec[];
+  /** `--method`: a unary method called instead of the health check. */
+  readonly call: GrpcCall | undefined;
 }
+
+/** A unary method called with a request, its types found through server reflection. */
+export interface GrpcCall {
+  /** The full service name, `pkg.v1.Orders`. */
+  readonly service: string;
+  readonly method: string;
+  /** The request in ProtoJSON (`--request`, default `{}`). */
+  readonly request: Readonly<Record<string, unknown>>;
+  /** `--jsonpath`: the response, in ProtoJSON, satisfies each (http's syntax). */
+  readonly jsonpaths: readonly JsonPathExpr[];
+}
+
+/** A protobuf full name (`pkg.v1.Orders`) and a method name. */
+const FULL_NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const METHOD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The grpc kind. */
 export const grpc = defineKind<GrpcOptions>({
   name: "grpc",
   aliases: [],
-  summary: "a gRPC server's health check answers SERVING (or another status)",
+  summary: "a gRPC server's health check answers SERVING (or a unary method answers as expected)",
   description:
-    'Calls grpc.health.v1.Health/Check for --service (default "", the whole server) and is satisfied when the answer is --status (default SERVING). A service the server does not know (NOT_FOUND) is pending, and satisfies --status SERVICE_UNKNOWN; a server without the health service (UNIMPLEMENTED), another status, a refused connection or a TLS failure is retried until the timeout. Plaintext (h2c) unless --tls. Where the server offers Health/Watch, a status change starts an attempt at once. A name is tried on every address it resolves to.',
+    'Calls grpc.health.v1.Health/Check for --service (default "", the whole server) and is satisfied when the answer is --status (default SERVING). A service the server does not know (NOT_FOUND) is pending, and satisfies --status SERVICE_UNKNOWN; a server without the health service (UNIMPLEMENTED), another status, a refused connection or a TLS failure is retried until the timeout. Plaintext (h2c) unless --tls. Where the server offers Health/Watch, a status change starts an attempt at once. A name is tried on every address it resolves to. With --method and --reflect a unary method is called instead: its message types are asked of the server reflection service (no .proto file needed), the request is --request (ProtoJSON, default {}), and the condition holds when the call succeeds and the response, in ProtoJSON, satisfies every --jsonpath; a method the server does not describe yet, a request that does not fit it, or an error status is pending.',
   target: {
     shape: "required",
     placeholder: "HOST:PORT",
@@ -83,12 +102,43 @@ export const grpc = defineKind<GrpcOptions>({
       repeatable: true,
       description: "call metadata; Authorization values and the like are secrets",
     },
+    {
+      name: "method",
+      type: "string",
+      placeholder: "SERVICE/METHOD",
+      description:
+        "call this unary method instead of the health check, e.g. pkg.v1.Orders/GetOrder (needs --reflect)",
+    },
+    {
+      name: "reflect",
+      type: "boolean",
+      description: "find --method's message types through the server reflection service",
+    },
+    {
+      name: "request",
+      type: "string",
+      placeholder: "JSON",
+      description: "--method's request as a JSON object in ProtoJSON form (default {})",
+    },
+    {
+      name: "jsonpath",
+      type: "string",
+      placeholder: "EXPR",
+      repeatable: true,
+      description:
+        "--method's response, as ProtoJSON, satisfies an expression like '$.state == \"READY\"' (http's syntax); all given must hold",
+    },
   ],
   examples: [
     { args: "grpc localhost:50051", description: "wait until the server reports SERVING" },
     {
       args: "grpc api.internal:443 --tls --service orders.v1.Orders --ca-file ca.pem",
       description: "wait for one service, over TLS with a private CA",
+    },
+    {
+      args:
+        'grpc localhost:50051 --reflect --method deploy.v1.Deploy/GetStatus --request \'{"name":"web"}\' --jsonpath \'$.state == "READY"\'',
+      description: "wait until a unary method answers READY (its types found by reflection)",
     },
     {
       args: "not grpc localhost:50051 --status SERVING",
@@ -132,13 +182,95 @@ export const grpc = defineKind<GrpcOptions>({
         input.fail("header", `binary metadata (${h.name}) is not supported`);
       }
     }
+    const call = parseCall(input);
     return {
       // As typed (docs/contract.md §1: display names).
       target: input.target ?? formatHostPort(hp),
-      options: { hp, service, status, tls, caFile, servername, insecure, headers },
+      options: { hp, service, status, tls, caFile, servername, insecure, headers, call },
     };
+  },
+  async validate(options, fail) {
+    if (!options.call || options.call.jsonpaths.length === 0) return;
+    const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
+    await validateJsonPaths(options.call.jsonpaths, fail);
   },
   load: () => import("./probe.ts").then((m) => m.create),
   isolate: true,
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });
+
+/** `--method`, `--reflect`, `--request` and `--jsonpath`: the call, or none for the health check. */
+function parseCall(input: KindInput): GrpcCall | undefined {
+  const raw = input.string("method");
+  if (raw === undefined) {
+    for (const flag of ["reflect", "request", "jsonpath"]) {
+      if (input.has(flag)) input.fail(flag, "needs --method SERVICE/METHOD");
+    }
+    return undefined;
+  }
+  const at = raw.lastIndexOf("/");
+  // `/pkg.Service/Method` (the path as gRPC writes it) is taken too.
+  const service = raw.slice(raw.startsWith("/") ? 1 : 0, Math.max(at, 0));
+  const method = raw.slice(at + 1);
+  if (at < 0 || !FULL_NAME.test(service) || !METHOD_NAME.test(method)) {
+    input.fail(
+      "method",
+      `expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got ${JSON.stringify(raw)}`,
+    );
+  }
+  for (const flag of ["service", "status"]) {
+    if (input.has(flag)) {
+      input.fail(flag, "cannot be combined with --method (it asks the health service)");
+    }
+  }
+  if (!input.bool("reflect")) {
+    input.fail(
+      "method",
+      "needs --reflect (the method's message types come from server reflection)",
+    );
+  }
+  const text = input.string("request") ?? "{}";
+  let request: unknown;
+  try {
+    request = JSON.parse(text);
+  } catch (e) {
+    const why = (e as Error).message.replace(/^JSON\.parse: /, "");
+    input.fail("request", `expected a JSON object like '{"name":"web"}': ${why}`);
+  }
+  if (typeof request !== "object" || request === null || Array.isArray(request)) {
+    input.fail("request", `expected a JSON object like '{"name":"web"}', got ${clipped(text)}`);
+  }
+  registerCredentials(input, request);
+  const jsonpaths = input.strings("jsonpath").map((expr) => {
+    try {
+      return parseJsonPathExpr(expr);
+    } catch (e) {
+      return input.fail("jsonpath", (e as Error).message);
+    }
+  });
+  return {
+    service,
+    method,
+    request: request as Record<string, unknown>,
+    jsonpaths,
+  };
+}
+
+/** A user's text in a message, cut to 40 characters. */
+function clipped(text: string): string {
+  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
+}
+
+/**
+ * The values of the request's credential-named members (`token`, `password`,
+ * `api_key`, ...) are secrets, at any depth (docs/contract.md §9).
+ */
+function registerCredentials(input: KindInput, value: unknown, depth = 0): void {
+  if (typeof value !== "object" || value === null || depth > 32) return;
+  for (const [key, v] of Object.entries(value)) {
+    if (isCredentialName(key) && (typeof v === "string" || typeof v === "number")) {
+      input.secret(String(v));
+    }
+    registerCredentials(input, v, depth + 1);
+  }
+}

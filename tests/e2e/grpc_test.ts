@@ -139,6 +139,170 @@ Deno.test({
   },
 });
 
+/** The unary method of the test server (tests/services/grpc/deploy.go). */
+const GET_STATUS = "waitcmd.test.v1.Deploy/GetStatus";
+const SECRET = "zq9-grpc-secret";
+
+Deno.test({
+  name: "grpc --method through server reflection (a unary method, its answer as ProtoJSON)",
+  ignore: ignoreWithout("the gRPC health server", whyMissing),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const pki = await makePki();
+    let s: GrpcServer | undefined;
+    try {
+      s = await startGrpcServer({
+        tls: { certFile: pki.server.chainFile, keyFile: pki.server.keyFile },
+      });
+      const srv = s;
+      const call = (
+        name: string,
+      ) => ["--reflect", "--method", GET_STATUS, "--request", `{"name":"${name}"}`];
+
+      await t.step("the answer, with its types found by reflection, meets --jsonpath", async () => {
+        await srv.setDeploy("api", "READY", 3, "9007199254740993");
+        await expectJson([
+          ...FAST,
+          ...["grpc", srv.h2c, ...call("api"), "--jsonpath", '$.state == "READY"'],
+          // ProtoJSON: int64 as a string, lowerCamelCase names, nested and repeated fields.
+          ...[
+            "--jsonpath",
+            '$.version == "9007199254740993"',
+            "--jsonpath",
+            "$.readyReplicas >= 3",
+          ],
+          ...["--jsonpath", '$.meta.region == "eu-1" && $.tags[1] == "canary"'],
+        ], {
+          code: 0,
+          detail:
+            `${GET_STATUS} answered; $.state == "READY" (got "READY"); $.version == "9007199254740993" (got "9007199254740993"); $.readyReplicas >= 3 (got 3); $.meta.region == "eu-1" (got "eu-1") && $.tags[1] == "canary" (got "canary")`,
+        });
+      });
+
+      await t.step(
+        "without --jsonpath a successful call holds; /pkg.Service/Method is taken",
+        async () => {
+          const j = await runJson([
+            ...FAST,
+            ...["grpc", srv.h2c, "--reflect", "--method", `/${GET_STATUS}`],
+          ]);
+          assertEquals(j.code, 0);
+          assertEquals(
+            j.json.conditions[0]!.detail,
+            `${GET_STATUS} answered {"state":"STARTING","tags":["blue","canary"],"meta":{"region":"eu-1"}}`,
+          );
+          await expectJson([
+            ...FAST,
+            ...["grpc", srv.h2c, "--reflect", "--method", "grpc.health.v1.Health/Check"],
+            ...["--request", '{"service":""}', "--jsonpath", '$.status == "SERVING"'],
+          ], {
+            code: 0,
+            detail: 'grpc.health.v1.Health/Check answered; $.status == "SERVING" (got "SERVING")',
+          });
+        },
+      );
+
+      await t.step("pending while the answer does not match, then satisfied", async () => {
+        await srv.setDeploy("web", "STARTING", 0);
+        const late = await runLate(
+          [...FAST, "grpc", srv.h2c, ...call("web"), "--jsonpath", '$.state == "READY"'],
+          () => srv.setDeploy("web", "READY", 2),
+        );
+        assertEquals(late.code, 0);
+        assertEquals(
+          late.attempts[0]!.error,
+          `jsonpath not met: $.state == "READY" (got "STARTING") (${GET_STATUS} answered {"name":"web","state":"STARTING","tags":["blue","canary"],"meta":{"region":"eu-…)`,
+        );
+        assertEquals(
+          late.report.conditions[0]!.detail,
+          `${GET_STATUS} answered; $.state == "READY" (got "READY")`,
+        );
+      });
+
+      await t.step("an answer that never matches times out", async () => {
+        await srv.setDeploy("db", "STARTING", 0);
+        const j = await expectJson([
+          ...SHORT,
+          ...["grpc", srv.h2c, ...call("db"), "--jsonpath", "$.readyReplicas >= 1"],
+        ], { code: 1, status: "timeout" });
+        assertStringIncludes(
+          j.json.conditions[0]!.last_error,
+          "jsonpath not met: $.readyReplicas >= 1 (got nothing)",
+        );
+      });
+
+      await t.step(
+        "what reflection cannot give, or a request that does not fit, is pending",
+        async () => {
+          const cases: [string[], string][] = [
+            [
+              ["--reflect", "--method", "waitcmd.test.v1.Deploy/Nope"],
+              "service waitcmd.test.v1.Deploy has no method Nope (it has GetStatus, Watch)",
+            ],
+            [
+              ["--reflect", "--method", "waitcmd.test.v1.Deploy/Watch"],
+              "waitcmd.test.v1.Deploy/Watch is a server streaming method; --method calls unary methods",
+            ],
+            [
+              ["--reflect", "--method", "no.such.v1.Service/Get"],
+              "the server's reflection does not know service no.such.v1.Service (NOT_FOUND: proto: not found)",
+            ],
+            [
+              [
+                "--reflect",
+                "--method",
+                GET_STATUS,
+                "--request",
+                `{"nme":"web","token":"${SECRET}"}`,
+              ],
+              '--request does not fit waitcmd.test.v1.StatusRequest: unknown field: "nme"',
+            ],
+            [
+              ["--reflect", "--method", GET_STATUS, "--request", '{"name":7}'],
+              "--request does not fit waitcmd.test.v1.StatusRequest:",
+            ],
+          ];
+          for (const [flags, error] of cases) {
+            const r = await runJson([...SHORT, "grpc", srv.h2c, ...flags]);
+            assertEquals(r.code, 1, flags.join(" "));
+            assertStringIncludes(r.json.conditions[0]!.last_error, error);
+            for (const out of [r.stdout, r.stderr]) assert(!out.includes(SECRET), out);
+          }
+          await expectJson([...SHORT, "grpc", srv.bare, "--reflect", "--method", GET_STATUS], {
+            code: 1,
+            error:
+              "the server has no reflection service (UNIMPLEMENTED: grpc.reflection.v1.ServerReflection)",
+          });
+        },
+      );
+
+      await t.step("over TLS with --ca-file, metadata masked", async () => {
+        await expectJson([
+          ...FAST,
+          ...["grpc", srv.tls!, "--tls", "--ca-file", pki.ca.certFile, ...call("api")],
+          ...["--header", `authorization: Bearer ${SECRET}`, "--jsonpath", '$.state == "READY"'],
+        ], { code: 0, detail: `${GET_STATUS} answered; $.state == "READY" (got "READY")` });
+        const text = await runCli([
+          ...["--explain", "grpc", srv.h2c, "--reflect", "--method", GET_STATUS],
+          ...[
+            "--request",
+            `{"name":"web","token":"${SECRET}"}`,
+            "--header",
+            `authorization: Bearer ${SECRET}`,
+          ],
+        ]);
+        assertEquals(text.code, 0);
+        assertStringIncludes(text.stdout + text.stderr, `--request '{"name":"web","token":"***"}'`);
+        assert(!(text.stdout + text.stderr).includes(SECRET), text.stdout + text.stderr);
+      });
+    } finally {
+      await s?.stop();
+      await pki.cleanup();
+    }
+  },
+});
+
 Deno.test("grpc usage errors exit 2 with one line", async () => {
   const cases: [string[], string][] = [
     [["grpc", "localhost"], "condition 1 (grpc): expected HOST:PORT or [IPv6]:PORT"],
@@ -163,6 +327,27 @@ Deno.test("grpc usage errors exit 2 with one line", async () => {
     [
       ["grpc", "h:1", "--header", "trace-bin: AAAA"],
       "condition 1 (grpc): --header: binary metadata (trace-bin) is not supported",
+    ],
+    [
+      ["grpc", "h:1", "--reflect", "--method", "Deploy"],
+      'condition 1 (grpc): --method: expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got "Deploy"',
+    ],
+    [
+      ["grpc", "h:1", "--method", "a.B/C"],
+      "condition 1 (grpc): --method: needs --reflect (the method's message types come from server reflection)",
+    ],
+    [["grpc", "h:1", "--reflect"], "condition 1 (grpc): --reflect: needs --method SERVICE/METHOD"],
+    [
+      ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--request", "{name: web}"],
+      `condition 1 (grpc): --request: expected a JSON object like '{"name":"web"}':`,
+    ],
+    [
+      ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--jsonpath", "$.a =="],
+      "condition 1 (grpc): --jsonpath: expected a value after $.a ==",
+    ],
+    [
+      ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--service", "x"],
+      "condition 1 (grpc): --service: cannot be combined with --method (it asks the health service)",
     ],
     [
       ["grpc", "h:1", "--header", "grpc-timeout: 1S"],

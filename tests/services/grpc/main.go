@@ -9,7 +9,11 @@
 // Once listening it prints one line per listener, `h2c ADDR`, `tls ADDR`,
 // `bare ADDR`, `control ADDR`, then `ready`. The control endpoint takes
 // `POST /status?service=NAME&status=SERVING|NOT_SERVING|UNKNOWN|SERVICE_UNKNOWN`
-// (SERVICE_UNKNOWN forgets the service: Check answers NOT_FOUND).
+// (SERVICE_UNKNOWN forgets the service: Check answers NOT_FOUND) and
+// `POST /deploy?name=NAME&state=STARTING|READY&replicas=N&version=N`, what
+// waitcmd.test.v1.Deploy/GetStatus answers for NAME (deploy.go). The h2c and
+// TLS servers also serve server reflection (grpc.reflection.v1 and v1alpha);
+// the bare one serves nothing.
 package main
 
 import (
@@ -29,6 +33,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 )
 
@@ -71,6 +76,8 @@ func main() {
 
 	hs := health.NewServer()
 	st := &statuses{srv: hs}
+	dep := &deploys{m: map[string]deployment{}}
+	deploy := registerDeploy(dep)
 
 	var wantName, wantValue string
 	if *requireHeader != "" {
@@ -127,6 +134,8 @@ func main() {
 	if *h2cAddr != "" {
 		s := grpc.NewServer(opts...)
 		healthpb.RegisterHealthServer(s, hs)
+		s.RegisterService(deploy, struct{}{})
+		reflection.Register(s)
 		serve("h2c", *h2cAddr, s)
 	}
 	if *tlsAddr != "" {
@@ -136,6 +145,8 @@ func main() {
 		}
 		s := grpc.NewServer(append(opts, grpc.Creds(creds))...)
 		healthpb.RegisterHealthServer(s, hs)
+		s.RegisterService(deploy, struct{}{})
+		reflection.Register(s)
 		serve("tls", *tlsAddr, s)
 	}
 	if *bareAddr != "" {
@@ -150,6 +161,14 @@ func main() {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 			if err := st.set(r.URL.Query().Get("service"), r.URL.Query().Get("status")); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+		mux.HandleFunc("/deploy", func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			if err := dep.set(q.Get("name"), q.Get("state"), q.Get("replicas"), q.Get("version")); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}

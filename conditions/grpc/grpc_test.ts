@@ -3,6 +3,14 @@ import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
 import { decodeResponse, encodeRequest } from "./health.ts";
 import type { GrpcOptions } from "./mod.ts";
 import { connectionReason } from "./probe.ts";
+import protobuf from "protobufjs/light.js";
+import descriptor from "protobufjs/ext/descriptor.js";
+import {
+  decodeResponse as decodeJson,
+  encodeRequest as encodeJson,
+  methodOf,
+  NotResolved,
+} from "./reflect.ts";
 
 Deno.test("grpc parse() gives the defaults: the whole server, SERVING, plaintext", () => {
   assertEquals(optionsOf<GrpcOptions>(["grpc", "localhost:50051"]), {
@@ -144,5 +152,57 @@ Deno.test("connectionReason() shortens grpc-js's UNAVAILABLE details", () => {
       "No connection established. Last error: Failed to connect (2026-11-23T18:14:28.494Z). Resolution note:",
     ),
     "failed to connect",
+  );
+});
+
+Deno.test("methodOf() finds a unary method in reflected files and refuses what it cannot call", () => {
+  const root = protobuf.Root.fromJSON({
+    nested: {
+      shop: {
+        nested: {
+          Req: { fields: { id: { type: "int64", id: 1 } } },
+          Res: { fields: { ready_count: { type: "int32", id: 1 } } },
+          Orders: {
+            methods: {
+              Get: { requestType: "Req", responseType: "Res" },
+              Tail: { requestType: "Req", responseType: "Res", responseStream: true },
+            },
+          },
+        },
+      },
+    },
+  });
+  const set = root.toDescriptor("proto3") as unknown as { file: object[] };
+  const files = new Map(
+    set.file.map((f, i) => [
+      `f${i}.proto`,
+      descriptor.FileDescriptorProto.encode(f as descriptor.IFileDescriptorProto).finish(),
+    ]),
+  );
+  const m = methodOf(files, "shop.Orders", "Get");
+  assertEquals(m.path, "/shop.Orders/Get");
+  // ProtoJSON both ways: an int64 given as a string, a field named in lowerCamelCase.
+  const req = encodeJson(m.requestType, { id: "9007199254740993" });
+  assertEquals(m.requestType.decode(req).toJSON(), { id: "9007199254740993" });
+  const res = m.responseType.encode(m.responseType.fromObject({ readyCount: 2 })).finish();
+  assertEquals(decodeJson(m.responseType, res), { readyCount: 2 });
+  for (
+    const [method, why] of [
+      ["Tail", "shop.Orders/Tail is a server streaming method; --method calls unary methods"],
+      ["Put", "service shop.Orders has no method Put (it has Get, Tail)"],
+    ]
+  ) {
+    assertEquals(
+      assertThrows(() => methodOf(files, "shop.Orders", method!), NotResolved).message,
+      why,
+    );
+  }
+  assertEquals(
+    assertThrows(() => encodeJson(m.requestType, { nope: 1 }), NotResolved).message,
+    '--request does not fit shop.Req: unknown field: "nope"',
+  );
+  assertEquals(
+    assertThrows(() => methodOf(files, "shop.Carts", "Get"), NotResolved).message,
+    "the server's reflection does not describe service shop.Carts",
   );
 });

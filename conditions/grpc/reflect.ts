@@ -165,6 +165,8 @@ function fetchFiles(
   return new Promise((resolve, reject) => {
     const files = new Map<string, Uint8Array>();
     const asked = new Set<string>();
+    /** Dependencies named in this answer, asked for once the whole answer is read. */
+    const pending = new Set<string>();
     let waiting = 0;
     let settled = false;
     const call = client.makeBidiStreamRequest(
@@ -210,13 +212,12 @@ function fetchFiles(
         );
       }
       for (const bytes of answer.fileDescriptorResponse?.fileDescriptorProto ?? []) {
-        const name = (descriptor.FileDescriptorProto.decode(bytes) as FileProto).name ?? "";
-        if (!files.has(name)) files.set(name, bytes);
-      }
-      for (const b of files.values()) {
-        for (
-          const dep of (descriptor.FileDescriptorProto.decode(b) as FileProto).dependency ?? []
-        ) {
+        const file = descriptor.FileDescriptorProto.decode(bytes) as FileProto;
+        const name = file.name ?? "";
+        if (files.has(name)) continue;
+        files.set(name, bytes);
+        // A dependency the server did not send along (yet) is asked for by name.
+        for (const dep of file.dependency ?? []) {
           if (files.has(dep) || asked.has(dep)) continue;
           if (asked.size >= MAX_FILES) {
             return done(
@@ -224,8 +225,13 @@ function fetchFiles(
             );
           }
           asked.add(dep);
-          ask({ fileByFilename: dep });
+          pending.add(dep);
         }
+      }
+      // Sent along in a later file of the same answer: not asked for after all.
+      for (const dep of pending) {
+        pending.delete(dep);
+        if (!files.has(dep)) ask({ fileByFilename: dep });
       }
       if (waiting === 0) done();
     });

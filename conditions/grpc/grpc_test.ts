@@ -23,6 +23,7 @@ Deno.test("grpc parse() gives the defaults: the whole server, SERVING, plaintext
     insecure: false,
     headers: [],
     call: undefined,
+    reflectService: false,
   });
 });
 
@@ -59,7 +60,10 @@ Deno.test("grpc parse() refuses a malformed --method and its flags without it", 
       ["--method", "a.B/C"],
       "--method: needs --reflect (the method's message types come from server reflection)",
     ],
-    [["--reflect"], "--reflect: needs --method SERVICE/METHOD"],
+    [
+      ["--reflect"],
+      "--reflect: needs --method SERVICE/METHOD, or --service NAME for reflection to describe",
+    ],
     [["--jsonpath", "$.a"], "--jsonpath: needs --method SERVICE/METHOD"],
     [
       ["--reflect", "--method", "a.B/C", "--status", "SERVING"],

@@ -33,6 +33,8 @@ export interface GrpcOptions {
   readonly headers: readonly HeaderSpec[];
   /** `--method`: a unary method called instead of the health check. */
   readonly call: GrpcCall | undefined;
+  /** `--reflect` without `--method`: the server's reflection must describe `service` too. */
+  readonly reflectService: boolean;
 }
 
 /** A unary method called with a request, its types found through server reflection. */
@@ -56,7 +58,7 @@ export const grpc = defineKind<GrpcOptions>({
   aliases: [],
   summary: "a gRPC server's health check answers SERVING (or a unary method answers as expected)",
   description:
-    'Calls grpc.health.v1.Health/Check for --service (default "", the whole server) and is satisfied when the answer is --status (default SERVING). A service the server does not know (NOT_FOUND) is pending, and satisfies --status SERVICE_UNKNOWN; a server without the health service (UNIMPLEMENTED), another status, a refused connection or a TLS failure is retried until the timeout. Plaintext (h2c) unless --tls. Where the server offers Health/Watch, a status change starts an attempt at once. A name is tried on every address it resolves to. With --method and --reflect a unary method is called instead: its message types are asked of the server reflection service (no .proto file needed), the request is --request (ProtoJSON, default {}), and the condition holds when the call succeeds and the response, in ProtoJSON, satisfies every --jsonpath; a method the server does not describe yet, a request that does not fit it, or an error status is pending.',
+    'Calls grpc.health.v1.Health/Check for --service (default "", the whole server) and is satisfied when the answer is --status (default SERVING). A service the server does not know (NOT_FOUND) is pending, and satisfies --status SERVICE_UNKNOWN; a server without the health service (UNIMPLEMENTED), another status, a refused connection or a TLS failure is retried until the timeout. Plaintext (h2c) unless --tls. Where the server offers Health/Watch, a status change starts an attempt at once. A name is tried on every address it resolves to. With --method and --reflect a unary method is called instead: its message types are asked of the server reflection service (no .proto file needed), the request is --request (ProtoJSON, default {}), and the condition holds when the call succeeds and the response, in ProtoJSON, satisfies every --jsonpath; a method the server does not describe yet, a request that does not fit it, or an error status is pending. --reflect with --service and no --method also asks reflection to describe the service before the health check.',
   target: {
     shape: "required",
     placeholder: "HOST:PORT",
@@ -112,7 +114,8 @@ export const grpc = defineKind<GrpcOptions>({
     {
       name: "reflect",
       type: "boolean",
-      description: "find --method's message types through the server reflection service",
+      description:
+        "find --method's message types through server reflection; without --method, reflection must also describe --service",
     },
     {
       name: "request",
@@ -186,7 +189,10 @@ export const grpc = defineKind<GrpcOptions>({
     return {
       // As typed (docs/contract.md §1: display names).
       target: input.target ?? formatHostPort(hp),
-      options: { hp, service, status, tls, caFile, servername, insecure, headers, call },
+      options: {
+        ...{ hp, service, status, tls, caFile, servername, insecure, headers, call },
+        reflectService: call === undefined && input.bool("reflect"),
+      },
     };
   },
   async validate(options, fail) {
@@ -203,8 +209,14 @@ export const grpc = defineKind<GrpcOptions>({
 function parseCall(input: KindInput): GrpcCall | undefined {
   const raw = input.string("method");
   if (raw === undefined) {
-    for (const flag of ["reflect", "request", "jsonpath"]) {
+    for (const flag of ["request", "jsonpath"]) {
       if (input.has(flag)) input.fail(flag, "needs --method SERVICE/METHOD");
+    }
+    if (input.bool("reflect") && (input.string("service") ?? "") === "") {
+      input.fail(
+        "reflect",
+        "needs --method SERVICE/METHOD, or --service NAME for reflection to describe",
+      );
     }
     return undefined;
   }

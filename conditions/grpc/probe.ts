@@ -78,9 +78,17 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
             const client = await open(formatHostPort(address));
             try {
               if (o.call) return await callOnce(client, o, o.call, signal, env.secrets);
+              let described: string | undefined;
+              if (o.reflectService) {
+                const d = await describeOnce(client, o, signal);
+                if (typeof d !== "string") return d;
+                described = d;
+              }
               const r = await checkOnce(client, o, signal);
               lastSeen = r.seen;
-              return r.result;
+              return described !== undefined && r.result.status === "satisfied"
+                ? { ...r.result, detail: `${described}; ${r.result.detail}` }
+                : r.result;
             } finally {
               release(client);
             }
@@ -251,6 +259,29 @@ async function callOnce(
     if (e instanceof reflect.NotResolved) return { status: "pending", error: e.message };
     if (signal.aborted || !isServiceError(e)) throw e;
     return judgeCallError(e, o, stage === "reflection" ? undefined : name);
+  }
+}
+
+/**
+ * `--reflect` without `--method`: the server's reflection describes
+ * `--service` (what it says, for the detail), or why not (pending).
+ */
+async function describeOnce(
+  client: grpcJs.Client,
+  o: GrpcOptions,
+  signal: AbortSignal,
+): Promise<string | ProbeResult> {
+  const reflect = await import("./reflect.ts");
+  try {
+    const names = await reflect.describeService(client, o.service, () => metadata(o), signal);
+    const shown = names.length === 0
+      ? "no method"
+      : names.slice(0, 5).join(", ") + (names.length > 5 ? `, … (${names.length})` : "");
+    return `reflection describes ${o.service} (${shown})`;
+  } catch (e) {
+    if (e instanceof reflect.NotResolved) return { status: "pending", error: e.message };
+    if (signal.aborted || !isServiceError(e)) throw e;
+    return judgeCallError(e, o, undefined);
   }
 }
 

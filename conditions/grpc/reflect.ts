@@ -93,10 +93,34 @@ export async function resolveMethod(
   metadata: () => grpcJs.Metadata,
   signal: AbortSignal,
 ): Promise<ResolvedMethod> {
+  return methodOf(await filesOf(client, service, metadata, signal), service, method);
+}
+
+/**
+ * The names of `service`'s methods, from the server's reflection service
+ * (`--reflect` without `--method`: the server describes the service); rejects
+ * as `resolveMethod` does.
+ */
+export async function describeService(
+  client: grpcJs.Client,
+  service: string,
+  metadata: () => grpcJs.Metadata,
+  signal: AbortSignal,
+): Promise<string[]> {
+  return Object.keys(serviceOf(await filesOf(client, service, metadata, signal), service).methods);
+}
+
+/** The files defining `symbol`, through reflection v1, else v1alpha. */
+async function filesOf(
+  client: grpcJs.Client,
+  symbol: string,
+  metadata: () => grpcJs.Metadata,
+  signal: AbortSignal,
+): Promise<Map<string, Uint8Array>> {
   let files: Map<string, Uint8Array> | undefined;
   for (const [i, path] of REFLECTION_PATHS.entries()) {
     try {
-      files = await fetchFiles(client, path, service, metadata(), signal);
+      files = await fetchFiles(client, path, symbol, metadata(), signal);
       break;
     } catch (e) {
       const code = (e as Partial<grpcJs.ServiceError>).code;
@@ -104,7 +128,7 @@ export async function resolveMethod(
       if (code !== 12 || i === REFLECTION_PATHS.length - 1) throw e;
     }
   }
-  return methodOf(files!, service, method);
+  return files!;
 }
 
 /** The method's types from the files the server sent. */
@@ -113,6 +137,11 @@ export function methodOf(
   service: string,
   method: string,
 ): ResolvedMethod {
+  return methodOfService(serviceOf(files, service), service, method);
+}
+
+/** The service as the files the server sent describe it. */
+function serviceOf(files: ReadonlyMap<string, Uint8Array>, service: string): protobuf.Service {
   let root: protobuf.Root;
   try {
     const file = [...files.values()].map((b) =>
@@ -127,6 +156,11 @@ export function methodOf(
   if (!(svc instanceof protobuf.Service)) {
     throw new NotResolved(`the server's reflection does not describe service ${service}`);
   }
+  return svc;
+}
+
+/** Continues {@link methodOf} once the service is found. */
+function methodOfService(svc: protobuf.Service, service: string, method: string): ResolvedMethod {
   const m = svc.methods[method];
   if (m === undefined) {
     const names = Object.keys(svc.methods);

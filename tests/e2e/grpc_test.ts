@@ -277,6 +277,38 @@ Deno.test({
         },
       );
 
+      await t.step(
+        "--reflect --service: reflection describes the service, then the health check",
+        async () => {
+          await srv.setStatus("waitcmd.test.v1.Deploy", "NOT_SERVING");
+          const late = await runLate(
+            [...FAST, "grpc", srv.h2c, "--reflect", "--service", "waitcmd.test.v1.Deploy"],
+            () => srv.setStatus("waitcmd.test.v1.Deploy", "SERVING"),
+          );
+          assertEquals(late.code, 0);
+          assertEquals(
+            late.attempts[0]!.error,
+            'service "waitcmd.test.v1.Deploy" NOT_SERVING, expected SERVING',
+          );
+          assertEquals(
+            late.report.conditions[0]!.detail,
+            'reflection describes waitcmd.test.v1.Deploy (GetStatus, Watch); service "waitcmd.test.v1.Deploy" SERVING',
+          );
+          // A service reflection does not describe is pending even when health knows the name.
+          await srv.setStatus("other.v1.Svc", "SERVING");
+          await expectJson([...SHORT, "grpc", srv.h2c, "--reflect", "--service", "other.v1.Svc"], {
+            code: 1,
+            error:
+              "the server's reflection does not know service other.v1.Svc (NOT_FOUND: proto: not found)",
+          });
+          await expectJson([...SHORT, "grpc", srv.bare, "--reflect", "--service", "x.v1.S"], {
+            code: 1,
+            error:
+              "the server has no reflection service (UNIMPLEMENTED: grpc.reflection.v1.ServerReflection)",
+          });
+        },
+      );
+
       await t.step("over TLS with --ca-file, metadata masked", async () => {
         await expectJson([
           ...FAST,
@@ -336,7 +368,10 @@ Deno.test("grpc usage errors exit 2 with one line", async () => {
       ["grpc", "h:1", "--method", "a.B/C"],
       "condition 1 (grpc): --method: needs --reflect (the method's message types come from server reflection)",
     ],
-    [["grpc", "h:1", "--reflect"], "condition 1 (grpc): --reflect: needs --method SERVICE/METHOD"],
+    [
+      ["grpc", "h:1", "--reflect"],
+      "condition 1 (grpc): --reflect: needs --method SERVICE/METHOD, or --service NAME for reflection to describe",
+    ],
     [
       ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--request", "{name: web}"],
       `condition 1 (grpc): --request: expected a JSON object like '{"name":"web"}':`,

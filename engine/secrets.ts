@@ -234,8 +234,10 @@ function maskJsonWord(word: string, secrets: string[]): string {
 
 /** One word masked where it stands, when it is a header, an assignment, a JSON object or holds URLs. */
 function maskWord(word: string, secrets: string[], urlSecrets: string[]): string {
-  if (word.startsWith("{") && word.trimEnd().endsWith("}")) {
-    const shown = maskJsonWord(word, secrets);
+  // A JSON object alone, or as an option's glued value (`--request={...}`, as a recipe gives it).
+  const glued = word.startsWith("-") ? word.indexOf("={") + 1 : 0;
+  if (word.startsWith("{", glued) && word.trimEnd().endsWith("}")) {
+    const shown = word.slice(0, glued) + maskJsonWord(word.slice(glued), secrets);
     if (shown !== word) return shown;
   }
   const colon = word.indexOf(":");

@@ -189,4 +189,5 @@ Deno.test("maskWords() masks a JSON word's credential-named members where they s
   // Without a credential name, the word is kept as typed (its spacing too).
   assertEquals(maskWords(['{ "name": "web" }']).display, ['{ "name": "web" }']);
   assertEquals(maskWords(["{not json}"]).display, ["{not json}"]);
+  assertEquals(maskWords(['--request={"token":"k-123"}']).display, ['--request={"token":"***"}']);
 });

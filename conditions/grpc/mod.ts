@@ -246,11 +246,22 @@ function parseCall(input: KindInput): GrpcCall | undefined {
   try {
     request = JSON.parse(text);
   } catch (e) {
-    const why = (e as Error).message.replace(/^JSON\.parse: /, "");
-    input.fail("request", `expected a JSON object like '{"name":"web"}': ${why}`);
+    // Only where it broke: V8's message may quote the text, which may hold a token.
+    const at = /position (\d+)/.exec((e as Error).message)?.[1];
+    input.fail(
+      "request",
+      `expected a JSON object like '{"name":"web"}', got text that is not JSON${
+        at === undefined ? "" : ` (at character ${Number(at) + 1})`
+      }`,
+    );
   }
   if (typeof request !== "object" || request === null || Array.isArray(request)) {
-    input.fail("request", `expected a JSON object like '{"name":"web"}', got ${clipped(text)}`);
+    const what = request === null
+      ? "null"
+      : Array.isArray(request)
+      ? "an array"
+      : `a ${typeof request}`;
+    input.fail("request", `expected a JSON object like '{"name":"web"}', got ${what}`);
   }
   registerCredentials(input, request);
   const jsonpaths = input.strings("jsonpath").map((expr) => {
@@ -266,11 +277,6 @@ function parseCall(input: KindInput): GrpcCall | undefined {
     request: request as Record<string, unknown>,
     jsonpaths,
   };
-}
-
-/** A user's text in a message, cut to 40 characters. */
-function clipped(text: string): string {
-  return JSON.stringify(text.length > 40 ? `${text.slice(0, 40)}…` : text);
 }
 
 /**

@@ -11,7 +11,7 @@ import { ignoreWithout } from "../_kit.ts";
 import { buildMissing } from "../services/_util.ts";
 import { buildGrpcServer, type GrpcServer, startGrpcServer } from "../services/grpc.ts";
 import { makePki } from "../services/tls.ts";
-import { assertUsageFragments, expectJson, runCli, runJson, runLate } from "./_cli.ts";
+import { assertUsageFragments, expectJson, runCli, runJson, runLate, writeRecipe } from "./_cli.ts";
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 const SHORT = ["--timeout", "1500ms", "--interval", "200ms"];
@@ -335,6 +335,30 @@ Deno.test({
   },
 });
 
+Deno.test("grpc --request from a recipe: its credential-named members masked in --explain", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-grpc-recipe-" });
+  try {
+    const recipe = await writeRecipe(dir, [
+      "conditions:",
+      "  - kind: grpc",
+      "    target: localhost:50051",
+      "    flags:",
+      "      reflect: true",
+      `      method: ${GET_STATUS}`,
+      `      request: '{"name":"web","auth":{"api_key":"${SECRET}"}}'`,
+      `      jsonpath: ['$.state == "READY"']`,
+    ]);
+    for (const output of ["text", "json"]) {
+      const r = await runCli(["--explain", "-o", output, "-f", recipe]);
+      assertEquals(r.code, 0, r.stderr);
+      assert(!(r.stdout + r.stderr).includes(SECRET), r.stdout + r.stderr);
+      assertStringIncludes(r.stdout + r.stderr, "api_key");
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("grpc usage errors exit 2 with one line", async () => {
   const cases: [string[], string][] = [
     [["grpc", "localhost"], "condition 1 (grpc): expected HOST:PORT or [IPv6]:PORT"],
@@ -374,7 +398,7 @@ Deno.test("grpc usage errors exit 2 with one line", async () => {
     ],
     [
       ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--request", "{name: web}"],
-      `condition 1 (grpc): --request: expected a JSON object like '{"name":"web"}':`,
+      `condition 1 (grpc): --request: expected a JSON object like '{"name":"web"}', got text that is not JSON (at character 2)`,
     ],
     [
       ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--jsonpath", "$.a =="],

@@ -24,7 +24,21 @@ Deno.test("grpc parse() gives the defaults: the whole server, SERVING, plaintext
     headers: [],
     call: undefined,
     reflectService: false,
+    checkPath: undefined,
   });
+  const custom = optionsOf<GrpcOptions>([
+    "grpc",
+    "h:1",
+    "--method",
+    "/app.v1.Probe/Ready",
+    "--service",
+    "db",
+  ]);
+  assertEquals([custom.call, custom.checkPath, custom.service], [
+    undefined,
+    "/app.v1.Probe/Ready",
+    "db",
+  ]);
 });
 
 Deno.test("grpc parse() takes --method with --reflect, a request and JSONPath checks", () => {
@@ -57,8 +71,8 @@ Deno.test("grpc parse() refuses a malformed --method and its flags without it", 
       `--method: expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got "a b/C"`,
     ],
     [
-      ["--method", "a.B/C"],
-      "--method: needs --reflect (the method's message types come from server reflection)",
+      ["--method", "a.B/C", "--request", "{}"],
+      "--request: needs --reflect (the method's message types come from server reflection)",
     ],
     [
       ["--reflect"],
@@ -67,7 +81,7 @@ Deno.test("grpc parse() refuses a malformed --method and its flags without it", 
     [["--jsonpath", "$.a"], "--jsonpath: needs --method SERVICE/METHOD"],
     [
       ["--reflect", "--method", "a.B/C", "--status", "SERVING"],
-      "--status: cannot be combined with --method (it asks the health service)",
+      "--status: cannot be combined with --method and --reflect (it asks the health service)",
     ],
     [
       ["--reflect", "--method", "a.B/C", "--request", "[1]"],

@@ -35,6 +35,11 @@ export interface GrpcOptions {
   readonly call: GrpcCall | undefined;
   /** `--reflect` without `--method`: the server's reflection must describe `service` too. */
   readonly reflectService: boolean;
+  /**
+   * `--method` without `--reflect`: the path (`/pkg.S/M`) of a method that takes and answers
+   * grpc.health.v1's messages, called instead of Health/Check.
+   */
+  readonly checkPath: string | undefined;
 }
 
 /** A unary method called with a request, its types found through server reflection. */
@@ -58,7 +63,7 @@ export const grpc = defineKind<GrpcOptions>({
   aliases: [],
   summary: "a gRPC server's health check answers SERVING (or a unary method answers as expected)",
   description:
-    'Calls grpc.health.v1.Health/Check for --service (default "", the whole server) and is satisfied when the answer is --status (default SERVING). A service the server does not know (NOT_FOUND) is pending, and satisfies --status SERVICE_UNKNOWN; a server without the health service (UNIMPLEMENTED), another status, a refused connection or a TLS failure is retried until the timeout. Plaintext (h2c) unless --tls. Where the server offers Health/Watch, a status change starts an attempt at once. A name is tried on every address it resolves to. With --method and --reflect a unary method is called instead: its message types are asked of the server reflection service (no .proto file needed), the request is --request (ProtoJSON, default {}), and the condition holds when the call succeeds and the response, in ProtoJSON, satisfies every --jsonpath; a method the server does not describe yet, a request that does not fit it, or an error status is pending. --reflect with --service and no --method also asks reflection to describe the service before the health check.',
+    'Calls grpc.health.v1.Health/Check for --service (default "", the whole server) and is satisfied when the answer is --status (default SERVING). A service the server does not know (NOT_FOUND) is pending, and satisfies --status SERVICE_UNKNOWN; a server without the health service (UNIMPLEMENTED), another status, a refused connection or a TLS failure is retried until the timeout. Plaintext (h2c) unless --tls. Where the server offers Health/Watch, a status change starts an attempt at once. A name is tried on every address it resolves to. With --method and --reflect a unary method is called instead: its message types are asked of the server reflection service (no .proto file needed), the request is --request (ProtoJSON, default {}), and the condition holds when the call succeeds and the response, in ProtoJSON, satisfies every --jsonpath; a method the server does not describe yet, a request that does not fit it, or an error status is pending. --reflect with --service and no --method also asks reflection to describe the service before the health check. --method without --reflect names a method that takes and answers the health check messages, judged as the health check is.',
   target: {
     shape: "required",
     placeholder: "HOST:PORT",
@@ -109,7 +114,7 @@ export const grpc = defineKind<GrpcOptions>({
       type: "string",
       placeholder: "SERVICE/METHOD",
       description:
-        "call this unary method instead of the health check, e.g. pkg.v1.Orders/GetOrder (needs --reflect)",
+        "call this unary method instead of the health check, e.g. pkg.v1.Orders/GetOrder; without --reflect it takes and answers the health check's messages",
     },
     {
       name: "reflect",
@@ -185,13 +190,14 @@ export const grpc = defineKind<GrpcOptions>({
         input.fail("header", `binary metadata (${h.name}) is not supported`);
       }
     }
-    const call = parseCall(input);
+    const { call, checkPath } = parseCall(input);
     return {
       // As typed (docs/contract.md §1: display names).
       target: input.target ?? formatHostPort(hp),
       options: {
         ...{ hp, service, status, tls, caFile, servername, insecure, headers, call },
         reflectService: call === undefined && input.bool("reflect"),
+        checkPath,
       },
     };
   },
@@ -205,8 +211,11 @@ export const grpc = defineKind<GrpcOptions>({
   doctor: (env) => import("../_common/doctor.ts").then((m) => m.caStore(env)),
 });
 
-/** `--method`, `--reflect`, `--request` and `--jsonpath`: the call, or none for the health check. */
-function parseCall(input: KindInput): GrpcCall | undefined {
+/**
+ * `--method`, `--reflect`, `--request` and `--jsonpath`: the call (with `--reflect`), the path of
+ * a health-shaped method (without), or neither for the health check.
+ */
+function parseCall(input: KindInput): { call?: GrpcCall; checkPath?: string } {
   const raw = input.string("method");
   if (raw === undefined) {
     for (const flag of ["request", "jsonpath"]) {
@@ -218,7 +227,7 @@ function parseCall(input: KindInput): GrpcCall | undefined {
         "needs --method SERVICE/METHOD, or --service NAME for reflection to describe",
       );
     }
-    return undefined;
+    return {};
   }
   const at = raw.lastIndexOf("/");
   // `/pkg.Service/Method` (the path as gRPC writes it) is taken too.
@@ -230,16 +239,25 @@ function parseCall(input: KindInput): GrpcCall | undefined {
       `expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got ${JSON.stringify(raw)}`,
     );
   }
+  if (!input.bool("reflect")) {
+    // Without reflection the types are grpc.health.v1's: a health check served under another name.
+    for (const flag of ["request", "jsonpath"]) {
+      if (input.has(flag)) {
+        input.fail(
+          flag,
+          "needs --reflect (the method's message types come from server reflection)",
+        );
+      }
+    }
+    return { checkPath: `/${service}/${method}` };
+  }
   for (const flag of ["service", "status"]) {
     if (input.has(flag)) {
-      input.fail(flag, "cannot be combined with --method (it asks the health service)");
+      input.fail(
+        flag,
+        "cannot be combined with --method and --reflect (it asks the health service)",
+      );
     }
-  }
-  if (!input.bool("reflect")) {
-    input.fail(
-      "method",
-      "needs --reflect (the method's message types come from server reflection)",
-    );
   }
   const text = input.string("request") ?? "{}";
   let request: unknown;
@@ -271,12 +289,7 @@ function parseCall(input: KindInput): GrpcCall | undefined {
       return input.fail("jsonpath", (e as Error).message);
     }
   });
-  return {
-    service,
-    method,
-    request: request as Record<string, unknown>,
-    jsonpaths,
-  };
+  return { call: { service, method, request: request as Record<string, unknown>, jsonpaths } };
 }
 
 /**

@@ -100,7 +100,7 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
       }
     },
     // A method has no change stream to follow: it is polled.
-    watch: o.call ? undefined : (ctx) => watchHealth(ctx),
+    watch: o.call || o.checkPath ? undefined : (ctx) => watchHealth(ctx),
     close() {
       for (const c of clients) c.close();
       clients.clear();
@@ -176,7 +176,7 @@ function checkOnce(
   signal.throwIfAborted();
   return new Promise((resolve, reject) => {
     const call = client.makeUnaryRequest(
-      CHECK,
+      o.checkPath ?? CHECK,
       serialize,
       deserialize,
       o.service,
@@ -382,7 +382,9 @@ export function judgeError(
       return {
         result: {
           status: "pending",
-          error: "the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)",
+          error: o.checkPath === undefined
+            ? "the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)"
+            : `the server does not implement ${o.checkPath.slice(1)} (UNIMPLEMENTED)`,
         },
         seen: undefined,
       };

@@ -80,6 +80,22 @@ Deno.test({
         );
       });
 
+      await t.step("--method without --reflect: the health check under another name", async () => {
+        const ready = ["--method", "/waitcmd.test.v1.Probe/Ready", "--service", "queue"];
+        await srv.setStatus("queue", "NOT_SERVING");
+        const late = await runLate(
+          [...FAST, "grpc", srv.h2c, ...ready],
+          () => srv.setStatus("queue", "SERVING"),
+        );
+        assertEquals(late.code, 0);
+        assertEquals(late.attempts[0]!.error, 'service "queue" NOT_SERVING, expected SERVING');
+        assertEquals(late.report.conditions[0]!.detail, 'service "queue" SERVING');
+        await expectJson([...SHORT, "grpc", srv.bare, ...ready], {
+          code: 1,
+          error: "the server does not implement waitcmd.test.v1.Probe/Ready (UNIMPLEMENTED)",
+        });
+      });
+
       await t.step("a status change is seen at once through Health/Watch", async () => {
         await srv.setStatus("payments", "NOT_SERVING");
         const late = await runLate(
@@ -389,8 +405,8 @@ Deno.test("grpc usage errors exit 2 with one line", async () => {
       'condition 1 (grpc): --method: expected SERVICE/METHOD like pkg.v1.Orders/GetOrder, got "Deploy"',
     ],
     [
-      ["grpc", "h:1", "--method", "a.B/C"],
-      "condition 1 (grpc): --method: needs --reflect (the method's message types come from server reflection)",
+      ["grpc", "h:1", "--method", "a.B/C", "--jsonpath", "$.a"],
+      "condition 1 (grpc): --jsonpath: needs --reflect (the method's message types come from server reflection)",
     ],
     [
       ["grpc", "h:1", "--reflect"],
@@ -406,7 +422,7 @@ Deno.test("grpc usage errors exit 2 with one line", async () => {
     ],
     [
       ["grpc", "h:1", "--reflect", "--method", "a.B/C", "--service", "x"],
-      "condition 1 (grpc): --service: cannot be combined with --method (it asks the health service)",
+      "condition 1 (grpc): --service: cannot be combined with --method and --reflect (it asks the health service)",
     ],
     [
       ["grpc", "h:1", "--header", "grpc-timeout: 1S"],

@@ -13,7 +13,9 @@
 // `POST /deploy?name=NAME&state=STARTING|READY&replicas=N&version=N`, what
 // waitcmd.test.v1.Deploy/GetStatus answers for NAME (deploy.go). The h2c and
 // TLS servers also serve server reflection (grpc.reflection.v1 and v1alpha);
-// the bare one serves nothing.
+// the bare one serves nothing. The h2c server also serves
+// waitcmd.test.v1.Probe/Ready, Health/Check under another name (not described
+// by reflection: it has no descriptor of its own).
 package main
 
 import (
@@ -78,6 +80,28 @@ func main() {
 	st := &statuses{srv: hs}
 	dep := &deploys{m: map[string]deployment{}}
 	deploy := registerDeploy(dep)
+	// waitcmd.test.v1.Probe/Ready: the health check under another name (grpc.health.v1's
+	// messages, the same statuses), as some servers expose theirs.
+	probe := &grpc.ServiceDesc{
+		ServiceName: "waitcmd.test.v1.Probe",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Ready",
+			Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+				in := new(healthpb.HealthCheckRequest)
+				if err := dec(in); err != nil {
+					return nil, err
+				}
+				check := func(ctx context.Context, req any) (any, error) {
+					return hs.Check(ctx, req.(*healthpb.HealthCheckRequest))
+				}
+				if interceptor == nil {
+					return check(ctx, in)
+				}
+				return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/waitcmd.test.v1.Probe/Ready"}, check)
+			},
+		}},
+	}
 
 	var wantName, wantValue string
 	if *requireHeader != "" {
@@ -135,6 +159,7 @@ func main() {
 		s := grpc.NewServer(opts...)
 		healthpb.RegisterHealthServer(s, hs)
 		s.RegisterService(deploy, struct{}{})
+		s.RegisterService(probe, struct{}{})
 		reflection.Register(s)
 		serve("h2c", *h2cAddr, s)
 	}

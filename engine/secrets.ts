@@ -204,8 +204,44 @@ function maskUserPassword(value: string, secrets: string[]): string {
   return `${value.slice(0, colon + 1)}${MASK_WORD}`;
 }
 
-/** One word masked where it stands, when it is a header, an assignment or holds URLs. */
+/**
+ * A JSON object given as one word (a request body) with the values of its credential-named
+ * members masked, at any depth; the word unchanged when it holds none, else written again by
+ * `JSON.stringify` (its spacing is not kept).
+ */
+function maskJsonWord(word: string, secrets: string[]): string {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(word);
+  } catch {
+    return word;
+  }
+  let masked = false;
+  const walk = (v: unknown, depth: number): unknown => {
+    if (typeof v !== "object" || v === null || depth > 64) return v;
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (isCredentialName(k) && (typeof x === "string" || typeof x === "number")) {
+        secrets.push(String(x));
+        masked = true;
+        out[k] = MASK_WORD;
+      } else out[k] = walk(x, depth + 1);
+    }
+    return out;
+  };
+  const shown = walk(doc, 0);
+  return masked ? JSON.stringify(shown) : word;
+}
+
+/** One word masked where it stands, when it is a header, an assignment, a JSON object or holds URLs. */
 function maskWord(word: string, secrets: string[], urlSecrets: string[]): string {
+  // A JSON object alone, or as an option's glued value (`--request={...}`, as a recipe gives it).
+  const glued = word.startsWith("-") ? word.indexOf("={") + 1 : 0;
+  if (word.startsWith("{", glued) && word.trimEnd().endsWith("}")) {
+    const shown = word.slice(0, glued) + maskJsonWord(word.slice(glued), secrets);
+    if (shown !== word) return shown;
+  }
   const colon = word.indexOf(":");
   if (colon > 0 && HEADER_NAME.test(word.slice(0, colon).trim())) {
     const value = word.slice(colon + 1).trim();

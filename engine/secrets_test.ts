@@ -196,3 +196,13 @@ Deno.test("clip() redacts, then escapes, then cuts: no cut leaves a secret's sta
   // Never half a surrogate pair.
   assertEquals(clip("ab😀cd", 4), "ab…");
 });
+
+Deno.test("maskWords() masks a JSON word's credential-named members where they stand", () => {
+  const m = maskWords(["--request", '{"name":"web","auth":{"api_key":"k-123"},"token":7}']);
+  assertEquals(m.display, ["--request", '{"name":"web","auth":{"api_key":"***"},"token":"***"}']);
+  assertEquals(m.secrets, ["k-123", "7"]);
+  // Without a credential name, the word is kept as typed (its spacing too).
+  assertEquals(maskWords(['{ "name": "web" }']).display, ['{ "name": "web" }']);
+  assertEquals(maskWords(["{not json}"]).display, ["{not json}"]);
+  assertEquals(maskWords(['--request={"token":"k-123"}']).display, ['--request={"token":"***"}']);
+});

@@ -2,7 +2,9 @@
  * grpc's probe: `grpc.health.v1.Health/Check` through @grpc/grpc-js, on a
  * channel of its own per attempt and address (closed when the attempt ends,
  * so no reconnect backoff carries over and nothing outlives the verdict),
- * and `Health/Watch` as the change notifier (docs/contract.md §5 grpc, §10).
+ * and `Health/Watch` as the change notifier (docs/contract.md §5 grpc, §10);
+ * with `--method`, that unary method, its types found by server reflection
+ * on the same channel (reflect.ts, loaded only then).
  *
  * @module
  */
@@ -10,15 +12,23 @@
 import { Buffer } from "node:buffer";
 import * as grpcJs from "@grpc/grpc-js";
 import { describeError } from "../../engine/errors.ts";
+import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
+import { captureText } from "../_common/captures.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
 import { SOCKET_ERROR_TEXTS, tlsReason } from "../_common/nodeerr.ts";
 import { decodeResponse, encodeRequest } from "./health.ts";
-import type { GrpcOptions } from "./mod.ts";
+import type { GrpcCall, GrpcOptions } from "./mod.ts";
 
 const CHECK = "/grpc.health.v1.Health/Check";
 const WATCH = "/grpc.health.v1.Health/Watch";
+
+/** The largest response read (docs/contract.md §9); a larger one fails the call. */
+export const MAX_RESPONSE_BYTES = 4 << 20;
+
+/** Longest response a detail or error shows (docs/contract.md §9). */
+const PREVIEW_CHARS = 80;
 
 /** Pauses before the watcher reconnects to Health/Watch. */
 const PAUSE_MIN_MS = 250;
@@ -67,9 +77,18 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
           async (address) => {
             const client = await open(formatHostPort(address));
             try {
+              if (o.call) return await callOnce(client, o, o.call, signal, env.secrets);
+              let described: string | undefined;
+              if (o.reflectService) {
+                const d = await describeOnce(client, o, signal);
+                if (typeof d !== "string") return d;
+                described = d;
+              }
               const r = await checkOnce(client, o, signal);
               lastSeen = r.seen;
-              return r.result;
+              return described !== undefined && r.result.status === "satisfied"
+                ? { ...r.result, detail: `${described}; ${r.result.detail}` }
+                : r.result;
             } finally {
               release(client);
             }
@@ -80,7 +99,8 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
         firstDone();
       }
     },
-    watch: (ctx) => watchHealth(ctx),
+    // A method has no change stream to follow: it is polled.
+    watch: o.call || o.checkPath ? undefined : (ctx) => watchHealth(ctx),
     close() {
       for (const c of clients) c.close();
       clients.clear();
@@ -156,7 +176,7 @@ function checkOnce(
   signal.throwIfAborted();
   return new Promise((resolve, reject) => {
     const call = client.makeUnaryRequest(
-      CHECK,
+      o.checkPath ?? CHECK,
       serialize,
       deserialize,
       o.service,
@@ -174,6 +194,151 @@ function checkOnce(
           return;
         }
         resolve({ result: judgeStatus(seen!, o), seen });
+      },
+    );
+    const onAbort = () => call.cancel();
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * One `--method` call: the method's descriptor through reflection, the
+ * request encoded from its ProtoJSON, the response decoded to ProtoJSON and
+ * judged by `--jsonpath`.
+ */
+async function callOnce(
+  client: grpcJs.Client,
+  o: GrpcOptions,
+  call: GrpcCall,
+  signal: AbortSignal,
+  secrets: SecretRegistry | undefined,
+): Promise<ProbeResult> {
+  const reflect = await import("./reflect.ts");
+  const name = `${call.service}/${call.method}`;
+  let stage = "reflection";
+  try {
+    const m = await reflect.resolveMethod(
+      client,
+      call.service,
+      call.method,
+      () => metadata(o),
+      signal,
+    );
+    const body = reflect.encodeRequest(m.requestType, call.request);
+    stage = "call";
+    const bytes = await unary(client, m.path, body, metadata(o), signal);
+    let doc: unknown;
+    try {
+      doc = reflect.decodeResponse(m.responseType, bytes);
+    } catch (e) {
+      return {
+        status: "pending",
+        error: `${name} answered bytes that do not decode as ${
+          m.responseType.fullName.replace(/^\./, "")
+        }: ${describeError(e)}`,
+      };
+    }
+    // JSON text needs no quoting (its control characters are escaped); masked, then cut.
+    const shown = `${name} answered ${clip(JSON.stringify(doc), PREVIEW_CHARS, secrets)}`;
+    if (call.jsonpaths.length === 0) return { status: "satisfied", detail: shown };
+    const { evaluateJsonPath } = await import("../_common/jsonpath_lib.ts");
+    const parts = [`${name} answered`];
+    let value: unknown;
+    for (const expr of call.jsonpaths) {
+      const r = await evaluateJsonPath(expr, doc, signal, secrets);
+      if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail} (${shown})` };
+      parts.push(r.detail);
+      value = r.value;
+    }
+    return {
+      status: "satisfied",
+      detail: parts.join("; "),
+      captures: { value: captureText(value) },
+    };
+  } catch (e) {
+    if (e instanceof reflect.NotResolved) return { status: "pending", error: e.message };
+    if (signal.aborted || !isServiceError(e)) throw e;
+    return judgeCallError(e, o, stage === "reflection" ? undefined : name);
+  }
+}
+
+/**
+ * `--reflect` without `--method`: the server's reflection describes
+ * `--service` (what it says, for the detail), or why not (pending).
+ */
+async function describeOnce(
+  client: grpcJs.Client,
+  o: GrpcOptions,
+  signal: AbortSignal,
+): Promise<string | ProbeResult> {
+  const reflect = await import("./reflect.ts");
+  try {
+    const names = await reflect.describeService(client, o.service, () => metadata(o), signal);
+    const shown = names.length === 0
+      ? "no method"
+      : names.slice(0, 5).join(", ") + (names.length > 5 ? `, … (${names.length})` : "");
+    return `reflection describes ${o.service} (${shown})`;
+  } catch (e) {
+    if (e instanceof reflect.NotResolved) return { status: "pending", error: e.message };
+    if (signal.aborted || !isServiceError(e)) throw e;
+    return judgeCallError(e, o, undefined);
+  }
+}
+
+/** Whether `e` is a grpc-js call's failure (it carries a numeric status code). */
+function isServiceError(e: unknown): e is grpcJs.ServiceError {
+  return e instanceof Error && typeof (e as Partial<grpcJs.ServiceError>).code === "number";
+}
+
+/**
+ * A failed reflection stream (`method` undefined) or call judged: a failure to
+ * reach the server is thrown as `Unreachable`; the rest is pending with its
+ * status and details.
+ */
+export function judgeCallError(
+  err: grpcJs.ServiceError,
+  o: GrpcOptions,
+  method: string | undefined,
+): ProbeResult {
+  const details = (err.details ?? "").trim();
+  if (err.code === grpcJs.status.UNAVAILABLE) {
+    throw new Unreachable(connectionReason(details, o.servername ?? o.hp.hostname));
+  }
+  const name = grpcJs.status[err.code] ?? String(err.code);
+  const status = details === "" ? name : `${name}: ${details}`;
+  if (method !== undefined) return { status: "pending", error: `${method}: ${status}` };
+  if (err.code === grpcJs.status.UNIMPLEMENTED) {
+    return {
+      status: "pending",
+      error:
+        `the server has no reflection service (UNIMPLEMENTED: grpc.reflection.v1.ServerReflection)`,
+    };
+  }
+  return { status: "pending", error: `server reflection: ${status}` };
+}
+
+/** One unary call with bytes in and out; rejects with the call's `ServiceError`. */
+function unary(
+  client: grpcJs.Client,
+  path: string,
+  body: Buffer,
+  md: grpcJs.Metadata,
+  signal: AbortSignal,
+): Promise<Uint8Array> {
+  signal.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const call = client.makeUnaryRequest(
+      path,
+      (b: Buffer) => b,
+      (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength),
+      body,
+      md,
+      {},
+      (err, bytes) => {
+        signal.removeEventListener("abort", onAbort);
+        if (signal.aborted) return reject(signal.reason);
+        if (err) return reject(err);
+        resolve(bytes!);
       },
     );
     const onAbort = () => call.cancel();
@@ -217,7 +382,9 @@ export function judgeError(
       return {
         result: {
           status: "pending",
-          error: "the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)",
+          error: o.checkPath === undefined
+            ? "the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)"
+            : `the server does not implement ${o.checkPath.slice(1)} (UNIMPLEMENTED)`,
         },
         seen: undefined,
       };
@@ -270,6 +437,7 @@ function channelOptions(o: GrpcOptions): grpcJs.ChannelOptions {
     "grpc.service_config_disable_resolution": 1,
     // A subchannel of an earlier attempt (in reconnect backoff) is never reused.
     "grpc.use_local_subchannel_pool": 1,
+    "grpc.max_receive_message_length": MAX_RESPONSE_BYTES,
   };
   const name = o.servername ?? o.hp.hostname;
   // The certificate is checked against, and SNI names, the expected name, not the address.

@@ -25,6 +25,25 @@ export interface WebsocketOptions {
   readonly match: TextMatch;
   readonly caFile: string | undefined;
   readonly insecure: boolean;
+  /** Send a ping once connected; its pong must come back. */
+  readonly ping: boolean;
+  /** The close code the server must close the connection with (then awaited). */
+  readonly closeCode: number | undefined;
+}
+
+/**
+ * Whether a server can close with `code` as `ws` reports it: RFC 6455's codes a close frame may
+ * carry (1004, 1006 and 1015 never travel, 1016-2999 are unassigned and `ws` refuses them as a
+ * protocol error) and 1005, reported for a close frame without a code.
+ */
+export function closeCodeProblem(code: number): string | undefined {
+  if (code === 1004 || code === 1015 || (code >= 1016 && code <= 2999)) {
+    return `${code} is reserved by RFC 6455 and never sent by a server`;
+  }
+  if (code === 1006) {
+    return "1006 is never sent by a server (it reports a connection lost without a close frame)";
+  }
+  return undefined;
 }
 
 /** A subprotocol name (RFC 6455: an HTTP token). */
@@ -36,7 +55,7 @@ export const websocket = defineKind<WebsocketOptions>({
   aliases: ["ws"],
   summary: "a WebSocket endpoint accepts the upgrade (and sends a matching message)",
   description:
-    "Opens a WebSocket connection on each attempt and is satisfied when the upgrade succeeds; with --send the text is sent once it is open, and with --contains or --matches a received message (text, or binary read as UTF-8) must match: messages that do not are skipped until one does or the connection closes. The connection is closed at the end of the attempt. A refused upgrade (an HTTP status instead of 101), a connection or TLS failure, or a closed connection without a match is retried until the timeout; a server that stalls is cut by --attempt-timeout. A name is tried on every address it resolves to. User-info in the URL is sent as basic authentication.",
+    "Opens a WebSocket connection on each attempt and is satisfied when the upgrade succeeds; with --send the text is sent once it is open, and with --contains or --matches a received message (text, or binary read as UTF-8) must match: messages that do not are skipped until one does or the connection closes. With --ping a ping is sent once it is open and its pong must come back. With --expect-close-code the attempt then waits for the server to close the connection, and holds when the close code is that one (after the matching message and the pong, when asked). The connection is closed at the end of the attempt. A refused upgrade (an HTTP status instead of 101), a connection or TLS failure, or a closed connection without a match is retried until the timeout; a server that stalls is cut by --attempt-timeout. A name is tried on every address it resolves to. User-info in the URL is sent as basic authentication.",
   target: {
     shape: "required",
     placeholder: "URL",
@@ -61,6 +80,20 @@ export const websocket = defineKind<WebsocketOptions>({
       placeholder: "REGEX",
       description:
         "a received message matches a regular expression (JavaScript syntax without lookaround or backreferences)",
+    },
+    {
+      name: "ping",
+      type: "boolean",
+      description: "send a ping once connected; the server must answer with a pong",
+    },
+    {
+      name: "expect-close-code",
+      type: "integer",
+      placeholder: "CODE",
+      min: 1000,
+      max: 4999,
+      description:
+        "the server closes the connection with this close code (1000-1003, 1005, 1007-1014, 3000-4999)",
     },
     {
       name: "header",
@@ -97,6 +130,14 @@ export const websocket = defineKind<WebsocketOptions>({
     {
       args: "ws wss://api.internal/live --send ping --contains pong --ca-file ca.pem",
       description: "wait until a ping is answered with pong, trusting a private CA",
+    },
+    {
+      args: "ws ws://localhost:8080/socket --ping",
+      description: "wait until the endpoint answers a WebSocket ping",
+    },
+    {
+      args: "ws ws://localhost:8080/jobs/42 --expect-close-code 4000",
+      description: "wait until the server ends the job's stream with close code 4000",
     },
     {
       args: "websocket ws://localhost:4000/graphql --subprotocol graphql-transport-ws",
@@ -153,6 +194,12 @@ export const websocket = defineKind<WebsocketOptions>({
       if (insecure) input.fail("insecure", "needs a wss:// URL");
     }
     const match = parseTextMatch(input);
+    const ping = input.bool("ping");
+    const closeCode = input.integer("expect-close-code");
+    if (closeCode !== undefined) {
+      const problem = closeCodeProblem(closeCode);
+      if (problem !== undefined) input.fail("expect-close-code", problem);
+    }
     return {
       target: masked.display,
       options: {
@@ -163,6 +210,8 @@ export const websocket = defineKind<WebsocketOptions>({
         match,
         caFile,
         insecure,
+        ping,
+        closeCode,
       },
       captures: namedGroupsOf(match.matches),
     };

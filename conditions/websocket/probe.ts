@@ -7,6 +7,7 @@
  * @module
  */
 
+import type { Buffer } from "node:buffer";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import WebSocket from "ws";
 import { describeError } from "../../engine/errors.ts";
@@ -36,6 +37,9 @@ export const MAX_MESSAGE_BYTES = 16 << 20;
  * floods faster than messages are matched waits, instead of piling them up here.
  */
 const QUEUED_MAX = 16;
+
+/** The payload of `--ping`'s ping; a pong that does not echo it answers another ping. */
+const PING_PAYLOAD = "waitcmd";
 
 /** A failure before the upgrade; `code` is the system's error code. */
 class ConnectError extends Error {
@@ -98,6 +102,7 @@ function connect(
     }) as unknown as WebSocket.ClientOptions["lookup"],
   });
   const wantsMessage = asksText(o.match);
+  const wantsClose = o.closeCode !== undefined;
   return new Promise<ProbeResult>((resolve, reject) => {
     let done = false;
     let skipped = 0;
@@ -105,6 +110,10 @@ function connect(
     let judging: Promise<void> = Promise.resolve();
     let queued = 0;
     let upgraded = "";
+    let sent = false;
+    let ponged = false;
+    /** The matching message's detail and captures, once one came. */
+    let matched: { detail: string; captures: Record<string, string> } | undefined;
     const finish = (r: ProbeResult | Error) => {
       if (done) return;
       done = true;
@@ -112,6 +121,23 @@ function connect(
       ws.terminate();
       if (r instanceof Error) reject(r);
       else resolve(r);
+    };
+    /** What holds so far, as the detail's parts after the upgrade. */
+    const parts = (): string[] => [
+      upgraded,
+      ...(sent && !wantsMessage ? [`sent ${JSON.stringify(o.send)}`] : []),
+      ...(ponged ? ["pong received"] : []),
+      ...(matched ? [matched.detail] : []),
+    ];
+    /** Every check before the close holds (the message, the pong, the text sent). */
+    const ready = () =>
+      (!o.ping || ponged) && (!wantsMessage || matched !== undefined) &&
+      (o.send === undefined || sent || wantsMessage);
+    /** Without a close to wait for, the attempt holds once every other check does. */
+    const settle = () => {
+      if (wantsClose || !ready()) return;
+      const result: ProbeResult = { status: "satisfied", detail: parts().join("; ") };
+      finish(matched ? { ...result, captures: matched.captures } : result);
     };
     const onAbort = () =>
       finish(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
@@ -127,35 +153,44 @@ function connect(
       req.destroy();
       finish({ status: "pending", error: `upgrade refused: status ${line}` });
     });
+    ws.on("pong", (data: Buffer) => {
+      if (o.ping && new TextDecoder().decode(data) === PING_PAYLOAD) {
+        ponged = true;
+        settle();
+      }
+    });
     ws.on("open", () => {
       upgraded = ws.protocol ? `upgraded, subprotocol ${ws.protocol}` : "upgraded";
-      if (o.send === undefined) {
-        if (!wantsMessage) finish({ status: "satisfied", detail: upgraded });
-        return;
+      if (o.ping) ws.ping(PING_PAYLOAD);
+      if (o.send !== undefined) {
+        // Without a reply to wait for, the attempt ends once the message is written.
+        ws.send(o.send, (e?: Error) => {
+          if (e) finish(new ConnectError(`sending the message: ${describeError(e)}`, undefined));
+          else {
+            sent = true;
+            settle();
+          }
+        });
       }
-      // Without a reply to wait for, the attempt ends once the message is written.
-      ws.send(o.send, (e?: Error) => {
-        if (e) finish(new ConnectError(`sending the message: ${describeError(e)}`, undefined));
-        else if (!wantsMessage) {
-          finish({ status: "satisfied", detail: `${upgraded}; sent ${JSON.stringify(o.send)}` });
-        }
-      });
+      settle();
     });
     ws.on("message", (data: WebSocket.RawData) => {
-      if (!wantsMessage) return; // nothing asked of messages (an echo may beat the send callback)
+      // Nothing asked of messages (an echo may beat the send callback), or one matched already.
+      if (!wantsMessage || matched) return;
       const bytes = toBytes(data);
       const text = new TextDecoder().decode(bytes);
       if (++queued >= QUEUED_MAX) ws.pause();
       // Judged in arrival order; a long text is matched off the main thread.
       judging = judging.then(async () => {
+        if (matched) return;
         const verdict = await test(text, signal);
         if (--queued < QUEUED_MAX && ws.isPaused) ws.resume();
         if ("captures" in verdict) {
-          finish({
-            status: "satisfied",
-            detail: `${upgraded}; message ${preview(bytes, secrets)} ${describeTextMatch(o.match)}`,
+          matched = {
+            detail: `message ${preview(bytes, secrets)} ${describeTextMatch(o.match)}`,
             captures: verdict.captures,
-          });
+          };
+          settle();
           return;
         }
         skipped++;
@@ -166,11 +201,29 @@ function connect(
       const why = reason.length > 0 ? ` ${JSON.stringify(new TextDecoder().decode(reason))}` : "";
       // After the messages that came before the close are judged.
       judging = judging.then(() => {
-        const seen = skipped === 0
-          ? "no message"
-          : `${skipped} message${skipped === 1 ? "" : "s"} skipped; last ${last}`;
-        const what = wantsMessage ? ` before a matching message (${seen})` : "";
-        finish({ status: "pending", error: `connection closed (code ${code}${why})${what}` });
+        const closed = `connection closed (code ${code}${why})`;
+        if (wantsMessage && !matched) {
+          const seen = skipped === 0
+            ? "no message"
+            : `${skipped} message${skipped === 1 ? "" : "s"} skipped; last ${last}`;
+          return finish({
+            status: "pending",
+            error: `${closed} before a matching message (${seen})`,
+          });
+        }
+        if (o.ping && !ponged) {
+          return finish({ status: "pending", error: `${closed} before the pong` });
+        }
+        if (!wantsClose) return finish({ status: "pending", error: closed });
+        if (code !== o.closeCode) {
+          return finish({ status: "pending", error: `${closed}, expected code ${o.closeCode}` });
+        }
+        const detail = [...parts(), `closed with code ${code}${why}`].join("; ");
+        finish(
+          matched
+            ? { status: "satisfied", detail, captures: matched.captures }
+            : { status: "satisfied", detail },
+        );
       });
     });
   });

@@ -16,7 +16,34 @@ Deno.test("websocket parse() keeps the URL and the checks as plain options", () 
       match: { contains: "pong", matches: undefined },
       caFile: undefined,
       insecure: true,
+      ping: false,
+      closeCode: undefined,
     },
+  );
+  const o = optionsOf<WebsocketOptions>(["ws", "ws://h/", "--ping", "--expect-close-code", "4000"]);
+  assertEquals([o.ping, o.closeCode], [true, 4000]);
+});
+
+Deno.test("websocket parse() takes only close codes a server can send", () => {
+  for (const code of [1000, 1003, 1005, 1007, 1014, 3000, 4999]) {
+    assertEquals(
+      optionsOf<WebsocketOptions>(["ws", "ws://h/", "--expect-close-code", String(code)]).closeCode,
+      code,
+    );
+  }
+  const where = "waitcmd: condition 1 (ws): --expect-close-code:";
+  const see = "(see: waitcmd help websocket)";
+  assertEquals(
+    parseError(["ws", "ws://h/", "--expect-close-code", "2000"]),
+    `${where} 2000 is reserved by RFC 6455 and never sent by a server ${see}`,
+  );
+  assertEquals(
+    parseError(["ws", "ws://h/", "--expect-close-code", "1006"]),
+    `${where} 1006 is never sent by a server (it reports a connection lost without a close frame) ${see}`,
+  );
+  assertEquals(
+    parseError(["ws", "ws://h/", "--expect-close-code", "999"]),
+    `${where} expected a whole number from 1000 to 4999, got "999" ${see}`,
   );
 });
 

@@ -23,7 +23,7 @@ log() { echo "build-grpc.sh: $*" >&2; }
 src="$(cd "$(dirname "$0")/../../tests/services/grpc" && pwd)"
 grep -q "google.golang.org/grpc $GRPC_VERSION" "$src/go.mod" ||
   die "$src/go.mod does not require google.golang.org/grpc $GRPC_VERSION"
-hash=$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-12)
+hash=$(cat "$src/go.mod" "$src/go.sum" "$src"/*.go | sha256sum | cut -c1-12)
 
 cache="${WAITCMD_CACHE:-${HOME:-/tmp}/.cache/waitcmd}"
 out="$cache/grpchealth-$GRPC_VERSION-$hash"

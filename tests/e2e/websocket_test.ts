@@ -160,6 +160,68 @@ Deno.test({
   },
 });
 
+/** A port nothing listens on (yet). */
+function freePort(): number {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (l.addr as Deno.NetAddr).port;
+  l.close();
+  return port;
+}
+
+Deno.test({
+  name: "websocket --ping: a server that upgrades and never answers the ping times out",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    // Answers the upgrade by hand (RFC 6455's accept key), then reads and ignores every frame.
+    const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (l.addr as Deno.NetAddr).port;
+    const conns: Deno.Conn[] = [];
+    const accepting = (async () => {
+      for await (const conn of l) {
+        conns.push(conn);
+        (async () => {
+          const buf = new Uint8Array(4096);
+          let head = "";
+          while (!head.includes("\r\n\r\n")) {
+            const n = await conn.read(buf);
+            if (n === null) return;
+            head += new TextDecoder().decode(buf.subarray(0, n));
+          }
+          const key = /^sec-websocket-key:\s*(\S+)/im.exec(head)?.[1] ?? "";
+          const digest = await crypto.subtle.digest(
+            "SHA-1",
+            new TextEncoder().encode(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`),
+          );
+          const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
+          await conn.write(new TextEncoder().encode(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+              `Sec-WebSocket-Accept: ${accept}\r\n\r\n`,
+          ));
+          while ((await conn.read(buf)) !== null) { /* the ping, unanswered */ }
+        })().catch(() => {});
+      }
+    })().catch(() => {});
+    try {
+      // Without --ping the same server holds: the upgrade itself works.
+      await expectJson([...FAST, "ws", `ws://127.0.0.1:${port}/`], { code: 0, detail: "upgraded" });
+      const j = await expectJson([
+        ...["--timeout", "1200ms", "--attempt-timeout", "300ms", "--interval", "100ms"],
+        ...["ws", `ws://127.0.0.1:${port}/`, "--ping"],
+      ], { code: 1 });
+      assertEquals(j.json.conditions[0]!.last_error, "attempt timed out after 300ms");
+    } finally {
+      l.close();
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* closed by the client */ }
+      }
+      await accepting;
+    }
+  },
+});
+
 /** Why the suite cannot install Python's websockets here, or undefined when it can. */
 const pyMissing = await buildMissing(buildPyWs);
 
@@ -170,10 +232,11 @@ Deno.test({
   sanitizeResources: false,
   async fn(t) {
     const pki = await makePki();
+    const closeFile = await Deno.makeTempFile({ prefix: "waitcmd-ws-close-" });
     let plain: PyWsServer | undefined;
     let secure: PyWsServer | undefined;
     try {
-      plain = await startPyWs();
+      plain = await startPyWs({ closeCodeFile: closeFile });
       secure = await startPyWs({
         tls: { certFile: pki.server.chainFile, keyFile: pki.server.keyFile },
       });
@@ -194,6 +257,100 @@ Deno.test({
           g.json.conditions[0]!.detail,
           'upgraded, subprotocol chat.v1; message "hello from websockets" (21 B) contains "hello"',
         );
+      });
+
+      await t.step("--ping holds once the pong comes back", async () => {
+        await expectJson([...FAST, "ws", `${ws}/echo`, "--ping"], {
+          code: 0,
+          detail: "upgraded; pong received",
+        });
+        await expectJson([...FAST, "ws", `${ws}/greet`, "--ping", "--contains", "hello"], {
+          code: 0,
+          detail:
+            'upgraded; pong received; message "hello from websockets" (21 B) contains "hello"',
+        });
+      });
+
+      await t.step("--expect-close-code holds on the server's close with that code", async () => {
+        await expectJson([
+          ...FAST,
+          "ws",
+          `${ws}/close?code=4000&reason=done`,
+          "--expect-close-code",
+          "4000",
+        ], {
+          code: 0,
+          detail: 'upgraded; closed with code 4000 "done"',
+        });
+        await expectJson([
+          ...FAST,
+          ...["ws", `${ws}/close?code=4001&greet=job-ok`, "--contains", "ok"],
+          ...["--expect-close-code", "4001"],
+        ], {
+          code: 0,
+          detail: 'upgraded; message "job-ok" (6 B) contains "ok"; closed with code 4001',
+        });
+      });
+
+      await t.step("another close code is pending until the timeout", async () => {
+        await expectJson([
+          ...SHORT,
+          "ws",
+          `${ws}/close?code=1000&reason=bye`,
+          "--expect-close-code",
+          "4000",
+        ], {
+          code: 1,
+          status: "timeout",
+          error: 'connection closed (code 1000 "bye"), expected code 4000',
+        });
+        await expectJson([
+          ...SHORT,
+          ...["ws", `${ws}/close?code=4001&greet=job-failed`, "--contains", "ok"],
+          ...["--expect-close-code", "4001"],
+        ], {
+          code: 1,
+          error:
+            'connection closed (code 4001) before a matching message (1 message skipped; last "job-failed" (10 B) does not contain "ok")',
+        });
+      });
+
+      await t.step(
+        "--expect-close-code: pending, then the server closes with the code",
+        async () => {
+          await Deno.writeTextFile(closeFile, "1001");
+          const late = await runLate(
+            [...FAST, "ws", `${ws}/closefile`, "--expect-close-code", "4002"],
+            () => Deno.writeTextFile(closeFile, "4002"),
+          );
+          assertEquals(late.code, 0);
+          assertEquals(
+            late.attempts[0]!.error,
+            'connection closed (code 1001 "from file"), expected code 4002',
+          );
+          assertEquals(
+            late.report.conditions[0]!.detail,
+            'upgraded; closed with code 4002 "from file"',
+          );
+        },
+      );
+
+      await t.step("--ping: refused, then the server starts and answers", async () => {
+        const port = freePort();
+        let later: PyWsServer | undefined;
+        try {
+          const late = await runLate(
+            [...FAST, "ws", `ws://127.0.0.1:${port}/echo`, "--ping"],
+            async () => {
+              later = await startPyWs({ port });
+            },
+          );
+          assertEquals(late.code, 0);
+          assertEquals(late.attempts[0]!.error, "connection refused");
+          assertEquals(late.report.conditions[0]!.detail, "upgraded; pong received");
+        } finally {
+          await later?.stop();
+        }
       });
 
       await t.step("a refused upgrade and an unaccepted subprotocol are pending", async () => {
@@ -220,6 +377,7 @@ Deno.test({
       await plain?.stop();
       await secure?.stop();
       await pki.cleanup();
+      await Deno.remove(closeFile);
     }
   },
 });
@@ -245,6 +403,14 @@ Deno.test("websocket usage errors exit 2 with one line", async () => {
     [
       ["ws", "ws://h/", "--matches", "(?<=a)b"],
       "condition 1 (ws): --matches: not supported by waitcmd's linear-time engine",
+    ],
+    [
+      ["ws", "ws://h/", "--expect-close-code", "2000"],
+      "condition 1 (ws): --expect-close-code: 2000 is reserved by RFC 6455 and never sent by a server",
+    ],
+    [
+      ["ws", "ws://h/", "--expect-close-code", "normal"],
+      'condition 1 (ws): --expect-close-code: expected a whole number from 1000 to 4999, got "normal"',
     ],
     [
       ["websocket", "ws://h/", "--contains", ""],

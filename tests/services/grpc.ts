@@ -2,8 +2,10 @@
  * The gRPC health server of the grpc kind's tests: the reference Go
  * implementation (google.golang.org/grpc/health) wrapped in a small program
  * kept in tests/services/grpc/ and built by scripts/services/build-grpc.sh
- * (cached). It serves h2c and, given a certificate, TLS; a bare listener
- * has no health service; an HTTP control endpoint flips statuses.
+ * (cached). It serves h2c and, given a certificate, TLS, both with server
+ * reflection and the unary method waitcmd.test.v1.Deploy/GetStatus
+ * (tests/services/grpc/deploy.go); a bare listener has no service at all; an
+ * HTTP control endpoint flips statuses and sets what GetStatus answers.
  *
  * ```ts
  * const s = await startGrpcServer({ tls: { certFile, keyFile } });
@@ -36,6 +38,13 @@ export interface GrpcServer {
   readonly logFile: string;
   /** Sets a service's status (`""`: the server); SERVICE_UNKNOWN makes Check answer NOT_FOUND. */
   setStatus(service: string, status: string): Promise<void>;
+  /** What Deploy/GetStatus answers for `name` (a name never set is STARTING, 0 replicas). */
+  setDeploy(
+    name: string,
+    state: "STARTING" | "READY" | "STATE_UNKNOWN",
+    replicas?: number,
+    version?: string,
+  ): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -86,6 +95,12 @@ export async function startGrpcServer(opts: GrpcServerOptions = {}): Promise<Grp
       const r = await fetch(`http://${addr.control}/status?${q}`, { method: "POST" });
       const text = await r.text();
       if (!r.ok) throw new Error(`setting ${service || "server"} to ${status}: ${text}`);
+    },
+    async setDeploy(name, state, replicas = 0, version = "0") {
+      const q = new URLSearchParams({ name, state, replicas: String(replicas), version });
+      const r = await fetch(`http://${addr.control}/deploy?${q}`, { method: "POST" });
+      const text = await r.text();
+      if (!r.ok) throw new Error(`setting deploy ${name} to ${state}: ${text}`);
     },
     stop: svc.stop,
   };

@@ -3,7 +3,9 @@
  * `websockets` (PyPI) in a cached virtual environment made by
  * scripts/services/build-pyws.sh, running tests/services/pyws/server.py.
  * Paths: /echo echoes, /greet sends `hello from websockets`, /deny refuses
- * with 403; the subprotocol `chat.v1` is accepted when offered.
+ * with 403; /close?code=N&reason=R&greet=T closes with that code (after sending T),
+ * /closefile with the code written in `closeCodeFile`; the subprotocol `chat.v1`
+ * is accepted when offered; pings are answered (by websockets itself).
  *
  * @module
  */
@@ -33,6 +35,8 @@ export interface PyWsOptions {
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
   /** Refuse upgrades (401) without this `Name: value` header. */
   readonly requireHeader?: string;
+  /** /closefile closes with the code this file holds (1000 while it is missing or empty). */
+  readonly closeCodeFile?: string;
 }
 
 /** Starts the server; resolves once it listens. */
@@ -40,6 +44,7 @@ export async function startPyWs(opts: PyWsOptions = {}): Promise<PyWsServer> {
   const args = [`${repoRoot}/tests/services/pyws/server.py`, "--port", String(opts.port ?? 0)];
   if (opts.tls) args.push("--cert", opts.tls.certFile, "--key", opts.tls.keyFile);
   if (opts.requireHeader) args.push("--require-header", opts.requireHeader);
+  if (opts.closeCodeFile) args.push("--close-code-file", opts.closeCodeFile);
   let port = 0;
   const svc = await startLogged({
     prefix: "waitcmd-pyws-",

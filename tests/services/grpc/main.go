@@ -9,7 +9,13 @@
 // Once listening it prints one line per listener, `h2c ADDR`, `tls ADDR`,
 // `bare ADDR`, `control ADDR`, then `ready`. The control endpoint takes
 // `POST /status?service=NAME&status=SERVING|NOT_SERVING|UNKNOWN|SERVICE_UNKNOWN`
-// (SERVICE_UNKNOWN forgets the service: Check answers NOT_FOUND).
+// (SERVICE_UNKNOWN forgets the service: Check answers NOT_FOUND) and
+// `POST /deploy?name=NAME&state=STARTING|READY&replicas=N&version=N`, what
+// waitcmd.test.v1.Deploy/GetStatus answers for NAME (deploy.go). The h2c and
+// TLS servers also serve server reflection (grpc.reflection.v1 and v1alpha);
+// the bare one serves nothing. The h2c server also serves
+// waitcmd.test.v1.Probe/Ready, Health/Check under another name (not described
+// by reflection: it has no descriptor of its own).
 package main
 
 import (
@@ -29,6 +35,7 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 )
 
@@ -71,6 +78,30 @@ func main() {
 
 	hs := health.NewServer()
 	st := &statuses{srv: hs}
+	dep := &deploys{m: map[string]deployment{}}
+	deploy := registerDeploy(dep)
+	// waitcmd.test.v1.Probe/Ready: the health check under another name (grpc.health.v1's
+	// messages, the same statuses), as some servers expose theirs.
+	probe := &grpc.ServiceDesc{
+		ServiceName: "waitcmd.test.v1.Probe",
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Ready",
+			Handler: func(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+				in := new(healthpb.HealthCheckRequest)
+				if err := dec(in); err != nil {
+					return nil, err
+				}
+				check := func(ctx context.Context, req any) (any, error) {
+					return hs.Check(ctx, req.(*healthpb.HealthCheckRequest))
+				}
+				if interceptor == nil {
+					return check(ctx, in)
+				}
+				return interceptor(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/waitcmd.test.v1.Probe/Ready"}, check)
+			},
+		}},
+	}
 
 	var wantName, wantValue string
 	if *requireHeader != "" {
@@ -127,6 +158,9 @@ func main() {
 	if *h2cAddr != "" {
 		s := grpc.NewServer(opts...)
 		healthpb.RegisterHealthServer(s, hs)
+		s.RegisterService(deploy, struct{}{})
+		s.RegisterService(probe, struct{}{})
+		reflection.Register(s)
 		serve("h2c", *h2cAddr, s)
 	}
 	if *tlsAddr != "" {
@@ -136,6 +170,8 @@ func main() {
 		}
 		s := grpc.NewServer(append(opts, grpc.Creds(creds))...)
 		healthpb.RegisterHealthServer(s, hs)
+		s.RegisterService(deploy, struct{}{})
+		reflection.Register(s)
 		serve("tls", *tlsAddr, s)
 	}
 	if *bareAddr != "" {
@@ -150,6 +186,14 @@ func main() {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/status", func(w http.ResponseWriter, r *http.Request) {
 			if err := st.set(r.URL.Query().Get("service"), r.URL.Query().Get("status")); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+		mux.HandleFunc("/deploy", func(w http.ResponseWriter, r *http.Request) {
+			q := r.URL.Query()
+			if err := dep.set(q.Get("name"), q.Get("state"), q.Get("replicas"), q.Get("version")); err != nil {
 				http.Error(w, err.Error(), http.StatusBadRequest)
 				return
 			}

@@ -2,11 +2,16 @@
 `websockets`, installed by scripts/services/build-pyws.sh).
 
     python server.py [--port N] [--cert PEM --key PEM] [--require-header 'Name: value']
+                     [--close-code-file PATH]
 
 Listens on 127.0.0.1 (wss:// with --cert and --key) and prints `ready PORT`.
 Paths: /echo echoes every message; /greet sends `hello from websockets` at
-once; /deny refuses the upgrade with 403. Offers the subprotocol `chat.v1`.
-With --require-header, an upgrade without that header is refused with 401.
+once; /deny refuses the upgrade with 403; /close?code=N&reason=R&greet=T sends
+T (when given), then closes with code N (default 1000) and reason R;
+/closefile closes with the code written in --close-code-file (1000 while the
+file is missing or empty). Pings are answered by websockets itself. Offers the
+subprotocol `chat.v1`. With --require-header, an upgrade without that header is
+refused with 401.
 """
 
 import argparse
@@ -14,6 +19,7 @@ import asyncio
 import http
 import ssl
 import sys
+from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve
 
@@ -24,6 +30,7 @@ def main() -> None:
     ap.add_argument("--cert")
     ap.add_argument("--key")
     ap.add_argument("--require-header")
+    ap.add_argument("--close-code-file")
     args = ap.parse_args()
     want = None
     if args.require_header:
@@ -41,7 +48,25 @@ def main() -> None:
         # chat.v1 when offered; none otherwise (a client offering none is accepted).
         return "chat.v1" if "chat.v1" in offered else None
 
+    def file_code():
+        try:
+            with open(args.close_code_file) as f:
+                text = f.read().strip()
+        except (OSError, TypeError):
+            text = ""
+        return int(text) if text else 1000
+
     async def handler(ws):
+        url = urlsplit(ws.request.path)
+        if url.path == "/close":
+            q = parse_qs(url.query)
+            if "greet" in q:
+                await ws.send(q["greet"][0])
+            await ws.close(int(q.get("code", ["1000"])[0]), q.get("reason", [""])[0])
+            return
+        if url.path == "/closefile":
+            await ws.close(file_code(), "from file")
+            return
         if ws.request.path == "/greet":
             await ws.send("hello from websockets")
         async for message in ws:

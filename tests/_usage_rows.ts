@@ -26,7 +26,7 @@ export const USAGE_ROWS = {
     ],
     [
       ["docker", "web", "--status", "up"],
-      '--status: expected one of created, running, paused, restarting, exited, dead, got "up"',
+      '--status: expected one of created, running, paused, restarting, removing, exited, dead, any, got "up"',
     ],
     [
       ["docker", "web", "--health", "ok"],
@@ -39,6 +39,18 @@ export const USAGE_ROWS = {
     [
       ["container", "web", "--status", "exited", "--health", "healthy"],
       "--health: cannot be combined with --status exited: health checks only run while a container runs",
+    ],
+    [
+      ["container", "web", "--status", "removing", "--health", "healthy"],
+      "--health: cannot be combined with --status removing: health checks only run while a container runs",
+    ],
+    [
+      ["container", "web", "--status", "any", "--listening", "80"],
+      "--listening: cannot be combined with --status any: ports are read from a running container",
+    ],
+    [
+      ["container", "web", "--status", "any", "--exit-code", "0"],
+      "--exit-code: cannot be combined with --status any: a container has an exit code once it has exited",
     ],
     [
       ["container", "web", "--project", "my project"],

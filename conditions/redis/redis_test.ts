@@ -29,6 +29,23 @@ Deno.test("redis parse() splits the URL: ACL user, password, database, TLS from 
   assertEquals([k.key, k.equals, k.role], ["k", "v", "replica"]);
 });
 
+Deno.test("redis --expect-key KEY[=REGEX] splits at the first =, as wait4x does", () => {
+  const rows: [string, [string, string | undefined]][] = [
+    ["app:ready", ["app:ready", undefined]],
+    ["deploy=^done$", ["deploy", "^done$"]],
+    ["a=b=c", ["a", "b=c"]],
+    ["k=", ["k", ""]], // an empty pattern: any string value
+  ];
+  for (const [given, [key, matches]] of rows) {
+    const o = optionsOf<RedisOptions>(["redis", "redis://cache", "--expect-key", given]);
+    assertEquals([o.key, o.equals, o.matches], [key, undefined, matches], given);
+  }
+  assertEquals(
+    optionsOf<RedisOptions>(["redis", "redis://cache", "--key", "k"]).matches,
+    undefined,
+  );
+});
+
 Deno.test("redis display name keeps the user and masks only the password", () => {
   assertEquals(
     conditionOf(["valkey", "rediss://app:s3cret@cache:6380/2"]).name,

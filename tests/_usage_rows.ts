@@ -775,6 +775,14 @@ export const USAGE_ROWS = {
       '--valid-for: expected a duration like 30s, 2m or 1h30m, got "30 days"',
     ],
     [["tls", "h:443", "--servername", "a/b"], '--servername: expected a DNS name, got "a/b"'],
+    [
+      ["tls", "h:443", "--extra-ca-file", ""],
+      "--extra-ca-file: expected a path, got an empty string",
+    ],
+    [
+      ["tls", "h:443", "--extra-ca-file", "corp.pem", "--ca-file", "ca.pem"],
+      "--extra-ca-file: cannot be combined with --ca-file, which trusts only its own CAs",
+    ],
   ],
   dns: [
     [["dns", "bad name"], 'expected a DNS name, got "bad name"'],

@@ -16,7 +16,7 @@ import {
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { clip } from "../../engine/secrets.ts";
 import type { SecretRegistry } from "../../engine/secrets.ts";
-import { compileRegex, INLINE_TEXT, type UserRegex } from "../_common/regex.ts";
+import type { UserRegex } from "../_common/regex.ts";
 import { DriverSessions } from "../_common/driver.ts";
 import { readPassword } from "../_common/dsurl.ts";
 import { judgeError } from "./errors.ts";
@@ -41,13 +41,20 @@ interface KeyWant {
   readonly matches: UserRegex | undefined;
 }
 
-/** Makes the probe of one redis condition. */
-export function create(o: RedisOptions, env: ProbeEnv): Probe {
-  const want: KeyWant | undefined = o.key === undefined ? undefined : {
-    key: o.key,
-    equals: o.equals,
-    matches: o.matches === undefined ? undefined : compileRegex(o.matches),
-  };
+/**
+ * Longest part of a value a pattern runs on: regex.ts's INLINE_TEXT (64 Ki characters), so RE2
+ * runs on this thread; kept here so that the regex engine loads only with `--expect-key`.
+ */
+export const MATCHED_MAX = 64 << 10;
+
+/** Makes the probe of one redis condition; the regex engine is loaded only for a pattern. */
+export async function create(o: RedisOptions, env: ProbeEnv): Promise<Probe> {
+  const matches = o.matches === undefined
+    ? undefined
+    : (await import("../_common/regex.ts")).compileRegex(o.matches);
+  const want: KeyWant | undefined = o.key === undefined
+    ? undefined
+    : { key: o.key, equals: o.equals, matches };
   // close(): pending replies first, then QUIT; destroy(): the socket at once.
   const sessions = new DriverSessions<Client>({
     end: (c) => c.close(),
@@ -177,9 +184,9 @@ async function checkKey(
     : { ok: false, error: `key ${name} is ${shown}, expected ${equals}` };
 }
 
-/** The first `INLINE_TEXT` characters of `text`, never half a surrogate pair. */
-function head(text: string): string {
-  if (text.length <= INLINE_TEXT) return text;
-  const end = /[\ud800-\udbff]/.test(text.charAt(INLINE_TEXT - 1)) ? INLINE_TEXT - 1 : INLINE_TEXT;
+/** The first `MATCHED_MAX` characters of `text`, never half a surrogate pair. */
+export function head(text: string): string {
+  if (text.length <= MATCHED_MAX) return text;
+  const end = /[\ud800-\udbff]/.test(text.charAt(MATCHED_MAX - 1)) ? MATCHED_MAX - 1 : MATCHED_MAX;
   return text.slice(0, end);
 }

@@ -93,3 +93,14 @@ Deno.test("redis judgeError(): server replies and network failures are pending w
   const leaky = judgeError(new Error("ERR bad s3cret-pw"), ctx);
   assert(leaky.status === "pending" && !leaky.error.includes("s3cret-pw"));
 });
+
+Deno.test("redis cuts a value at regex.ts's inline limit before a pattern runs on it", async () => {
+  const { INLINE_TEXT } = await import("../_common/regex.ts");
+  const { head, MATCHED_MAX } = await import("./probe.ts");
+  assertEquals(MATCHED_MAX, INLINE_TEXT);
+  assertEquals(head("ready"), "ready");
+  assertEquals(head("x".repeat(MATCHED_MAX + 10)).length, MATCHED_MAX);
+  // Never half a surrogate pair: an emoji across the limit is left out whole.
+  const long = "x".repeat(MATCHED_MAX - 1) + "😀" + "tail";
+  assertEquals(head(long), "x".repeat(MATCHED_MAX - 1));
+});

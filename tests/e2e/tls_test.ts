@@ -134,6 +134,11 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
         // SSL_CERT_FILE), an unrelated --extra-ca-file still verifies; --ca-file alone does not.
         const other = await makePki({ server: { dnsNames: ["other.test"] } });
         try {
+          // An unrelated extra CA does not make the run's certificate trusted.
+          await expectJson([...SHORT, ...at, "--extra-ca-file", other.ca.certFile], {
+            code: 1,
+            error: /^certificate chain not trusted: /,
+          });
           const env = { DENO_TLS_CA_STORE: "system", SSL_CERT_FILE: pki.ca.certFile };
           await expectJson([...FAST, ...at, "--extra-ca-file", other.ca.certFile], {
             code: 0,

@@ -30,17 +30,19 @@ export const RUN_ENDED = new Error("run ended");
 
 /**
  * The pause before a condition's next attempt (docs/contract.md §4):
- * `--interval`, doubled per consecutive failure under exponential backoff up
- * to `--max-interval`, then spread by ± `--jitter` with `random()` in [0, 1).
+ * `--interval`, multiplied by `--backoff-factor` (2 by default) per consecutive
+ * failure under exponential backoff up to `--max-interval`, then spread by
+ * ± `--jitter` with `random()` in [0, 1).
  */
 export function pauseMs(
-  opts: Pick<RunOptions, "intervalMs" | "backoff" | "maxIntervalMs" | "jitter">,
+  opts: Pick<RunOptions, "intervalMs" | "backoff" | "maxIntervalMs" | "backoffFactor" | "jitter">,
   failures: number,
   random: () => number,
 ): number {
   let base = opts.intervalMs;
   if (opts.backoff === "exponential" && failures > 1) {
-    base = Math.min(opts.intervalMs * 2 ** Math.min(failures - 1, 52), opts.maxIntervalMs);
+    // A power past the largest double is Infinity, which the cap brings back: no overflow.
+    base = Math.min(opts.intervalMs * opts.backoffFactor ** (failures - 1), opts.maxIntervalMs);
   }
   if (opts.jitter === 0) return base;
   return Math.max(0, base * (1 + opts.jitter * (2 * random() - 1)));

@@ -127,6 +127,19 @@ export function parseJitter(raw: string): number {
   return value;
 }
 
+/** `--backoff-factor`: a finite number of at least 1, `1.5` or `2` (docs/contract.md §4). */
+export function parseBackoffFactor(raw: string): number {
+  const m = /^(\d+(?:\.\d+)?|\.\d+)$/.exec(raw.trim());
+  const value = m ? Number(m[1]) : NaN;
+  if (!Number.isFinite(value) || value < 1) {
+    throw new UsageError(
+      "--backoff-factor",
+      `expected a number of at least 1 (like 1.5 or 2), got ${q(raw)}`,
+    );
+  }
+  return value;
+}
+
 /** `--name=value` or `-n` split into the name and the inline value, if any. */
 export function splitFlag(tok: string): { name: string; inline: string | undefined } {
   const body = tok.replace(/^--?/, "");

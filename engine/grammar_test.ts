@@ -136,6 +136,11 @@ const accepted: [string[], Check][] = [
     },
   ],
   [["--jitter", "0.25", "tcp", "a:1"], (p) => assertEquals(p.options.jitter, 0.25)],
+  [["tcp", "a:1"], (p) => assertEquals(p.options.backoffFactor, 2)],
+  ...["1", "1.5", "3", " 2.25 "].map((f): [string[], Check] => [
+    ["--backoff", "exponential", "--backoff-factor", f, "tcp", "a:1"],
+    (p) => assertEquals(p.options.backoffFactor, Number(f)),
+  ]),
   [["not", "tcp", "a:1"], (p) => {
     assertEquals(p.conditions[0]!.name, "not tcp a:1");
     assertEquals(p.conditions[0]!.negate, true);
@@ -244,6 +249,16 @@ const rejected: [string[], string][] = [
     "--max-interval: only applies with --backoff exponential",
   ],
   [["--backoff", "linear", "tcp", "a:1"], `--backoff: expected one of constant, exponential`],
+  [
+    ["--backoff-factor", "1.5", "tcp", "a:1"],
+    "waitcmd: --backoff-factor: only applies with --backoff exponential (see: waitcmd --help)",
+  ],
+  ...["0.5", "0", "-2", "x", "", "Infinity", "1e400", "NaN", "2x"].map((f): [string[], string] => [
+    ["--backoff", "exponential", "--backoff-factor", f, "tcp", "a:1"],
+    `waitcmd: --backoff-factor: expected a number of at least 1 (like 1.5 or 2), got ${
+      JSON.stringify(f)
+    } (see: waitcmd --help)`,
+  ]),
   [["-x", "tcp", "a:1"], "unknown global option -x; short options are -t -i -o -f -q"],
   [["tcp", "a:1", "not"], `unexpected argument "not"; separate conditions with "--"`],
   [["tcp", "a:1", "tcp", "b:2"], `unexpected argument "tcp"; separate conditions with "--"`],

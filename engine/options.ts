@@ -19,6 +19,8 @@ export interface RunOptions {
   readonly backoff: "constant" | "exponential";
   /** Longest pause under exponential backoff. */
   readonly maxIntervalMs: number;
+  /** What each pause is multiplied by after a failed attempt, under exponential backoff (≥ 1). */
+  readonly backoffFactor: number;
   /** Each pause is spread by up to ± this fraction (0 to 1). */
   readonly jitter: number;
   /** No attempt starts before this much time has passed. */
@@ -65,6 +67,7 @@ export const DEFAULT_OPTIONS: RunOptions = {
   intervalMs: 2000,
   backoff: "constant",
   maxIntervalMs: 30_000,
+  backoffFactor: 2,
   jitter: 0,
   delayMs: 0,
   attemptTimeoutMs: undefined,
@@ -126,7 +129,15 @@ export const GLOBAL_FLAGS: readonly FlagSpec[] = [
     type: "enum",
     values: ["constant", "exponential"],
     placeholder: "constant|exponential",
-    description: "exponential: double the pause after each failed attempt, up to --max-interval",
+    description:
+      "exponential: double the pause (or multiply it by --backoff-factor) after each failed attempt, up to --max-interval",
+  },
+  {
+    name: "backoff-factor",
+    type: "string",
+    placeholder: "F",
+    description:
+      "What each pause is multiplied by under exponential backoff (default 2; a number of at least 1, like 1.5)",
   },
   {
     name: "max-interval",

@@ -3,6 +3,7 @@ import { registry } from "../conditions/all.ts";
 import { UsageError } from "./errors.ts";
 import { parseArgv } from "./grammar.ts";
 import { expandRecipe, takeConfig } from "./recipe.ts";
+import { GLOBAL_FLAGS } from "./options.ts";
 import { repoRootDir } from "../tests/_kit.ts";
 import { assertRecipeSchema } from "../tests/_schema.ts";
 
@@ -230,4 +231,33 @@ Deno.test("expandRecipe() locates a group's bad member and rejects then as one t
     then,
     `r.yaml:4: then: expected a list of words, not one text: then: ["npm","test"]`,
   );
+});
+
+Deno.test("docs/recipe.schema.json names every global option a recipe takes", async () => {
+  const schema = JSON.parse(await Deno.readTextFile(`${repoRootDir}/docs/recipe.schema.json`));
+  const keys = Object.keys(schema.properties);
+  const missing = GLOBAL_FLAGS.map((f) => f.name)
+    .filter((n) => !["config", "explain"].includes(n) && !keys.includes(n));
+  assertEquals(missing, []);
+});
+
+Deno.test("a recipe's backoff-factor is a number or a text of one, at least 1", async () => {
+  const recipe = (factor: string) =>
+    `backoff: exponential\nbackoff-factor: ${factor}\nconditions: [{kind: tcp, target: "a:1"}]\n`;
+  const { parse } = await import("yaml");
+  for (const ok of ["1.5", "'1.5'", "3", "1"]) {
+    await assertRecipeSchema(parse(recipe(ok)));
+    assertEquals(await recipeError(recipe(ok)), "");
+  }
+  const x = await expandRecipe(recipe("1.5"), "r.yaml", [], registry);
+  assertEquals(parseArgv(x.argv, registry, {}).type, "run");
+  for (const bad of ["0.5", "'x'", "-1"]) {
+    let refused = false;
+    await assertRecipeSchema(parse(recipe(bad))).catch(() => (refused = true));
+    assertEquals(refused, true, `the schema refuses ${bad}`);
+    assertStringIncludes(
+      await recipeError(recipe(bad)),
+      "backoff-factor: expected a number of at least 1 (like 1.5 or 2)",
+    );
+  }
 });

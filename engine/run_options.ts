@@ -7,7 +7,13 @@
 
 import { UsageError } from "./errors.ts";
 import { formatDuration } from "./duration.ts";
-import { type FlagValue, parseJitter, timeoutValue, typedValue } from "./flag_values.ts";
+import {
+  type FlagValue,
+  parseBackoffFactor,
+  parseJitter,
+  timeoutValue,
+  typedValue,
+} from "./flag_values.ts";
 import {
   DEFAULT_OPTIONS,
   ENV_DEFAULTS,
@@ -42,6 +48,9 @@ export function runOptionsOf(
     backoff: (values.get("backoff") as RunOptions["backoff"] | undefined) ??
       DEFAULT_OPTIONS.backoff,
     maxIntervalMs: num("max-interval") ?? DEFAULT_OPTIONS.maxIntervalMs,
+    backoffFactor: values.has("backoff-factor")
+      ? parseBackoffFactor(values.get("backoff-factor") as string)
+      : DEFAULT_OPTIONS.backoffFactor,
     jitter: values.has("jitter")
       ? parseJitter(values.get("jitter") as string)
       : DEFAULT_OPTIONS.jitter,
@@ -77,8 +86,10 @@ export function runOptionsOf(
       }`,
     );
   }
-  if (values.has("max-interval") && options.backoff !== "exponential") {
-    throw new UsageError("--max-interval", "only applies with --backoff exponential");
+  for (const flag of ["max-interval", "backoff-factor"]) {
+    if (values.has(flag) && options.backoff !== "exponential") {
+      throw new UsageError(`--${flag}`, "only applies with --backoff exponential");
+    }
   }
   if (options.reportFile === "") throw new UsageError("--report", "expected a file name");
   if (options.startLog === "") throw new UsageError("--start-log", "expected a file name");

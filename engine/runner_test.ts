@@ -416,6 +416,48 @@ Deno.test("run() with exponential backoff doubles the pause per failure up to --
   assertEquals(report.status, "timeout");
 });
 
+Deno.test("run() with --backoff-factor multiplies the pause by it per failure, up to --max-interval", async () => {
+  const clock = new FakeClock();
+  const a = scripted(clock, [NO]);
+  const { report } = await runFake(
+    plan([{ probe: a }], {
+      backoff: "exponential",
+      backoffFactor: 1.5,
+      intervalMs: 1000,
+      maxIntervalMs: 4000,
+      timeoutMs: 20_000,
+    }),
+    clock,
+  );
+  // Pauses 1000, 1500, 2250, 3375, then 4000 (capped) each.
+  assertEquals(a.trace.starts, [0, 1000, 2500, 4750, 8125, 12_125, 16_125]);
+  assertEquals(report.status, "timeout");
+});
+
+Deno.test("pauseMs() under --backoff-factor: 1 keeps the interval; a power past any double is capped", () => {
+  const o = {
+    intervalMs: 500,
+    backoff: "exponential" as const,
+    maxIntervalMs: 60_000,
+    backoffFactor: 1,
+    jitter: 0,
+  };
+  for (const failures of [1, 2, 10, 10_000]) assertEquals(pauseMs(o, failures, Math.random), 500);
+  const tenfold = { ...o, backoffFactor: 10 };
+  assertEquals([1, 2, 3, 4, 5].map((n) => pauseMs(tenfold, n, Math.random)), [
+    500,
+    5000,
+    50_000,
+    60_000,
+    60_000,
+  ]);
+  // 10^10000 is Infinity: still the cap, never NaN or Infinity.
+  assertEquals(pauseMs(tenfold, 10_000, Math.random), 60_000);
+  // A factor just above 1 keeps growing past 52 failures (no exponent cap of its own).
+  const slow = { ...o, backoffFactor: 1.01 };
+  assert(pauseMs(slow, 200, Math.random) > pauseMs(slow, 60, Math.random));
+});
+
 Deno.test("run() resets the backoff after a success", async () => {
   const clock = new FakeClock();
   const a = scripted(clock, [NO, NO, NO, OK, NO, OK]);
@@ -432,6 +474,7 @@ Deno.test("pauseMs() spreads a pause within ± --jitter, for constant and expone
     intervalMs: 1000,
     backoff: "constant" as const,
     maxIntervalMs: 30_000,
+    backoffFactor: 2,
     jitter: 0.2,
   };
   assertEquals(pauseMs(constant, 1, () => 0), 800);

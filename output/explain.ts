@@ -74,6 +74,7 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       attempt_timeout_seconds: o.attemptTimeoutMs === undefined ? null : secs(o.attemptTimeoutMs),
       backoff: o.backoff,
       max_interval_seconds: secs(o.maxIntervalMs),
+      backoff_factor: o.backoffFactor,
       jitter: o.jitter,
       delay_seconds: secs(o.delayMs),
       mode: o.mode,

@@ -145,6 +145,7 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
           interval_seconds: seconds(o.intervalMs),
           backoff: o.backoff,
           max_interval_seconds: seconds(o.maxIntervalMs),
+          backoff_factor: o.backoffFactor,
           jitter: o.jitter,
           delay_seconds: seconds(o.delayMs),
           attempt_timeout_seconds: o.attemptTimeoutMs === undefined

@@ -75,7 +75,8 @@ export function headerLine(plan: Plan): string {
     `interval ${formatDuration(o.intervalMs)}`,
   ];
   if (o.backoff === "exponential") {
-    parts.push(`exponential backoff to ${formatDuration(o.maxIntervalMs)}`);
+    const factor = o.backoffFactor === 2 ? "" : ` ×${o.backoffFactor}`;
+    parts.push(`exponential backoff${factor} to ${formatDuration(o.maxIntervalMs)}`);
   }
   if (o.jitter > 0) parts.push(`jitter ${Math.round(o.jitter * 100)}%`);
   if (o.delayMs > 0) parts.push(`delay ${formatDuration(o.delayMs)}`);

@@ -26,7 +26,7 @@ export const USAGE_ROWS = {
     ],
     [
       ["docker", "web", "--status", "up"],
-      '--status: expected one of created, running, paused, restarting, exited, dead, got "up"',
+      '--status: expected one of created, running, paused, restarting, removing, exited, dead, any, got "up"',
     ],
     [
       ["docker", "web", "--health", "ok"],
@@ -39,6 +39,18 @@ export const USAGE_ROWS = {
     [
       ["container", "web", "--status", "exited", "--health", "healthy"],
       "--health: cannot be combined with --status exited: health checks only run while a container runs",
+    ],
+    [
+      ["container", "web", "--status", "removing", "--health", "healthy"],
+      "--health: cannot be combined with --status removing: health checks only run while a container runs",
+    ],
+    [
+      ["container", "web", "--status", "any", "--listening", "80"],
+      "--listening: cannot be combined with --status any: ports are read from a running container",
+    ],
+    [
+      ["container", "web", "--status", "any", "--exit-code", "0"],
+      "--exit-code: cannot be combined with --status any: a container has an exit code once it has exited",
     ],
     [
       ["container", "web", "--project", "my project"],
@@ -782,6 +794,14 @@ export const USAGE_ROWS = {
       '--valid-for: expected a duration like 30s, 2m or 1h30m, got "30 days"',
     ],
     [["tls", "h:443", "--servername", "a/b"], '--servername: expected a DNS name, got "a/b"'],
+    [
+      ["tls", "h:443", "--extra-ca-file", ""],
+      "--extra-ca-file: expected a path, got an empty string",
+    ],
+    [
+      ["tls", "h:443", "--extra-ca-file", "corp.pem", "--ca-file", "ca.pem"],
+      "--extra-ca-file: cannot be combined with --ca-file, which trusts only its own CAs",
+    ],
   ],
   dns: [
     [["dns", "bad name"], 'expected a DNS name, got "bad name"'],

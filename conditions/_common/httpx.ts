@@ -24,8 +24,11 @@ import { describeNodeError, tlsReason } from "./nodeerr.ts";
 
 /** TLS material and checks of a transport (PEM texts). */
 export interface TlsOptions {
-  /** CA certificates to trust, besides the system's. */
-  readonly ca?: string;
+  /**
+   * The roots to trust: node:https trusts these alone (`--ca-file`'s; the default roots and
+   * `--extra-ca-file`'s, conditions/_common/roots.ts); Deno's fetch trusts them besides its own.
+   */
+  readonly ca?: string | readonly string[];
   /** Client certificate; used together with `key`. */
   readonly cert?: string;
   readonly key?: string;
@@ -99,7 +102,7 @@ export interface FetchOptions extends Pick<TlsOptions, "ca" | "cert" | "key"> {
 /** Deno's fetch with its own HTTP client; `close` closes the client. */
 export function fetchTransport(opts: FetchOptions = {}): HttpTransport {
   const init: Deno.CreateHttpClientOptions & { cert?: string; key?: string } = {};
-  if (opts.ca !== undefined) init.caCerts = [opts.ca];
+  if (opts.ca !== undefined) init.caCerts = typeof opts.ca === "string" ? [opts.ca] : [...opts.ca];
   if (opts.cert !== undefined && opts.key !== undefined) {
     init.cert = opts.cert;
     init.key = opts.key;
@@ -200,7 +203,9 @@ export function nodeTransport(opts: NodeOptions = {}): HttpTransport {
         (canonicalIp(hostname) === undefined ? hostname : undefined);
       if (secure) {
         if (servername !== undefined) options.servername = servername;
-        if (opts.ca !== undefined) options.ca = opts.ca;
+        if (opts.ca !== undefined) {
+          options.ca = typeof opts.ca === "string" ? opts.ca : [...opts.ca];
+        }
         if (opts.cert !== undefined) options.cert = opts.cert;
         if (opts.key !== undefined) options.key = opts.key;
         options.rejectUnauthorized = !opts.insecure;

@@ -102,6 +102,50 @@ Deno.test("judgeContainers() decides a single container", async (t) => {
       "satisfied",
       "container job exited (exit code 3)",
     ],
+    // The Engine API's State.Status words, as GET /containers/{id}/json gives them.
+    [
+      "removing holds for --status removing",
+      c("old", "removing", "none", 0),
+      { status: "removing", health: undefined },
+      "satisfied",
+      "container old removing",
+    ],
+    [
+      "running is not removing",
+      c("old", "running"),
+      { status: "removing", health: undefined },
+      "pending",
+      "container old running; want removing",
+    ],
+    ...[
+      ["created", "created"],
+      ["running", "running"],
+      ["paused", "paused"],
+      ["restarting", "restarting"],
+      ["removing", "removing"],
+      ["exited", "exited (exit code 0)"],
+      ["dead", "dead (exit code 0)"],
+    ].map(([s, shown]): [string, ContainerState, ContainerWant, string, string] => [
+      `${s} holds for --status any`,
+      c("job", s!, "none", 0),
+      { status: "any", health: undefined },
+      "satisfied",
+      `container job ${shown}`,
+    ]),
+    [
+      "any with --health wants that health in whatever state",
+      c("web", "running", "starting"),
+      { status: "any", health: "healthy" },
+      "pending",
+      "container web running, starting; want any status, healthy",
+    ],
+    [
+      "any with --health none holds for an exited container",
+      c("job", "exited", "none", 2),
+      { status: "any", health: "none" },
+      "satisfied",
+      "container job exited (exit code 2)",
+    ],
   ];
   for (const [name, state, want, status, detail] of rows) {
     await t.step(name, () => {
@@ -395,6 +439,17 @@ Deno.test("container parse() gives the target, the wait and the engine as option
       health: "healthy",
       listening: [{ port: 8080, protocol: "tcp" }, { port: 53, protocol: "udp" }],
     },
+  );
+  for (const status of ["any", "removing", "ANY"]) {
+    assertEquals(
+      optionsOf<ContainerOptions>(["container", "job", "--status", status]).want,
+      { status: status.toLowerCase(), health: undefined },
+    );
+  }
+  assertEquals(
+    optionsOf<ContainerOptions>(["container", "job", "--status", "any", "--health", "healthy"])
+      .want,
+    { status: "any", health: "healthy" },
   );
   const plain = optionsOf<ContainerOptions>(["docker", "web"], { HOME: "/home/u" });
   assertEquals(plain.want, { status: "running", health: undefined });

@@ -8,6 +8,7 @@ import { assert, assertEquals, assertRejects } from "../../tests/_assert.ts";
 import { realClock } from "../../engine/clock.ts";
 import { ContainerClient, EVENT_LINE_MAX_BYTES } from "./docker.ts";
 import { ANSWER_MAX_BYTES } from "./engine_api.ts";
+import { judgeContainers } from "./judge.ts";
 
 /** An endless body of `piece`s, ended once `limit` bytes are sent (counted in `sent`). */
 function endless(piece: string, limit: number, sent: { n: number }): ReadableStream<Uint8Array> {
@@ -152,4 +153,27 @@ Deno.test("ContainerClient.watch() leaves a stream at an event line longer than 
     }
   });
   assertEquals(EVENT_LINE_MAX_BYTES, 1024 * 1024);
+});
+
+Deno.test("a container the engine reports as removing holds --status removing and --status any", async () => {
+  // GET /containers/{id}/json of a container under `docker rm -f`: State.Status "removing"
+  // (Engine API, ContainerState.Status). A real engine shows it only for an instant.
+  const removing = JSON.stringify({
+    Id: "e".repeat(64),
+    Name: "/old",
+    State: { Status: "removing", Pid: 0, ExitCode: 137, Health: { Status: "unhealthy" } },
+  });
+  await withEngine((req) => {
+    if (new URL(req.url).pathname === "/containers/old/json") return new Response(removing);
+    return Response.json({ message: "No such container" }, { status: 404 });
+  }, async (client) => {
+    const { found, sel } = await client("old").find(new AbortController().signal);
+    const judge = (status: string) => judgeContainers(found, { status, health: undefined }, sel);
+    assertEquals(judge("removing"), { status: "satisfied", detail: "container old removing" });
+    assertEquals(judge("any"), { status: "satisfied", detail: "container old removing" });
+    assertEquals(judge("running"), {
+      status: "pending",
+      error: "container old removing; want running",
+    });
+  });
 });

@@ -26,6 +26,7 @@ export interface ContainerState {
 
 /** What the condition asks for. */
 export interface ContainerWant {
+  /** A State.Status of the Engine API, or `any`: the container exists. */
   readonly status: string;
   /** Undefined: health is not checked. */
   readonly health: string | undefined;
@@ -58,7 +59,7 @@ const portsText = (ports: readonly PortSpec[]) => ports.map(portText).join(", ")
  * `exited (exit code 0)`, `running, listening on 8080/tcp`.
  */
 function wantText(want: ContainerWant): string {
-  let text = want.status;
+  let text = want.status === "any" ? "any status" : want.status;
   if (want.exitCode !== undefined) text += ` (exit code ${want.exitCode})`;
   if (want.health !== undefined) {
     text += `, ${want.health === "none" ? "no healthcheck" : want.health}`;
@@ -69,7 +70,8 @@ function wantText(want: ContainerWant): string {
 
 /** Whether the status, health and exit code are the wanted ones (the ports aside). */
 export function stateHolds(c: ContainerState, want: ContainerWant): boolean {
-  return c.status === want.status && (want.health === undefined || c.health === want.health) &&
+  return (want.status === "any" || c.status === want.status) &&
+    (want.health === undefined || c.health === want.health) &&
     (want.exitCode === undefined || c.exitCode === want.exitCode);
 }
 

@@ -18,15 +18,23 @@ import { type Engine, engineFromEnv } from "./dockerhost.ts";
 import type { ContainerWant } from "./judge.ts";
 import { parsePortSpec, type PortSpec, portText } from "./netns.ts";
 
-/** Values of `--status` (Docker's State.Status). */
+/**
+ * Values of `--status`: every State.Status of the Engine API (`removing`: being removed), and
+ * `any`: the container exists, whatever its state (docs/contract.md §5 container).
+ */
 export const STATUSES: readonly string[] = [
   "created",
   "running",
   "paused",
   "restarting",
+  "removing",
   "exited",
   "dead",
+  "any",
 ];
+
+/** States in which no healthcheck runs: only `--health none` can hold there. */
+const NO_HEALTHCHECK = ["created", "removing", "exited", "dead"];
 /** Values of `--health`; `none` means the container has no healthcheck. */
 export const HEALTHS: readonly string[] = ["healthy", "unhealthy", "starting", "none"];
 
@@ -83,7 +91,7 @@ function wantOf(input: KindInput): ContainerWant {
     return { status: "exited", health: undefined, exitCode };
   }
   const status = given ?? "running";
-  if (health !== undefined && health !== "none" && ["created", "exited", "dead"].includes(status)) {
+  if (health !== undefined && health !== "none" && NO_HEALTHCHECK.includes(status)) {
     input.fail(
       "health",
       `cannot be combined with --status ${status}: health checks only run while a container runs`,
@@ -114,7 +122,7 @@ export const container = defineKind<ContainerOptions>({
   summary:
     "a Docker container (or Compose service) is running, healthy, exited, listening on a port, ...",
   description:
-    "Asks the Docker Engine at DOCKER_HOST (unix://, tcp://; https with DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH), else the default socket. The target is a container name or id, or a Compose service name (containers labelled com.docker.compose.service; --project narrows to one project, and then only services are looked up); every container of a service must match. Satisfied when the status is --status (default running) and, when --health is given, the healthcheck status is --health (none: the container has no healthcheck). --listening PORT[/tcp|/udp] also wants the port listening in the running container's own network namespace, read from the host's /proc/<pid>/net (nothing runs inside the container, so images without a shell work; waitcmd must run on the engine's Linux host). --exit-code N wants the container exited with code N; exited with another code is fatal (exit 3). A missing container and an unreachable engine are retried. The engine's events stream triggers an attempt as soon as a matching container changes; ports are polled at the interval.",
+    "Asks the Docker Engine at DOCKER_HOST (unix://, tcp://; https with DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH), else the default socket. The target is a container name or id, or a Compose service name (containers labelled com.docker.compose.service; --project narrows to one project, and then only services are looked up); every container of a service must match. Satisfied when the status is --status (default running; any: the container exists, in any state) and, when --health is given, the healthcheck status is --health (none: the container has no healthcheck). --listening PORT[/tcp|/udp] also wants the port listening in the running container's own network namespace, read from the host's /proc/<pid>/net (nothing runs inside the container, so images without a shell work; waitcmd must run on the engine's Linux host). --exit-code N wants the container exited with code N; exited with another code is fatal (exit 3). A missing container and an unreachable engine are retried. The engine's events stream triggers an attempt as soon as a matching container changes; ports are polled at the interval.",
   target: {
     shape: "required",
     placeholder: "NAME",
@@ -127,7 +135,7 @@ export const container = defineKind<ContainerOptions>({
       values: STATUSES,
       placeholder: "STATUS",
       description:
-        "expected status: created, running, paused, restarting, exited or dead (default running)",
+        "expected status: created, running, paused, restarting, removing, exited or dead, or any: the container exists (default running)",
     },
     {
       name: "health",
@@ -170,6 +178,10 @@ export const container = defineKind<ContainerOptions>({
       args: "container migrate --exit-code 0",
       description:
         "wait until the one-shot container migrate has finished successfully; fail if it did not",
+    },
+    {
+      args: "container setup --status any",
+      description: "wait until the container setup exists, whatever its state",
     },
     {
       args: "container api --listening 8080 --listening 9090/udp",

@@ -19,6 +19,7 @@ import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind } from "../../engine/types.ts";
 import type { JsonPathExpr } from "../_common/jsonpath.ts";
 import { validateRegex } from "../_common/textmatch.ts";
+import { EXTRA_CA_FLAG } from "../_common/roots.ts";
 import { redactUrl } from "../../engine/secrets.ts";
 import { type ExpectHeader, type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
 
@@ -39,6 +40,8 @@ export interface HttpOptions {
   readonly matches: string | undefined;
   readonly jsonpaths: readonly JsonPathExpr[];
   readonly caFile: string | undefined;
+  /** --extra-ca-file: trusted besides the default roots. */
+  readonly extraCaFile: string | undefined;
   readonly certFile: string | undefined;
   readonly keyFile: string | undefined;
   readonly insecure: boolean;
@@ -136,6 +139,7 @@ export const http = defineKind<HttpOptions>({
       complete: "file",
       description: "trust the CA certificates of this PEM file",
     },
+    EXTRA_CA_FLAG,
     {
       name: "client-cert",
       type: "string",

@@ -230,13 +230,22 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   }
 
   const caFile = input.string("ca-file");
+  const extraCaFile = input.string("extra-ca-file");
   const certFile = input.string("client-cert");
   const keyFile = input.string("client-key");
   const insecure = input.bool("insecure");
   for (
-    const [flag, v] of [["ca-file", caFile], ["client-cert", certFile], ["client-key", keyFile]]
+    const [flag, v] of [
+      ["ca-file", caFile],
+      ["extra-ca-file", extraCaFile],
+      ["client-cert", certFile],
+      ["client-key", keyFile],
+    ]
   ) {
     if (v === "") input.fail(flag, "expected a path, got an empty string");
+  }
+  if (extraCaFile !== undefined && caFile !== undefined) {
+    input.fail("extra-ca-file", "cannot be combined with --ca-file, which trusts only its own CAs");
   }
   if (certFile !== undefined && keyFile === undefined) {
     input.fail("client-cert", "needs --client-key");
@@ -244,7 +253,9 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   if (keyFile !== undefined && certFile === undefined) {
     input.fail("client-key", "needs --client-cert");
   }
-  if (insecure && caFile !== undefined) input.fail("insecure", "cannot be combined with --ca-file");
+  for (const [flag, v] of [["ca-file", caFile], ["extra-ca-file", extraCaFile]]) {
+    if (insecure && v !== undefined) input.fail("insecure", `cannot be combined with --${flag}`);
+  }
   const socketPath = input.string("unix-socket");
   if (socketPath === "") input.fail("unix-socket", "expected a socket path, got an empty string");
   if (insecure && url.protocol === "https:" && socketPath === undefined) {
@@ -269,6 +280,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     matches,
     jsonpaths,
     caFile,
+    extraCaFile,
     certFile,
     keyFile,
     insecure,

@@ -11,6 +11,7 @@ import { describeError } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import type { TlsOptions } from "../_common/httpx.ts";
+import { attemptRoots } from "../_common/roots.ts";
 import { compileRegex, type UserRegex } from "../_common/regex.ts";
 import { judge } from "./judge.ts";
 import type { HttpOptions } from "./mod.ts";
@@ -31,11 +32,11 @@ export function create(o: HttpOptions, env: ProbeEnv): Probe {
 }
 
 /** The TLS files, read on every attempt (they may be written or renewed meanwhile). */
-async function readTls(o: HttpOptions): Promise<TlsOptions> {
+async function readTls(o: HttpOptions, env: ProbeEnv["env"]): Promise<TlsOptions> {
   const read = (flag: string, path: string | undefined) =>
     path === undefined ? undefined : readFlagFile(flag, path);
   return {
-    ca: await read("ca-file", o.caFile),
+    ca: await attemptRoots(o, env),
     cert: await read("client-cert", o.certFile),
     key: await read("client-key", o.keyFile),
     insecure: o.insecure,
@@ -49,7 +50,7 @@ async function attempt(
   { env, secrets }: ProbeEnv,
   signal: AbortSignal,
 ): Promise<ProbeResult> {
-  const tls = await readTls(o);
+  const tls = await readTls(o, env);
   let url = new URL(o.url);
   let method = o.method;
   // Read on every attempt, like the TLS files: another process may still be writing it.

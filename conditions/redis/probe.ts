@@ -14,7 +14,9 @@ import {
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { clip } from "../_common/datastore.ts";
+import { clip } from "../../engine/secrets.ts";
+import type { SecretRegistry } from "../../engine/secrets.ts";
+import type { UserRegex } from "../_common/regex.ts";
 import { DriverSessions } from "../_common/driver.ts";
 import { readPassword } from "../_common/dsurl.ts";
 import { judgeError } from "./errors.ts";
@@ -29,8 +31,30 @@ interface Client {
   on(event: "error", listener: (err: unknown) => void): unknown;
 }
 
-/** Makes the probe of one redis condition. */
-export function create(o: RedisOptions, env: ProbeEnv): Probe {
+/** How much of a key's name or value a result shows. */
+const SHOWN = 200;
+
+/** What a key must be: there, equal to a text, or matched by a pattern. */
+interface KeyWant {
+  readonly key: string;
+  readonly equals: string | undefined;
+  readonly matches: UserRegex | undefined;
+}
+
+/**
+ * Longest part of a value a pattern runs on: regex.ts's INLINE_TEXT (64 Ki characters), so RE2
+ * runs on this thread; kept here so that the regex engine loads only with `--expect-key`.
+ */
+export const MATCHED_MAX = 64 << 10;
+
+/** Makes the probe of one redis condition; the regex engine is loaded only for a pattern. */
+export async function create(o: RedisOptions, env: ProbeEnv): Promise<Probe> {
+  const matches = o.matches === undefined
+    ? undefined
+    : (await import("../_common/regex.ts")).compileRegex(o.matches);
+  const want: KeyWant | undefined = o.key === undefined
+    ? undefined
+    : { key: o.key, equals: o.equals, matches };
   // close(): pending replies first, then QUIT; destroy(): the socket at once.
   const sessions = new DriverSessions<Client>({
     end: (c) => c.close(),
@@ -97,8 +121,8 @@ export function create(o: RedisOptions, env: ProbeEnv): Probe {
         return { status: "pending", error: `PING answered ${JSON.stringify(String(pong))}` };
       }
       const parts: string[] = ["PONG"];
-      if (o.key !== undefined) {
-        const verdict = await checkKey(client, o.key, o.equals);
+      if (want !== undefined) {
+        const verdict = await checkKey(client, want, env.secrets);
         if (!verdict.ok) return { status: "pending", error: verdict.error };
         parts.push(verdict.detail);
       }
@@ -117,30 +141,52 @@ export function create(o: RedisOptions, env: ProbeEnv): Probe {
   }
 }
 
-/** --key and --equals against the server. */
+/**
+ * --key, --equals and --expect-key against the server. The value is outside text: a registered
+ * secret is masked in it where it is shown (docs/contract.md §9).
+ */
 async function checkKey(
   client: Client,
-  key: string,
-  equals: string | undefined,
+  want: KeyWant,
+  secrets: SecretRegistry | undefined,
 ): Promise<{ ok: true; detail: string } | { ok: false; error: string }> {
-  const name = JSON.stringify(clip(key));
-  if (equals === undefined) {
-    const n = await client.sendCommand(["EXISTS", key]);
+  const name = JSON.stringify(clip(want.key, SHOWN, secrets));
+  if (want.equals === undefined && want.matches === undefined) {
+    const n = await client.sendCommand(["EXISTS", want.key]);
     return Number(n) >= 1
       ? { ok: true, detail: `key ${name} exists` }
       : { ok: false, error: `key ${name} does not exist` };
   }
-  const value = await client.sendCommand(["GET", key]);
+  let value: unknown;
+  try {
+    value = await client.sendCommand(["GET", want.key]);
+  } catch (e) {
+    // A hash, list, set, ...: GET answers WRONGTYPE; only a string has a value to compare.
+    const message = e instanceof Error ? e.message : String(e);
+    if (!message.startsWith("WRONGTYPE")) throw e;
+    return { ok: false, error: `key ${name} holds no string value: ${clip(message, SHOWN)}` };
+  }
   if (value === null || value === undefined) {
     return { ok: false, error: `key ${name} does not exist` };
   }
   const text = String(value);
-  return text === equals
-    ? { ok: true, detail: `key ${name} is ${JSON.stringify(clip(equals))}` }
-    : {
-      ok: false,
-      error: `key ${name} is ${JSON.stringify(clip(text))}, expected ${
-        JSON.stringify(clip(equals))
-      }`,
-    };
+  const shown = JSON.stringify(clip(text, SHOWN, secrets));
+  if (want.matches !== undefined) {
+    // Cut before matching: a value is up to 512 MiB, the pattern runs on its start only.
+    const pattern = `/${clip(want.matches.source, SHOWN, secrets)}/`;
+    return want.matches.test(head(text))
+      ? { ok: true, detail: `key ${name} matches ${pattern}` }
+      : { ok: false, error: `key ${name} is ${shown}, which does not match ${pattern}` };
+  }
+  const equals = JSON.stringify(clip(want.equals!, SHOWN, secrets));
+  return text === want.equals
+    ? { ok: true, detail: `key ${name} is ${equals}` }
+    : { ok: false, error: `key ${name} is ${shown}, expected ${equals}` };
+}
+
+/** The first `MATCHED_MAX` characters of `text`, never half a surrogate pair. */
+export function head(text: string): string {
+  if (text.length <= MATCHED_MAX) return text;
+  const end = /[\ud800-\udbff]/.test(text.charAt(MATCHED_MAX - 1)) ? MATCHED_MAX - 1 : MATCHED_MAX;
+  return text.slice(0, end);
 }

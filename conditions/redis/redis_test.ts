@@ -29,6 +29,23 @@ Deno.test("redis parse() splits the URL: ACL user, password, database, TLS from 
   assertEquals([k.key, k.equals, k.role], ["k", "v", "replica"]);
 });
 
+Deno.test("redis --expect-key KEY[=REGEX] splits at the first =, as wait4x does", () => {
+  const rows: [string, [string, string | undefined]][] = [
+    ["app:ready", ["app:ready", undefined]],
+    ["deploy=^done$", ["deploy", "^done$"]],
+    ["a=b=c", ["a", "b=c"]],
+    ["k=", ["k", ""]], // an empty pattern: any string value
+  ];
+  for (const [given, [key, matches]] of rows) {
+    const o = optionsOf<RedisOptions>(["redis", "redis://cache", "--expect-key", given]);
+    assertEquals([o.key, o.equals, o.matches], [key, undefined, matches], given);
+  }
+  assertEquals(
+    optionsOf<RedisOptions>(["redis", "redis://cache", "--key", "k"]).matches,
+    undefined,
+  );
+});
+
 Deno.test("redis display name keeps the user and masks only the password", () => {
   assertEquals(
     conditionOf(["valkey", "rediss://app:s3cret@cache:6380/2"]).name,
@@ -75,4 +92,15 @@ Deno.test("redis judgeError(): server replies and network failures are pending w
   });
   const leaky = judgeError(new Error("ERR bad s3cret-pw"), ctx);
   assert(leaky.status === "pending" && !leaky.error.includes("s3cret-pw"));
+});
+
+Deno.test("redis cuts a value at regex.ts's inline limit before a pattern runs on it", async () => {
+  const { INLINE_TEXT } = await import("../_common/regex.ts");
+  const { head, MATCHED_MAX } = await import("./probe.ts");
+  assertEquals(MATCHED_MAX, INLINE_TEXT);
+  assertEquals(head("ready"), "ready");
+  assertEquals(head("x".repeat(MATCHED_MAX + 10)).length, MATCHED_MAX);
+  // Never half a surrogate pair: an emoji across the limit is left out whole.
+  const long = "x".repeat(MATCHED_MAX - 1) + "😀" + "tail";
+  assertEquals(head(long), "x".repeat(MATCHED_MAX - 1));
 });

@@ -11,6 +11,7 @@
 
 import { defineKind } from "../../engine/types.ts";
 import { formatHostPort, type HostPort, hostPortTarget } from "../_common/net.ts";
+import { EXTRA_CA_FLAG } from "../_common/roots.ts";
 
 /** What a tls condition needs. */
 export interface TlsOptions {
@@ -20,6 +21,8 @@ export interface TlsOptions {
   readonly servername: string | undefined;
   /** --ca-file, read at each attempt. */
   readonly caFile: string | undefined;
+  /** --extra-ca-file, read at each attempt: trusted besides the default roots. */
+  readonly extraCaFile: string | undefined;
   /** --valid-for, in milliseconds. */
   readonly validForMs: number | undefined;
 }
@@ -30,7 +33,7 @@ export const tls = defineKind<TlsOptions>({
   aliases: [],
   summary: "a TLS certificate is trusted, matches the name and stays valid long enough",
   description:
-    "Connects, completes a TLS handshake and checks the server certificate, in this order: it is within its validity period, its chain verifies against the system roots (or only --ca-file), it matches the name (--servername, else the target's host: a DNS name against the DNS SANs, an IP address against the IP SANs), and it stays valid for at least --valid-for. last_error names the check that failed; every failure is retried (a certificate may be renewed). A host name is tried on every address it resolves to, IPv4 and IPv6; the first that accepts the connection decides.",
+    "Connects, completes a TLS handshake and checks the server certificate, in this order: it is within its validity period, its chain verifies against the default roots (and --extra-ca-file's CAs; or only --ca-file's), it matches the name (--servername, else the target's host: a DNS name against the DNS SANs, an IP address against the IP SANs), and it stays valid for at least --valid-for. last_error names the check that failed; every failure is retried (a certificate may be renewed). A host name is tried on every address it resolves to, IPv4 and IPv6; the first that accepts the connection decides.",
   target: {
     shape: "required",
     placeholder: "HOST[:PORT]",
@@ -56,6 +59,7 @@ export const tls = defineKind<TlsOptions>({
       complete: "file",
       description: "trust only the CA certificates of this PEM file",
     },
+    EXTRA_CA_FLAG,
   ],
   examples: [
     {
@@ -65,6 +69,10 @@ export const tls = defineKind<TlsOptions>({
     {
       args: "tls 10.0.0.5:8443 --servername api.internal --ca-file ca.pem",
       description: "check a private-CA certificate by IP, for another name",
+    },
+    {
+      args: "tls proxy.internal:443 --extra-ca-file corp-ca.pem",
+      description: "trust a company CA besides the default roots",
     },
   ],
   parse(input) {
@@ -77,9 +85,17 @@ export const tls = defineKind<TlsOptions>({
     }
     const caFile = input.string("ca-file");
     if (caFile === "") input.fail("ca-file", "expected a path, got an empty string");
+    const extraCaFile = input.string("extra-ca-file");
+    if (extraCaFile === "") input.fail("extra-ca-file", "expected a path, got an empty string");
+    if (extraCaFile !== undefined && caFile !== undefined) {
+      input.fail(
+        "extra-ca-file",
+        "cannot be combined with --ca-file, which trusts only its own CAs",
+      );
+    }
     return {
       target: formatHostPort(hp),
-      options: { hp, servername, caFile, validForMs: input.duration("valid-for") },
+      options: { hp, servername, caFile, extraCaFile, validForMs: input.duration("valid-for") },
     };
   },
   load: () => import("./probe.ts").then((m) => m.create),

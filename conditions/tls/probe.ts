@@ -7,8 +7,8 @@
  * @module
  */
 
-import type { Probe, ProbeResult } from "../../engine/types.ts";
-import { readFlagFile } from "../_common/flagfile.ts";
+import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
+import { attemptRoots } from "../_common/roots.ts";
 import { canonicalIp, type HostPort, onEveryAddress } from "../_common/net.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import { judgeCertificate } from "./judge.ts";
@@ -17,13 +17,11 @@ import type { TlsOptions } from "./mod.ts";
 type NodeTls = typeof import("node:tls");
 
 /** Makes the probe of one tls condition. */
-export function create(options: TlsOptions): Probe {
+export function create(options: TlsOptions, env: ProbeEnv): Probe {
   const name = options.servername ?? options.hp.hostname;
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
-      const ca = options.caFile === undefined
-        ? undefined
-        : await readFlagFile("ca-file", options.caFile);
+      const ca = await attemptRoots(options, env.env);
       const nodeTls = await import("node:tls");
       return await onEveryAddress(
         options.hp,
@@ -41,7 +39,7 @@ export function create(options: TlsOptions): Probe {
 function handshake(
   nodeTls: NodeTls,
   address: HostPort,
-  want: { name: string; ca: string | undefined; options: TlsOptions },
+  want: { name: string; ca: string | string[] | undefined; options: TlsOptions },
   signal: AbortSignal,
 ): Promise<ProbeResult> {
   const { name, ca, options } = want;

@@ -131,8 +131,13 @@ Deno.test("tls parse() returns plain options", () => {
       hp: { hostname: "::1", port: 443 },
       servername: "api.test",
       caFile: "ca.pem",
+      extraCaFile: undefined,
       validForMs: 86_400_000,
     },
+  );
+  assertEquals(
+    optionsOf<TlsOptions>(["tls", "h", "--extra-ca-file", "corp.pem"]).extraCaFile,
+    "corp.pem",
   );
   assertEquals(conditionOf(["tls", "[::1]:8443"]).name, "tls [::1]:8443");
 });

@@ -30,7 +30,16 @@ interface Case {
 }
 
 const KINDS_SAMPLE = ["http", "tcp", "k8s", "docker", "exec"];
-const DOCKER_STATES = ["created", "running", "paused", "restarting", "exited", "dead"];
+const DOCKER_STATES = [
+  "created",
+  "running",
+  "paused",
+  "restarting",
+  "removing",
+  "exited",
+  "dead",
+  "any",
+];
 
 const CASES: readonly Case[] = [
   // A flag name shared by kinds: its values come from the current condition's kind.
@@ -42,7 +51,7 @@ const CASES: readonly Case[] = [
   },
   {
     line: ["tcp", "db:5432", "--", "docker", "web", "--status", "r"],
-    exactly: ["running", "restarting"],
+    exactly: ["running", "restarting", "removing"],
   },
   { line: ["docker", "web", "--", "http", "http://x/", "--status", ""], exactly: [] },
   // Shells, durations.

@@ -408,6 +408,45 @@ Deno.test({
         },
       );
 
+      await t.step("container --status any holds for a container in any state", async () => {
+        // job-bad has exited 3: not fatal here, since no exit code is asked for.
+        await expectJson([...FAST, "container", "job-bad", "--status", "any"], {
+          code: 0,
+          detail: "container job-bad exited (exit code 3)",
+        }, { env });
+        // Created and never started: exists, so holds; waited for while it does not.
+        const r = await expectJson([...EVENTS_ONLY, "docker", "made-late", "--status", "any"], {
+          code: 0,
+          detail: "container made-late created",
+          error: 'no container or compose service named "made-late"',
+        }, {
+          env,
+          started: async () => {
+            await sleep(SETTLE_MS);
+            await d.docker(["create", "--name", "made-late", NO_HEALTHCHECK]);
+          },
+        });
+        assert(r.json.elapsed_seconds < 10, "satisfied before the timeout, so by an event");
+        await expectJson([...timing("600ms", "200ms"), "container", "never", "--status", "any"], {
+          code: 1,
+          status: "timeout",
+          error: 'no container or compose service named "never"',
+        }, { env });
+        // A created container is not removing: --status removing stays pending (caught live, a
+        // removal lasts a few milliseconds; the engine's word is tested in conditions/container/).
+        await expectJson(
+          [...timing("600ms", "200ms"), "container", "made-late", "--status", "removing"],
+          { code: 1, status: "timeout", error: "container made-late created; want removing" },
+          { env },
+        );
+        const explain = await runCli(["--explain", "container", "made-late", "--status", "any"]);
+        assertEquals(explain.code, 0);
+        assertStringIncludes(
+          explain.stdout + explain.stderr,
+          "1. container made-late --status any\n",
+        );
+      });
+
       const proj = `${d.dir}/compose-shop`;
       await writeBusyboxCompose(proj, {
         web: null,

@@ -453,6 +453,29 @@ Deno.test("http kind against HTTPS servers with a CA made for the run", opts, as
       assertEquals(ip.code, 0, ip.stdout);
     });
 
+    await t.step("--extra-ca-file trusts its CA besides the default roots", async () => {
+      const url = `https://localhost:${tls.port}/json`;
+      await expectJson([...FAST, "http", url, "--extra-ca-file", pki.ca.certFile], {
+        code: 0,
+        detail: "200 OK",
+      });
+      // The default roots are kept: made to hold the run's CA (the system store, read from
+      // SSL_CERT_FILE), an unrelated --extra-ca-file still verifies; --ca-file alone does not.
+      const unrelated = await makePki({ server: { dnsNames: ["unrelated.test"] } });
+      try {
+        const env = { DENO_TLS_CA_STORE: "system", SSL_CERT_FILE: pki.ca.certFile };
+        await expectJson([...FAST, "http", url, "--extra-ca-file", unrelated.ca.certFile], {
+          code: 0,
+        }, { env });
+        await expectJson([...SHORT, "http", url, "--ca-file", unrelated.ca.certFile], {
+          code: 1,
+          error: /^certificate not trusted/,
+        }, { env });
+      } finally {
+        await unrelated.cleanup();
+      }
+    });
+
     await t.step("an untrusted certificate is a retried error", async () => {
       await expectJson([...SHORT, "http", `https://localhost:${tls.port}/ok`], {
         code: 1,
@@ -654,6 +677,18 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     [
       ["http", "https://h/", "--insecure", "--ca-file", "ca.pem"],
       `${where}: --insecure: cannot be combined with --ca-file ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--insecure", "--extra-ca-file", "ca.pem"],
+      `${where}: --insecure: cannot be combined with --extra-ca-file ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--extra-ca-file", ""],
+      `${where}: --extra-ca-file: expected a path, got an empty string ${see}`,
+    ],
+    [
+      ["http", "https://h/", "--ca-file", "a.pem", "--extra-ca-file", "b.pem"],
+      `${where}: --extra-ca-file: cannot be combined with --ca-file, which trusts only its own CAs ${see}`,
     ],
     [
       ["http", "https://h/", "--insecure"],

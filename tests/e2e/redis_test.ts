@@ -1,7 +1,8 @@
 /**
  * The redis kind end to end against real Redis 7 servers (Debian's package,
  * throwaway instances from tests/services/redis.ts, ACL users only), for
- * what is redis's own: a key set late (--key), then its value (--equals),
+ * what is redis's own: a key set late (--key), then its value (--equals), a
+ * value matched by wait4x's --expect-key KEY=REGEX,
  * pending states (no credentials: NOAUTH; a database the server does not
  * have; --tls on a plain server), a server loading its dataset, a replica
  * promoted late, and usage errors. A server started late or restarted, a
@@ -47,6 +48,52 @@ serverTest("redis kind against a real Redis server", SERVICE, async (r0, t) => {
     assertEquals(v.attempts[0]!.error, 'key "schema:version" is "6", expected "7"');
     assertEquals(v.report.conditions[0]!.detail, 'PONG, key "schema:version" is "7"');
   });
+
+  await t.step(
+    "--expect-key KEY=REGEX (wait4x's form): the value matches, late, never",
+    async () => {
+      await r0.cli("SET", "deploy:status", "running");
+      await r0.cli("HSET", "deploy:hash", "f", "v");
+      const now = await runJson([
+        ...FAST,
+        ...["redis", url, "--expect-key", "deploy:status=^run"],
+        ...["--", "redis", url, "--expect-key", "deploy:hash"], // KEY alone: exists, any type
+      ]);
+      assertEquals([now.code, now.stderr], [0, ""]);
+      assertEquals(now.json.conditions.map((c) => c.detail), [
+        'PONG, key "deploy:status" matches /^run/',
+        'PONG, key "deploy:hash" exists',
+      ]);
+      const late = await runLate(
+        [...FAST, "redis", url, "--expect-key", "deploy:status=^(done|ok)$"],
+        () => r0.cli("SET", "deploy:status", "done"),
+      );
+      assertEquals([late.code, late.stderr], [0, ""]);
+      assertEquals(
+        late.attempts[0]!.error,
+        'key "deploy:status" is "running", which does not match /^(done|ok)$/',
+      );
+      assertEquals(
+        late.report.conditions[0]!.detail,
+        'PONG, key "deploy:status" matches /^(done|ok)$/',
+      );
+      // The value is the server's text: the run's secret (the URL's password) is masked in it.
+      await r0.cli("SET", "deploy:note", `failed with ${REDIS_PASSWORD} set`);
+      const never = await runJson([
+        ...timing("4s", "500ms"),
+        ...["redis", url, "--expect-key", "deploy:note=^ok"],
+        ...["--", "redis", url, "--expect-key", "deploy:hash=x"],
+        ...["--", "redis", url, "--expect-key", "deploy:none=x"],
+      ]);
+      assertEquals([never.code, never.stderr, never.json.status], [1, "", "timeout"]);
+      assertEquals(never.json.conditions.map((c) => c.last_error), [
+        'key "deploy:note" is "failed with *** set", which does not match /^ok/',
+        'key "deploy:hash" holds no string value: WRONGTYPE Operation against a key holding the wrong kind of value',
+        'key "deploy:none" does not exist',
+      ]);
+      assert(!JSON.stringify(never.json).includes(REDIS_PASSWORD));
+    },
+  );
 
   await t.step(
     "pending: no credentials (the default user is off), a database it does not have, --tls on a plain server",
@@ -171,6 +218,30 @@ Deno.test("redis kind rejects every malformed value with exit 2 before probing",
     [
       ["redis", "redis://cache", "--key", ""],
       `${where}: --key: expected a key, got an empty string ${see}`,
+    ],
+    [
+      ["redis", "redis://cache", "--expect-key", "=^ok$"],
+      `${where}: --expect-key: expected KEY or KEY=REGEX, got "=^ok$" ${see}`,
+    ],
+    [
+      ["redis", "redis://cache", "--expect-key", ""],
+      `${where}: --expect-key: expected KEY or KEY=REGEX, got "" ${see}`,
+    ],
+    [
+      ["redis", "redis://cache", "--expect-key", "k=(ok"],
+      `${where}: --expect-key: invalid regular expression /(ok/: unterminated group ${see}`,
+    ],
+    [
+      ["redis", "redis://cache", "--expect-key", "k=(?=ok)"],
+      `${where}: --expect-key: not supported by waitcmd's linear-time engine (RE2: no lookaround or backreferences): invalid or unsupported Perl syntax: (?= ${see}`,
+    ],
+    [
+      ["redis", "redis://cache", "--expect-key", "k=ok", "--key", "k"],
+      `${where}: --expect-key: cannot be combined with --key ${see}`,
+    ],
+    [
+      ["redis", "redis://cache", "--expect-key", "k", "--equals", "v"],
+      `${where}: --expect-key: cannot be combined with --equals ${see}`,
     ],
     [
       ["redis", "redis://cache", "--role", "primary"],

@@ -7,7 +7,16 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { assertReportSchema } from "../_schema.ts";
-import { cliTest, expectJson, runCli, runJson, runLate, timing, usageErrorLine } from "./_cli.ts";
+import {
+  cliTest,
+  expectJson,
+  runCli,
+  runJson,
+  runJsonl,
+  runLate,
+  timing,
+  usageErrorLine,
+} from "./_cli.ts";
 import { acceptingPort, closedPort, inTempDir } from "../services/_util.ts";
 
 const withDir = inTempDir("waitcmd-runlevel-");
@@ -115,6 +124,30 @@ cliTest(
     }),
 );
 
+cliTest("backoff: --backoff-factor 3 triples each pause (jsonl attempt times)", async () => {
+  const port = closedPort();
+  const r = await runJsonl([
+    ...["-t", "3s", "-i", "200ms", "--backoff", "exponential", "--backoff-factor", "3"],
+    ...["--max-interval", "10s", "tcp", `127.0.0.1:${port}`],
+  ]);
+  assertEquals([r.code, r.report.status], [1, "timeout"]);
+  const events = r.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assertEquals(events[0].options.backoff_factor, 3);
+  const ends: number[] = events.filter((e) => e.event === "attempt").map((e) => e.elapsed_seconds);
+  // Pauses 200 ms, 600 ms, 1.8 s: a pause never ends early, so each gap is at least its pause
+  // (factor 2 would give 400 ms and 800 ms); load only makes gaps longer.
+  assert(ends.length >= 3 && ends.length <= 4, `attempts at ${ends}`);
+  const gaps = ends.slice(1).map((t, i) => t - ends[i]!);
+  [0.2, 0.6, 1.8].slice(0, gaps.length).forEach((pause, i) => {
+    assert(gaps[i]! >= pause - 0.005, `gap ${i + 1} ${gaps[i]} s, want at least ${pause} s`);
+  });
+  const text = await runCli([
+    ...["-t", "300ms", "--backoff", "exponential", "--backoff-factor", "1.5"],
+    ...["tcp", `127.0.0.1:${port}`],
+  ]);
+  assertStringIncludes(text.stderr, "exponential backoff ×1.5 to 30s");
+});
+
 cliTest("backoff: bad values are usage errors", async () => {
   const rows: [string[], string][] = [
     [["--jitter", "150%", "tcp", "a:1"], "--jitter: expected a share from 0% to 100%"],
@@ -123,6 +156,14 @@ cliTest("backoff: bad values are usage errors", async () => {
       "--max-interval: must not be shorter than --interval (5s), got 1s",
     ],
     [["--delay", "soon", "tcp", "a:1"], "--delay: expected a duration"],
+    [
+      ["--backoff", "exponential", "--backoff-factor", "0.5", "tcp", "a:1"],
+      'waitcmd: --backoff-factor: expected a number of at least 1 (like 1.5 or 2), got "0.5"',
+    ],
+    [
+      ["--backoff-factor", "2", "tcp", "a:1"],
+      "waitcmd: --backoff-factor: only applies with --backoff exponential",
+    ],
   ];
   for (const [args, fragment] of rows) {
     assertStringIncludes(usageErrorLine(await runCli(args)), fragment);

@@ -10,7 +10,7 @@ import { startSilentTcp } from "../services/sshd.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
 import { USAGE_ROWS } from "../_usage_rows.ts";
-import { assertKindUsageErrors, expectJson, runJson } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runJson, runLate } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -117,6 +117,52 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
         error: /^certificate name does not match other\.test: it is for DNS:localhost/,
       });
     });
+
+    await t.step(
+      "--extra-ca-file trusts its CA besides the default roots; the default roots alone do not",
+      async () => {
+        const at = ["tls", `localhost:${main.port}`];
+        await expectJson([...FAST, ...at, "--extra-ca-file", pki.ca.certFile], {
+          code: 0,
+          detail: /^certificate for localhost valid until /,
+        });
+        await expectJson([...SHORT, ...at], {
+          code: 1,
+          error: /^certificate chain not trusted: /,
+        });
+        // The default roots are kept: made to hold the run's CA (the system store, read from
+        // SSL_CERT_FILE), an unrelated --extra-ca-file still verifies; --ca-file alone does not.
+        const other = await makePki({ server: { dnsNames: ["other.test"] } });
+        try {
+          // An unrelated extra CA does not make the run's certificate trusted.
+          await expectJson([...SHORT, ...at, "--extra-ca-file", other.ca.certFile], {
+            code: 1,
+            error: /^certificate chain not trusted: /,
+          });
+          const env = { DENO_TLS_CA_STORE: "system", SSL_CERT_FILE: pki.ca.certFile };
+          await expectJson([...FAST, ...at, "--extra-ca-file", other.ca.certFile], {
+            code: 0,
+          }, { env });
+          await expectJson([...SHORT, ...at, "--ca-file", other.ca.certFile], {
+            code: 1,
+            error: /^certificate chain not trusted: /,
+          }, { env });
+        } finally {
+          await other.cleanup();
+        }
+        // A CA written late (a secrets sidecar): pending while it cannot be read.
+        const late = `${pki.dir}/late-ca.pem`;
+        const r = await runLate(
+          [...FAST, ...at, "--extra-ca-file", late],
+          () => Deno.copyFile(pki.ca.certFile, late),
+        );
+        assertEquals([r.code, r.report.status], [0, "satisfied"]);
+        assertEquals(
+          r.attempts[0]!.error,
+          `cannot read --extra-ca-file ${late}: no such file or directory`,
+        );
+      },
+    );
 
     await t.step("connection errors and a missing --ca-file", async () => {
       const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });

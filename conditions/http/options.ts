@@ -168,6 +168,10 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     orFail(input, "jsonpath", () => parseJsonPathExpr(text))
   );
   const expectHeaders = parseExpectHeaders(input);
+  const xpaths = input.strings("xpath");
+  if (xpaths.some((x) => x.trim() === "")) {
+    input.fail("xpath", "expected an XPath expression like '//title', got an empty string");
+  }
 
   const body = input.string("body");
   const bodyFile = parseBodyFile(input, body);
@@ -180,7 +184,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     method = methodText.toUpperCase();
   }
   if (method === "HEAD") {
-    for (const f of ["contains", "matches", "jsonpath"]) {
+    for (const f of ["contains", "matches", "jsonpath", "xpath"]) {
       if (input.has(f)) input.fail(f, "needs a response body; HEAD responses have none");
     }
   }
@@ -268,6 +272,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     contains,
     matches,
     jsonpaths,
+    xpaths,
     caFile,
     certFile,
     keyFile,

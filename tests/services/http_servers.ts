@@ -24,6 +24,9 @@
  * | /headers?NAME=VALUE...        | 200 "headers" with each query pair as a response header   |
  * | /header-after/KEY/N?h=NAME    | 200 with header NAME: starting for the first N-1 requests |
  * |                               | of KEY, then NAME: ready                                  |
+ * | /typed?type=CT&body=TEXT      | 200 with that body and Content-Type (none when empty)     |
+ * | /page-after/KEY/N             | 200, a real-world HTML page ({@link htmlPage}) with one   |
+ * |                               | item for the first N-1 requests of KEY, then three        |
  */
 
 import https from "node:https";
@@ -42,6 +45,34 @@ export const JSON_DOC = {
     { type: "Progressing", status: "False" },
   ],
 };
+
+/**
+ * An HTML page as servers write them: a doctype, unclosed `<li>` and `<p>`,
+ * `<br>`, attributes without quotes, an entity, a table without `<tbody>`,
+ * a script holding `<` and `>`; `items` list items with class `item`.
+ */
+export function htmlPage(items: number): string {
+  const lis = Array.from(
+    { length: items },
+    (_, i) => `<li class=item data-n=${i + 1}>item ${i + 1}`,
+  )
+    .join("\n");
+  return `<!DOCTYPE html>
+<html lang=en>
+<head><meta charset=utf-8><title>Status &amp; health</title>
+<script>if (1 < 2 && 3 > 2) { document.title = "</p>"; }</script>
+</head>
+<body>
+<p>Services<br>below
+<ul id=services>
+${lis}
+</ul>
+<div id=state data-ready=${items > 2 ? "true" : "false"}>${items > 2 ? "Ready" : "Starting"}</div>
+<table><tr><td>db<td>up</table>
+</body>
+</html>
+`;
+}
 
 /** One running server. */
 export interface RunningServer {
@@ -132,6 +163,19 @@ export function makeHandler(): (req: Request) => Promise<Response> {
         return new Response(state, {
           headers: { [url.searchParams.get("h") ?? "x-state"]: state },
         });
+      }
+      case "typed": {
+        const type = url.searchParams.get("type") ?? "";
+        const body = new TextEncoder().encode(url.searchParams.get("body") ?? "");
+        // Bytes, not a string: a string body would get text/plain from Deno.
+        return new Response(body, { headers: type === "" ? {} : { "content-type": type } });
+      }
+      case "page-after": {
+        const key = `page-after/${parts[1] ?? ""}`;
+        const n = (counts.get(key) ?? 0) + 1;
+        counts.set(key, n);
+        const items = n < Number(parts[2] ?? 1) ? 1 : 3;
+        return new Response(htmlPage(items), { headers: { "content-type": "text/html" } });
       }
       case "not-json":
         return new Response("<html>not json</html>", { headers: { "content-type": "text/html" } });

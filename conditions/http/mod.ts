@@ -47,6 +47,8 @@ export interface HttpOptions {
   readonly follow: boolean;
   /** --unix-socket: every request goes over this Unix domain socket (the URL gives path and Host). */
   readonly socketPath: string | undefined;
+  /** --h2c: http:// requests are HTTP/2 over cleartext with prior knowledge. */
+  readonly h2c: boolean;
 }
 
 /** The http kind. */
@@ -174,6 +176,12 @@ export const http = defineKind<HttpOptions>({
         "send the requests over this Unix domain socket; the URL still gives the path and Host",
     },
     {
+      name: "h2c",
+      type: "boolean",
+      description:
+        "send http:// requests as HTTP/2 over cleartext with prior knowledge (h2c), straight to the server",
+    },
+    {
       name: "no-follow-redirects",
       type: "boolean",
       description: "check a 3xx response itself instead of following it",
@@ -200,6 +208,10 @@ export const http = defineKind<HttpOptions>({
     {
       args: 'http http://localhost:8080/ --xpath \'//div[@id="app" and @data-ready="true"]\'',
       description: "wait until the page has a ready element (HTML, or XML)",
+    },
+    {
+      args: "http http://localhost:50051/healthz --h2c",
+      description: "wait for a server that speaks only HTTP/2 over cleartext",
     },
     {
       args: "http https://app.example.com/login --no-follow-redirects --status 3xx",

@@ -251,6 +251,11 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   if (insecure && caFile !== undefined) input.fail("insecure", "cannot be combined with --ca-file");
   const socketPath = input.string("unix-socket");
   if (socketPath === "") input.fail("unix-socket", "expected a socket path, got an empty string");
+  const h2c = input.bool("h2c");
+  if (h2c && url.protocol !== "http:") {
+    input.fail("h2c", "needs an http:// URL: h2c is HTTP/2 over cleartext");
+  }
+  if (h2c && socketPath !== undefined) input.fail("h2c", "cannot be combined with --unix-socket");
   if (insecure && url.protocol === "https:" && socketPath === undefined) {
     const proxy = proxyFor(url, input.env);
     if (proxy) {
@@ -279,6 +284,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     insecure,
     follow: !input.bool("no-follow-redirects"),
     socketPath,
+    h2c,
   };
 }
 

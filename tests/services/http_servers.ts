@@ -3,7 +3,8 @@
  * free loopback ports (the CLI under test reaches them as a separate
  * process): a plain HTTP server with test routes, one listening only on
  * [::1] (for `localhost` over IPv6), an HTTPS server with a CA made for the
- * run, one that requires a client certificate, and a forward proxy.
+ * run, one that requires a client certificate, a forward proxy, and the
+ * routes over HTTP/2 over cleartext only (h2c).
  *
  * Routes of the plain, IPv6 and HTTPS servers:
  *
@@ -260,4 +261,60 @@ export function startProxy(): ProxyServer {
     return new Response(`proxied ${req.url}`);
   });
   return { ...s, requests };
+}
+
+/**
+ * The routes over HTTP/2 over cleartext only (node:http2's `createServer`,
+ * no HTTP/1.1 fallback): an HTTP/1.1 request gets no answer. Each answer
+ * carries `x-protocol: h2c`.
+ */
+export async function startH2cServer(): Promise<RunningServer> {
+  const http2 = await import("node:http2");
+  const handler = makeHandler();
+  const server = http2.createServer();
+  const sessions = new Set<import("node:http2").ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  server.on("stream", async (h2stream, headers) => {
+    const stream = h2stream as import("node:http2").ServerHttp2Stream;
+    try {
+      const chunks: Uint8Array[] = [];
+      for await (const c of stream) chunks.push(new Uint8Array(c as Uint8Array));
+      const method = String(headers[":method"] ?? "GET");
+      const h = new Headers();
+      for (const [k, v] of Object.entries(headers)) {
+        if (!k.startsWith(":") && v !== undefined) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+      }
+      const body = method === "GET" || method === "HEAD"
+        ? undefined
+        : new Blob(chunks as BlobPart[]);
+      const res = await handler(
+        new Request(`http://${headers[":authority"]}${headers[":path"]}`, {
+          method,
+          headers: h,
+          body,
+        }),
+      );
+      const out: Record<string, string | number> = { ":status": res.status };
+      res.headers.forEach((v, k) => (out[k] = v));
+      out["x-protocol"] = "h2c";
+      stream.respond(out);
+      stream.end(new Uint8Array(await res.arrayBuffer()));
+    } catch {
+      stream.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sessions) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

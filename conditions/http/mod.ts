@@ -126,7 +126,8 @@ export const http = defineKind<HttpOptions>({
       type: "string",
       placeholder: "'NAME: VALUE'",
       repeatable: true,
-      description: "request header; Authorization and Cookie values are secrets",
+      description:
+        "request header (NAME=VALUE, as waitfor writes it, too); Authorization and Cookie values are secrets",
     },
     {
       name: "header-env",

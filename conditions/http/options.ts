@@ -10,6 +10,7 @@ import { Buffer } from "node:buffer";
 import { isSecretHeader, redactUrl, safeDecode } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
+import { headerFormError, splitHeader } from "../_common/headers.ts";
 import { checkRegexSyntax, parseRegex } from "../_common/textmatch.ts";
 import type { HttpOptions } from "./mod.ts";
 
@@ -211,13 +212,10 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     setHeader("Authorization", basicAuth(user, pass), true);
   }
   for (const h of input.strings("header")) {
-    const colon = h.indexOf(":");
-    const name = h.slice(0, colon).trim();
-    if (colon <= 0 || !TOKEN.test(name)) {
-      input.fail("header", `expected 'Name: value', got ${JSON.stringify(h)}`);
-    }
-    const value = h.slice(colon + 1).trim();
-    setHeader(name, value, isSecretHeader(name));
+    // waitfor's `Name=value` too, with the same meaning (docs/contract.md §5 http).
+    const split = splitHeader(h);
+    if (split === undefined) return input.fail("header", headerFormError(h));
+    setHeader(split.name, split.value, isSecretHeader(split.name));
   }
   for (const h of input.strings("header-env")) {
     const eq = h.indexOf("=");

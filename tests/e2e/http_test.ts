@@ -617,11 +617,11 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     ],
     [
       ["http", "http://h/", "--header", "NoColon"],
-      `${where}: --header: expected 'Name: value', got "NoColon" ${see}`,
+      `${where}: --header: expected 'Name: value' (or Name=value), got "NoColon" ${see}`,
     ],
     [
       ["http", "http://h/", "--header", "Bad Name: v"],
-      `${where}: --header: expected 'Name: value', got "Bad Name: v" ${see}`,
+      `${where}: --header: expected 'Name: value' (or Name=value), got "Bad Name: v" ${see}`,
     ],
     [
       ["http", "http://h/", "--header-env", "X-Token"],

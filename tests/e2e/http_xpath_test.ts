@@ -6,7 +6,7 @@
 
 import { assertEquals } from "../_assert.ts";
 import { type RunningServer, startHttpServer } from "../services/http_servers.ts";
-import { assertKindUsageErrors, expectJson } from "./_cli.ts";
+import { assertKindUsageErrors, expectJson, runCli, usageErrorLine, writeRecipe } from "./_cli.ts";
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1200ms", "--interval", "100ms"];
@@ -95,6 +95,38 @@ Deno.test("http --xpath against a real HTTP server", opts, async (t) => {
         ...FAST,
         ...["http", typed(u, "", "<Root><Item ok='yes'/></Root>"), "--xpath", "//Item[@ok='yes']"],
       ], { code: 0, detail: "200 OK; xpath //Item[@ok='yes'] found 1 node (first: \"\")" });
+    });
+
+    await t.step("a recipe's xpath list; --explain checks the expressions", async () => {
+      const dir = await Deno.makeTempDir({ prefix: "waitcmd-xpath-" });
+      try {
+        const ok = await writeRecipe(dir, [
+          "conditions:",
+          "  - kind: http",
+          `    target: ${u}/page-after/recipe/1`,
+          "    flags:",
+          `      xpath: ["//title", "count(//li) > 2"]`,
+        ]);
+        await expectJson([...FAST, "-f", ok], {
+          code: 0,
+          detail: '200 OK; xpath //title found 1 node (first: "Status & health"); ' +
+            "xpath count(//li) > 2 is true",
+        });
+        const bad = await writeRecipe(dir, [
+          "conditions:",
+          "  - kind: http",
+          `    target: ${u}/`,
+          "    flags:",
+          `      xpath: ["count(//li)"]`,
+        ], "bad.yaml");
+        const r = await runCli(["--explain", "-f", bad]);
+        assertEquals(
+          usageErrorLine(r),
+          `waitcmd: ${bad}:5: condition 1 (http): --xpath: "count(//li)" gives a number, never a node set or true: compare it, like count(//li) > 2 (see: waitcmd help http)`,
+        );
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
     });
 
     await t.step("timeout: the node never comes, or the XML is not well-formed", async () => {

@@ -77,17 +77,21 @@ export interface ExpectHeader {
   readonly regex: string;
 }
 
-/** `--expect-header` values of `input`, each checked against JavaScript's regex syntax. */
+/**
+ * `--expect-header` values of `input` (`NAME: REGEX`, or wait4x's `NAME=REGEX`), each checked
+ * against JavaScript's regex syntax.
+ */
 export function parseExpectHeaders(input: KindInput): ExpectHeader[] {
   return input.strings("expect-header").map((text) => {
-    const colon = text.indexOf(":");
-    const name = text.slice(0, colon).trim();
-    if (colon <= 0 || !TOKEN.test(name)) {
-      input.fail("expect-header", `expected 'NAME: REGEX', got ${JSON.stringify(text)}`);
+    const split = splitHeader(text);
+    if (split === undefined) {
+      return input.fail(
+        "expect-header",
+        `expected 'NAME: REGEX' (or NAME=REGEX), got ${JSON.stringify(text)}`,
+      );
     }
-    const regex = text.slice(colon + 1).trim();
-    checkRegexSyntax(input, "expect-header", regex);
-    return { name, regex };
+    checkRegexSyntax(input, "expect-header", split.value);
+    return { name: split.name, regex: split.value };
   });
 }
 

@@ -573,11 +573,11 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     ],
     [
       ["http", "http://h/", "--expect-header", "NoColon"],
-      `${where}: --expect-header: expected 'NAME: REGEX', got "NoColon" ${see}`,
+      `${where}: --expect-header: expected 'NAME: REGEX' (or NAME=REGEX), got "NoColon" ${see}`,
     ],
     [
       ["http", "http://h/", "--expect-header", "Bad Name: x"],
-      `${where}: --expect-header: expected 'NAME: REGEX', got "Bad Name: x" ${see}`,
+      `${where}: --expect-header: expected 'NAME: REGEX' (or NAME=REGEX), got "Bad Name: x" ${see}`,
     ],
     [
       ["http", "http://h/", "--expect-header", "X-A: (a"],

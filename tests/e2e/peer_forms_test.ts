@@ -1,6 +1,7 @@
 /**
  * Forms users paste from the peers' docs, through the CLI against real
- * servers: waitfor's `--header Key=Value` (http and websocket). wait4x's
+ * servers: waitfor's `--header Key=Value` (http and websocket), wait4x's
+ * `--expect-header Key=regex` (http). wait4x's
  * MySQL DSN `user:password@tcp(host:port)/db` is run against MariaDB in
  * mysql_test.ts.
  */
@@ -29,6 +30,33 @@ Deno.test("http --header Key=Value (waitfor's form) sends the header", opts, asy
     assertEquals(r.json.conditions[0]!.attempts, 1);
     // The Authorization value is a secret in this form too.
     assert(!r.stdout.includes(token) && !r.stderr.includes(token), r.stdout + r.stderr);
+  } finally {
+    await srv.stop();
+  }
+});
+
+Deno.test("http --expect-header Key=regex (wait4x's form) checks the header", opts, async () => {
+  const srv: RunningServer = startHttpServer();
+  const q = "X-Build=v1.4.2&X-Time=12:30";
+  try {
+    await expectJson([
+      ...FAST,
+      ...["http", `${srv.url}/headers?${q}`, "--expect-header", "X-Build=^v1\\."],
+      ...["--expect-header", "x-time=\\d+:\\d+"],
+    ], {
+      code: 0,
+      detail: "200 OK; header X-Build matches /^v1\\./; header x-time matches /\\d+:\\d+/",
+    });
+    await expectJson([
+      ...SHORT,
+      "http",
+      `${srv.url}/headers?${q}`,
+      "--expect-header",
+      "X-Build=^v2",
+    ], {
+      code: 1,
+      error: 'header X-Build "v1.4.2" does not match /^v2/ (200 OK)',
+    });
   } finally {
     await srv.stop();
   }
@@ -63,6 +91,10 @@ Deno.test("--header that is neither form shows both", async () => {
     [
       ["http", "http://127.0.0.1:9/", "--header", "=v"],
       `--header: expected 'Name: value' (or Name=value), got "=v"`,
+    ],
+    [
+      ["http", "http://127.0.0.1:9/", "--expect-header", "X-Build"],
+      `--expect-header: expected 'NAME: REGEX' (or NAME=REGEX), got "X-Build"`,
     ],
   ]);
 });

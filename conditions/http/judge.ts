@@ -17,7 +17,7 @@ import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
 import { type ExpectHeader, statusMatches } from "./options.ts";
-import { judgeXPaths } from "./xpath.ts";
+import { judgeXPaths } from "../_common/xpath.ts";
 
 /** Headers that carry credentials (a 401 then means they were refused, not missing). */
 const CREDENTIAL_HEADER = /^(authorization|cookie|x-api-key|x-auth-token)$/i;
@@ -124,6 +124,7 @@ export async function judge(
       text,
       reply.header("content-type"),
       `${line}, ${size}`,
+      signal,
       secrets,
     );
     if (!r.ok) return { status: "pending", error: r.error };

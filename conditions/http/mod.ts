@@ -247,7 +247,7 @@ export const http = defineKind<HttpOptions>({
       await validateRegex(h.regex, fail, "", "expect-header");
     }
     if (options.xpaths.length > 0) {
-      const { validateXPaths } = await import("./xpath.ts");
+      const { validateXPaths } = await import("../_common/xpath.ts");
       await validateXPaths(options.xpaths, fail);
     }
     if (options.jsonpaths.length === 0) return;

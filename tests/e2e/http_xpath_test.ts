@@ -4,7 +4,7 @@
  * it and on XML, with and without namespaces.
  */
 
-import { assertEquals } from "../_assert.ts";
+import { assert, assertEquals } from "../_assert.ts";
 import { type RunningServer, startHttpServer } from "../services/http_servers.ts";
 import { assertKindUsageErrors, expectJson, runCli, usageErrorLine, writeRecipe } from "./_cli.ts";
 
@@ -49,6 +49,38 @@ Deno.test("http --xpath against a real HTTP server", opts, async (t) => {
       assertEquals((r.json.conditions[0] as { captures?: unknown }).captures, {
         value: "Servicesbelow\n",
       });
+    });
+
+    await t.step("a large page is searched off the main thread", async () => {
+      // 20,000 items: about 0.8 MB, far over what is searched inline (64 KiB).
+      await expectJson([
+        ...FAST,
+        ...["http", `${u}/items/20000`, "--xpath", "count(//li[@class='item']) = 20000"],
+        ...["--xpath", "//li[@data-n=20000]"],
+      ], {
+        code: 0,
+        detail: "200 OK; xpath count(//li[@class='item']) = 20000 is true; " +
+          'xpath //li[@data-n=20000] found 1 node (first: "item 20000")',
+      });
+      // Long enough for a whole attempt on this page (a worker, a parse of 0.8 MB) to end.
+      const timing = ["--timeout", "6s", "--interval", "100ms"];
+      await expectJson([...timing, "http", `${u}/items/20000`, "--xpath", "//li[@data-n=20001]"], {
+        code: 1,
+        error:
+          /^xpath \/\/li\[@data-n=20001\] found no node in the HTML body \(200 OK, [\d.]+ [KM]iB\)$/,
+      });
+    });
+
+    await t.step("a search that takes longer than the deadline does not hold it", async () => {
+      // preceding:: on every item: quadratic, many seconds; the deadline ends it at 1s.
+      const started = performance.now();
+      const r = await runCli([
+        ...["--timeout", "1s", "http", `${u}/items/20000`],
+        ...["--xpath", "//li[count(preceding::li) > 30000]"],
+      ]);
+      const took = performance.now() - started;
+      assertEquals(r.code, 1, r.stderr);
+      assert(took < 4_000, `the deadline was held: the run took ${Math.round(took)} ms`);
     });
 
     await t.step("pending until the page holds, then satisfied", async () => {

@@ -28,6 +28,7 @@
  * | /typed?type=CT&body=TEXT      | 200 with that body and Content-Type (none when empty)     |
  * | /page-after/KEY/N             | 200, a real-world HTML page ({@link htmlPage}) with one   |
  * |                               | item for the first N-1 requests of KEY, then three        |
+ * | /items/N                      | 200, that page with N items                               |
  */
 
 import https from "node:https";
@@ -171,6 +172,10 @@ export function makeHandler(): (req: Request) => Promise<Response> {
         // Bytes, not a string: a string body would get text/plain from Deno.
         return new Response(body, { headers: type === "" ? {} : { "content-type": type } });
       }
+      case "items":
+        return new Response(htmlPage(Number(parts[1] ?? 1)), {
+          headers: { "content-type": "text/html" },
+        });
       case "page-after": {
         const key = `page-after/${parts[1] ?? ""}`;
         const n = (counts.get(key) ?? 0) + 1;

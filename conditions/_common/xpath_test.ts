@@ -1,6 +1,23 @@
-import { assertEquals, assertMatch } from "../../tests/_assert.ts";
-import { judgeXPaths, xpathProblem } from "./xpath.ts";
+import { assert, assertEquals, assertMatch, assertRejects } from "../../tests/_assert.ts";
+import { INLINE_TEXT, judgeXPaths, xpathProblem } from "./xpath.ts";
 import { parseBody, parseHtml, parseXml, XmlSyntaxError } from "./xdom.ts";
+
+/** A signal that never aborts. */
+const signal = () => new AbortController().signal;
+
+Deno.test("xpath: a large body's work in the worker ends with the attempt", async () => {
+  const wide = "<li>x</li>".repeat(200_000);
+  const ctl = new AbortController();
+  const started = performance.now();
+  const judging = judgeXPaths(["//li[. = 'y']"], wide, "text/html", "200 OK", ctl.signal);
+  setTimeout(() => ctl.abort(new Error("attempt timed out")), 50);
+  await assertRejects(() => judging, Error, "attempt timed out");
+  // The main thread was free: the abort was seen at once, not after the search.
+  assert(performance.now() - started < 5_000);
+  // And the same body is judged in the worker when given the time.
+  const r = await judgeXPaths(["count(//li) = 200000"], wide, "text/html", "200 OK", signal());
+  assertEquals(r, { ok: true, details: ["xpath count(//li) = 200000 is true"], value: "true" });
+});
 
 Deno.test("xdom: HTML as browsers read it, XML with namespaces", async () => {
   const html = await parseHtml("<!doctype html><ul><li a=1>x<li>y &amp; z<br></ul>");
@@ -35,7 +52,9 @@ Deno.test("xdom: entities a DTD declares are not expanded", async () => {
 
 Deno.test("xpath: a deeply nested body is judged without overflowing the stack", async () => {
   const deep = "<div>".repeat(20_000) + "x" + "</div>".repeat(20_000);
-  const r = await judgeXPaths(["//div[1]"], deep, "text/html", "200 OK");
+  // Longer than INLINE_TEXT: parsed and searched in the worker.
+  assert(deep.length > INLINE_TEXT);
+  const r = await judgeXPaths(["//div[1]"], deep, "text/html", "200 OK", signal());
   assertEquals(r.ok, true);
 });
 
@@ -46,6 +65,7 @@ Deno.test("xpath: a node is in a node set once, in document order", async () => 
     page,
     "text/html",
     "200 OK",
+    signal(),
   );
   assertEquals(r, {
     ok: true,

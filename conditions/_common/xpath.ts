@@ -1,18 +1,21 @@
 /**
- * http's `--xpath EXPR`: XPath 1.0 expressions (the `xpath` library) on the
- * body parsed as HTML or XML (`xdom.ts`). An expression holds when it gives
- * a non-empty node set or `true` (docs/contract.md §5 http). Each is checked
- * in the kind's `validate`: a syntax error, an unknown function, a variable,
- * or a result that is a number or a string (never a node set nor `true`)
- * is a usage error before any request. The library and the parsers are
- * imported on first use only.
+ * `--xpath EXPR` (http's): XPath 1.0 expressions (the `xpath` library) on a
+ * document parsed as HTML or XML (`xdom.ts`). An expression holds when it
+ * gives a non-empty node set or `true` (docs/contract.md §5 http). Each is
+ * checked in the kind's `validate`: a syntax error, an unknown function, a
+ * variable, or a result that is a number or a string (never a node set nor
+ * `true`) is a usage error before any request. A large document is parsed
+ * and searched in a worker (`xpath_worker.ts`), ended when the attempt is,
+ * so that the deadline and signals are never held by it (docs/contract.md
+ * §9). The library and the parsers are imported on first use only.
  *
  * @module
  */
 
 import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Fail } from "../../engine/types.ts";
-import { memoize } from "../_common/memo.ts";
+import { workerUrl } from "../../engine/workers.ts";
+import { memoize } from "./memo.ts";
 import { parseBody, XDocument, XmlSyntaxError, type XNode } from "./xdom.ts";
 
 /** Most characters of a node's text a detail shows. */
@@ -223,10 +226,25 @@ export async function validateXPaths(
 
 // ------------------------------------------------------------------ evaluation
 
-/** The outcome of the `--xpath` checks on one body. */
+/** What one expression found: how many nodes and the first one's text; `count` -1 for `true`. */
+export interface XPathFound {
+  readonly expr: string;
+  readonly count: number;
+  readonly first: string;
+}
+
+/** The outcome of the expressions on one document, as plain data (it crosses to a worker). */
+export type XPathRaw =
+  | { readonly ok: true; readonly found: readonly XPathFound[] }
+  | { readonly ok: false; readonly error: string };
+
+/** The outcome of the `--xpath` checks on one body, in the words of `detail`. */
 export type XPathOutcome =
   | { readonly ok: true; readonly details: string[]; readonly value: string }
   | { readonly ok: false; readonly error: string };
+
+/** Most characters of a body parsed and searched on the main thread; a longer one goes to a worker. */
+export const INLINE_TEXT = 64 << 10;
 
 /** A node's XPath string value: an element's or the document's text, an attribute's value. */
 export function stringValue(node: XNode): string {
@@ -244,18 +262,16 @@ export function stringValue(node: XNode): string {
 }
 
 /**
- * Evaluates every expression on `text` (at most http's body budget,
- * already cut) parsed as the Content-Type says (`xdom.ts`). All must hold;
- * the first that does not is the error. The value is the text of the last
- * expression's first node, or `true`.
+ * Parses `text` as the Content-Type says (`xdom.ts`) and evaluates every
+ * expression on it, on this thread. All must hold; the first that does not
+ * is the error (`where` ends it: the status line and the body's size).
  */
-export async function judgeXPaths(
+export async function evaluateXPaths(
   exprs: readonly string[],
   text: string,
   contentType: string | undefined,
   where: string,
-  secrets?: SecretRegistry,
-): Promise<XPathOutcome> {
+): Promise<XPathRaw> {
   const loaded = await library.get();
   let doc: XDocument;
   try {
@@ -274,8 +290,7 @@ export async function judgeXPaths(
     allowAnyNamespaceForNoPrefix: true,
     namespaces: (prefix) => doc.prefixes.get(prefix),
   };
-  const details: string[] = [];
-  let value = "true";
+  const found: XPathFound[] = [];
   for (const expr of exprs) {
     let result: XValue;
     try {
@@ -291,19 +306,70 @@ export async function judgeXPaths(
           error: `xpath ${expr} found no node in the ${doc.format} body (${where})`,
         };
       }
-      value = stringValue(nodes[0]!);
-      const shown = JSON.stringify(clip(value.trim(), SHOWN, secrets));
-      details.push(
-        `xpath ${expr} found ${nodes.length} node${
-          nodes.length === 1 ? "" : "s"
-        } (first: ${shown})`,
-      );
+      found.push({ expr, count: nodes.length, first: stringValue(nodes[0]!) });
     } else if (result.booleanValue()) {
-      value = "true";
-      details.push(`xpath ${expr} is true`);
+      found.push({ expr, count: -1, first: "true" });
     } else {
       return { ok: false, error: `xpath ${expr} is false on the ${doc.format} body (${where})` };
     }
   }
-  return { ok: true, details, value };
+  return { ok: true, found };
+}
+
+/** The same in a worker, ended when `signal` aborts. */
+function inWorker(
+  job: { exprs: readonly string[]; text: string; contentType: string | undefined; where: string },
+  signal: AbortSignal,
+): Promise<XPathRaw> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(workerUrl("xpath"), { type: "module" });
+    const end = () => {
+      signal.removeEventListener("abort", onAbort);
+      worker.terminate();
+    };
+    const onAbort = () => {
+      end();
+      reject(signal.reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    worker.onmessage = (e: MessageEvent<XPathRaw | { readonly failed: string }>) => {
+      end();
+      if ("failed" in e.data) reject(new Error(e.data.failed));
+      else resolve(e.data);
+    };
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      end();
+      reject(new Error(`xpath worker failed: ${e.message}`));
+    };
+    worker.postMessage(job);
+  });
+}
+
+/**
+ * Evaluates every expression on `text` (at most http's body budget,
+ * already cut): on this thread when it is short, else in a worker. The
+ * details show each node set's size and its first node's text (cut, secrets
+ * masked); the value is the text of the last expression's first node, or
+ * `true`.
+ */
+export async function judgeXPaths(
+  exprs: readonly string[],
+  text: string,
+  contentType: string | undefined,
+  where: string,
+  signal: AbortSignal,
+  secrets?: SecretRegistry,
+): Promise<XPathOutcome> {
+  const raw = text.length <= INLINE_TEXT
+    ? await evaluateXPaths(exprs, text, contentType, where)
+    : await inWorker({ exprs, text, contentType, where }, signal);
+  if (!raw.ok) return raw;
+  const details = raw.found.map((f) => {
+    if (f.count < 0) return `xpath ${f.expr} is true`;
+    const shown = JSON.stringify(clip(f.first.trim(), SHOWN, secrets));
+    return `xpath ${f.expr} found ${f.count} node${f.count === 1 ? "" : "s"} (first: ${shown})`;
+  });
+  return { ok: true, details, value: raw.found.at(-1)?.first ?? "true" };
 }

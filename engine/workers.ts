@@ -16,6 +16,8 @@
 export const WORKERS = {
   /** Runs one user regular expression on a large text (conditions/_common/regex.ts). */
   regex: "conditions/_common/regex_worker.ts",
+  /** Parses a large document and evaluates XPath expressions on it (conditions/_common/xpath.ts). */
+  xpath: "conditions/_common/xpath_worker.ts",
   /** Runs an isolated kind's probes off the main thread (engine/isolate.ts). */
   isolate: "conditions/isolate_worker.ts",
 } as const;

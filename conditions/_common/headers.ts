@@ -1,6 +1,6 @@
 /**
- * `--header 'Name: value'` for the kinds that send headers or metadata
- * besides http (grpc, websocket): one parser, and the one rule for which
+ * `--header 'Name: value'` (or waitfor's `Name=value`) for the kinds that
+ * send headers or metadata (http, grpc, websocket): one parser, and the one rule for which
  * values are secrets (docs/contract.md §9: Authorization, Proxy-Authorization,
  * Cookie, Set-Cookie, and credential names such as X-Api-Key and X-Auth-Token).
  *
@@ -25,19 +25,36 @@ const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 export { isSecretHeader };
 
 /**
- * Every `--flag 'Name: value'` of `input`, the last of a name winning (names
+ * `Name: value`, or waitfor's `Name=value`, as a name and a value (both trimmed); undefined when
+ * neither form gives a header name. Never ambiguous: `:` and `=` are no characters of a name,
+ * so at most one of the two splits leaves a name before it (`X-A=b:c` is `X-A` = `b:c`,
+ * `X-A: b=c` is `X-A`: `b=c`).
+ */
+export function splitHeader(text: string): { name: string; value: string } | undefined {
+  for (const sep of [":", "="]) {
+    const at = text.indexOf(sep);
+    const name = text.slice(0, at).trim();
+    if (at > 0 && TOKEN.test(name)) return { name, value: text.slice(at + 1).trim() };
+  }
+  return undefined;
+}
+
+/** The usage error of a `--header` that is neither form. */
+export function headerFormError(text: string): string {
+  return `expected 'Name: value' (or Name=value), got ${JSON.stringify(text)}`;
+}
+
+/**
+ * Every `--flag 'Name: value'` (or `Name=value`) of `input`, the last of a name winning (names
  * compared case-insensitively); secret values are registered with
  * `input.secret`. A malformed one is a usage error.
  */
 export function parseHeaderFlags(input: KindInput, flag = "header"): HeaderSpec[] {
   const headers: HeaderSpec[] = [];
   for (const h of input.strings(flag)) {
-    const colon = h.indexOf(":");
-    const name = h.slice(0, colon).trim();
-    if (colon <= 0 || !TOKEN.test(name)) {
-      input.fail(flag, `expected 'Name: value', got ${JSON.stringify(h)}`);
-    }
-    const value = h.slice(colon + 1).trim();
+    const split = splitHeader(h);
+    if (split === undefined) return input.fail(flag, headerFormError(h));
+    const { name, value } = split;
     const secret = isSecretHeader(name);
     if (secret) input.secret(value);
     const i = headers.findIndex((x) => x.name.toLowerCase() === name.toLowerCase());

@@ -160,7 +160,7 @@ Deno.test("http parse() reports malformed values as usage errors", async (t) => 
     ],
     [
       ["http", "http://h/", "--header", ": v"],
-      `${where}: --header: expected 'Name: value', got ": v" ${see}`,
+      `${where}: --header: expected 'Name: value' (or Name=value), got ": v" ${see}`,
     ],
     [
       ["http", "http://h/", "--header-env", "X=1BAD"],

@@ -1,6 +1,6 @@
 /**
  * Judges an http answer: the status, then the body checks (`--contains`,
- * `--matches`, `--jsonpath`) on at most `BODY_LIMIT` bytes of the body.
+ * `--matches`, `--jsonpath`, `--xpath`) on at most `BODY_LIMIT` bytes of the body.
  *
  * @module
  */
@@ -17,6 +17,7 @@ import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
 import { type ExpectHeader, statusMatches } from "./options.ts";
+import { judgeXPaths } from "../_common/xpath.ts";
 
 /** Headers that carry credentials (a 401 then means they were refused, not missing). */
 const CREDENTIAL_HEADER = /^(authorization|cookie|x-api-key|x-auth-token)$/i;
@@ -59,7 +60,8 @@ export async function judge(
     parts.push(found.detail);
     captures = { ...captures, ...found.captures };
   }
-  const needsBody = o.contains !== undefined || matches !== undefined || o.jsonpaths.length > 0;
+  const needsBody = o.contains !== undefined || matches !== undefined || o.jsonpaths.length > 0 ||
+    o.xpaths.length > 0;
   if (!needsBody || method === "HEAD") {
     const detail = parts.join("; ");
     return Object.keys(captures).length > 0
@@ -109,6 +111,25 @@ export async function judge(
       parts.push(r.detail);
       captures.value = captureText(r.value);
     }
+  }
+  if (o.xpaths.length > 0) {
+    if (truncated) {
+      return {
+        status: "pending",
+        error: `body is larger than ${formatSize(BODY_LIMIT)}, not parsed as HTML or XML`,
+      };
+    }
+    const r = await judgeXPaths(
+      o.xpaths,
+      text,
+      reply.header("content-type"),
+      `${line}, ${size}`,
+      signal,
+      secrets,
+    );
+    if (!r.ok) return { status: "pending", error: r.error };
+    parts.push(...r.details);
+    captures.value = r.value;
   }
   return { status: "satisfied", detail: parts.join("; "), captures };
 }

@@ -39,6 +39,8 @@ export interface HttpOptions {
   /** The `--matches` regular expression's source (`^` and `$` match at lines). */
   readonly matches: string | undefined;
   readonly jsonpaths: readonly JsonPathExpr[];
+  /** `--xpath`: XPath 1.0 expressions on the body parsed as HTML or XML. */
+  readonly xpaths: readonly string[];
   readonly caFile: string | undefined;
   /** --extra-ca-file: trusted besides the default roots. */
   readonly extraCaFile: string | undefined;
@@ -48,6 +50,8 @@ export interface HttpOptions {
   readonly follow: boolean;
   /** --unix-socket: every request goes over this Unix domain socket (the URL gives path and Host). */
   readonly socketPath: string | undefined;
+  /** --h2c: http:// requests are HTTP/2 over cleartext with prior knowledge. */
+  readonly h2c: boolean;
 }
 
 /** The http kind. */
@@ -56,7 +60,7 @@ export const http = defineKind<HttpOptions>({
   aliases: [],
   summary: "an HTTP(S) endpoint answers with the expected status, body or JSON",
   description:
-    "Sends a request on each attempt (GET by default, POST with --body or --body-file) and is satisfied when the status matches --status (default any 2xx), every --expect-header finds its header and every body check holds: --contains, --matches and --jsonpath (the body is read up to 10 MiB). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key/--body-file files are retried too (they may not be written yet).",
+    "Sends a request on each attempt (GET by default, POST with --body or --body-file) and is satisfied when the status matches --status (default any 2xx), every --expect-header finds its header and every body check holds: --contains, --matches, --jsonpath and --xpath (the body is read up to 10 MiB; --xpath parses it as HTML or XML, as its Content-Type says, else XML when it is well-formed XML). Redirects are followed (at most 10) unless --no-follow-redirects. A name is tried on every address it resolves to; localhost on 127.0.0.1 and ::1. HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY are honoured (not with --unix-socket, which sends every request, redirects included, over the socket; a socket that does not exist yet is retried). A refused connection, a TLS error or another status is retried until the timeout; with --attempt-timeout each request is bounded by it. Unreadable --ca-file/--client-cert/--client-key/--body-file files are retried too (they may not be written yet).",
   target: {
     shape: "required",
     placeholder: "URL",
@@ -99,6 +103,14 @@ export const http = defineKind<HttpOptions>({
         "the JSON body satisfies an expression like '$.status == \"ok\"'; all given must hold",
     },
     {
+      name: "xpath",
+      type: "string",
+      placeholder: "EXPR",
+      repeatable: true,
+      description:
+        "the body, parsed as HTML or XML, gives a non-empty node set or true for an XPath 1.0 expression like '//title' or 'count(//li) > 2'; all given must hold",
+    },
+    {
       name: "method",
       type: "string",
       placeholder: "METHOD",
@@ -117,7 +129,8 @@ export const http = defineKind<HttpOptions>({
       type: "string",
       placeholder: "'NAME: VALUE'",
       repeatable: true,
-      description: "request header; Authorization and Cookie values are secrets",
+      description:
+        "request header (NAME=VALUE, as waitfor writes it, too); Authorization and Cookie values are secrets",
     },
     {
       name: "header-env",
@@ -168,6 +181,12 @@ export const http = defineKind<HttpOptions>({
         "send the requests over this Unix domain socket; the URL still gives the path and Host",
     },
     {
+      name: "h2c",
+      type: "boolean",
+      description:
+        "send http:// requests as HTTP/2 over cleartext with prior knowledge (h2c), straight to the server",
+    },
+    {
       name: "no-follow-redirects",
       type: "boolean",
       description: "check a 3xx response itself instead of following it",
@@ -190,6 +209,14 @@ export const http = defineKind<HttpOptions>({
     {
       args: "http http://localhost:8080/api --expect-header 'Content-Type: ^application/json'",
       description: "wait until the API answers 2xx with a JSON content type",
+    },
+    {
+      args: 'http http://localhost:8080/ --xpath \'//div[@id="app" and @data-ready="true"]\'',
+      description: "wait until the page has a ready element (HTML, or XML)",
+    },
+    {
+      args: "http http://localhost:50051/healthz --h2c",
+      description: "wait for a server that speaks only HTTP/2 over cleartext",
     },
     {
       args: "http https://app.example.com/login --no-follow-redirects --status 3xx",
@@ -222,6 +249,10 @@ export const http = defineKind<HttpOptions>({
     await validateRegex(options.matches, fail, "m");
     for (const h of options.expectHeaders) {
       await validateRegex(h.regex, fail, "", "expect-header");
+    }
+    if (options.xpaths.length > 0) {
+      const { validateXPaths } = await import("../_common/xpath.ts");
+      await validateXPaths(options.xpaths, fail);
     }
     if (options.jsonpaths.length === 0) return;
     const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");

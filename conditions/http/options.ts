@@ -10,6 +10,7 @@ import { Buffer } from "node:buffer";
 import { isSecretHeader, redactUrl, safeDecode } from "../../engine/secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
+import { headerFormError, splitHeader } from "../_common/headers.ts";
 import { checkRegexSyntax, parseRegex } from "../_common/textmatch.ts";
 import type { HttpOptions } from "./mod.ts";
 
@@ -76,17 +77,21 @@ export interface ExpectHeader {
   readonly regex: string;
 }
 
-/** `--expect-header` values of `input`, each checked against JavaScript's regex syntax. */
+/**
+ * `--expect-header` values of `input` (`NAME: REGEX`, or wait4x's `NAME=REGEX`), each checked
+ * against JavaScript's regex syntax.
+ */
 export function parseExpectHeaders(input: KindInput): ExpectHeader[] {
   return input.strings("expect-header").map((text) => {
-    const colon = text.indexOf(":");
-    const name = text.slice(0, colon).trim();
-    if (colon <= 0 || !TOKEN.test(name)) {
-      input.fail("expect-header", `expected 'NAME: REGEX', got ${JSON.stringify(text)}`);
+    const split = splitHeader(text);
+    if (split === undefined) {
+      return input.fail(
+        "expect-header",
+        `expected 'NAME: REGEX' (or NAME=REGEX), got ${JSON.stringify(text)}`,
+      );
     }
-    const regex = text.slice(colon + 1).trim();
-    checkRegexSyntax(input, "expect-header", regex);
-    return { name, regex };
+    checkRegexSyntax(input, "expect-header", split.value);
+    return { name: split.name, regex: split.value };
   });
 }
 
@@ -168,6 +173,10 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     orFail(input, "jsonpath", () => parseJsonPathExpr(text))
   );
   const expectHeaders = parseExpectHeaders(input);
+  const xpaths = input.strings("xpath");
+  if (xpaths.some((x) => x.trim() === "")) {
+    input.fail("xpath", "expected an XPath expression like '//title', got an empty string");
+  }
 
   const body = input.string("body");
   const bodyFile = parseBodyFile(input, body);
@@ -180,7 +189,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     method = methodText.toUpperCase();
   }
   if (method === "HEAD") {
-    for (const f of ["contains", "matches", "jsonpath"]) {
+    for (const f of ["contains", "matches", "jsonpath", "xpath"]) {
       if (input.has(f)) input.fail(f, "needs a response body; HEAD responses have none");
     }
   }
@@ -207,13 +216,10 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     setHeader("Authorization", basicAuth(user, pass), true);
   }
   for (const h of input.strings("header")) {
-    const colon = h.indexOf(":");
-    const name = h.slice(0, colon).trim();
-    if (colon <= 0 || !TOKEN.test(name)) {
-      input.fail("header", `expected 'Name: value', got ${JSON.stringify(h)}`);
-    }
-    const value = h.slice(colon + 1).trim();
-    setHeader(name, value, isSecretHeader(name));
+    // waitfor's `Name=value` too, with the same meaning (docs/contract.md §5 http).
+    const split = splitHeader(h);
+    if (split === undefined) return input.fail("header", headerFormError(h));
+    setHeader(split.name, split.value, isSecretHeader(split.name));
   }
   for (const h of input.strings("header-env")) {
     const eq = h.indexOf("=");
@@ -258,6 +264,11 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
   }
   const socketPath = input.string("unix-socket");
   if (socketPath === "") input.fail("unix-socket", "expected a socket path, got an empty string");
+  const h2c = input.bool("h2c");
+  if (h2c && url.protocol !== "http:") {
+    input.fail("h2c", "needs an http:// URL: h2c is HTTP/2 over cleartext");
+  }
+  if (h2c && socketPath !== undefined) input.fail("h2c", "cannot be combined with --unix-socket");
   if (insecure && url.protocol === "https:" && socketPath === undefined) {
     const proxy = proxyFor(url, input.env);
     if (proxy) {
@@ -279,6 +290,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     contains,
     matches,
     jsonpaths,
+    xpaths,
     caFile,
     extraCaFile,
     certFile,
@@ -286,6 +298,7 @@ export function parseHttpOptions(input: KindInput): HttpOptions {
     insecure,
     follow: !input.bool("no-follow-redirects"),
     socketPath,
+    h2c,
   };
 }
 

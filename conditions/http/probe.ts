@@ -66,6 +66,7 @@ async function attempt(
       env,
       signal,
       socketPath: o.socketPath,
+      h2c: o.h2c,
     });
     try {
       const location = reply.header("location");

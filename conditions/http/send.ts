@@ -28,6 +28,8 @@ export interface Outgoing {
   readonly signal: AbortSignal;
   /** Send over this Unix domain socket instead of the network (no proxy). */
   readonly socketPath?: string;
+  /** http:// requests as HTTP/2 over cleartext with prior knowledge, straight to the server. */
+  readonly h2c?: boolean;
 }
 
 /** Sends `out`; throws a `RequestError` (the short reason) when no answer came. */
@@ -38,6 +40,8 @@ export function send(out: Outgoing): Promise<HttpReply> {
   if (!has("accept")) headers.push(["Accept", "*/*"]);
   const req = { url: out.url, method: out.method, headers, body: out.body, signal: out.signal };
   if (out.socketPath !== undefined) return viaSocket(req, out.tls, out.socketPath);
+  // h2c goes straight to the server: a forward proxy takes HTTP/1.1 (docs/contract.md §5 http).
+  if (out.h2c && out.url.protocol === "http:") return viaH2c(out, headers);
   if (proxyFor(out.url, out.env)) {
     return viaFetch(req, out.tls);
   }
@@ -53,6 +57,33 @@ export function send(out: Outgoing): Promise<HttpReply> {
       nodeTransport({ ...out.tls, address: address.hostname }).request(req).catch((e) =>
         loopbackRefusal(e, address)
       ),
+    (e) => e instanceof RequestError && NEXT_ADDRESS_CODES.has(e.code ?? ""),
+  );
+}
+
+/** One h2c request, on each address of the server's name in turn. */
+function viaH2c(
+  out: Outgoing,
+  headers: readonly (readonly [string, string])[],
+): Promise<HttpReply> {
+  const host = {
+    hostname: out.url.hostname.replace(/^\[|\]$/g, ""),
+    port: out.url.port === "" ? 80 : Number(out.url.port),
+  };
+  return onEveryAddress(
+    host,
+    out.signal,
+    (address) =>
+      import("./h2c.ts").then(({ h2cRequest }) =>
+        h2cRequest({
+          url: out.url,
+          method: out.method,
+          headers,
+          body: out.body,
+          signal: out.signal,
+          address: address.hostname,
+        })
+      ).catch((e) => loopbackRefusal(e, address)),
     (e) => e instanceof RequestError && NEXT_ADDRESS_CODES.has(e.code ?? ""),
   );
 }

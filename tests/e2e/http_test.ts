@@ -596,11 +596,11 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     ],
     [
       ["http", "http://h/", "--expect-header", "NoColon"],
-      `${where}: --expect-header: expected 'NAME: REGEX', got "NoColon" ${see}`,
+      `${where}: --expect-header: expected 'NAME: REGEX' (or NAME=REGEX), got "NoColon" ${see}`,
     ],
     [
       ["http", "http://h/", "--expect-header", "Bad Name: x"],
-      `${where}: --expect-header: expected 'NAME: REGEX', got "Bad Name: x" ${see}`,
+      `${where}: --expect-header: expected 'NAME: REGEX' (or NAME=REGEX), got "Bad Name: x" ${see}`,
     ],
     [
       ["http", "http://h/", "--expect-header", "X-A: (a"],
@@ -640,11 +640,11 @@ Deno.test("http kind rejects every malformed value with exit 2 before probing", 
     ],
     [
       ["http", "http://h/", "--header", "NoColon"],
-      `${where}: --header: expected 'Name: value', got "NoColon" ${see}`,
+      `${where}: --header: expected 'Name: value' (or Name=value), got "NoColon" ${see}`,
     ],
     [
       ["http", "http://h/", "--header", "Bad Name: v"],
-      `${where}: --header: expected 'Name: value', got "Bad Name: v" ${see}`,
+      `${where}: --header: expected 'Name: value' (or Name=value), got "Bad Name: v" ${see}`,
     ],
     [
       ["http", "http://h/", "--header-env", "X-Token"],

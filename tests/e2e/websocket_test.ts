@@ -398,7 +398,7 @@ Deno.test("websocket usage errors exit 2 with one line", async () => {
     ],
     [
       ["ws", "ws://h/", "--header", "x"],
-      `condition 1 (ws): --header: expected 'Name: value', got "x"`,
+      `condition 1 (ws): --header: expected 'Name: value' (or Name=value), got "x"`,
     ],
     [
       ["ws", "ws://h/", "--matches", "(?<=a)b"],

@@ -3,7 +3,8 @@
  * free loopback ports (the CLI under test reaches them as a separate
  * process): a plain HTTP server with test routes, one listening only on
  * [::1] (for `localhost` over IPv6), an HTTPS server with a CA made for the
- * run, one that requires a client certificate, and a forward proxy.
+ * run, one that requires a client certificate, a forward proxy, and the
+ * routes over HTTP/2 over cleartext only (h2c).
  *
  * Routes of the plain, IPv6 and HTTPS servers:
  *
@@ -24,6 +25,10 @@
  * | /headers?NAME=VALUE...        | 200 "headers" with each query pair as a response header   |
  * | /header-after/KEY/N?h=NAME    | 200 with header NAME: starting for the first N-1 requests |
  * |                               | of KEY, then NAME: ready                                  |
+ * | /typed?type=CT&body=TEXT      | 200 with that body and Content-Type (none when empty)     |
+ * | /page-after/KEY/N             | 200, a real-world HTML page ({@link htmlPage}) with one   |
+ * |                               | item for the first N-1 requests of KEY, then three        |
+ * | /items/N                      | 200, that page with N items                               |
  */
 
 import https from "node:https";
@@ -42,6 +47,34 @@ export const JSON_DOC = {
     { type: "Progressing", status: "False" },
   ],
 };
+
+/**
+ * An HTML page as servers write them: a doctype, unclosed `<li>` and `<p>`,
+ * `<br>`, attributes without quotes, an entity, a table without `<tbody>`,
+ * a script holding `<` and `>`; `items` list items with class `item`.
+ */
+export function htmlPage(items: number): string {
+  const lis = Array.from(
+    { length: items },
+    (_, i) => `<li class=item data-n=${i + 1}>item ${i + 1}`,
+  )
+    .join("\n");
+  return `<!DOCTYPE html>
+<html lang=en>
+<head><meta charset=utf-8><title>Status &amp; health</title>
+<script>if (1 < 2 && 3 > 2) { document.title = "</p>"; }</script>
+</head>
+<body>
+<p>Services<br>below
+<ul id=services>
+${lis}
+</ul>
+<div id=state data-ready=${items > 2 ? "true" : "false"}>${items > 2 ? "Ready" : "Starting"}</div>
+<table><tr><td>db<td>up</table>
+</body>
+</html>
+`;
+}
 
 /** One running server. */
 export interface RunningServer {
@@ -133,6 +166,23 @@ export function makeHandler(): (req: Request) => Promise<Response> {
           headers: { [url.searchParams.get("h") ?? "x-state"]: state },
         });
       }
+      case "typed": {
+        const type = url.searchParams.get("type") ?? "";
+        const body = new TextEncoder().encode(url.searchParams.get("body") ?? "");
+        // Bytes, not a string: a string body would get text/plain from Deno.
+        return new Response(body, { headers: type === "" ? {} : { "content-type": type } });
+      }
+      case "items":
+        return new Response(htmlPage(Number(parts[1] ?? 1)), {
+          headers: { "content-type": "text/html" },
+        });
+      case "page-after": {
+        const key = `page-after/${parts[1] ?? ""}`;
+        const n = (counts.get(key) ?? 0) + 1;
+        counts.set(key, n);
+        const items = n < Number(parts[2] ?? 1) ? 1 : 3;
+        return new Response(htmlPage(items), { headers: { "content-type": "text/html" } });
+      }
       case "not-json":
         return new Response("<html>not json</html>", { headers: { "content-type": "text/html" } });
       default:
@@ -216,4 +266,60 @@ export function startProxy(): ProxyServer {
     return new Response(`proxied ${req.url}`);
   });
   return { ...s, requests };
+}
+
+/**
+ * The routes over HTTP/2 over cleartext only (node:http2's `createServer`,
+ * no HTTP/1.1 fallback): an HTTP/1.1 request gets no answer. Each answer
+ * carries `x-protocol: h2c`.
+ */
+export async function startH2cServer(): Promise<RunningServer> {
+  const http2 = await import("node:http2");
+  const handler = makeHandler();
+  const server = http2.createServer();
+  const sessions = new Set<import("node:http2").ServerHttp2Session>();
+  server.on("session", (s) => {
+    sessions.add(s);
+    s.on("close", () => sessions.delete(s));
+  });
+  server.on("stream", async (h2stream, headers) => {
+    const stream = h2stream as import("node:http2").ServerHttp2Stream;
+    try {
+      const chunks: Uint8Array[] = [];
+      for await (const c of stream) chunks.push(new Uint8Array(c as Uint8Array));
+      const method = String(headers[":method"] ?? "GET");
+      const h = new Headers();
+      for (const [k, v] of Object.entries(headers)) {
+        if (!k.startsWith(":") && v !== undefined) h.set(k, Array.isArray(v) ? v.join(", ") : v);
+      }
+      const body = method === "GET" || method === "HEAD"
+        ? undefined
+        : new Blob(chunks as BlobPart[]);
+      const res = await handler(
+        new Request(`http://${headers[":authority"]}${headers[":path"]}`, {
+          method,
+          headers: h,
+          body,
+        }),
+      );
+      const out: Record<string, string | number> = { ":status": res.status };
+      res.headers.forEach((v, k) => (out[k] = v));
+      out["x-protocol"] = "h2c";
+      stream.respond(out);
+      stream.end(new Uint8Array(await res.arrayBuffer()));
+    } catch {
+      stream.destroy();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sessions) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -98,10 +98,18 @@ export interface LeftOut {
  *   its own HTTP client (`createAgent`, `applyToFetchOptions`, watch, log,
  *   metrics). The orch kind calls only `KubeConfig`'s loading and
  *   credentials and sends its requests itself (conditions/orch/k8s_lib.ts).
+ * - `avsc` (0.10 MB): @platformatic/kafka's Confluent schema registry
+ *   imports it (a default import) to decode Avro records; the kafka kind
+ *   asks the cluster's metadata and reads no record. A default import gets
+ *   a stand-in that throws on any use.
  */
 export const LEFT_OUT: readonly LeftOut[] = [{
   module: "undici",
   why: "@kubernetes/client-node imports it for its HTTP client, which the orch kind does not use",
+}, {
+  module: "avsc",
+  why:
+    "@platformatic/kafka's schema registry decodes Avro records with it; the kafka kind reads none",
 }];
 
 /** Where the stand-in of a left-out module is written, inside the bundle. */
@@ -443,6 +451,8 @@ async function postProcess(dir: string): Promise<void> {
       for (const m of text.matchAll(new RegExp(`import\\{([^}]*)\\}${escapeRegExp(from)}`, "g"))) {
         for (const spec of m[1]!.split(",")) names.add(spec.trim().split(/\s+as\s+/)[0]!);
       }
+      // `import X from"m"` (minified): the default export.
+      if (new RegExp(`import [\\w$]+ ?${escapeRegExp(from)}`).test(text)) names.add("default");
       text = text.replaceAll(
         from,
         `from${JSON.stringify(rootPrefix(path) + leftOutPath(l.module))}`,
@@ -466,7 +476,7 @@ async function postProcess(dir: string): Promise<void> {
   for (const l of LEFT_OUT) {
     const names = leftOutNames.get(l.module);
     if (!names) throw new Error(`nothing imports ${l.module} any more: update LEFT_OUT`);
-    if (names.has("default") || names.has("*")) {
+    if (names.has("*")) {
       throw new Error(`${l.module} is imported whole: LEFT_OUT cannot stand in for it`);
     }
     await Deno.mkdir(`${dir}/left-out`, { recursive: true });
@@ -492,7 +502,15 @@ export function leftOutModule(l: LeftOut, names: readonly string[]): string {
     `const leftOut = (name) => function () { throw new Error(${
       JSON.stringify(l.module + ".")
     } + name + " " + ${why}); };`,
-    ...names.map((n) => `export const ${n} = leftOut(${JSON.stringify(n)});`),
+    ...names.filter((n) => n !== "default").map((n) =>
+      `export const ${n} = leftOut(${JSON.stringify(n)});`
+    ),
+    // A default import is used as an object (`avro.Type`): any use of it throws.
+    ...(names.includes("default")
+      ? [
+        `export default new Proxy(leftOut("default"), { get: (_, p) => leftOut("default." + String(p))() });`,
+      ]
+      : []),
     "",
   ].join("\n");
 }

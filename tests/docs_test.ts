@@ -294,6 +294,7 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
       "websocket",
       "ntp",
       "icmp",
+      "influxdb",
     ],
     why: "the peers' flags mapped to every kind's form",
   },

@@ -311,6 +311,18 @@ export const USAGE_ROWS = {
     ],
     [["log", "a.log", "--matches", ""], "--matches: expected a regular expression, got nothing"],
     [
+      ["log", "a.log", "--contains", "x", "--exclude-matches", ""],
+      "--exclude-matches: expected a regular expression, got nothing",
+    ],
+    [
+      ["log", "a.log", "--contains", "x", "--exclude-matches", "(a"],
+      "--exclude-matches: invalid regular expression /(a/: unterminated group",
+    ],
+    [
+      ["log", "a.log", "--contains", "x", "--exclude-matches", "(?<=a)b"],
+      "--exclude-matches: not supported by waitcmd's linear-time engine (RE2: no lookaround or backreferences): invalid named capture: (?<=a)b",
+    ],
+    [
       ["log", "a.log", "--jsonpath", "$.a =="],
       "--jsonpath: expected a value after $.a ==",
     ],

@@ -11,6 +11,7 @@ Deno.test("log parse() accepts every flag and names the condition by its path", 
   const args = [
     ...["log", "/var/log/app.log", "--contains", "job", "--matches", "done in \\d+ms"],
     ...["--exclude", "dry-run", "--exclude", "test", "--tail", "50", "--min-matches", "3"],
+    ...["--exclude-matches", "^DEBUG\\b"],
   ];
   const c = plan(args).conditions[0]!;
   assertEquals([c.name, c.target], ["log /var/log/app.log", "/var/log/app.log"]);
@@ -20,6 +21,7 @@ Deno.test("log parse() accepts every flag and names the condition by its path", 
     matches: "done in \\d+ms",
     jsonpaths: [],
     exclude: ["dry-run", "test"],
+    excludeMatches: ["^DEBUG\\b"],
     startAt: { from: "tail", lines: 50, seen: null },
     required: 3,
   });

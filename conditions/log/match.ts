@@ -11,7 +11,8 @@
  *   decoded; `--matches` alone decodes every line.
  * - `--jsonpath` is judged on lines that parse as a JSON object; other
  *   lines never match it.
- * - Lines that need the regular expression or a JSON expression are queued by `feed` and
+ * - Lines that need a regular expression (`--matches`, `--exclude-matches`) or a JSON
+ *   expression are queued by `feed` and
  *   matched by `drain`, which yields to the event loop between slices and
  *   matches a very long line in a worker: the deadline and signals never wait
  *   for a user's expression (docs/contract.md §9).
@@ -45,6 +46,8 @@ export interface MatchSpec {
   readonly jsonpaths?: readonly JsonPathExpr[];
   /** Lines including any of these are ignored. */
   readonly exclude?: readonly string[];
+  /** Lines matching any of these expressions are ignored. */
+  readonly excludeMatches?: readonly UserRegex[];
   /** Matching lines needed (at least 1). */
   readonly required: number;
 }
@@ -64,6 +67,7 @@ export class LineMatcher {
   readonly #excludeBytes: Uint8Array[];
   readonly #excludeTexts: readonly string[];
   readonly #re: UserRegex | undefined;
+  readonly #excludeRes: readonly UserRegex[];
   readonly #jsonpaths: readonly JsonPathExpr[];
   /** Lines that passed every other check, in order, waiting for the expressions (`drain`). */
   #queue: string[] = [];
@@ -77,6 +81,7 @@ export class LineMatcher {
     this.#excludeTexts = spec.exclude ?? [];
     this.#excludeBytes = this.#excludeTexts.map((t) => enc.encode(t));
     this.#re = spec.matches;
+    this.#excludeRes = spec.excludeMatches ?? [];
     this.#jsonpaths = spec.jsonpaths ?? [];
   }
 
@@ -149,6 +154,7 @@ export class LineMatcher {
       }
       signal.throwIfAborted();
       slice += line.length;
+      if (await this.#excluded(line, signal)) continue;
       let captures: Captures | undefined = NONE;
       if (re !== undefined) {
         captures = line.length > INLINE_TEXT ? await execText(re, line, signal) : re.exec(line);
@@ -191,6 +197,15 @@ export class LineMatcher {
     return { ...captures, value: captureText(value) };
   }
 
+  /** Whether an `--exclude-matches` expression matches `line` (a long line in a worker). */
+  async #excluded(line: string, signal: AbortSignal): Promise<boolean> {
+    for (const x of this.#excludeRes) {
+      const hit = line.length > INLINE_TEXT ? await execText(x, line, signal) : x.exec(line);
+      if (hit !== undefined) return true;
+    }
+    return false;
+  }
+
   #accept(bytes: Uint8Array): void {
     for (const x of this.#excludeBytes) if (indexOfBytes(bytes, x) !== -1) return;
     this.#count(this.#decoder.decode(bytes));
@@ -202,7 +217,7 @@ export class LineMatcher {
   }
 
   #count(line: string): void {
-    if (this.#re || this.#jsonpaths.length > 0) {
+    if (this.#re || this.#jsonpaths.length > 0 || this.#excludeRes.length > 0) {
       this.#queue.push(line);
       return;
     }

@@ -8,7 +8,7 @@
 import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
-import { parseRegex, validateRegex } from "../_common/textmatch.ts";
+import { checkRegexSyntax, parseRegex, validateRegex } from "../_common/textmatch.ts";
 
 /** Where reading starts in content that exists at the first attempt. */
 export type StartAt =
@@ -52,6 +52,8 @@ export interface LogOptions {
   readonly jsonpaths: readonly JsonPathExpr[];
   /** Lines containing any of these are ignored (`--exclude`). */
   readonly exclude: readonly string[];
+  /** Lines matching any of these expressions are ignored (`--exclude-matches`). */
+  readonly excludeMatches: readonly string[];
   /** Where reading starts in the content that exists at the first attempt. */
   readonly startAt: StartAt;
   /** Matching lines needed (`--min-matches`, at least 1). */
@@ -73,7 +75,7 @@ export const log = defineKind<LogOptions>({
   aliases: [],
   summary: "a line containing a text or matching a pattern is written to a log file",
   description:
-    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation keeps the count: by rename and create the rest of the old file is read first, and files rotated in and away between two looks are read from beside the log; by copytruncate what only the copy holds is read from the copy. Lines are lost only when a rotated file is compressed or removed before waitcmd looks, or (copytruncate's own gap) written between the copy and the truncation. Satisfied when --min-matches lines (default 1) contain --contains, match --matches and, as JSON objects, satisfy --jsonpath (every one given must hold) and contain no --exclude text; detail is the matched line, the last one with --min-matches.",
+    "Follows the file like tail -F. By default only lines written after the start count; --from-start reads the existing content too, --tail N also its last N lines. A line counts once its newline is written (a trailing CR is dropped). A file that does not exist yet is read from its start when it appears. Rotation keeps the count: by rename and create the rest of the old file is read first, and files rotated in and away between two looks are read from beside the log; by copytruncate what only the copy holds is read from the copy. Lines are lost only when a rotated file is compressed or removed before waitcmd looks, or (copytruncate's own gap) written between the copy and the truncation. Satisfied when --min-matches lines (default 1) contain --contains, match --matches and, as JSON objects, satisfy --jsonpath (every one given must hold) and contain no --exclude text nor a match of an --exclude-matches expression; detail is the matched line, the last one with --min-matches.",
   target: {
     shape: "required",
     placeholder: "PATH",
@@ -108,6 +110,13 @@ export const log = defineKind<LogOptions>({
       placeholder: "TEXT",
       repeatable: true,
       description: "lines containing TEXT are ignored",
+    },
+    {
+      name: "exclude-matches",
+      type: "string",
+      placeholder: "REGEX",
+      repeatable: true,
+      description: "lines matching the regular expression are ignored (the syntax of --matches)",
     },
     {
       name: "from-start",
@@ -169,6 +178,11 @@ export const log = defineKind<LogOptions>({
       input.fail(undefined, "expected --contains TEXT, --matches REGEX or --jsonpath EXPR");
     }
     const exclude = input.strings("exclude").map((x) => lineText(input, "exclude", x));
+    const excludeMatches = input.strings("exclude-matches").map((x) => {
+      if (x === "") input.fail("exclude-matches", "expected a regular expression, got nothing");
+      checkRegexSyntax(input, "exclude-matches", x);
+      return x;
+    });
     if (input.has("tail") && input.bool("from-start")) {
       input.fail("tail", "cannot be combined with --from-start");
     }
@@ -179,13 +193,14 @@ export const log = defineKind<LogOptions>({
     const required = input.integer("min-matches") ?? 1;
     return {
       target: path,
-      options: { path, contains, matches, jsonpaths, exclude, startAt, required },
+      options: { path, contains, matches, jsonpaths, exclude, excludeMatches, startAt, required },
       captures: namedGroupsOf(matches),
     };
   },
   // JavaScript's syntax was checked by parse; RE2 runs it (docs/contract.md §9).
   async validate(options, fail) {
     await validateRegex(options.matches, fail);
+    for (const x of options.excludeMatches) await validateRegex(x, fail, "", "exclude-matches");
     if (options.jsonpaths.length === 0) return;
     const { validateJsonPaths } = await import("../_common/jsonpath_lib.ts");
     await validateJsonPaths(options.jsonpaths, fail);

@@ -20,6 +20,7 @@ export function create(options: LogOptions, env: ProbeEnv): Probe {
     matches: options.matches === undefined ? undefined : compileRegex(options.matches),
     jsonpaths: options.jsonpaths,
     exclude: options.exclude,
+    excludeMatches: options.excludeMatches.map((x) => compileRegex(x)),
     required,
   });
   const follower = new LogFollower(path, options.startAt, matcher, env.clock);

@@ -125,6 +125,25 @@ Deno.test("log --exclude drops lines before --contains and --matches (both must 
   });
 });
 
+Deno.test("log --exclude-matches drops lines a regular expression matches, then waits for a new one", async () => {
+  await withDir(async (dir) => {
+    const f = `${dir}/app.log`;
+    await Deno.writeTextFile(f, "DEBUG job 1 done\njob 2 done (retry 3)\n");
+    const flags = ["log", f, "--from-start", "--contains", "done"];
+    const excl = ["--exclude-matches", "^DEBUG\\b", "--exclude-matches", "retry \\d+"];
+    // Every line so far is excluded: the run times out.
+    const early = await runJson(["--timeout", "1s", ...flags, ...excl]);
+    assertEquals([early.code, early.json.status], [1, "timeout"]);
+    // A line that no expression excludes is written while waitcmd follows the file.
+    const cli = startCli(["--timeout", "15s", "--interval", "200ms", ...flags, ...excl]);
+    await cli.waitFor("stderr", attemptAtLeast(`log ${f}`, 1));
+    await Deno.writeTextFile(f, "DEBUG job 3 done\njob 4 done\n", { append: true });
+    const r = await cli.done();
+    assertEquals(r.code, 0, r.stderr);
+    assertStringIncludes(r.stderr, "job 4 done");
+  });
+});
+
 logTest(
   "log --min-matches reports n/N and ends with N/N matches; last line",
   "job a done\n",

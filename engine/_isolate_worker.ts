@@ -84,6 +84,22 @@ const factories: Record<string, ProbeFactory<unknown>> = {
         more();
       }),
   }),
+  /** A watcher that waits for its end, and an attempt that allocates without end (as `grow`). */
+  growwatch: (): Probe => ({
+    check: () =>
+      new Promise(() => {
+        const kept: number[][] = [];
+        const more = () => {
+          for (let i = 0; i < 10; i++) kept.push(new Array(100_000).fill(i));
+          setTimeout(more, 0);
+        };
+        more();
+      }),
+    // deno-lint-ignore require-yield
+    async *watch({ signal }) {
+      await new Promise((r) => signal.addEventListener("abort", r));
+    },
+  }),
   /** A watcher that yields a change every 20 ms and tells one notice. */
   watcher: (): Probe => ({
     check: () => Promise.resolve({ status: "pending", error: "not yet" }),

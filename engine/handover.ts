@@ -59,11 +59,15 @@ export const ENV_STRING_MAX = 131_072;
 
 /**
  * Why `value` cannot be `then`'s variable `variable` (docs/contract.md §7, captures), or
- * undefined when it can: an environment value ends at its first NUL byte, and the system
- * refuses a variable longer than {@link ENV_STRING_MAX}.
+ * undefined when it can: an environment value ends at its first NUL byte, the system
+ * refuses a variable longer than {@link ENV_STRING_MAX}, and bytes that are not UTF-8 were
+ * read as U+FFFD: `then` would get other bytes than those matched.
  */
 export function captureProblem(variable: string, value: string): string | undefined {
   if (value.includes("\0")) return "it holds a NUL byte";
+  if (value.includes("\uFFFD")) {
+    return "it holds bytes that are not UTF-8 (read as U+FFFD)";
+  }
   const bytes = new TextEncoder().encode(value).length;
   if (variable.length + 2 + bytes > ENV_STRING_MAX) {
     return `it is ${bytes} bytes long, more than an environment variable may hold (${ENV_STRING_MAX} bytes with its name)`;

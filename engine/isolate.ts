@@ -47,6 +47,8 @@ export const CLOSE_ANSWER_MS = 20;
  * (outside Linux); after that, attempts end as pending.
  */
 export const BLIND_RESTARTS = 2;
+/** The least time between two watchers' lines saying the memory cap stopped a kind's worker. */
+export const MEMORY_NOTICE_MS = 10_000;
 
 /** Whether thread `tid` of this process still runs (Linux); undefined where it cannot be told. */
 function threadAlive(tid: number | undefined): boolean | undefined {
@@ -134,6 +136,8 @@ export class KindIsolate {
   readonly #stuck: { tid: number | undefined }[] = [];
   #blindRestarts = 0;
   #started = 0;
+  /** When a watcher last said that the memory cap stopped the worker (performance.now()). */
+  #memoryNoticeAt: number | undefined;
 
   constructor(readonly kind: string, readonly opts: IsolateOptions) {}
 
@@ -197,8 +201,16 @@ export class KindIsolate {
     return this.#closing;
   }
 
-  /** Ends `live`: terminates it and ends what waits on it with `reason`. */
-  #kill(live: Live, reason: string, stuck = false): void {
+  /**
+   * Ends `live`: terminates it and ends what waits on it with `reason`. `watchReason`, when
+   * given, is what its watchers end with instead (undefined: silently, the conditions poll).
+   */
+  #kill(
+    live: Live,
+    reason: string,
+    stuck = false,
+    watchReason: (first: boolean) => string | undefined = () => reason,
+  ): void {
     if (this.#live === live) this.#live = undefined;
     live.worker.terminate();
     for (const pid of live.helpers) killGroup(pid, "SIGKILL");
@@ -210,18 +222,29 @@ export class KindIsolate {
       live.calls.delete(call);
       c.resolve({ status: "pending", error: reason });
     }
+    let first = true;
     for (const [id, w] of live.watches) {
       live.watches.delete(id);
-      w.end(reason);
+      w.end(watchReason(first));
+      first = false;
     }
     if (stuck) this.#stuck.push({ tid: live.tid });
   }
 
-  /** Ends the worker for memory use near the cap (the watchdog's call). */
+  /**
+   * Ends the worker for memory use near the cap (the watchdog's call). Its attempts end
+   * pending, naming the cap; of its watchers, one says so (at most once per
+   * `MEMORY_NOTICE_MS`), the others end silently: a run of ten thousand conditions gets one
+   * line, not one per condition (docs/reliability.md).
+   */
   killForMemory(live: Live, cap: number): void {
     const reason = `memory use reached the cap of ${formatCap(cap)} (${MEMORY_CAP_VARIABLE}): ` +
       `the ${this.kind} worker was stopped`;
-    this.#kill(live, reason, true);
+    const now = performance.now();
+    const say = this.#memoryNoticeAt === undefined ||
+      now - this.#memoryNoticeAt >= MEMORY_NOTICE_MS;
+    if (say) this.#memoryNoticeAt = now;
+    this.#kill(live, reason, true, (first) => first && say ? reason : undefined);
   }
 
   /** A worker for the next attempt: the live one, a fresh one, or why there is none. */

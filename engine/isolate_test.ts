@@ -177,6 +177,35 @@ Deno.test("KindIsolate: past the memory cap, the worker is stopped and its attem
   assert(Deno.memoryUsage().rss < cap, "memory given back");
 });
 
+Deno.test("KindIsolate: past the memory cap, one of the worker's watchers says so, the others end silently", async () => {
+  const cap = Deno.memoryUsage().rss + 200 * 2 ** 20;
+  setMemoryCap(cap);
+  try {
+    await withIsolate("growwatch", Array.from({ length: 20 }, () => ({})), async (probes) => {
+      const ctl = new AbortController();
+      const ends = probes.map(async (p) => {
+        try {
+          for await (const _ of p.watch!({ signal: ctl.signal, notice: () => {} })) {
+            // no change expected
+          }
+          return "silent";
+        } catch (e) {
+          return (e as Error).message;
+        }
+      });
+      await sleep(100); // the watchers are set up
+      const r = await checkOnce(probes[0]!, never);
+      assertStringIncludes((r as { error: string }).error, "the growwatch worker was stopped");
+      const said = await Promise.all(ends);
+      ctl.abort();
+      assertEquals(said.filter((s) => s === "silent").length, 19, said.join("; "));
+      assertStringIncludes(said.find((s) => s !== "silent")!, "memory use reached the cap");
+    });
+  } finally {
+    setMemoryCap(TEST_CAP);
+  }
+});
+
 Deno.test("KindIsolate: a run that starts above the cap keeps room above what it holds", async () => {
   // A cap far below what this process holds: a worker at work would be stopped at once...
   setMemoryCap(64 * 2 ** 20);
@@ -197,6 +226,27 @@ Deno.test("KindIsolate: a run that starts above the cap keeps room above what it
         status: "pending",
         error: "attempt timed out after 300ms",
       });
+    });
+  } finally {
+    setMemoryCap(TEST_CAP);
+  }
+});
+
+Deno.test("KindIsolate: what the main thread's own heap grows by does not stop a worker", async () => {
+  setMemoryCap(Deno.memoryUsage().rss + 200 * 2 ** 20);
+  try {
+    await withIsolate("hang", [{}], async ([p]) => {
+      noteMemoryFloor();
+      const ctl = new AbortController();
+      const r = checkOnce(p!, ctl.signal);
+      // About 240 MB on this thread (the engine's, as ten thousand conditions' attempts), past
+      // the 128 MiB of room above the floor.
+      const kept: number[][] = [];
+      for (let i = 0; i < 300; i++) kept.push(new Array(100_000).fill(i));
+      await sleep(300);
+      ctl.abort(new Error("attempt timed out after 300ms"));
+      assertEquals(await r, { status: "pending", error: "attempt timed out after 300ms" });
+      assertEquals(kept.length, 300);
     });
   } finally {
     setMemoryCap(TEST_CAP);

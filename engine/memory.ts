@@ -54,6 +54,11 @@ export function formatCap(bytes: number): string {
 /**
  * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
  * workers that have attempts or watchers in flight.
+ *
+ * What the main thread's own heap grew by since the run's probes were made is not counted:
+ * it is the engine's (ten thousand conditions' attempts, whose garbage the runtime collects
+ * when it sees fit), no worker's, and stopping workers frees none of it. A manifest of 10,000
+ * objects had its worker stopped for it (docs/reliability.md, large manifests).
  */
 export class MemoryWatchdog<
   L extends { readonly busy: boolean },
@@ -63,17 +68,29 @@ export class MemoryWatchdog<
   #cap = DEFAULT_MEMORY_CAP;
   /** What the process held once the run's probes were made; 0 before. */
   #floor = 0;
+  /** The main thread's heap when the floor was noted (or sampling started); undefined before. */
+  #heapBase: number | undefined;
   #stop: (() => void) | undefined;
 
   /** Sets the cap (from `memoryCap`); the floor is noted again. */
   setCap(bytes: number): void {
     this.#cap = bytes;
     this.#floor = 0;
+    this.#heapBase = undefined;
   }
 
   /** Notes what the process holds now as the run's floor. */
   noteFloor(): void {
-    this.#floor = Deno.memoryUsage().rss;
+    const m = Deno.memoryUsage();
+    this.#floor = m.rss;
+    this.#heapBase = m.heapTotal;
+  }
+
+  /** The process's RSS less what the main thread's heap grew by since its base. */
+  #workersRss(): number {
+    const m = Deno.memoryUsage();
+    this.#heapBase ??= m.heapTotal;
+    return m.rss - Math.max(0, m.heapTotal - this.#heapBase);
   }
 
   /** The RSS past which workers at work are stopped. */
@@ -100,7 +117,7 @@ export class MemoryWatchdog<
     this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
       this.#stop = undefined;
       if (this.#live.size === 0) return;
-      if (Deno.memoryUsage().rss > this.limit) {
+      if (this.#workersRss() > this.limit) {
         // Only a worker at work can be growing with what a server sends; one that waits (or
         // loads its kind) holds what it holds, and stopping it would free nothing that grows.
         for (const [live, owner] of this.#live) {

@@ -237,8 +237,8 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "The JSON report has them all in conditions[].captures; then gets each named group as",
     "WAITCMD_CAPTURE_<NAME> (upper case, other characters as _). Two named groups that give",
     "one variable (the same name, or port and PORT) are a usage error. A value no environment",
-    "can hold (a NUL byte, over 128 KiB) is not passed: the run stays satisfied, then is not",
-    "started, and waitcmd exits 3 naming the variable.",
+    "can hold (a NUL byte, over 128 KiB), or that holds bytes that are not UTF-8, is not passed:",
+    "the run stays satisfied, then is not started, and waitcmd exits 3 naming the variable.",
     "",
   ].join("\n"),
   start: [

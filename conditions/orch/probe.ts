@@ -11,6 +11,7 @@ import type { Clock } from "../../engine/clock.ts";
 import { hintOf } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { mergeIterables } from "../_common/filestamp.ts";
+import { AUTH_GRACE_MS, Collections, type Member } from "./collection.ts";
 import { type ApiResource, collectionPath, resolveKind, resolveResource } from "./discovery.ts";
 import { httpProblem, KubeError } from "./errors.ts";
 import { newestWarning, type Warning, warningSelector } from "./events.ts";
@@ -47,12 +48,7 @@ const WATCH_SECONDS = 290;
  * thousands of objects stays under the answer cap (kube.ts `ANSWER_MAX_BYTES`).
  */
 export const LIST_PAGE = 250;
-/**
- * How long after the API server was unreachable a 401/403 is still pending:
- * a restarted server refuses every user but the admins until its
- * authorization data is loaded (docs/contract.md §5 orch).
- */
-export const AUTH_GRACE_MS = 30_000;
+export { AUTH_GRACE_MS };
 
 /** The parts of the API client a probe uses (KubeClient; a fake in tests). */
 export type KubeApi = Pick<KubeClient, "connection" | "discover" | "get" | "getJson" | "watch">;
@@ -63,12 +59,47 @@ export class OrchProbe {
   #uid: string | undefined;
   /** When an attempt last found the API server unreachable (engine clock). */
   #unreachableAt: number | undefined;
+  /** Its membership of the shared watch of its object's collection (a manifest's object). */
+  #member: { readonly path: string; readonly member: Member } | undefined;
+  #closed = false;
 
+  /**
+   * `collections`: the shared list-then-watch of each collection, which a manifest's objects
+   * use instead of a watch and a GET per attempt each (collection.ts).
+   */
   constructor(
     readonly options: OrchOptions,
     readonly client: KubeApi,
     readonly clock: Clock,
+    readonly collections?: Collections,
   ) {}
+
+  /**
+   * The membership of the collection at `r.path`, for a manifest's object when the
+   * collections are shared; undefined otherwise (a single target keeps a watch of its own,
+   * on its one object).
+   */
+  #memberOf(r: Resolved): Member | undefined {
+    const sel = this.options.selection;
+    if (
+      this.collections === undefined || this.#closed || this.options.apiVersion === undefined ||
+      sel.by !== "name"
+    ) {
+      return undefined;
+    }
+    if (this.#member?.path !== r.path) {
+      this.#member?.member.leave();
+      this.#member = { path: r.path, member: this.collections.join(r.path, sel.name) };
+    }
+    return this.#member.member;
+  }
+
+  /** Leaves the shared collection. Idempotent. */
+  close(): void {
+    this.#closed = true;
+    this.#member?.member.leave();
+    this.#member = undefined;
+  }
 
   /**
    * The resource type of the target (discovery is fetched again when it is
@@ -155,7 +186,13 @@ export class OrchProbe {
   async checkNamed(r: Resolved, name: string, signal: AbortSignal): Promise<ProbeResult> {
     const label = `${r.res.kind.toLowerCase()}/${name}`;
     const where = r.res.namespaced ? ` in namespace ${r.namespace}` : "";
-    const got = await this.client.get(`${r.path}/${encodeURIComponent(name)}`, signal);
+    // A manifest's object is judged as its collection's shared watch keeps it, once listed.
+    const kept = await this.#memberOf(r)?.lookup(signal);
+    const got = kept === undefined
+      ? await this.client.get(`${r.path}/${encodeURIComponent(name)}`, signal)
+      : kept.exists
+      ? { status: 200, json: kept.object, text: "" }
+      : { status: 404, json: undefined, text: "" };
     const want = this.options.want;
     if (got.status === 404) {
       if (want.type === "delete") {
@@ -295,14 +332,16 @@ export class OrchProbe {
    * EndpointSlices, which change without the Service: they are watched too.
    */
   watch({ signal }: WatchContext): AsyncIterable<void> {
-    const objects = this.#watchCollection(signal, async () => {
-      const r = await this.resolve(signal, 0);
-      const q: Record<string, string> = {};
-      const sel = this.options.selection;
-      if (sel.by === "name") q.fieldSelector = `metadata.name=${sel.name}`;
-      else if (sel.selector) q.labelSelector = sel.selector;
-      return { path: r.path, query: q };
-    });
+    const objects = this.collections !== undefined && this.options.apiVersion !== undefined
+      ? this.#watchShared(signal)
+      : this.#watchCollection(signal, async () => {
+        const r = await this.resolve(signal, 0);
+        const q: Record<string, string> = {};
+        const sel = this.options.selection;
+        if (sel.by === "name") q.fieldSelector = `metadata.name=${sel.name}`;
+        else if (sel.selector) q.labelSelector = sel.selector;
+        return { path: r.path, query: q };
+      });
     const { want, apiVersion, resource, selection } = this.options;
     if (
       want.type !== "readiness" || apiVersion !== "v1" || resource !== "Service" ||
@@ -318,6 +357,27 @@ export class OrchProbe {
       };
     });
     return mergeIterables([objects, slices]);
+  }
+
+  /**
+   * The changes of a manifest's object, from its collection's shared watch; the resource
+   * type is resolved first (again after a pause while it fails, as a watch of its own would).
+   */
+  async *#watchShared(signal: AbortSignal): AsyncGenerator<void> {
+    let pauseMs = MIN_PAUSE_MS;
+    while (!signal.aborted) {
+      let member: Member | undefined;
+      try {
+        member = this.#memberOf(await this.resolve(signal, 0));
+      } catch (e) {
+        if (signal.aborted) return;
+        if (e instanceof KubeError && !this.#restarting(e) && e.fatal) return;
+      }
+      if (member !== undefined) return yield* member.changes(signal);
+      if (this.#closed) return;
+      await this.clock.sleep(pauseMs, signal).catch(() => {});
+      pauseMs = Math.min(pauseMs * 2, MAX_PAUSE_MS);
+    }
   }
 
   /** The list-then-watch loop of `watch` on the collection that `target` names. */
@@ -367,6 +427,8 @@ export class OrchProbe {
 /** An API client that the conditions of a run with the same kubeconfig and context share. */
 interface Shared {
   readonly client: KubeClient;
+  /** The shared watches of the collections of manifests' objects. */
+  readonly collections: Collections;
   readonly clock: Clock;
   users: number;
 }
@@ -379,7 +441,10 @@ interface Shared {
 const clients = new WeakMap<object, Map<string, Shared>>();
 
 /** A client for `o`'s kubeconfig and context, shared with the run's other conditions. */
-function sharedClient(o: OrchOptions, env: ProbeEnv): { client: KubeClient; release(): void } {
+function sharedClient(
+  o: OrchOptions,
+  env: ProbeEnv,
+): { client: KubeClient; collections: Collections; release(): void } {
   const key = JSON.stringify([o.kubeconfig ?? null, o.context ?? null]);
   let byKey = clients.get(env.env);
   if (!byKey) clients.set(env.env, byKey = new Map());
@@ -390,7 +455,12 @@ function sharedClient(o: OrchOptions, env: ProbeEnv): { client: KubeClient; rele
       env.clock,
       env.secrets && ((v: string) => env.secrets!.add(v)),
     );
-    shared = { client, clock: env.clock, users: 0 };
+    shared = {
+      client,
+      collections: new Collections(client, env.clock),
+      clock: env.clock,
+      users: 0,
+    };
     byKey.set(key, shared);
   }
   const s = shared;
@@ -398,6 +468,7 @@ function sharedClient(o: OrchOptions, env: ProbeEnv): { client: KubeClient; rele
   let released = false;
   return {
     client: s.client,
+    collections: s.collections,
     release() {
       if (released) return;
       released = true;
@@ -411,11 +482,14 @@ function sharedClient(o: OrchOptions, env: ProbeEnv): { client: KubeClient; rele
 /** Makes the probe of one orch condition; its API client is shared and closed with the last. */
 export async function create(o: OrchOptions, env: ProbeEnv): Promise<Probe> {
   await Promise.all([kubeClientLibrary.get(), yamlLibrary.get()]);
-  const { client, release } = sharedClient(o, env);
-  const probe = new OrchProbe(o, client, env.clock);
+  const { client, collections, release } = sharedClient(o, env);
+  const probe = new OrchProbe(o, client, env.clock, collections);
   return {
     check: ({ signal }) => probe.check(signal),
     watch: (ctx) => probe.watch(ctx),
-    close: release,
+    close() {
+      probe.close();
+      release();
+    },
   };
 }

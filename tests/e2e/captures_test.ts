@@ -141,13 +141,27 @@ cliTest(
 );
 
 logTest(
-  "captures: one that no environment can hold (a NUL byte, 200 KB) names its variable; the verdict stands, then is not started (exit 3)",
+  "captures: one that no environment can hold (a NUL byte, 200 KB, bytes that are not UTF-8) names its variable; the verdict stands, then is not started (exit 3)",
   "",
   async (log, dir) => {
     const ran = `${dir}/ran`;
-    await Deno.writeTextFile(log, `v=a\0b\nbig=${"x".repeat(200_000)}\n`);
+    const enc = new TextEncoder();
+    await Deno.writeFile(
+      log,
+      new Uint8Array([
+        ...enc.encode(`v=a\0b\nbig=${"x".repeat(200_000)}\nu=a`),
+        0xff,
+        0xfe,
+        ...enc.encode("b\n"),
+      ]),
+    );
     const rows: [string, string, string][] = [
       ["v=(?P<val>.+)", "WAITCMD_CAPTURE_VAL", "it holds a NUL byte"],
+      [
+        "u=(?P<utf>.+)",
+        "WAITCMD_CAPTURE_UTF",
+        "it holds bytes that are not UTF-8 (read as U+FFFD)",
+      ],
       [
         "big=(?P<big>x+)",
         "WAITCMD_CAPTURE_BIG",
@@ -174,5 +188,21 @@ logTest(
       assertEquals(report.status, "satisfied");
       assertEquals(await Deno.stat(ran).then(() => true, () => false), false);
     }
+  },
+);
+
+logTest(
+  "captures: a UTF-8 capture reaches then byte for byte",
+  "",
+  async (log, dir) => {
+    // é, a CJK character, an emoji, and U+FFFD's own neighbour U+FFFC: all valid UTF-8.
+    await Deno.writeTextFile(log, "u=é中😀\uFFFC\n");
+    const out = `${dir}/bytes`;
+    const r = await runCli([
+      ...["-t", "10s", "log", log, "--from-start", "--matches", "u=(?P<utf>.+)"],
+      ...["--", "then", "sh", "-c", `printf %s "$WAITCMD_CAPTURE_UTF" > ${out}`],
+    ]);
+    assertEquals(r.code, 0, r.stderr.slice(-500));
+    assertEquals(await Deno.readFile(out), new TextEncoder().encode("é中😀\uFFFC"));
   },
 );

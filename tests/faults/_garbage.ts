@@ -4,18 +4,28 @@
  * docs/reliability.md): a TCP server per protocol that answers every
  * connection with one behaviour (close at once, random bytes, an endless
  * stream, silence, a huge length prefix, zero-length messages, an echo of
- * what the client says: its credentials included), a UDP one
+ * what the client says: its credentials included, a huge message of which
+ * only just under the driver kinds' read cap ever comes), a UDP one
  * likewise, and a CLI run measured from the outside (from its `start` event
  * to its exit, its peak RSS, what it printed, what it left behind).
  *
  * @module
  */
 
+import { SESSION_READ_MAX } from "../../conditions/_common/datastore.ts";
 import { WAITCMD } from "../e2e/_cli.ts";
 import { holdConnections } from "../services/_util.ts";
 
 /** How a garbage server answers each connection. */
-export type Behaviour = "close" | "random" | "stream" | "silence" | "huge" | "zero" | "echo";
+export type Behaviour =
+  | "close"
+  | "random"
+  | "stream"
+  | "silence"
+  | "huge"
+  | "zero"
+  | "echo"
+  | "undercap";
 
 /** Every behaviour, in the matrix's order. */
 export const BEHAVIOURS: readonly Behaviour[] = [
@@ -26,7 +36,16 @@ export const BEHAVIOURS: readonly Behaviour[] = [
   "huge",
   "zero",
   "echo",
+  "undercap",
 ];
+
+/**
+ * What the "undercap" behaviour sends on a connection before it falls silent, the
+ * connection held open: the huge message's header and then zeros, just under the
+ * per-session read cap of the driver kinds' sockets (`socketReadMax`, engine/socket_cap.ts),
+ * so that the cap never ends the session and the message never completes.
+ */
+export const UNDER_CAP_BYTES = SESSION_READ_MAX - 4096;
 
 /** A protocol's framing, as far as the huge and zero-length cases need it. */
 export interface Framing {
@@ -166,6 +185,14 @@ export function garbageServer(behaviour: Behaviour, framing: Framing): GarbageSe
         const zeros = new Uint8Array(65536);
         for (;;) await writeAll(conn, zeros);
       }
+      case "undercap": {
+        await writeAll(conn, framing.huge);
+        const zeros = new Uint8Array(65536);
+        for (let left = UNDER_CAP_BYTES - framing.huge.length; left > 0; left -= zeros.length) {
+          await writeAll(conn, zeros.subarray(0, Math.min(left, zeros.length)));
+        }
+        return await reading;
+      }
       case "zero": {
         if (framing.zeroOnce) {
           await writeAll(conn, framing.zero);
@@ -203,7 +230,8 @@ export function garbageServer(behaviour: Behaviour, framing: Framing): GarbageSe
 /**
  * A UDP garbage server, the datagram counterparts of the behaviours: close is a port
  * nobody binds (refused), random a datagram of random bytes per request, stream a burst of
- * 64 per request, silence no answer, huge a datagram of the largest size, zero an empty one.
+ * 64 per request, silence no answer, huge a datagram of the largest size, zero an empty one,
+ * undercap one just under the largest size.
  */
 export async function udpGarbageServer(behaviour: Behaviour): Promise<GarbageServer> {
   const { createSocket } = await import("node:dgram");
@@ -225,6 +253,8 @@ export async function udpGarbageServer(behaviour: Behaviour): Promise<GarbageSer
         return;
       case "huge":
         return send(new Uint8Array(65507));
+      case "undercap":
+        return send(new Uint8Array(65507 - 7));
       case "zero":
         return send(new Uint8Array(0));
       case "echo":

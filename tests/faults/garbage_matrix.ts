@@ -3,9 +3,13 @@
  * a server over the network × every way a hostile server answers (close at
  * once, random bytes, an endless stream, silence, a huge length prefix, a
  * zero-length message, each in the protocol's own framing, an echo of the
- * request with its credentials), through the
+ * request with its credentials, a huge message of which just under the
+ * driver kinds' per-session read cap comes and then nothing, the connection
+ * held open: the cap never ends it, only the deadline does), through the
  * CLI with `-t 1s`. Run by `deno task faults` (and by scripts/test): about
- * 120 runs, three at a time.
+ * 140 runs, three at a time. The large-manifest case (10,000 objects against
+ * a real API server) is tests/faults/large_manifest_test.ts: it needs the
+ * real server, not a garbage one.
  *
  * Each case must end within the deadline plus 100 ms, measured from the
  * outside from the run's `start` event to its exit, with CI_MARGIN_MS more

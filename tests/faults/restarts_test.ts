@@ -388,6 +388,68 @@ Deno.test({
 });
 
 Deno.test({
+  name:
+    "fault: kube-apiserver restarts under the shared watch of a manifest's objects: it lists again, events still wake them",
+  ignore: ignoreWithout("kube-apiserver", whyNoKube),
+  ...opts,
+  async fn() {
+    // A plain apiserver (ConfigMaps need no controller); its own: it is restarted.
+    const kube: KubeEnv = await startKube();
+    const dir = await Deno.makeTempDir({ prefix: "waitcmd-restarts-" });
+    let live: LiveCli | undefined;
+    try {
+      const names = ["r-0", "r-1", "r-2"];
+      await Deno.writeTextFile(
+        `${dir}/m.yaml`,
+        names.map((n) => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${n}\n`).join(
+          "---\n",
+        ),
+      );
+      // An interval longer than the timeout: only the watch can wake the objects.
+      live = startCli([
+        "-t",
+        "120s",
+        "-i",
+        "300s",
+        "k8s",
+        "-f",
+        `${dir}/m.yaml`,
+        "--namespace",
+        "default",
+      ], {
+        env: { KUBECONFIG: kube.kubeconfig },
+      });
+      await live.waitFor("stderr", /r-2 not found in namespace default/, 60_000);
+      await kube.restartApiserver(3000);
+      await sleep(3000);
+      const created = performance.now();
+      for (const name of names) {
+        await kube.create("/api/v1/namespaces/default/configmaps", {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name },
+        });
+      }
+      const r = await live.done();
+      const tookMs = performance.now() - created;
+      assertEquals(r.code, 0, r.stderr.slice(-2000));
+      assertMatch(r.stderr, /satisfied in .* \(3\/3 conditions\)/);
+      // The server's absence was seen by the attempts the failing watch woke.
+      assertMatch(r.stderr, /connection (refused|reset)/);
+      assert(tookMs < 30_000, `satisfied ${Math.round(tookMs)} ms after the objects were made`);
+    } finally {
+      try {
+        live?.child.kill("SIGKILL");
+      } catch {
+        // already exited
+      }
+      await kube.stop();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
   name: "fault: dockerd restarts during a container wait: attempts go on, the verdict follows",
   ignore: ignoreWithout("dockerd", whyNoDocker),
   ...opts,

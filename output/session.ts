@@ -393,12 +393,25 @@ async function listener(
   const shown = io.env.GITHUB_ACTIONS === "true"
     ? (t: string) => ci!.neutraliseLegacyCommands(lineRedact(t))
     : lineRedact;
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), shown, {
+  // The end's summary is a line per condition not satisfied: written at once, one write for
+  // tens of thousands of lines, not one each (docs/contract.md §3: the deadline's 100 ms).
+  let batch: string[] | undefined;
+  const lines = new text.LineRenderer((l) => batch ? batch.push(l) : io.stderr(l + "\n"), shown, {
     quiet: o.quiet,
     style,
     progress: o.progress,
     clock: io.clock,
     fold: system && ci!.ciFold(system, () => io.wallClock?.() ?? Date.now()),
   });
-  return (e) => lines.onEvent(e);
+  return (e) => {
+    if (e.type !== "end") return lines.onEvent(e);
+    batch = [];
+    try {
+      lines.onEvent(e);
+    } finally {
+      const all = batch;
+      batch = undefined;
+      if (all.length > 0) io.stderr(all.join("\n") + "\n");
+    }
+  };
 }

@@ -35,9 +35,6 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 const SLACK_FROM_MS = 100;
 const SLACK_MS = 4;
 
-/** Sleeps woken in one turn of the event loop at most (docs/contract.md §3, §8). */
-export const WAKE_BATCH = 128;
-
 /** A scheduler of sleeps over one kind of uncancellable timer. */
 export class SleepScheduler {
   readonly #now: () => number;
@@ -94,16 +91,10 @@ export class SleepScheduler {
     });
   }
 
-  /**
-   * Wakes the sleeps that are due, at most `WAKE_BATCH` of them, then arms a timer for the next
-   * one (at once when more are due): what each woken sleep does next runs before the event
-   * loop's next turn, so the rounds of tens of thousands of conditions on one interval are
-   * taken in batches, and a signal or the deadline is seen between them.
-   */
+  /** Wakes every sleep that is due, then arms a timer for the next one. */
   #tick(): void {
     const now = this.#now();
-    let woken = 0;
-    while (this.#heap.length > 0 && this.#heap[0]!.at <= now && woken < WAKE_BATCH) {
+    while (this.#heap.length > 0 && this.#heap[0]!.at <= now) {
       const e = this.#pop();
       if (e.done) {
         this.#dead--;
@@ -111,7 +102,6 @@ export class SleepScheduler {
       }
       e.done = true;
       e.wake();
-      woken++;
     }
     this.#ensureArmed();
   }

@@ -8,7 +8,8 @@
 
 import { errorText, missingPackage, UsageError } from "../engine/errors.ts";
 import { FileReadError } from "../engine/files.ts";
-import { type Command, parseArgv } from "../engine/grammar.ts";
+import { type Command, parseArgvInSlices } from "../engine/grammar.ts";
+import { Pacer } from "../engine/pace.ts";
 import { type ExpandIo, expandPlan, validatePlan } from "../engine/prepare.ts";
 import type { Registry } from "../engine/registry.ts";
 import type { SessionIo } from "./session.ts";
@@ -54,6 +55,8 @@ export async function readCommand(
   kinds: Kinds,
 ): Promise<{ command: Command; registry: Registry }> {
   let locate = (e: UsageError) => e;
+  // Long steps take turns of the event loop, so a signal is answered (docs/contract.md §3).
+  const pacer = new Pacer(io.signal);
   try {
     if (io.notUtf8) checkUtf8(argv, io.notUtf8);
     let words: readonly string[] = argv;
@@ -65,7 +68,13 @@ export async function readCommand(
     const { file, rest } = recipe ? recipe.takeConfig(argv) : { file: undefined, rest: argv };
     if (file !== undefined) {
       registry = await kinds.every();
-      const expanded = await recipe!.expandRecipe(await readInput(io, file), file, rest, registry);
+      const expanded = await recipe!.expandRecipe(
+        await readInput(io, file),
+        file,
+        rest,
+        registry,
+        pacer,
+      );
       words = expanded.argv;
       locate = expanded.locate;
     } else {
@@ -75,10 +84,10 @@ export async function readCommand(
         argv.includes("-h") || argv[0] === "completions";
       registry = all ? await kinds.every() : await kinds.named(words);
     }
-    let command = parseArgv(words, registry, io.env);
+    let command = await parseArgvInSlices(words, registry, io.env, pacer);
     if (command.type === "run") {
-      await validatePlan(command.plan, { env: io.env, isolate: true });
-      command = { ...command, plan: await expandPlan(command.plan, expandIo(io)) };
+      await validatePlan(command.plan, { env: io.env, isolate: true, pacer });
+      command = { ...command, plan: await expandPlan(command.plan, expandIo(io), pacer) };
     }
     return { command, registry };
   } catch (e) {
@@ -143,6 +152,7 @@ async function readInput(io: Io, path: string, flag = "--config"): Promise<strin
 /** What kinds that expand (`orch -f`) read their files with. */
 function expandIo(io: Io): ExpandIo {
   return {
+    signal: io.signal,
     readText: (path) => io.readText(path),
     readDir: async (path) => {
       const entries = [];

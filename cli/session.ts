@@ -30,6 +30,7 @@ import {
   SecretRegistry,
 } from "../engine/secrets.ts";
 import { turn } from "../engine/timers.ts";
+import { Pacer, Stopped } from "../engine/pace.ts";
 import { lineRedactor, makeRedactor, type Redact } from "../output/redact.ts";
 
 /** What a session needs from the process. */
@@ -69,9 +70,12 @@ export async function runSession(
   // One registry for the run: what probes register while it runs is masked from output too.
   const secrets = new SecretRegistry(plan.secrets);
   // waitcmd's own words are never masked by value, a password equal to one included (§9).
-  secrets.keep(
-    ownWords(plan.conditions.flatMap((c) => [c.kindWord, c.kind.name, c.name, c.target])),
-  );
+  // In slices: four words a condition, tens of thousands of conditions hold no signal (§3).
+  const pacer = new Pacer();
+  for (const c of plan.conditions) {
+    secrets.keep(ownWords([c.kindWord, c.kind.name, c.name, c.target]));
+    await pacer.step();
+  }
   const redact = makeRedactor(secrets);
   const line = lineRedactor(redact, false);
   const o = plan.options;
@@ -91,9 +95,17 @@ export async function runSession(
     const { explainObject, explainText } = await import("../output/explain.ts");
     // A signal is answered here too: 130 or 143, not the explanation and 0 (docs/contract.md §3).
     if (io.signal.aborted) return cancelledBefore(io);
-    const text = o.output === "text"
-      ? explainText(plan, redact)
-      : JSON.stringify(explainObject(plan, redact), null, 2) + "\n";
+    // In slices: a large plan takes a while to explain, and a signal meanwhile is answered.
+    const pacer = new Pacer(io.signal);
+    let text: string;
+    try {
+      text = o.output === "text"
+        ? await explainText(plan, redact, pacer)
+        : JSON.stringify(await explainObject(plan, redact, pacer), null, 2) + "\n";
+    } catch (e) {
+      if (e instanceof Stopped) return cancelledBefore(io);
+      throw e;
+    }
     // A large plan takes a while to explain: a signal meanwhile is answered, not printed over.
     await turn();
     if (io.signal.aborted) return cancelledBefore(io);
@@ -381,12 +393,25 @@ async function listener(
   const shown = io.env.GITHUB_ACTIONS === "true"
     ? (t: string) => ci!.neutraliseLegacyCommands(lineRedact(t))
     : lineRedact;
-  const lines = new text.LineRenderer((l) => io.stderr(l + "\n"), shown, {
+  // The end's summary is a line per condition not satisfied: written at once, one write for
+  // tens of thousands of lines, not one each (docs/contract.md §3: the deadline's 100 ms).
+  let batch: string[] | undefined;
+  const lines = new text.LineRenderer((l) => batch ? batch.push(l) : io.stderr(l + "\n"), shown, {
     quiet: o.quiet,
     style,
     progress: o.progress,
     clock: io.clock,
     fold: system && ci!.ciFold(system, () => io.wallClock?.() ?? Date.now()),
   });
-  return (e) => lines.onEvent(e);
+  return (e) => {
+    if (e.type !== "end") return lines.onEvent(e);
+    batch = [];
+    try {
+      lines.onEvent(e);
+    } finally {
+      const all = batch;
+      batch = undefined;
+      if (all.length > 0) io.stderr(all.join("\n") + "\n");
+    }
+  };
 }

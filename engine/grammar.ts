@@ -39,6 +39,7 @@ import { didYouMean } from "./suggest.ts";
 import { type FlagValue, q, splitFlag, timeoutValue } from "./flag_values.ts";
 import { runOptionsOf } from "./run_options.ts";
 import { buildLeaf, flagValue, kindHint, readSegment, type WordCursor } from "./leaf.ts";
+import { finish, paced, type Pacer } from "./pace.ts";
 
 /** What the command line asks for. */
 export type Command =
@@ -85,8 +86,20 @@ export function parseArgv(
   registry: Registry,
   env: Readonly<Record<string, string>> = {},
 ): Command {
-  const p = new Parser(argv, registry, env);
-  return p.parse();
+  return finish(new Parser(argv, registry, env).parse());
+}
+
+/**
+ * `parseArgv` in slices with turns of the event loop between them (engine/pace.ts): the words
+ * of tens of thousands of conditions (a large recipe) hold no signal (docs/contract.md §3).
+ */
+export function parseArgvInSlices(
+  argv: readonly string[],
+  registry: Registry,
+  env: Readonly<Record<string, string>> = {},
+  pacer?: Pacer,
+): Promise<Command> {
+  return paced(new Parser(argv, registry, env).parse(), pacer);
 }
 
 class Parser implements WordCursor {
@@ -101,7 +114,8 @@ class Parser implements WordCursor {
     readonly env: Readonly<Record<string, string>>,
   ) {}
 
-  parse(): Command {
+  /** The command; yields between conditions (see `parseArgvInSlices`). */
+  *parse(): Generator<void, Command> {
     const first = this.argv[0];
     if (first === undefined) {
       throw new UsageError(
@@ -127,7 +141,7 @@ class Parser implements WordCursor {
     }
     const globals = this.#globals();
     if (globals.type !== "options") return globals.command;
-    return this.#conditions(globals.options);
+    return yield* this.#conditions(globals.options);
   }
 
   #doctor(args: readonly string[]): Command {
@@ -288,8 +302,8 @@ class Parser implements WordCursor {
   /** Set when a condition asked for its kind's help instead (`tcp --help`). */
   #helpTopic: string | undefined;
 
-  #conditions(options: RunOptions): Command {
-    const children = this.#members("");
+  *#conditions(options: RunOptions): Generator<void, Command> {
+    const children = yield* this.#members("");
     if (this.#helpTopic !== undefined) return { type: "help", topic: this.#helpTopic };
     const conditions = this.#leaves;
     if (conditions.every((c) => c.guard)) {
@@ -317,9 +331,10 @@ class Parser implements WordCursor {
    * The members of the run (`path` "") or of a group, up to its `]`: conditions and groups
    * (docs/contract.md §1, groups). The run's members end at the end of the line or `then`.
    */
-  #members(path: string): PlanNode[] {
+  *#members(path: string): Generator<void, PlanNode[]> {
     const children: PlanNode[] = [];
     while (this.i < this.argv.length && this.#helpTopic === undefined) {
+      yield;
       const word = this.argv[this.i]!;
       if (word === "]") {
         if (this.#depth === 0) {
@@ -336,7 +351,7 @@ class Parser implements WordCursor {
       }
       const position = `${path ? path + "." : ""}${children.length + 1}`;
       if (GROUP_WORDS.has(word) || GROUP_WORDS.has(this.#afterPrefixes())) {
-        children.push(this.#group(position));
+        children.push(yield* this.#group(position));
       } else {
         const leaf = this.#leaf(path);
         if (leaf) children.push({ type: "leaf", condition: leaf });
@@ -377,7 +392,7 @@ class Parser implements WordCursor {
   }
 
   /** `any [ … ]` / `all [ … ]` [`--label TEXT`], and the separator after it. */
-  #group(position: string): GroupNode {
+  *#group(position: string): Generator<void, GroupNode> {
     const first = this.argv[this.i]!;
     if (first === "not" || first === "guard") {
       const op = this.#afterPrefixes();
@@ -416,7 +431,7 @@ class Parser implements WordCursor {
       throw new UsageError(`group at depth ${this.#depth + 1}`, `${TOO_DEEP}; flatten the plan`);
     }
     this.#depth++;
-    const children = this.#members(path);
+    const children = yield* this.#members(path);
     this.#depth--;
     let label: string | undefined;
     if (this.argv[this.i] === "--label" || this.argv[this.i]?.startsWith("--label=")) {

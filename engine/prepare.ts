@@ -12,6 +12,7 @@ import { UsageError } from "./errors.ts";
 import { checkCaptureNames } from "./plan.ts";
 import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
 import { resultOf } from "./attempt.ts";
+import { Pacer } from "./pace.ts";
 import type { Invalid } from "./isolate_serve.ts";
 import type {
   ConditionKind,
@@ -47,6 +48,8 @@ export interface ValidateOptions {
   readonly isolate?: boolean;
   /** Once it aborts, the validation is not waited for (the run is cancelled anyway). */
   readonly signal?: AbortSignal;
+  /** Takes turns of the event loop between conditions (engine/pace.ts). */
+  readonly pacer?: Pacer;
 }
 
 /**
@@ -55,7 +58,7 @@ export interface ValidateOptions {
 export async function validatePlan(plan: Plan, opts: ValidateOptions = {}): Promise<void> {
   const env = opts.env ?? {};
   if (env.WAITCMD_MEMORY_CAP !== undefined) (await import("./memory.ts")).memoryCap(env);
-  const validating = validateConditions(plan, opts.isolate === true, env);
+  const validating = validateConditions(plan, opts.isolate === true, env, opts.pacer);
   if (opts.signal === undefined) return await validating;
   validating.catch(() => {}); // after a signal, of no interest
   await Promise.race([
@@ -72,6 +75,7 @@ async function validateConditions(
   plan: Plan,
   isolate: boolean,
   env: Readonly<Record<string, string>>,
+  pacer = new Pacer(),
 ): Promise<void> {
   const inWorkers = isolate
     ? [...new Set(plan.conditions.map((c) => c.kind))].filter((k) => k.isolate && k.validate)
@@ -87,6 +91,7 @@ async function validateConditions(
     }));
   }
   for (const c of plan.conditions) {
+    await pacer.step();
     if (!c.kind.validate) continue;
     const where = `condition ${c.index} (${c.kindWord})`;
     const fail: Fail = (flag, message) => {
@@ -105,10 +110,15 @@ export type ExpandIo = Omit<ExpandContext, "fail">;
  * it stands for, in its place, and numbers the conditions anew (docs/contract.md §1). A file
  * that cannot be read or parsed is a usage error naming the condition and flag.
  */
-export async function expandPlan(plan: Plan, io: ExpandIo): Promise<Plan> {
+export async function expandPlan(
+  plan: Plan,
+  io: ExpandIo,
+  pacer = new Pacer(io.signal),
+): Promise<Plan> {
   if (!plan.conditions.some((c) => c.kind.expand)) return plan;
   const parts = new Map<ConditionPlan, readonly ConditionPlan[]>();
   for (const c of plan.conditions) {
+    await pacer.step();
     const where = `condition ${c.index} (${c.kindWord})`;
     const leaves = await c.kind.expand?.(c.options, {
       ...io,
@@ -150,6 +160,8 @@ export interface PrepareOptions {
   readonly inProcess?: boolean;
   /** The entry module of isolated kinds' workers (a test's own); conditions/isolate_worker.ts. */
   readonly workerUrl?: URL;
+  /** Takes turns of the event loop while the probes are made (engine/pace.ts). */
+  readonly pacer?: Pacer;
 }
 
 /**
@@ -171,20 +183,24 @@ export async function preparePlan(
     ).then((entries) => new Map<ConditionKind, ProbeFactory<unknown>>(entries)),
     isolated.size === 0 ? undefined : isolatedProbes(plan, isolated, env, opts),
   ]);
-  const made = plan.conditions.map((c) =>
-    isolates?.get(c) ?? factories.get(c.kind)!(c.options, env)
-  );
+  // In slices: tens of thousands of probes are made without holding a signal (§3).
+  const pacer = opts.pacer ?? new Pacer();
+  const made: (Probe | Promise<Probe>)[] = [];
+  for (const c of plan.conditions) {
+    made.push(isolates?.get(c) ?? factories.get(c.kind)!(c.options, env));
+    await pacer.step();
+  }
   // Most factories are synchronous: a thousand such conditions need no thousand awaits.
   const probes = made.some((p) => p instanceof Promise)
     ? await Promise.all(made)
     : made as readonly Probe[];
-  return {
-    ...plan,
-    conditions: plan.conditions.map((c, i) => {
-      const probe = probes[i]!;
-      return { ...c, probe: c.negate ? negated(probe) : probe };
-    }),
-  };
+  const conditions: ReadyCondition[] = [];
+  for (const [i, c] of plan.conditions.entries()) {
+    const probe = probes[i]!;
+    conditions.push({ ...c, probe: c.negate ? negated(probe) : probe });
+    await pacer.step();
+  }
+  return { ...plan, conditions };
 }
 
 /** The probes of the conditions of isolated kinds, made in one worker per kind. */

@@ -12,9 +12,8 @@ import { UsageError } from "./errors.ts";
 import { GLOBAL_FLAGS } from "./options.ts";
 import type { Registry } from "./registry.ts";
 import { didYouMean } from "./suggest.ts";
-import { documentValue, parseDocumentInSlices, YamlValueError } from "./yaml.ts";
-import { turn } from "./timers.ts";
-import { commonJsExports } from "./commonjs.ts";
+import { lineAt, readYaml, type YamlDocument } from "./yaml.ts";
+import { paced, Pacer } from "./pace.ts";
 import { MAX_GROUP_DEPTH, TOO_DEEP } from "./plan.ts";
 
 /** Keys of a condition entry. */
@@ -99,24 +98,29 @@ export async function expandRecipe(
   file: string,
   cliRest: readonly string[],
   registry: Registry,
+  pacer: Pacer = new Pacer(),
 ): Promise<Expanded> {
-  const yaml = commonJsExports(await import("yaml"));
-  const counter = new yaml.LineCounter();
-  // In slices: a signal during a recipe of thousands of conditions is answered at once.
-  const doc = await parseDocumentInSlices(yaml, text, counter, { uniqueKeys: true });
   const fail = (line: number | undefined, message: string): never => {
     throw new UsageError(line === undefined ? file : `${file}:${line}`, message);
   };
-  if (doc.errors.length > 0) {
-    const e = doc.errors[0]!;
-    // The YAML parser recurses once per level: a few hundred levels exhaust the stack.
-    if (/call stack/i.test(e.message)) {
-      fail(undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
-    }
-    const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    fail(counter.linePos(e.pos[0]).line, `not valid YAML or JSON: ${first}`);
+  const tooDeep = () =>
+    fail(undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
+  let docs: YamlDocument[];
+  try {
+    // A large recipe is read in a worker that a signal terminates (engine/yaml.ts).
+    docs = await readYaml(text, { all: false, uniqueKeys: true, lines: true }, pacer.signal);
+  } catch (e) {
+    if (e instanceof RangeError) tooDeep();
+    throw e;
   }
-  if (doc.contents === null) {
+  const doc = docs[0]!;
+  if (doc.error !== undefined) {
+    // The YAML parser recurses once per level: a few hundred levels exhaust the stack.
+    if (/call stack/i.test(doc.error.message)) tooDeep();
+    const first = doc.error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    fail(doc.error.line, `not valid YAML or JSON: ${first}`);
+  }
+  if (doc.empty) {
     // Nothing but blanks and comments: say so, and for `-` that standard input gave nothing
     // (closed, or read from /dev/null) rather than "expected a mapping".
     fail(
@@ -126,19 +130,9 @@ export async function expandRecipe(
         : "the file is empty (no options, no conditions)",
     );
   }
-  const lineOf = (path: (string | number)[]): number | undefined => {
-    const node = doc.getIn(path, true) as { range?: number[] } | undefined;
-    const at = node?.range?.[0];
-    return at === undefined ? undefined : counter.linePos(at).line;
-  };
-  let root: unknown;
-  try {
-    root = documentValue(doc);
-  } catch (e) {
-    if (!(e instanceof YamlValueError)) throw e;
-    fail(undefined, `not valid YAML or JSON: ${e.message}`);
-  }
-  await turn();
+  if (doc.valueError !== undefined) fail(undefined, `not valid YAML or JSON: ${doc.valueError}`);
+  const lineOf = (path: (string | number)[]): number | undefined => lineAt(doc.lines, path);
+  const root = doc.value;
   if (root === null || typeof root !== "object" || Array.isArray(root)) {
     fail(1, "expected a mapping of options and conditions (conditions: [...])");
   }
@@ -169,7 +163,14 @@ export async function expandRecipe(
   const origins: Origin[] = [];
   const conditions: string[][] = [];
   /** One entry's words: a condition, or `any [ … ]` / `all [ … ]` of entries. */
-  const entryWords = (entry: unknown, path: (string | number)[], guard: boolean): string[] => {
+  // Generators that yield once per entry: the words of tens of thousands of conditions are made
+  // in slices with turns of the event loop between them (engine/pace.ts).
+  function* entryWords(
+    entry: unknown,
+    path: (string | number)[],
+    guard: boolean,
+  ): Generator<void, string[]> {
+    yield;
     const at = lineOf(path);
     const where = path.map((p, i) => i === 0 ? p : `[${p}]`).join("").replace(
       /\]\[(any|all)\]/g,
@@ -183,7 +184,7 @@ export async function expandRecipe(
     }
     const e = entry as Record<string, unknown>;
     const op = "any" in e ? "any" : "all" in e ? "all" : undefined;
-    if (op !== undefined) return groupWords(e, op, path, guard, where);
+    if (op !== undefined) return yield* groupWords(e, op, path, guard, where);
     for (const key of Object.keys(e)) {
       if (!CONDITION_KEYS.includes(key)) {
         fail(
@@ -255,15 +256,15 @@ export async function expandRecipe(
     }
     origins.push({ line: at ?? 0, flagLines });
     return words;
-  };
+  }
   /** `any: [ … ]` / `all: [ … ]` (with an optional label) as a group's words. */
-  const groupWords = (
+  function* groupWords(
     e: Record<string, unknown>,
     op: "any" | "all",
     path: (string | number)[],
     guard: boolean,
     where: string,
-  ): string[] => {
+  ): Generator<void, string[]> {
     const at = lineOf(path);
     if (guard) fail(at, `${where}: a guard is one condition, not a group: put guards in guards:`);
     // The command line's limit (engine/grammar.ts), said with the line: the words would only
@@ -284,24 +285,29 @@ export async function expandRecipe(
       fail(lineOf([...path, op]) ?? at, `${where}: ${op}: expected a list of conditions`);
     }
     const words = [op, "["];
-    (members as unknown[]).forEach((m, i) => {
+    for (const [i, m] of (members as unknown[]).entries()) {
       if (i > 0) words.push("--");
-      words.push(...entryWords(m, [...path, op, i], false));
-    });
+      for (const w of yield* entryWords(m, [...path, op, i], false)) words.push(w);
+    }
     words.push("]");
     if (e.label !== undefined) {
       words.push(...flagWords("label", e.label, (m) => fail(lineOf([...path, "label"]), m)));
     }
     return words;
-  };
-  for (const section of ["conditions", "guards"] as const) {
-    const list = top[section];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) fail(lineOf([section]), `${section}: expected a list of conditions`);
-    (list as unknown[]).forEach((entry, i) => {
-      conditions.push(entryWords(entry, [section, i], section === "guards"));
-    });
   }
+  function* sections(): Generator<void, void> {
+    for (const section of ["conditions", "guards"] as const) {
+      const list = top[section];
+      if (list === undefined) continue;
+      if (!Array.isArray(list)) {
+        fail(lineOf([section]), `${section}: expected a list of conditions`);
+      }
+      for (const [i, entry] of (list as unknown[]).entries()) {
+        conditions.push(yield* entryWords(entry, [section, i], section === "guards"));
+      }
+    }
+  }
+  await paced(sections(), pacer);
   let then: string[] = [];
   if (top.then !== undefined) {
     const t = top.then;

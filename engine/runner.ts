@@ -13,6 +13,7 @@ import type { Clock } from "./clock.ts";
 import { ConditionRun, RUN_ENDED, type RunHost } from "./condition.ts";
 import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
+import { Pacer } from "./pace.ts";
 import { groupsOf } from "./plan.ts";
 import type { ReadyPlan } from "./prepare.ts";
 import type { Report, RunEvent, RunStatus } from "./report.ts";
@@ -64,7 +65,16 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   const deadline = Number.isFinite(r.options.timeoutMs)
     ? r.clock.sleep(r.options.timeoutMs, r.ended).then(() => r.finish("timeout"))
     : Promise.resolve();
-  await Promise.all(r.conditions.map((c) => c.poll()));
+  // The conditions start in slices with turns of the event loop between them: the first
+  // attempts of tens of thousands of conditions would hold the deadline and a signal.
+  const polls: Promise<void>[] = [];
+  const pacer = new Pacer();
+  for (const c of r.conditions) {
+    if (r.ended.aborted) break; // a condition never started reports no attempt
+    polls.push(c.poll());
+    await pacer.step();
+  }
+  await Promise.all(polls);
   await deadline;
   ctx.signal?.removeEventListener("abort", onCancel);
   ctx.failure?.removeEventListener("abort", onFailure);

@@ -216,6 +216,8 @@ export interface ExpandContext {
   isDirectory(path: string): Promise<boolean>;
   /** Raises a usage error at this condition's flag (exit 2, nothing probed). */
   readonly fail: Fail;
+  /** Aborted by a signal: long reading (a large manifest's YAML) stops (docs/contract.md §3). */
+  readonly signal?: AbortSignal;
 }
 
 /** Raises a usage error at a condition's flag (or its target when `flag` is undefined). */

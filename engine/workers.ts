@@ -20,6 +20,8 @@ export const WORKERS = {
   xpath: "conditions/_common/xpath_worker.ts",
   /** Runs an isolated kind's probes off the main thread (engine/isolate.ts). */
   isolate: "conditions/isolate_worker.ts",
+  /** Reads a long YAML text (a recipe, a manifest) off the main thread (engine/yaml.ts). */
+  yaml: "engine/yaml_worker.ts",
 } as const;
 
 /** The name of a worker entry in {@link WORKERS}. */

@@ -1,15 +1,25 @@
 /**
- * A YAML document's value, bounded: what the `yaml` package throws while it
- * builds the value (an alias bomb: `Excessive alias count indicates a
- * resource exhaustion attack`; nesting deeper than the stack) becomes one
- * short reason, for a usage error (docs/contract.md §1, recipes). Shared by
- * every reader of YAML a user hands over (recipes; Kubernetes manifests).
+ * YAML a user hands over (recipes; Kubernetes manifests), read into plain
+ * values, bounded, and off the main thread when large:
+ *
+ * - What the `yaml` package throws while it builds a value (an alias bomb:
+ *   `Excessive alias count indicates a resource exhaustion attack`; nesting
+ *   deeper than the stack) becomes one short reason, for a usage error
+ *   (docs/contract.md §1, recipes).
+ * - A text longer than {@link INLINE_YAML_MAX} is read in a worker
+ *   (engine/yaml_worker.ts) that a signal terminates: composing a document
+ *   is one call of the package, seconds for a recipe of 30,000 conditions or
+ *   a manifest of 4 MiB on a busy machine, and it must hold no signal
+ *   (docs/contract.md §3). A shorter one is read here, in milliseconds.
  *
  * @module
  */
 
-import type { Document, LineCounter } from "yaml";
-import { turn } from "./timers.ts";
+import type { Document } from "yaml";
+import { commonJsExports } from "./commonjs.ts";
+import { Pacer, Stopped } from "./pace.ts";
+import { fromPieces, type Pieces } from "./pieces.ts";
+import { workerUrl } from "./workers.ts";
 
 /** Why a document has no value we can use, as one short lower-case text. */
 export class YamlValueError extends Error {
@@ -21,6 +31,9 @@ export class YamlValueError extends Error {
  * document of a few hundred bytes would otherwise expand to gigabytes.
  */
 const MAX_ALIAS_COUNT = 100;
+
+/** The longest text read on the calling thread; longer ones are read in a worker. */
+export const INLINE_YAML_MAX = 32 * 1024;
 
 /** The value of `doc` (`toJS`); throws a `YamlValueError` saying why it has none. */
 export function documentValue(doc: Document.Parsed | Document): unknown {
@@ -36,55 +49,168 @@ export function documentValue(doc: Document.Parsed | Document): unknown {
   }
 }
 
-/** How long the slices of {@link parseDocumentInSlices} run before the event loop has a turn. */
-export const SLICE_MS = 20;
+/**
+ * Where a node of a document stands: its line (1-based), and for a mapping its values' trees
+ * by key, for a sequence its items'. A scalar is its bare line: a recipe of 30,000 conditions
+ * crosses from the worker with a few objects per condition, not one per node.
+ */
+export type LineTree =
+  | number
+  | readonly [number, Readonly<Record<string, LineTree>>]
+  | readonly [number, readonly (LineTree | null)[]];
 
-/** What {@link parseDocumentInSlices} needs of the `yaml` package. */
-type YamlLibrary = Pick<typeof import("yaml"), "Composer" | "Lexer" | "Parser" | "YAMLParseError">;
+/** One document of a text, as plain data (it crosses from the worker by structured clone). */
+export interface YamlDocument {
+  /** The line where it starts. */
+  readonly line: number;
+  /** Its first parse error: the package's message and the line it names. */
+  readonly error?: { readonly message: string; readonly line: number };
+  /** Why it has no value (a `YamlValueError`'s text), when it parsed but has none. */
+  readonly valueError?: string;
+  /** Its value; null for an empty document. */
+  readonly value?: unknown;
+  /** Whether it held nothing but blanks and comments. */
+  readonly empty: boolean;
+  /** Where its nodes stand, when asked for (`lines`). */
+  readonly lines?: LineTree;
+}
+
+/** How a text is read. */
+export interface YamlOptions {
+  /** Every document of a stream (a manifest), or one (a recipe: a second one is an error). */
+  readonly all: boolean;
+  /** A mapping's keys must differ (recipes). */
+  readonly uniqueKeys?: boolean;
+  /** Give each document's {@link LineTree} (recipes, whose errors name a line). */
+  readonly lines?: boolean;
+}
+
+/** What {@link documentsOf} needs of the `yaml` package. */
+type YamlLibrary = Pick<
+  typeof import("yaml"),
+  "LineCounter" | "parseDocument" | "Composer" | "Parser" | "isMap" | "isSeq" | "isScalar"
+>;
+
+/** The documents of `text`, read on this thread (the worker's work, and short texts'). */
+export function documentsOf(yaml: YamlLibrary, text: string, opts: YamlOptions): YamlDocument[] {
+  const counter = new yaml.LineCounter();
+  // A stream is composed one document at a time, each turned into plain values before the next:
+  // `parseAllDocuments` keeps every document's syntax tree until the last is read (130 MB for a
+  // manifest of 10,000 objects; docs/reliability.md, large manifests).
+  const docs = opts.all
+    ? new yaml.Composer({ uniqueKeys: opts.uniqueKeys }).compose(
+      new yaml.Parser(counter.addNewLine).parse(text),
+    )
+    : [yaml.parseDocument(text, { lineCounter: counter, uniqueKeys: opts.uniqueKeys })];
+  const lineOf = (offset: number) => counter.linePos(offset).line;
+  return Array.from(docs, (doc): YamlDocument => {
+    const line = lineOf(doc.range[0]);
+    const empty = doc.contents === null;
+    if (doc.errors.length > 0) {
+      const e = doc.errors[0]!;
+      return { line, empty, error: { message: e.message, line: lineOf(e.pos[0]) } };
+    }
+    let value: unknown;
+    try {
+      value = documentValue(doc);
+    } catch (e) {
+      if (!(e instanceof YamlValueError)) throw e;
+      return { line, empty, valueError: e.message };
+    }
+    if (!opts.lines) return { line, empty, value };
+    return { line, empty, value, lines: lineTree(yaml, doc.contents, lineOf) ?? undefined };
+  });
+}
+
+/** The {@link LineTree} of `node` (a node of the package's document); null for none. */
+function lineTree(
+  yaml: YamlLibrary,
+  node: unknown,
+  lineOf: (offset: number) => number,
+): LineTree | null {
+  const range = (node as { range?: number[] } | null)?.range;
+  if (range === undefined) return null;
+  const l = lineOf(range[0]!);
+  if (yaml.isMap(node)) {
+    const k: Record<string, LineTree> = Object.create(null);
+    for (const pair of node.items) {
+      const key = yaml.isScalar(pair.key) ? String(pair.key.value) : String(pair.key);
+      const t = lineTree(yaml, pair.value, lineOf);
+      if (t !== null) k[key] = t;
+    }
+    return [l, k];
+  }
+  if (yaml.isSeq(node)) return [l, node.items.map((n) => lineTree(yaml, n, lineOf))];
+  return l;
+}
+
+/** The line of the node at `path` in `tree`, if there is one. */
+export function lineAt(
+  tree: LineTree | undefined,
+  path: readonly (string | number)[],
+): number | undefined {
+  let t: LineTree | null | undefined = tree;
+  for (const p of path) {
+    if (t == null || typeof t === "number") return undefined;
+    const members: Readonly<Record<string, LineTree>> | readonly (LineTree | null)[] = t[1];
+    t = Array.isArray(members)
+      ? (typeof p === "number" ? members[p] : undefined)
+      : Object.hasOwn(members, p)
+      ? (members as Readonly<Record<string, LineTree>>)[p]
+      : undefined;
+  }
+  if (t == null) return undefined;
+  return typeof t === "number" ? t : t[0];
+}
 
 /**
- * The one document of `text`, as the package's `parseDocument` makes it, but lexed and parsed
- * in slices of {@link SLICE_MS} with a turn of the event loop between them, so a signal during
- * a large recipe is answered (docs/contract.md §3). Errors keep their offsets (`pos`); `counter`
- * turns them into lines.
+ * The documents of `text`: read here when it is short, else in a worker, which `signal`
+ * terminates (the promise then rejects with a `Stopped`).
  */
-export async function parseDocumentInSlices(
-  yaml: YamlLibrary,
+export async function readYaml(
   text: string,
-  counter: LineCounter,
-  options: { uniqueKeys: boolean },
-): Promise<Document.Parsed> {
-  const parser = new yaml.Parser(counter.addNewLine);
-  counter.addNewLine(0);
-  const tokens = [];
-  let since = performance.now();
-  let n = 0;
-  for (const lexeme of new yaml.Lexer().lex(text)) {
-    for (const token of parser.next(lexeme)) tokens.push(token);
-    // The clock is read every 256 lexemes: reading it is not free either.
-    if ((++n & 255) === 0 && performance.now() - since > SLICE_MS) {
-      await turn();
-      since = performance.now();
-    }
+  opts: YamlOptions,
+  signal?: AbortSignal,
+): Promise<YamlDocument[]> {
+  if (signal?.aborted) throw new Stopped(signal.reason);
+  if (text.length <= INLINE_YAML_MAX) {
+    return documentsOf(commonJsExports(await import("yaml")), text, opts);
   }
-  for (const token of parser.end()) tokens.push(token);
-  await turn();
-  // Composing the document is one call of the package: for 30,000 conditions about 0.5 s
-  // (docs/reliability.md), the longest stretch without a turn.
-  let doc: Document.Parsed | undefined;
-  for (const next of new yaml.Composer(options).compose(tokens, true, text.length)) {
-    if (doc === undefined) doc = next;
-    else {
-      doc.errors.push(
-        new yaml.YAMLParseError(
-          [next.range[0], next.range[1]],
-          "MULTIPLE_DOCS",
-          "Source contains multiple documents; please use YAML.parseAllDocuments()",
-        ),
-      );
-      break;
-    }
-  }
-  await turn();
-  return doc!;
+  const reply = await new Promise<Pieces>((resolve, reject) => {
+    const worker = new Worker(workerUrl("yaml"), { type: "module" });
+    const end = () => {
+      signal?.removeEventListener("abort", onAbort);
+      worker.terminate();
+    };
+    const onAbort = () => {
+      end();
+      reject(new Stopped(signal!.reason));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    worker.onmessage = (e: MessageEvent<YamlReply>) => {
+      end();
+      if ("fault" in e.data) reject(new RangeError(e.data.fault));
+      else resolve(e.data.docs);
+    };
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      end();
+      reject(new Error(`YAML worker failed: ${e.message}`));
+    };
+    worker.postMessage({ text, opts } satisfies YamlJob);
+  });
+  // Rebuilt in slices: one structured clone of it would hold the main thread (engine/pieces.ts).
+  return await fromPieces(reply, new Pacer(signal)) as YamlDocument[];
 }
+
+/** A request to the YAML worker. */
+export interface YamlJob {
+  readonly text: string;
+  readonly opts: YamlOptions;
+}
+
+/**
+ * The YAML worker's answer: the documents (`YamlDocument[]`) in pieces, or what the package
+ * threw (the stack's end).
+ */
+export type YamlReply = { readonly docs: Pieces } | { readonly fault: string };

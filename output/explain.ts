@@ -13,6 +13,7 @@ import { maskWords } from "../engine/secrets.ts";
 import { type Redact, redactDeep } from "./redact.ts";
 import { quoteMasked } from "../engine/quote.ts";
 import { headerLine } from "./text.ts";
+import { paced, Pacer } from "../engine/pace.ts";
 
 /**
  * The condition as a command line would write it: `[guard] [not] kind target --flag value`,
@@ -55,8 +56,15 @@ function labelOf(c: ConditionPlan): string | undefined {
   return c.name === natural ? undefined : c.name;
 }
 
-/** The plan as a JSON-ready object (secrets removed). */
-export function explainObject(plan: Plan, redact: Redact): Record<string, unknown> {
+/**
+ * The plan as a JSON-ready object (secrets removed), made in slices with turns of the event
+ * loop between them, so a signal is answered meanwhile (docs/contract.md §3).
+ */
+export async function explainObject(
+  plan: Plan,
+  redact: Redact,
+  pacer: Pacer = new Pacer(),
+): Promise<Record<string, unknown>> {
   const o = plan.options;
   const secs = (ms: number) => Number.isFinite(ms) ? Math.round(ms) / 1000 : null;
   const node = (n: PlanNode): Record<string, unknown> =>
@@ -89,7 +97,18 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       start_log: o.startLog ?? null,
       stop_grace_seconds: secs(o.stopGraceMs),
     },
-    conditions: plan.conditions.map((c) => ({
+    conditions: await paced(conditionObjects(plan), pacer),
+    plan: plan.root.children.map(node),
+    then: plan.then ? maskWords(plan.then).display : null,
+  }, redact);
+}
+
+/** Each condition's object for the JSON explanation; yields between them. */
+function* conditionObjects(plan: Plan): Generator<void, Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (const c of plan.conditions) {
+    yield;
+    out.push({
       index: c.index,
       name: c.name,
       kind: c.kind.name,
@@ -101,19 +120,31 @@ export function explainObject(plan: Plan, redact: Redact): Record<string, unknow
       not: c.negate,
       ...(c.group === undefined ? {} : { group: c.group }),
       words: conditionWords(c),
-    })),
-    plan: plan.root.children.map(node),
-    then: plan.then ? maskWords(plan.then).display : null,
-  }, redact);
+    });
+  }
+  return out;
 }
 
-/** The plan as text lines. */
-export function explainText(plan: Plan, redact: Redact): string {
+/**
+ * The plan as text lines, made in slices with turns of the event loop between them, so a
+ * signal is answered meanwhile (docs/contract.md §3).
+ */
+export async function explainText(
+  plan: Plan,
+  redact: Redact,
+  pacer: Pacer = new Pacer(),
+): Promise<string> {
+  return await paced(textLines(plan, redact), pacer);
+}
+
+/** The text explanation; yields between conditions. */
+function* textLines(plan: Plan, redact: Redact): Generator<void, string> {
   const lines = [headerLine(plan).replace("waiting for", "would wait for")];
-  const walk = (n: PlanNode, indent: string) => {
+  function* walk(n: PlanNode, indent: string): Generator<void, void> {
+    yield;
     if (n.type === "group") {
       lines.push(`${indent}group ${n.path}: ${groupText(n)}`);
-      for (const child of n.children) walk(child, indent + "  ");
+      for (const child of n.children) yield* walk(child, indent + "  ");
       return;
     }
     const c = n.condition;
@@ -127,8 +158,8 @@ export function explainText(plan: Plan, redact: Redact): string {
         quoteMasked(conditionWords(c, true), conditionWords(c))
       }${roles.length ? ` (${roles.join("; ")})` : ""}`,
     );
-  };
-  for (const n of plan.root.children) walk(n, "  ");
+  }
+  for (const n of plan.root.children) yield* walk(n, "  ");
   plan.options.start.forEach((c, i) => lines.push(`start ${i + 1}: ${c.shown}`));
   if (plan.options.startLog) lines.push(`start log: ${plan.options.startLog}`);
   if (plan.then) lines.push(`then: ${quoteMasked(plan.then, maskWords(plan.then).display)}`);

@@ -13,7 +13,7 @@ import { describeError } from "../../engine/errors.ts";
 import type { ExpandContext, Parsed } from "../../engine/types.ts";
 import { fileType } from "./files.ts";
 import { NAMESPACE, OBJECT_NAME, type OrchOptions } from "./mod.ts";
-import { commonJsExports } from "../../engine/commonjs.ts";
+import { readYaml, type YamlDocument } from "../../engine/yaml.ts";
 
 /** The files of a directory that are read, as kubectl apply -f DIR reads them. */
 const MANIFEST_FILE = /\.(ya?ml|json)$/i;
@@ -44,8 +44,12 @@ export async function expandManifests(
 ): Promise<Parsed<OrchOptions>[]> {
   const objects: ManifestObject[] = [];
   try {
+    // One file at a time, read then parsed: a directory of large manifests is never all in
+    // memory at once.
     for (const source of await readManifests(file, ctx)) {
-      objects.push(...await parseManifest(source.name, source.text));
+      for (const obj of await parseManifest(source.name, await source.text(), ctx.signal)) {
+        objects.push(obj);
+      }
     }
   } catch (e) {
     if (e instanceof ManifestError) ctx.fail("file", e.message);
@@ -86,12 +90,12 @@ function describePath(file: string): string {
 async function readManifests(
   file: string,
   ctx: ExpandContext,
-): Promise<{ name: string; text: string }[]> {
+): Promise<{ name: string; text(): Promise<string> }[]> {
   // The engine's reads are bounded (docs/contract.md §9): no size check here.
-  if (file === "-") return [{ name: "standard input", text: await read(ctx, "-") }];
+  if (file === "-") return [{ name: "standard input", text: () => read(ctx, "-") }];
   if (!await ctx.isDirectory(file)) {
     await checkRegularFile(file);
-    return [{ name: file, text: await read(ctx, file) }];
+    return [{ name: file, text: () => read(ctx, file) }];
   }
   const entries = (await ctx.readDir(file)).filter((e) =>
     !e.isDirectory && MANIFEST_FILE.test(e.name)
@@ -103,7 +107,7 @@ async function readManifests(
   for (const e of entries) {
     const path = `${file.replace(/\/+$/, "")}/${e.name}`;
     await checkRegularFile(path);
-    out.push({ name: path, text: await read(ctx, path) });
+    out.push({ name: path, text: () => read(ctx, path) });
   }
   return out;
 }
@@ -145,33 +149,32 @@ export async function checkRegularFile(path: string): Promise<void> {
  * document for text that does not parse and for an object without apiVersion,
  * kind or metadata.name.
  */
-export async function parseManifest(name: string, text: string): Promise<ManifestObject[]> {
-  const { Composer, LineCounter, Parser } = commonJsExports(await import("yaml"));
-  const counter = new LineCounter();
+export async function parseManifest(
+  name: string,
+  text: string,
+  signal?: AbortSignal,
+): Promise<ManifestObject[]> {
+  let docs: YamlDocument[];
+  try {
+    // A large manifest is read in a worker that a signal terminates (engine/yaml.ts).
+    docs = await readYaml(text, { all: true }, signal);
+  } catch (e) {
+    if (!(e instanceof RangeError)) throw e;
+    throw new ManifestError(`${name}: not valid YAML or JSON: it is nested too deeply`);
+  }
   const out: ManifestObject[] = [];
-  // Document by document (what `parseAllDocuments` does, without keeping every document's
-  // syntax tree until the last is read): a manifest of 10,000 objects held 130 MB of trees
-  // (docs/reliability.md, large manifests). Only what identifies each object is kept.
-  const docs = new Composer().compose(new Parser(counter.addNewLine).parse(text));
-  let i = 0;
-  for (const doc of docs) {
-    i++;
-    const line = counter.linePos(doc.range[0]).line;
-    const where = `${name}: document ${i} (line ${line})`;
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0]!;
-      const first = e.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-      const at = counter.linePos(e.pos[0]).line;
+  for (const [i, doc] of docs.entries()) {
+    const where = `${name}: document ${i + 1} (line ${doc.line})`;
+    if (doc.error !== undefined) {
+      const first = doc.error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
       throw new ManifestError(
-        `${name}: document ${i} (line ${at}): not valid YAML or JSON: ${first}`,
+        `${name}: document ${i + 1} (line ${doc.error.line}): not valid YAML or JSON: ${first}`,
       );
     }
-    let value: unknown;
-    try {
-      value = doc.toJS({ maxAliasCount: 100 });
-    } catch (e) {
-      throw new ManifestError(`${where}: not valid YAML or JSON: ${describeError(e)}`);
+    if (doc.valueError !== undefined) {
+      throw new ManifestError(`${where}: not valid YAML or JSON: ${doc.valueError}`);
     }
+    const value = doc.value;
     if (value === null || value === undefined) continue;
     const obj = object(value, where);
     if (Array.isArray(obj.items) && typeof obj.kind === "string" && obj.kind.endsWith("List")) {

@@ -10,7 +10,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { cliTest, timing, WAITCMD } from "../e2e/_cli.ts";
-import { blockedIn, groupsRunning, killGroups, spawnWaitcmd, until } from "./_proc.ts";
+import { blockedIn, type Ended, groupsRunning, killGroups, spawnWaitcmd, until } from "./_proc.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
@@ -209,15 +209,51 @@ for (const end of ["deadline", "SIGTERM"] as const) {
   });
 }
 
+/** What the shared machine may add to a measured answer, beyond the promised 100 ms. */
+const CI_MARGIN_MS = 400;
+
+/** A recipe of `n` conditions in a new temporary directory. */
+async function bigRecipe(n: number, entry: (i: number) => string): Promise<{
+  dir: string;
+  recipe: string;
+}> {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-big-" });
+  const recipe = `${dir}/big.yaml`;
+  const lines = ["conditions:"];
+  for (let i = 0; i < n; i++) lines.push(`  - ${entry(i)}`);
+  await Deno.writeTextFile(recipe, lines.join("\n") + "\n");
+  return { dir, recipe };
+}
+
+/**
+ * Spawns `args`, sends SIGTERM after `ms`: what it ended with and how long after the signal;
+ * undefined when it ended before (a machine that got faster meanwhile).
+ */
+async function termAfter(
+  args: string[],
+  ms: number,
+): Promise<(Ended & { late: number }) | undefined> {
+  const w = spawnWaitcmd(args);
+  await new Promise((r) => setTimeout(r, ms));
+  const sent = performance.now();
+  try {
+    w.child.kill("SIGTERM");
+  } catch {
+    await w.ended();
+    return undefined;
+  }
+  const r = await w.ended(120_000);
+  return { ...r, late: Math.round(performance.now() - sent) };
+}
+
 cliTest(
-  "signals: --explain of a recipe of 30,000 conditions: SIGTERM while it is read, parsed or explained exits 143 promptly, nothing explained",
+  "signals: --explain of a recipe of 30,000 conditions: SIGTERM while it is read, parsed or explained exits 143 within 100 ms, nothing explained",
   async () => {
-    const dir = await Deno.makeTempDir({ prefix: "waitcmd-big-" });
+    const { dir, recipe } = await bigRecipe(
+      30_000,
+      (i) => `{kind: file, target: /nonexistent/${i}}`,
+    );
     try {
-      const recipe = `${dir}/big.yaml`;
-      const lines = ["conditions:"];
-      for (let i = 0; i < 30_000; i++) lines.push(`  - {kind: file, target: /nonexistent/${i}}`);
-      await Deno.writeTextFile(recipe, lines.join("\n") + "\n");
       const args = ["--explain", "-f", recipe];
       // How long the whole explanation takes on this machine, now: the signals fall inside it.
       const started = performance.now();
@@ -225,26 +261,107 @@ cliTest(
       const whole = performance.now() - started;
       assertEquals(full.code, 0, full.stderr);
       const late: number[] = [];
-      for (const at of [0.3, 0.55, 0.8]) {
-        const w = spawnWaitcmd(args);
-        await new Promise((r) => setTimeout(r, whole * at));
-        const sent = performance.now();
-        w.child.kill("SIGTERM");
-        const r = await w.ended(120_000);
-        late.push(Math.round(performance.now() - sent));
+      for (const at of [0.2, 0.45, 0.7]) {
+        const r = await termAfter(args, whole * at);
+        if (r === undefined) continue;
+        late.push(r.late);
         assertEquals([r.code, r.stdout, r.stderr], [143, "", BEFORE("SIGTERM")], `at ${at}`);
       }
-      // Answered at the next turn of the event loop: slices of 20 ms, and composing the YAML
-      // document, the longest step without one (about 0.5 s on a quiet machine). Before, a
-      // signal waited for the whole parse (seconds) or came after the explanation (exit 0).
-      assert(
-        Math.max(...late) < 3000,
-        `answered ${late.join(", ")} ms late (whole: ${Math.round(whole)} ms)`,
-      );
       console.log(
         `explain of 30,000 conditions: ${Math.round(whole)} ms; SIGTERM answered ${
           late.join(", ")
         } ms late`,
+      );
+      // The YAML is composed in a worker, and the rest takes turns of the event loop every
+      // 10 ms (docs/contract.md §3). Before, composing the document (one call of the package,
+      // seconds on a busy machine), the words' parse and the explanation held the signal.
+      assert(late.length > 0, "every run ended before its signal");
+      assert(
+        Math.max(...late) <= 100 + CI_MARGIN_MS,
+        `answered ${late.join(", ")} ms late (whole: ${Math.round(whole)} ms)`,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+cliTest(
+  "signals: a run of a recipe of 30,000 tcp conditions: SIGTERM while it is read and parsed, answered within 100 ms, and the wait never starts",
+  async () => {
+    const { dir, recipe } = await bigRecipe(30_000, () => `{kind: tcp, target: "127.0.0.1:1"}`);
+    try {
+      // How long reading and explaining it takes on this machine, now: the run's own start
+      // comes after about as long.
+      const started = performance.now();
+      const full = await spawnWaitcmd(["--explain", "-f", recipe]).ended(120_000);
+      const whole = performance.now() - started;
+      assertEquals(full.code, 0, full.stderr);
+      const args = ["-t", "120s", "-i", "1s", "-q", "-f", recipe];
+      const late: number[] = [];
+      // Before the wait: a signal during the run itself waits for the end of 30,000 attempts
+      // and the summary (docs/reliability.md, not yet covered).
+      for (const at of [0.25, 0.5, 0.75]) {
+        const r = await termAfter(args, whole * at);
+        assert(r !== undefined, `the run ended before a signal at ${at}`);
+        late.push(r.late);
+        assertEquals([r.code, r.signal, r.stdout], [143, null, ""], `at ${at}: ${r.stderr}`);
+        // Read and parsed in slices: a signal then is answered before the wait, not after it.
+        if (at <= 0.5) assertEquals(r.stderr, BEFORE("SIGTERM"), `at ${at}`);
+      }
+      console.log(
+        `a run of 30,000 tcp conditions (explained in ${Math.round(whole)} ms): SIGTERM answered ${
+          late.join(", ")
+        } ms late`,
+      );
+      assert(
+        Math.max(...late) <= 100 + CI_MARGIN_MS,
+        `answered ${late.join(", ")} ms late (explained in ${Math.round(whole)} ms)`,
+      );
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
+
+cliTest(
+  "signals: --explain orch -f DIR of four manifests of 3 MiB: SIGTERM while they are parsed exits 143 within 100 ms",
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "waitcmd-manifests-" });
+    try {
+      // One object a file, holding a list of 3 MiB of short texts: seconds of YAML each.
+      const data = [];
+      for (let i = 0; i < 80_000; i++) data.push(`  - "value number ${i} of the list"`);
+      for (let f = 0; f < 4; f++) {
+        await Deno.writeTextFile(
+          `${dir}/m${f}.yaml`,
+          `apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big-${f}}\nitems:\n${
+            data.join("\n")
+          }\n`,
+        );
+      }
+      const args = ["--explain", "orch", "-f", dir];
+      const started = performance.now();
+      const full = await spawnWaitcmd(args).ended(120_000);
+      const whole = performance.now() - started;
+      assertEquals(full.code, 0, full.stderr);
+      assertStringIncludes(full.stdout, "orch configmap/big-3");
+      const late: number[] = [];
+      for (const at of [0.2, 0.45, 0.7]) {
+        const r = await termAfter(args, whole * at);
+        if (r === undefined) continue;
+        late.push(r.late);
+        assertEquals([r.code, r.stdout, r.stderr], [143, "", BEFORE("SIGTERM")], `at ${at}`);
+      }
+      console.log(
+        `--explain orch -f of 4 x 3 MiB: ${Math.round(whole)} ms; SIGTERM answered ${
+          late.join(", ")
+        } ms late`,
+      );
+      assert(late.length > 0, "every run ended before its signal");
+      assert(
+        Math.max(...late) <= 100 + CI_MARGIN_MS,
+        `answered ${late.join(", ")} ms late (whole: ${Math.round(whole)} ms)`,
       );
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -778,7 +778,7 @@ export const LIVE_ROWS: Record<string, LiveRow> = {
           ],
           [
             [byName, "--tls"],
-            "certificate not trusted (self-signed certificate in certificate chain)",
+            "certificate not trusted (self-signed certificate in the chain)",
           ],
         ],
       };

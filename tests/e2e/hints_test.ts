@@ -49,11 +49,11 @@ const HINTS: [string[], string][] = [
   ],
   [
     ["docker", "web", "--status", "healthy"],
-    `waitcmd: condition 1 (docker): --status: expected one of created, running, paused, restarting, exited, dead, got "healthy" (did you mean --health healthy?) (see: waitcmd help container)`,
+    `waitcmd: condition 1 (docker): --status: expected one of created, running, paused, restarting, removing, exited, dead, any, got "healthy" (did you mean --health healthy?) (see: waitcmd help container)`,
   ],
   [
     ["docker", "web", "--status=runing"],
-    `waitcmd: condition 1 (docker): --status: expected one of created, running, paused, restarting, exited, dead, got "runing" (did you mean running?) (see: waitcmd help container)`,
+    `waitcmd: condition 1 (docker): --status: expected one of created, running, paused, restarting, removing, exited, dead, any, got "runing" (did you mean running?) (see: waitcmd help container)`,
   ],
   // The typo suggestion is unchanged.
   [

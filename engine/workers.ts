@@ -48,3 +48,43 @@ export function workerUrl(name: WorkerName): URL {
   }
   return new URL(BUNDLE_ROOT + path.replace(/\.ts$/, ".js"), import.meta.url);
 }
+
+/**
+ * Runs one job in a fresh worker `name`: posts `job` and resolves with the
+ * worker's first message, then ends the worker. An abort of `signal` ends it
+ * at once and rejects with `stopped(reason)` (the reason itself by default);
+ * a worker that fails rejects with an error naming `what`. Long work that a
+ * signal or the deadline must be able to cut runs this way (a user's regular
+ * expression, XPath, a long YAML text; docs/development.md, "Workers").
+ */
+export function runOnce<Reply>(
+  name: WorkerName,
+  job: unknown,
+  what: string,
+  signal: AbortSignal | undefined,
+  stopped: (reason: unknown) => unknown = (reason) => reason,
+): Promise<Reply> {
+  if (signal?.aborted) return Promise.reject(stopped(signal.reason));
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(workerUrl(name), { type: "module" });
+    const end = () => {
+      signal?.removeEventListener("abort", onAbort);
+      worker.terminate();
+    };
+    const onAbort = () => {
+      end();
+      reject(stopped(signal!.reason));
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+    worker.onmessage = (e: MessageEvent<Reply>) => {
+      end();
+      resolve(e.data);
+    };
+    worker.onerror = (e: ErrorEvent) => {
+      e.preventDefault();
+      end();
+      reject(new Error(`${what} worker failed: ${e.message}`));
+    };
+    worker.postMessage(job);
+  });
+}

@@ -19,7 +19,7 @@ import type { Document } from "yaml";
 import { commonJsExports } from "./commonjs.ts";
 import { Pacer, Stopped } from "./pace.ts";
 import { fromPieces, type Pieces } from "./pieces.ts";
-import { workerUrl } from "./workers.ts";
+import { runOnce } from "./workers.ts";
 
 /** Why a document has no value we can use, as one short lower-case text. */
 export class YamlValueError extends Error {
@@ -176,31 +176,16 @@ export async function readYaml(
   if (text.length <= INLINE_YAML_MAX) {
     return documentsOf(commonJsExports(await import("yaml")), text, opts);
   }
-  const reply = await new Promise<Pieces>((resolve, reject) => {
-    const worker = new Worker(workerUrl("yaml"), { type: "module" });
-    const end = () => {
-      signal?.removeEventListener("abort", onAbort);
-      worker.terminate();
-    };
-    const onAbort = () => {
-      end();
-      reject(new Stopped(signal!.reason));
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    worker.onmessage = (e: MessageEvent<YamlReply>) => {
-      end();
-      if ("fault" in e.data) reject(new RangeError(e.data.fault));
-      else resolve(e.data.docs);
-    };
-    worker.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      end();
-      reject(new Error(`YAML worker failed: ${e.message}`));
-    };
-    worker.postMessage({ text, opts } satisfies YamlJob);
-  });
+  const reply = await runOnce<YamlReply>(
+    "yaml",
+    { text, opts } satisfies YamlJob,
+    "YAML",
+    signal,
+    (reason) => new Stopped(reason),
+  );
+  if ("fault" in reply) throw new RangeError(reply.fault);
   // Rebuilt in slices: one structured clone of it would hold the main thread (engine/pieces.ts).
-  return await fromPieces(reply, new Pacer(signal)) as YamlDocument[];
+  return await fromPieces(reply.docs, new Pacer(signal)) as YamlDocument[];
 }
 
 /** A request to the YAML worker. */

@@ -207,6 +207,33 @@ export async function evaluateJsonPath(
   return ok ? { ok, detail, value } : { ok, detail };
 }
 
+/** What every `--jsonpath` of a condition said of one document. */
+export type JsonPathsVerdict =
+  | { readonly ok: true; readonly details: readonly string[]; readonly value: unknown }
+  | { readonly ok: false; readonly error: string };
+
+/**
+ * Evaluates `exprs` in order on `doc`: each one's detail and the last one's
+ * value, or at the first that does not hold, the one text every kind gives
+ * (`jsonpath not met: DETAIL`).
+ */
+export async function judgeJsonPaths(
+  exprs: readonly JsonPathExpr[],
+  doc: unknown,
+  signal: AbortSignal = NEVER,
+  secrets?: SecretRegistry,
+): Promise<JsonPathsVerdict> {
+  const details: string[] = [];
+  let value: unknown;
+  for (const expr of exprs) {
+    const r = await evaluateJsonPath(expr, doc, signal, secrets);
+    if (!r.ok) return { ok: false, error: `jsonpath not met: ${r.detail}` };
+    details.push(r.detail);
+    value = r.value;
+  }
+  return { ok: true, details, value };
+}
+
 interface Outcome extends JsonPathOutcome {
   /** What `detail` describes: one comparison, or a junction (for parentheses). */
   readonly shape: "leaf" | "and" | "or";

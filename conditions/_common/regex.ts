@@ -12,7 +12,7 @@
 
 import { RE2JS } from "re2js";
 import type { Captures } from "./captures.ts";
-import { workerUrl } from "../../engine/workers.ts";
+import { runOnce } from "../../engine/workers.ts";
 
 /** A compiled user pattern. */
 export interface UserRegex {
@@ -95,28 +95,12 @@ export function execText(
 ): Promise<Captures | undefined> {
   if (signal.aborted) return Promise.reject(signal.reason);
   if (text.length <= INLINE_TEXT) return Promise.resolve(re.exec(text));
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(workerUrl("regex"), { type: "module" });
-    const end = () => {
-      signal.removeEventListener("abort", onAbort);
-      worker.terminate();
-    };
-    const onAbort = () => {
-      end();
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    worker.onmessage = (e: MessageEvent<Captures | null>) => {
-      end();
-      resolve(e.data ?? undefined);
-    };
-    worker.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      end();
-      reject(new Error(`regular expression worker failed: ${e.message}`));
-    };
-    worker.postMessage({ source: re.source, flags: re.flags, text });
-  });
+  return runOnce<Captures | null>(
+    "regex",
+    { source: re.source, flags: re.flags, text },
+    "regular expression",
+    signal,
+  ).then((c) => c ?? undefined);
 }
 
 /**

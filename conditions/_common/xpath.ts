@@ -14,7 +14,7 @@
 
 import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Fail } from "../../engine/types.ts";
-import { workerUrl } from "../../engine/workers.ts";
+import { runOnce } from "../../engine/workers.ts";
 import { memoize } from "./memo.ts";
 import { parseBody, XDocument, XmlSyntaxError, type XNode } from "./xdom.ts";
 
@@ -317,34 +317,18 @@ export async function evaluateXPaths(
 }
 
 /** The same in a worker, ended when `signal` aborts. */
-function inWorker(
+async function inWorker(
   job: { exprs: readonly string[]; text: string; contentType: string | undefined; where: string },
   signal: AbortSignal,
 ): Promise<XPathRaw> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(workerUrl("xpath"), { type: "module" });
-    const end = () => {
-      signal.removeEventListener("abort", onAbort);
-      worker.terminate();
-    };
-    const onAbort = () => {
-      end();
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-    worker.onmessage = (e: MessageEvent<XPathRaw | { readonly failed: string }>) => {
-      end();
-      if ("failed" in e.data) reject(new Error(e.data.failed));
-      else resolve(e.data);
-    };
-    worker.onerror = (e: ErrorEvent) => {
-      e.preventDefault();
-      end();
-      reject(new Error(`xpath worker failed: ${e.message}`));
-    };
-    worker.postMessage(job);
-  });
+  const reply = await runOnce<XPathRaw | { readonly failed: string }>(
+    "xpath",
+    job,
+    "xpath",
+    signal,
+  );
+  if ("failed" in reply) throw new Error(reply.failed);
+  return reply;
 }
 
 /**

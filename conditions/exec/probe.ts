@@ -134,7 +134,7 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
     }
     // Loaded only for a condition with --jsonpath: the JSONPath and RE2 libraries are large,
     // and a plain exec is the most common kind that runs from a cold start.
-    const { evaluateJsonPath, jsonSyntaxError } = await import("../_common/jsonpath_lib.ts");
+    const { judgeJsonPaths, jsonSyntaxError } = await import("../_common/jsonpath_lib.ts");
     let doc: unknown;
     try {
       doc = JSON.parse(stdout.text);
@@ -142,18 +142,12 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
       const why = stdout.text.trim() === "" ? "it is empty" : jsonSyntaxError(e);
       return { status: "pending", error: `stdout is not JSON: ${why}` };
     }
-    const parts = [detail];
-    let value: unknown;
-    for (const expr of jsonpaths) {
-      const r = await evaluateJsonPath(expr, doc, signal, env.secrets);
-      if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
-      parts.push(r.detail);
-      value = r.value;
-    }
+    const v = await judgeJsonPaths(jsonpaths, doc, signal, env.secrets);
+    if (!v.ok) return { status: "pending", error: v.error };
     return {
       status: "satisfied",
-      detail: parts.join("; "),
-      captures: { value: captureText(value) },
+      detail: [detail, ...v.details].join("; "),
+      captures: { value: captureText(v.value) },
     };
   }
 

@@ -241,19 +241,13 @@ async function callOnce(
     // JSON text needs no quoting (its control characters are escaped); masked, then cut.
     const shown = `${name} answered ${clip(JSON.stringify(doc), PREVIEW_CHARS, secrets)}`;
     if (call.jsonpaths.length === 0) return { status: "satisfied", detail: shown };
-    const { evaluateJsonPath } = await import("../_common/jsonpath_lib.ts");
-    const parts = [`${name} answered`];
-    let value: unknown;
-    for (const expr of call.jsonpaths) {
-      const r = await evaluateJsonPath(expr, doc, signal, secrets);
-      if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail} (${shown})` };
-      parts.push(r.detail);
-      value = r.value;
-    }
+    const { judgeJsonPaths } = await import("../_common/jsonpath_lib.ts");
+    const v = await judgeJsonPaths(call.jsonpaths, doc, signal, secrets);
+    if (!v.ok) return { status: "pending", error: `${v.error} (${shown})` };
     return {
       status: "satisfied",
-      detail: parts.join("; "),
-      captures: { value: captureText(value) },
+      detail: [`${name} answered`, ...v.details].join("; "),
+      captures: { value: captureText(v.value) },
     };
   } catch (e) {
     if (e instanceof reflect.NotResolved) return { status: "pending", error: e.message };

@@ -12,7 +12,7 @@ import type { HttpReply } from "../_common/httpx.ts";
 import { statusLine } from "../_common/http_status.ts";
 import { captureText } from "../_common/captures.ts";
 import { httpAuthHint } from "../_common/hints.ts";
-import { evaluateJsonPath, jsonSyntaxError } from "../_common/jsonpath_lib.ts";
+import { jsonSyntaxError, judgeJsonPaths } from "../_common/jsonpath_lib.ts";
 import { execText, type UserRegex } from "../_common/regex.ts";
 import { readCapped } from "../_common/stream.ts";
 import type { HttpOptions } from "./mod.ts";
@@ -105,12 +105,10 @@ export async function judge(
       const why = text.trim() === "" ? "it is empty" : jsonSyntaxError(e);
       return { status: "pending", error: `body is not JSON: ${why} (${line})` };
     }
-    for (const expr of o.jsonpaths) {
-      const r = await evaluateJsonPath(expr, doc, signal, secrets);
-      if (!r.ok) return { status: "pending", error: `jsonpath not met: ${r.detail}` };
-      parts.push(r.detail);
-      captures.value = captureText(r.value);
-    }
+    const v = await judgeJsonPaths(o.jsonpaths, doc, signal, secrets);
+    if (!v.ok) return { status: "pending", error: v.error };
+    parts.push(...v.details);
+    captures.value = captureText(v.value);
   }
   if (o.xpaths.length > 0) {
     if (truncated) {

@@ -1,6 +1,6 @@
 /**
  * One flag's words as a typed value (docs/contract.md §1): the flag's name and inline value, its
- * text checked against its declared type and range, `--timeout` and `--jitter`, and the message
+ * text checked against its declared type and range, `--timeout`, and the message
  * for a flag a condition does not take. Pure: every failure is a `UsageError`.
  *
  * @module
@@ -112,32 +112,6 @@ export function timeoutValue(raw: string, where: string): number {
     );
   }
   return ms === 0 ? Infinity : ms;
-}
-
-/** `--jitter`: `20%` or `0.2`, from 0 to 100% (docs/contract.md §4). */
-export function parseJitter(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?|\.\d+)(%?)$/.exec(raw.trim());
-  const value = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
-  if (!Number.isFinite(value) || value < 0 || value > 1) {
-    throw new UsageError(
-      "--jitter",
-      `expected a share from 0% to 100% (like 20% or 0.2), got ${q(raw)}`,
-    );
-  }
-  return value;
-}
-
-/** `--backoff-factor`: a finite number of at least 1, `1.5` or `2` (docs/contract.md §4). */
-export function parseBackoffFactor(raw: string): number {
-  const m = /^(\d+(?:\.\d+)?|\.\d+)$/.exec(raw.trim());
-  const value = m ? Number(m[1]) : NaN;
-  if (!Number.isFinite(value) || value < 1) {
-    throw new UsageError(
-      "--backoff-factor",
-      `expected a number of at least 1 (like 1.5 or 2), got ${q(raw)}`,
-    );
-  }
-  return value;
 }
 
 /** `--name=value` or `-n` split into the name and the inline value, if any. */

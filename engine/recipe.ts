@@ -30,7 +30,7 @@ const CONDITION_KEYS = [
 /** Top-level keys besides the global options. */
 const SECTION_KEYS = ["conditions", "guards", "then"];
 /** Global options a recipe may not set: they only make sense on the command line. */
-const CLI_ONLY = new Set(["config", "explain"]);
+const CLI_ONLY = new Set(GLOBAL_FLAGS.filter((f) => f.cliOnly).map((f) => f.name));
 
 /** A recipe turned into command-line words, with where each condition came from. */
 export interface Expanded {

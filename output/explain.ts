@@ -14,6 +14,7 @@ import { type Redact, redactDeep } from "./redact.ts";
 import { quoteMasked } from "../engine/quote.ts";
 import { headerLine } from "./text.ts";
 import { paced, Pacer } from "../engine/pace.ts";
+import { shownOptions } from "../engine/options.ts";
 
 /**
  * The condition as a command line would write it: `[guard] [not] kind target --flag value`,
@@ -66,7 +67,6 @@ export async function explainObject(
   pacer: Pacer = new Pacer(),
 ): Promise<Record<string, unknown>> {
   const o = plan.options;
-  const secs = (ms: number) => Number.isFinite(ms) ? Math.round(ms) / 1000 : null;
   const node = (n: PlanNode): Record<string, unknown> =>
     n.type === "leaf" ? { condition: n.condition.index } : {
       group: n.path,
@@ -76,27 +76,7 @@ export async function explainObject(
     };
   return redactDeep({
     explain: true,
-    options: {
-      timeout_seconds: secs(o.timeoutMs),
-      interval_seconds: secs(o.intervalMs),
-      attempt_timeout_seconds: o.attemptTimeoutMs === undefined ? null : secs(o.attemptTimeoutMs),
-      backoff: o.backoff,
-      max_interval_seconds: secs(o.maxIntervalMs),
-      backoff_factor: o.backoffFactor,
-      jitter: o.jitter,
-      delay_seconds: secs(o.delayMs),
-      mode: o.mode,
-      successes: o.successes,
-      stable_for_seconds: secs(o.stableForMs),
-      max_attempts: o.maxAttempts ?? null,
-      timeout_exit_code: o.timeoutExitCode,
-      progress: o.progress,
-      output: o.output,
-      report: o.reportFile ?? null,
-      start: o.start.map((c) => c.shown),
-      start_log: o.startLog ?? null,
-      stop_grace_seconds: secs(o.stopGraceMs),
-    },
+    options: shownOptions(o),
     conditions: await paced(conditionObjects(plan), pacer),
     plan: plan.root.children.map(node),
     then: plan.then ? maskWords(plan.then).display : null,

@@ -8,6 +8,7 @@
 
 import type { ConditionReport, Report, RunEvent, StartedReport } from "../engine/report.ts";
 import { type Redact, redactDeep, redactOutside } from "./redact.ts";
+import { shownOptions } from "../engine/options.ts";
 
 /** One condition in the JSON report. */
 export interface JsonCondition {
@@ -140,22 +141,7 @@ export function renderJsonlEvent(event: RunEvent, redact: Redact): string | unde
           guard: c.guard,
           ...(c.group === undefined ? {} : { group: c.group }),
         })),
-        options: {
-          timeout_seconds: limitSeconds(o.timeoutMs),
-          interval_seconds: seconds(o.intervalMs),
-          backoff: o.backoff,
-          max_interval_seconds: seconds(o.maxIntervalMs),
-          backoff_factor: o.backoffFactor,
-          jitter: o.jitter,
-          delay_seconds: seconds(o.delayMs),
-          attempt_timeout_seconds: o.attemptTimeoutMs === undefined
-            ? null
-            : seconds(o.attemptTimeoutMs),
-          mode: o.mode,
-          successes: o.successes,
-          stable_for_seconds: seconds(o.stableForMs),
-          max_attempts: o.maxAttempts ?? null,
-        },
+        options: shownOptions(o, true),
       };
       break;
     }

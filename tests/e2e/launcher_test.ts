@@ -51,7 +51,7 @@ async function inOwnRoot(
       await Deno.copyFile(`${repoRoot}/${f}`, `${root}/${f}`);
     }
     await Deno.chmod(`${root}/scripts/waitcmd`, 0o755);
-    for (const d of ["main.ts", "engine", "conditions", "output"]) {
+    for (const d of ["main.ts", "engine", "conditions", "output", "cli"]) {
       await Deno.symlink(`${repoRoot}/${d}`, `${root}/${d}`);
     }
     await setUp(root);

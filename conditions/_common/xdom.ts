@@ -88,17 +88,10 @@ export interface QName {
   readonly uri: string | null;
 }
 
-/** An attribute (its element is `ownerElement`, never `parentNode`, as in the DOM). */
-export class XAttr extends XNode {
-  ownerElement: XElement | null = null;
-
-  constructor(doc: XDocument, readonly qname: QName, readonly value: string) {
-    super(ATTRIBUTE, qname.name, doc, value);
-  }
-
-  /** The attribute's name, as the DOM's `Attr.name`. */
-  get name(): string {
-    return this.qname.name;
+/** A node with a qualified name (an element or an attribute). */
+abstract class XNamed extends XNode {
+  constructor(type: number, doc: XDocument, readonly qname: QName, value: string | null = null) {
+    super(type, qname.name, doc, value);
   }
 
   override get localName(): string {
@@ -114,15 +107,31 @@ export class XAttr extends XNode {
   }
 }
 
+/** An attribute (its element is `ownerElement`, never `parentNode`, as in the DOM). */
+export class XAttr extends XNamed {
+  ownerElement: XElement | null = null;
+
+  constructor(doc: XDocument, qname: QName, readonly value: string) {
+    super(ATTRIBUTE, doc, qname, value);
+  }
+
+  /** The attribute's name, as the DOM's `Attr.name`. */
+  get name(): string {
+    return this.qname.name;
+  }
+}
+
 /** An element's attributes, indexed and through `item(i)` as a DOM NamedNodeMap. */
 export type XAttrList = XAttr[] & { item(index: number): XAttr | null };
 
 /** An element. */
-export class XElement extends XNode {
+export class XElement extends XNamed {
   readonly attributes: XAttrList;
+  /** The attributes' names: the first of a name wins without a scan of the list. */
+  readonly #names = new Set<string>();
 
-  constructor(doc: XDocument, readonly qname: QName) {
-    super(ELEMENT, qname.name, doc);
+  constructor(doc: XDocument, qname: QName) {
+    super(ELEMENT, doc, qname);
     const list: XAttr[] = [];
     this.attributes = Object.assign(list, { item: (i: number) => list[i] ?? null });
   }
@@ -132,21 +141,10 @@ export class XElement extends XNode {
     return this.qname.name;
   }
 
-  override get localName(): string {
-    return this.qname.local;
-  }
-
-  override get namespaceURI(): string | null {
-    return this.qname.uri;
-  }
-
-  override get prefix(): string | null {
-    return this.qname.prefix;
-  }
-
   /** Adds an attribute; the first of a name wins, as in browsers. */
   addAttribute(attr: XAttr): void {
-    if (this.attributes.some((a) => a.name === attr.name)) return;
+    if (this.#names.has(attr.name)) return;
+    this.#names.add(attr.name);
     attr.ownerElement = this;
     this.attributes.push(attr);
   }

@@ -7,6 +7,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";
 import { realClock } from "../../engine/clock.ts";
 import { UsageError } from "../../engine/errors.ts";
+import { FileReadError } from "../../engine/files.ts";
 import { parseArgv } from "../../engine/grammar.ts";
 import { preparePlan, validatePlan } from "../../engine/prepare.ts";
 import { COMMON_CONDITION_FLAGS, ENV_DEFAULTS, GLOBAL_FLAGS } from "../../engine/options.ts";
@@ -132,7 +133,8 @@ const silentIo = {
   columns: () => 80,
   clock: realClock,
   signal: new AbortController().signal,
-  readText: () => Promise.reject(new Deno.errors.NotFound("no files in the fuzz")),
+  // What the real reader (engine/files.ts readBounded) throws for a missing file.
+  readText: () => Promise.reject(new FileReadError("no files in the fuzz")),
 };
 
 Deno.test(`parseArgv() and run() survive ${RUNS} random argvs with exit codes 0-3`, async () => {

@@ -181,7 +181,7 @@ function targetLine(k: ConditionKind): string {
     case "optional":
       return `\`${k.target.placeholder}\` or none: ${what}`;
     case "none":
-      return `none; the condition is selected by its flags (${what})`;
+      return `none; the condition is selected by its flags${what ? ` (${what})` : ""}`;
     case "command":
       return `the words after the kind's own \`--\`, \`${k.target.placeholder}\`: ${what}`;
   }
@@ -199,8 +199,8 @@ export function pageHead(k: ConditionKind): string[] {
       prose(k.summary)
     }. What every`,
     "kind shares (the three outcomes, host names, errors, secrets) is in",
-    `[docs/contract.md](../../docs/contract.md). This head is \`waitcmd help ${k.name}\`; the`,
-    "contract's details follow it.",
+    `[docs/contract.md](../../docs/contract.md). This head is made from the kind's declaration, as`,
+    `\`waitcmd help ${k.name}\` is; the contract's details follow it.`,
     "",
     `- **Aliases:** ${aliases}.`,
     `- **Target:** ${targetLine(k)}.`,

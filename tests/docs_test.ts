@@ -12,7 +12,7 @@ import { assert, assertEquals } from "./_assert.ts";
 import { registry } from "../conditions/all.ts";
 import { COMMON_CONDITION_FLAGS, ENV_DEFAULTS, GLOBAL_FLAGS } from "../engine/options.ts";
 import { helpText } from "../output/help.ts";
-import { declarations, generated, TABLE_FILES, withoutTable } from "../scripts/docs.ts";
+import { declarations, generated, handPart, TABLE_FILES, withoutTable } from "../scripts/docs.ts";
 import { repoRootDir } from "./_kit.ts";
 
 const read = (path: string) => Deno.readTextFile(`${repoRootDir}/${path}`);
@@ -112,6 +112,22 @@ Deno.test("every generated part is what deno task docs writes now", async () => 
     if (await read(path) !== text) stale.push(path);
   }
   assertEquals(stale, [], "not what the declarations make: run deno task docs");
+});
+
+Deno.test("deno task docs writes a changed declaration into the page head and conditions/mod.ts", async () => {
+  // The check above can fail: a declaration edited without running the task differs from the files.
+  const kinds = await declarations();
+  const [first, ...rest] = kinds;
+  const edited = { ...first!, aliases: [...first!.aliases, "zz-alias"], description: "Changed." };
+  const files = await generated([edited, ...rest]);
+  const page = files.get(`conditions/${first!.name}/README.md`)!;
+  assert(page.includes("- **Ready when:** Changed.") && page.includes("`zz-alias`"), page);
+  assert(
+    page.endsWith(handPart(await read(`conditions/${first!.name}/README.md`))),
+    "hand part kept",
+  );
+  assert(files.get("conditions/mod.ts")!.includes('"zz-alias"'), "KINDS line");
+  assert(files.get("README.md") !== (await read("README.md")), "kinds table");
 });
 
 /** The files where citations and links are checked. */

@@ -1,13 +1,14 @@
 /**
- * The registry: the only list of condition kinds. A kind is a folder
+ * The registry: the list of condition kinds. A kind is a folder
  * (`conditions/<kind>/mod.ts` declares it, `probe.ts` implements it and is
- * loaded only when a condition of the kind runs); adding one means that
- * folder and one line here.
+ * loaded only when a condition of the kind runs).
  *
- * A line names the kind and its aliases and loads its declaration, so that a
- * command line loads the declarations of the kinds it names and no others
- * (docs/performance.md); `loadRegistry()` checks each line against the
- * declaration it loads.
+ * The list is generated from the declarations by `deno task docs`
+ * (scripts/docs.ts), and tests/docs_test.ts checks it is current: a kind's
+ * name and aliases are written once, in its declaration. The list repeats
+ * them so that a command line loads the declarations of the kinds it names
+ * and no others (docs/performance.md); `loadRegistry()` still checks each
+ * line against the declaration it loads.
  *
  * @module
  */
@@ -22,7 +23,8 @@ export interface KindEntry {
   readonly load: () => Promise<ConditionKind>;
 }
 
-/** Every condition kind waitcmd knows, in the order help lists them. */
+// generated from each kind's mod.ts by deno task docs: do not edit
+/** Every condition kind waitcmd knows, in the order help lists them (new kinds go last). */
 export const KINDS: readonly KindEntry[] = [
   { name: "http", aliases: [], load: () => import("./http/mod.ts").then((m) => m.http) },
   { name: "tcp", aliases: [], load: () => import("./tcp/mod.ts").then((m) => m.tcp) },
@@ -112,6 +114,7 @@ export const KINDS: readonly KindEntry[] = [
   { name: "ntp", aliases: [], load: () => import("./ntp/mod.ts").then((m) => m.ntp) },
   { name: "icmp", aliases: ["ping"], load: () => import("./icmp/mod.ts").then((m) => m.icmp) },
 ];
+// end generated
 
 /**
  * The registry of the kinds named by any of `words` (a command line's), or

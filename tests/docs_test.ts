@@ -1,7 +1,8 @@
 /**
  * The docs against the code: each kind's page (conditions/<kind>/README.md,
  * its part of docs/contract.md §5) and help description against its declared
- * flags; the generated kinds tables of README.md and docs/contract.md; every
+ * flags; what `deno task docs` generates (the pages' heads, the kinds tables of
+ * README.md and docs/contract.md, conditions/mod.ts's list) against the declarations; every
  * `docs/contract.md §N` a comment cites and every relative link of the docs;
  * the environment variables the product reads; and docs/development.md's
  * list of the files a new kind touches, against where each kind is named.
@@ -11,7 +12,7 @@ import { assert, assertEquals } from "./_assert.ts";
 import { registry } from "../conditions/all.ts";
 import { COMMON_CONDITION_FLAGS, ENV_DEFAULTS, GLOBAL_FLAGS } from "../engine/options.ts";
 import { helpText } from "../output/help.ts";
-import { kindsRows, TABLE_FILES, tableIn, withoutTable } from "./_docs.ts";
+import { declarations, generated, handPart, TABLE_FILES, withoutTable } from "../scripts/docs.ts";
 import { repoRootDir } from "./_kit.ts";
 
 const read = (path: string) => Deno.readTextFile(`${repoRootDir}/${path}`);
@@ -58,6 +59,7 @@ const SHARED_FLAGS = new Set([
 const QUOTED_FLAGS: Readonly<Record<string, readonly string[]>> = {
   container: ["network", "rm"], // docker run --network container:OTHER, docker run --rm
   glob: ["deleted"], // as file --deleted
+  exec: ["check"], // an example command's own flag
   // wait4x temporal's flags, and what stands for them
   grpc: [
     "insecure-transport",
@@ -101,15 +103,31 @@ Deno.test("a kind's page and help description name its declared flags and no oth
   }
 });
 
-Deno.test("README.md and docs/contract.md hold the kinds table the declarations make", async () => {
-  for (const f of TABLE_FILES) {
-    const got = tableIn(await read(f.path));
-    assertEquals(
-      got,
-      kindsRows(registry.kinds, f.root),
-      `${f.path}: scripts/deno run --allow-read --allow-write --allow-run tests/_docs.ts writes it`,
-    );
+Deno.test("every generated part is what deno task docs writes now", async () => {
+  // The kinds' pages' heads, the kinds tables of README.md and docs/contract.md, conditions/mod.ts.
+  const kinds = await declarations();
+  assertEquals(kinds.map((k) => k.name), registry.kinds.map((k) => k.name));
+  const stale: string[] = [];
+  for (const [path, text] of await generated(kinds)) {
+    if (await read(path) !== text) stale.push(path);
   }
+  assertEquals(stale, [], "not what the declarations make: run deno task docs");
+});
+
+Deno.test("deno task docs writes a changed declaration into the page head and conditions/mod.ts", async () => {
+  // The check above can fail: a declaration edited without running the task differs from the files.
+  const kinds = await declarations();
+  const [first, ...rest] = kinds;
+  const edited = { ...first!, aliases: [...first!.aliases, "zz-alias"], description: "Changed." };
+  const files = await generated([edited, ...rest]);
+  const page = files.get(`conditions/${first!.name}/README.md`)!;
+  assert(page.includes("- **Ready when:** Changed.") && page.includes("`zz-alias`"), page);
+  assert(
+    page.endsWith(handPart(await read(`conditions/${first!.name}/README.md`))),
+    "hand part kept",
+  );
+  assert(files.get("conditions/mod.ts")!.includes('"zz-alias"'), "KINDS line");
+  assert(files.get("README.md") !== (await read("README.md")), "kinds table");
 });
 
 /** The files where citations and links are checked. */
@@ -317,8 +335,11 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     why: "doctor's shared checks name the kinds they serve",
   },
   "conditions/tcp/mod.ts": { kinds: ["redis"], why: "an example of tcp's help" },
+  "conditions/tcp/README.md": { kinds: ["redis"], why: "its head shows tcp's help examples" },
   "conditions/udp/mod.ts": { kinds: ["icmp"], why: "ICMP the protocol" },
   "conditions/process/mod.ts": { kinds: ["postgres"], why: "an example process name" },
+  "conditions/process/README.md": { kinds: ["postgres"], why: "its head's example process name" },
+  "tests/engine/fuzz_corpus.json": { kinds: ["cosign"], why: "a fuzz case: -f cosign -h" },
   "engine/leaf.ts": { kinds: ["postgres"], why: "a comment's example (process postgres)" },
   "engine/secrets.ts": { kinds: ["postgres"], why: "a comment's example URL" },
   "engine/types.ts": { kinds: ["objstore", "orch"], why: "comments' examples" },

@@ -339,7 +339,6 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
   "conditions/udp/mod.ts": { kinds: ["icmp"], why: "ICMP the protocol" },
   "conditions/process/mod.ts": { kinds: ["postgres"], why: "an example process name" },
   "conditions/process/README.md": { kinds: ["postgres"], why: "its head's example process name" },
-  "tests/engine/fuzz_corpus.json": { kinds: ["cosign"], why: "a fuzz case: -f cosign -h" },
   "engine/leaf.ts": { kinds: ["postgres"], why: "a comment's example (process postgres)" },
   "engine/secrets.ts": { kinds: ["postgres"], why: "a comment's example URL" },
   "engine/types.ts": { kinds: ["objstore", "orch"], why: "comments' examples" },

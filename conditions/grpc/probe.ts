@@ -15,6 +15,7 @@ import { describeError } from "../../engine/errors.ts";
 import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { captureText } from "../_common/captures.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
 import { SOCKET_ERROR_TEXTS, tlsReason } from "../_common/nodeerr.ts";
@@ -50,23 +51,22 @@ const serialize = (service: string): Buffer => Buffer.from(encodeRequest(service
 const deserialize = (b: Buffer): Seen =>
   decodeResponse(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
 
+/** A grpc-js client has no goodbye to say: closing its channel is both ends. */
+const GRPC_CLIENT = {
+  end: (client: grpcJs.Client) => Promise.resolve(client.close()),
+  destroy: (client: grpcJs.Client) => client.close(),
+};
+
 /** Makes the probe of one grpc condition. */
 export function create(o: GrpcOptions, env: ProbeEnv): Probe {
-  const clients = new Set<grpcJs.Client>();
+  const sessions = new DriverSessions(GRPC_CLIENT, env.clock);
   /** The status the latest attempt saw (NOT_FOUND as SERVICE_UNKNOWN), for the watcher. */
   let lastSeen: Seen | undefined;
   let firstDone!: () => void;
   const firstCheck = new Promise<void>((r) => (firstDone = r));
 
-  const open = async (address: string): Promise<grpcJs.Client> => {
-    const client = new grpcJs.Client(address, await credentials(o), channelOptions(o));
-    clients.add(client);
-    return client;
-  };
-  const release = (client: grpcJs.Client) => {
-    clients.delete(client);
-    client.close();
-  };
+  const connect = async (address: string): Promise<grpcJs.Client> =>
+    new grpcJs.Client(address, await credentials(o), channelOptions(o));
 
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
@@ -74,25 +74,8 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
         return await onEveryAddress(
           o.hp,
           signal,
-          async (address) => {
-            const client = await open(formatHostPort(address));
-            try {
-              if (o.call) return await callOnce(client, o, o.call, signal, env.secrets);
-              let described: string | undefined;
-              if (o.reflectService) {
-                const d = await describeOnce(client, o, signal);
-                if (typeof d !== "string") return d;
-                described = d;
-              }
-              const r = await checkOnce(client, o, signal);
-              lastSeen = r.seen;
-              return described !== undefined && r.result.status === "satisfied"
-                ? { ...r.result, detail: `${described}; ${r.result.detail}` }
-                : r.result;
-            } finally {
-              release(client);
-            }
-          },
+          (address) =>
+            sessions.run(connect(formatHostPort(address)), signal, (client) => ask(client, signal)),
           (e) => e instanceof Unreachable,
         );
       } finally {
@@ -101,11 +84,24 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
     },
     // A method has no change stream to follow: it is polled.
     watch: o.call || o.checkPath ? undefined : (ctx) => watchHealth(ctx),
-    close() {
-      for (const c of clients) c.close();
-      clients.clear();
-    },
+    close: () => sessions.close(),
   };
+
+  /** One attempt's calls on one address: the method, or reflection and Health/Check. */
+  async function ask(client: grpcJs.Client, signal: AbortSignal): Promise<ProbeResult> {
+    if (o.call) return await callOnce(client, o, o.call, signal, env.secrets);
+    let described: string | undefined;
+    if (o.reflectService) {
+      const d = await describeOnce(client, o, signal);
+      if (typeof d !== "string") return d;
+      described = d;
+    }
+    const r = await checkOnce(client, o, signal);
+    lastSeen = r.seen;
+    return described !== undefined && r.result.status === "satisfied"
+      ? { ...r.result, detail: `${described}; ${r.result.detail}` }
+      : r.result;
+  }
 
   /**
    * Yields when Health/Watch reports a status other than the one the latest
@@ -117,52 +113,66 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
     await Promise.race([firstCheck, new Promise((r) => signal.addEventListener("abort", r))]);
     let pauseMs = PAUSE_MIN_MS;
     while (!signal.aborted) {
-      let client: grpcJs.Client | undefined;
-      let stream: grpcJs.ClientReadableStream<Seen> | undefined;
-      const events: ({ seen: Seen } | { end: grpcJs.ServiceError | undefined })[] = [];
-      let wake: (() => void) | undefined;
-      const push = (e: typeof events[number]) => {
-        events.push(e);
-        wake?.();
-      };
-      const stop = () => push({ end: undefined });
-      signal.addEventListener("abort", stop, { once: true });
       try {
-        client = await open(formatHostPort(o.hp));
-        stream = client.makeServerStreamRequest(
-          WATCH,
-          serialize,
-          deserialize,
-          o.service,
-          metadata(o),
-          {},
-        );
-        stream.on("data", (seen: Seen) => push({ seen }));
-        stream.on("error", (e: grpcJs.ServiceError) => push({ end: e }));
-        stream.on("end", () => push({ end: undefined }));
-        for (;;) {
-          while (events.length === 0) await new Promise<void>((r) => (wake = r));
-          const ev = events.shift()!;
-          if ("end" in ev) {
-            if (ev.end?.code === grpcJs.status.UNIMPLEMENTED) {
-              notice("the server does not offer Health/Watch; polling every interval");
-              return;
-            }
-            break;
-          }
-          pauseMs = PAUSE_MIN_MS;
-          if (ev.seen !== lastSeen) yield;
+        const client = await connect(formatHostPort(o.hp));
+        const end = yield* sessions.follow(client, signal, (c) => followWatch(c, signal));
+        if (end === "unimplemented") {
+          notice("the server does not offer Health/Watch; polling every interval");
+          return;
         }
+        if (end === "seen") pauseMs = PAUSE_MIN_MS;
       } catch {
         // Could not open the stream (unreadable CA file): reconnect below.
-      } finally {
-        signal.removeEventListener("abort", stop);
-        stream?.cancel();
-        if (client) release(client);
       }
       if (signal.aborted) return;
       await env.clock.sleep(pauseMs, signal);
       pauseMs = Math.min(pauseMs * 2, PAUSE_MAX_MS);
+    }
+  }
+
+  /**
+   * Follows one Health/Watch stream on `client`, yielding at each status other than the latest
+   * attempt's, until it ends: whether the server lacks Watch, or else whether a status came.
+   */
+  async function* followWatch(
+    client: grpcJs.Client,
+    signal: AbortSignal,
+  ): AsyncGenerator<void, "unimplemented" | "seen" | "none"> {
+    let stream: grpcJs.ClientReadableStream<Seen> | undefined;
+    const events: ({ seen: Seen } | { end: grpcJs.ServiceError | undefined })[] = [];
+    let wake: (() => void) | undefined;
+    const push = (e: typeof events[number]) => {
+      events.push(e);
+      wake?.();
+    };
+    const stop = () => push({ end: undefined });
+    signal.addEventListener("abort", stop, { once: true });
+    let seen = false;
+    try {
+      stream = client.makeServerStreamRequest(
+        WATCH,
+        serialize,
+        deserialize,
+        o.service,
+        metadata(o),
+        {},
+      );
+      stream.on("data", (seen: Seen) => push({ seen }));
+      stream.on("error", (e: grpcJs.ServiceError) => push({ end: e }));
+      stream.on("end", () => push({ end: undefined }));
+      for (;;) {
+        while (events.length === 0) await new Promise<void>((r) => (wake = r));
+        const ev = events.shift()!;
+        if ("end" in ev) {
+          if (ev.end?.code === grpcJs.status.UNIMPLEMENTED) return "unimplemented";
+          return seen ? "seen" : "none";
+        }
+        seen = true;
+        if (ev.seen !== lastSeen) yield;
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      stream?.cancel();
     }
   }
 }

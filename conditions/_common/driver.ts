@@ -1,9 +1,10 @@
 /**
  * The life of a driver's client in one attempt, the same for every driver
- * kind (docs/contract.md §5, data stores): the client is made (or connected) for
- * the attempt (or for the stream a watcher follows), used, then closed politely within a grace period; an abort
- * destroys it at once, whatever it is doing; the probe's `close` destroys
- * every client still open. Nothing outlives the attempt. A kind keeps only
+ * kind (postgres, mysql, redis, mongodb, rabbitmq, kafka, nats;
+ * docs/contract.md §5, data stores): the client is made (or connected) for
+ * the attempt (or for the stream a watcher follows), used, then closed
+ * politely within a grace period; an abort destroys it at once, whatever it
+ * is doing; the probe's `close` destroys every client still open. Nothing outlives the attempt. A kind keeps only
  * its session (what it asks the server) and its judge (what the answer
  * means). Loaded by probes only.
  *

@@ -121,6 +121,25 @@ const PRINTING = [
  * (`ToWorker`) until the worker is terminated.
  */
 export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
+  silenceWorker();
+  const post = (m: FromWorker) => scope.postMessage(m);
+  // Before any kind's library loads and captures `child_process`'s functions.
+  detachHelpers({
+    started: (pid) => post({ t: "helper", pid }),
+    exited: (pid) => post({ t: "helperExited", pid }),
+  });
+  const server = new ProbeServer(post, findKind);
+  scope.addEventListener("error", (e) => server.stray(e, (e as ErrorEvent).error));
+  scope.addEventListener(
+    "unhandledrejection",
+    (e) => server.stray(e, (e as PromiseRejectionEvent).reason),
+  );
+  scope.onmessage = (e) => server.receive(e.data);
+  post({ t: "ready", tid: threadId() });
+}
+
+/** Silences the console and stops capturing stacks, for the whole worker. */
+function silenceWorker(): void {
   // A library's console output never reaches waitcmd's streams (mysql2 prints "Warning:
   // got packets out of order" on stderr; docs/reliability.md).
   const quiet = console as unknown as Record<string, unknown>;
@@ -129,144 +148,154 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   // makes an Error per packet of a hostile stream (mysql2's "packets out of order") would
   // otherwise spend its thread on them, about 60 µs each, and never catch up.
   Error.stackTraceLimit = 0;
-  const probes = new Map<number, Probe>();
-  const inFlight = new Map<number, Aborter>();
-  const watchers = new Map<number, AbortController>();
-  const post = (m: FromWorker) => scope.postMessage(m);
-  // Before any kind's library loads and captures `child_process`'s functions.
-  detachHelpers({
-    started: (pid) => post({ t: "helper", pid }),
-    exited: (pid) => post({ t: "helperExited", pid }),
-  });
+}
+
+/**
+ * The probes of one kind in a worker: the kind (imported once), the probes made, the attempts
+ * in flight (by call) and the watchers running (by probe).
+ */
+class ProbeServer {
+  readonly #post: (m: FromWorker) => void;
+  readonly #findKind: FindKind;
+  readonly #probes = new Map<number, Probe>();
+  readonly #inFlight = new Map<number, Aborter>();
+  readonly #watchers = new Map<number, AbortController>();
+  #kind: Promise<ConditionKind> | undefined;
+  #factory: Promise<ProbeFactory<unknown>> | undefined;
+
+  constructor(post: (m: FromWorker) => void, findKind: FindKind) {
+    this.#post = post;
+    this.#findKind = findKind;
+  }
+
+  /** Answers one message of the main thread. */
+  receive(m: ToWorker): void {
+    switch (m.t) {
+      case "validate":
+        return void this.#validate(m);
+      case "prepare":
+        return void this.#prepare(m);
+      case "check":
+        return this.#check(m);
+      case "abort":
+        return this.#inFlight.get(m.call)?.abort(new Error(m.reason));
+      case "watch":
+        return void this.#watch(m.id);
+      case "unwatch":
+        return this.#watchers.get(m.id)?.abort();
+      case "close":
+        return void this.#close();
+    }
+  }
 
   /** An error that escaped every await ends the attempts in flight as pending with its text. */
-  const stray = (e: Event, reason: unknown) => {
+  stray(e: Event, reason: unknown): void {
     e.preventDefault();
     if (isHarmlessStray(reason)) return;
     const error = `the driver failed: ${describeError(reason)}`;
-    for (const [call, ctl] of inFlight) {
-      inFlight.delete(call);
+    for (const [call, ctl] of this.#inFlight) {
+      this.#inFlight.delete(call);
       ctl.whenAborted = undefined;
-      post({ t: "result", call, result: { status: "pending", error } });
-    }
-  };
-  scope.addEventListener("error", (e) => stray(e, (e as ErrorEvent).error));
-  scope.addEventListener(
-    "unhandledrejection",
-    (e) => stray(e, (e as PromiseRejectionEvent).reason),
-  );
-
-  let kind: Promise<ConditionKind> | undefined;
-  let factory: Promise<ProbeFactory<unknown>> | undefined;
-
-  /** Runs the kind's `validate` on each options; a failure is a usage error's flag and text. */
-  async function validate(m: ToWorker & { t: "validate" }): Promise<void> {
-    try {
-      kind ??= findKind(m.kind);
-      const k = await kind;
-      const failures: (Invalid | undefined)[] = [];
-      for (const options of m.options) {
-        try {
-          await k.validate?.(options, (flag, message) => {
-            throw new InvalidOptions({ flag, message });
-          });
-          failures.push(undefined);
-        } catch (e) {
-          if (!(e instanceof InvalidOptions)) throw e;
-          failures.push(e.invalid);
-        }
-      }
-      post({ t: "validated", failures });
-    } catch (e) {
-      post({ t: "failed", error: describeError(e) });
+      this.#post({ t: "result", call, result: { status: "pending", error } });
     }
   }
 
-  async function prepare(m: ToWorker & { t: "prepare" }): Promise<void> {
+  /** Runs the kind's `validate` on each options; a failure is a usage error's flag and text. */
+  async #validate(m: ToWorker & { t: "validate" }): Promise<void> {
     try {
-      kind ??= findKind(m.kind);
-      factory ??= kind.then((k) => {
+      this.#kind ??= this.#findKind(m.kind);
+      const k = await this.#kind;
+      const failures: (Invalid | undefined)[] = [];
+      for (const options of m.options) failures.push(await invalidOf(k, options));
+      this.#post({ t: "validated", failures });
+    } catch (e) {
+      this.#post({ t: "failed", error: describeError(e) });
+    }
+  }
+
+  /** Imports the kind's probe module (once) and makes the probes. */
+  async #prepare(m: ToWorker & { t: "prepare" }): Promise<void> {
+    try {
+      const kind = this.#kind ??= this.#findKind(m.kind);
+      this.#factory ??= kind.then((k) => {
         if (k.socketReadMax !== undefined) capSocketReads(k.socketReadMax);
         return k.load();
       });
-      const make = await factory;
-      const env = { clock: cliClock, env: m.env, secrets: new ForwardedSecrets(m.secrets, post) };
+      const make = await this.#factory;
+      const secrets = new ForwardedSecrets(m.secrets, this.#post);
+      const env = { clock: cliClock, env: m.env, secrets };
       const made = await Promise.all(m.probes.map(async (p) => [p.id, await make(p.options, env)]));
-      for (const [id, probe] of made as [number, Probe][]) probes.set(id, probe);
-      post({ t: "prepared" });
+      for (const [id, probe] of made as [number, Probe][]) this.#probes.set(id, probe);
+      this.#post({ t: "prepared" });
     } catch (e) {
-      post({ t: "failed", error: describeError(e) });
+      this.#post({ t: "failed", error: describeError(e) });
     }
   }
 
-  function check(m: ToWorker & { t: "check" }): void {
-    const probe = probes.get(m.id);
+  /** Runs one attempt of a probe and answers with its result, unless already answered. */
+  #check(m: ToWorker & { t: "check" }): void {
+    const probe = this.#probes.get(m.id);
     if (probe === undefined) {
-      post({ t: "result", call: m.call, result: { status: "pending", error: "no such probe" } });
+      const result: ProbeResult = { status: "pending", error: "no such probe" };
+      this.#post({ t: "result", call: m.call, result });
       return;
     }
     const ctl = new Aborter();
-    inFlight.set(m.call, ctl);
+    this.#inFlight.set(m.call, ctl);
     // The error rule applies here as in the runner: a thrown FatalError is fatal, any other
     // throw pending; an abort ends the attempt at once, the probe finishing in the background.
     attempt(probe, ctl, m.attempt, (): ProbeResult => ({
       status: "pending",
       error: ctl.signal.reason instanceof Error ? ctl.signal.reason.message : "aborted",
     })).then((result) => {
-      if (!inFlight.delete(m.call)) return; // already answered (a stray error)
-      post({ t: "result", call: m.call, result });
+      if (!this.#inFlight.delete(m.call)) return; // already answered (a stray error)
+      this.#post({ t: "result", call: m.call, result });
     });
   }
 
-  async function watch(id: number): Promise<void> {
-    const probe = probes.get(id);
-    if (probe?.watch === undefined || watchers.has(id)) return;
+  /** Runs probe `id`'s watcher until it ends or is stopped, passing on its changes. */
+  async #watch(id: number): Promise<void> {
+    const probe = this.#probes.get(id);
+    if (probe?.watch === undefined || this.#watchers.has(id)) return;
     const ctl = new AbortController();
-    watchers.set(id, ctl);
+    this.#watchers.set(id, ctl);
     let error: string | undefined;
     try {
       const changes = probe.watch({
         signal: ctl.signal,
-        notice: (message) => post({ t: "notice", id, message }),
+        notice: (message) => this.#post({ t: "notice", id, message }),
       });
       for await (const _ of changes) {
         if (ctl.signal.aborted) break;
-        post({ t: "change", id });
+        this.#post({ t: "change", id });
       }
     } catch (e) {
       if (!ctl.signal.aborted) error = describeError(e);
     }
-    watchers.delete(id);
-    post(error === undefined ? { t: "unwatched", id } : { t: "unwatched", id, error });
+    this.#watchers.delete(id);
+    this.#post(error === undefined ? { t: "unwatched", id } : { t: "unwatched", id, error });
   }
 
-  async function close(): Promise<void> {
-    for (const ctl of watchers.values()) ctl.abort();
-    for (const ctl of inFlight.values()) ctl.abort(new Error("run ended"));
-    await Promise.allSettled([...probes.values()].map(async (p) => await p.close?.()));
-    post({ t: "closed" });
+  /** Stops every watcher and attempt, closes every probe, and says so. */
+  async #close(): Promise<void> {
+    for (const ctl of this.#watchers.values()) ctl.abort();
+    for (const ctl of this.#inFlight.values()) ctl.abort(new Error("run ended"));
+    await Promise.allSettled([...this.#probes.values()].map(async (p) => await p.close?.()));
+    this.#post({ t: "closed" });
   }
+}
 
-  scope.onmessage = (e) => {
-    const m = e.data;
-    switch (m.t) {
-      case "validate":
-        return void validate(m);
-      case "prepare":
-        return void prepare(m);
-      case "check":
-        return check(m);
-      case "abort":
-        return inFlight.get(m.call)?.abort(new Error(m.reason));
-      case "watch":
-        return void watch(m.id);
-      case "unwatch":
-        return watchers.get(m.id)?.abort();
-      case "close":
-        return void close();
-    }
-  };
-  post({ t: "ready", tid: threadId() });
+/** What the kind's `validate` finds wrong with `options`, or undefined when they are valid. */
+async function invalidOf(kind: ConditionKind, options: unknown): Promise<Invalid | undefined> {
+  try {
+    await kind.validate?.(options, (flag, message) => {
+      throw new InvalidOptions({ flag, message });
+    });
+    return undefined;
+  } catch (e) {
+    if (!(e instanceof InvalidOptions)) throw e;
+    return e.invalid;
+  }
 }
 
 /**

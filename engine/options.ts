@@ -82,6 +82,11 @@ export interface RunFlag extends FlagSpec {
   readonly read?: (value: FlagValue | readonly string[]) => unknown;
   /** Not a recipe key: only the command line may give it. */
   readonly cliOnly?: boolean;
+  /**
+   * The recipe key's JSON Schema where the flag's type does not say it all (a text read by
+   * `read`, `none`); docs/recipe.schema.json is made from the declarations.
+   */
+  readonly recipeSchema?: Readonly<Record<string, unknown>>;
   readonly shown?: OptionShown;
 }
 
@@ -104,6 +109,7 @@ export const RUN_FLAGS: readonly RunFlag[] = [
       "Deadline for the whole run (default 5m; 0 or none: no deadline); exit 1 when it passes",
     ...sets("timeoutMs", 5 * 60_000),
     env: "WAITCMD_TIMEOUT",
+    recipeSchema: { anyOf: [{ $ref: "#/$defs/duration" }, { const: "none" }] },
     shown: { key: "timeout_seconds", value: (o) => secs(o.timeoutMs), event: true },
   },
   {
@@ -147,6 +153,9 @@ export const RUN_FLAGS: readonly RunFlag[] = [
       "What each pause is multiplied by under exponential backoff (default 2; a number of at least 1, like 1.5)",
     ...sets("backoffFactor", 2),
     read: (v) => parseBackoffFactor(v as string),
+    recipeSchema: {
+      anyOf: [{ type: "number", minimum: 1 }, { type: "string", pattern: "^[0-9]*\\.?[0-9]+$" }],
+    },
     shown: { key: "backoff_factor", value: (o) => o.backoffFactor, event: true },
   },
   {
@@ -164,6 +173,7 @@ export const RUN_FLAGS: readonly RunFlag[] = [
     description: "Spread each pause by up to ± this much (20% or 0.2), so runs do not poll in step",
     ...sets("jitter", 0),
     read: (v) => parseJitter(v as string),
+    recipeSchema: { type: ["string", "number"], pattern: "^([0-9]+(\\.[0-9]+)?|\\.[0-9]+)%?$" },
     shown: { key: "jitter", value: (o) => o.jitter, event: true },
   },
   {

@@ -87,6 +87,14 @@ interface Origin {
   readonly flagLines: ReadonlyMap<string, number>;
 }
 
+/** A place in the recipe: keys of mappings and indexes of lists. */
+type Path = (string | number)[];
+
+/** Throws the usage error for `file` (and `line`, when known). */
+function failAt(file: string, line: number | undefined, message: string): never {
+  throw new UsageError(line === undefined ? file : `${file}:${line}`, message);
+}
+
 /**
  * Turns recipe `text` (read from `file`, as the user named it) and the rest
  * of the command line into one command line. Throws a `UsageError` naming
@@ -100,11 +108,18 @@ export async function expandRecipe(
   registry: Registry,
   pacer: Pacer = new Pacer(),
 ): Promise<Expanded> {
-  const fail = (line: number | undefined, message: string): never => {
-    throw new UsageError(line === undefined ? file : `${file}:${line}`, message);
-  };
+  const doc = await readRecipe(text, file, pacer);
+  const expansion = new Expansion(file, doc, cliRest, registry);
+  const globals = expansion.globals();
+  await paced(expansion.sections(), pacer);
+  const argv = expansion.argv(globals, expansion.then());
+  return { argv, locate: (e) => expansion.locate(e) };
+}
+
+/** The recipe's one document, or the usage error saying why there is none to expand. */
+async function readRecipe(text: string, file: string, pacer: Pacer): Promise<YamlDocument> {
   const tooDeep = () =>
-    fail(undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
+    failAt(file, undefined, `not valid YAML or JSON: it is nested too deeply (${TOO_DEEP})`);
   let docs: YamlDocument[];
   try {
     // A large recipe is read in a worker that a signal terminates (engine/yaml.ts).
@@ -118,77 +133,132 @@ export async function expandRecipe(
     // The YAML parser recurses once per level: a few hundred levels exhaust the stack.
     if (/call stack/i.test(doc.error.message)) tooDeep();
     const first = doc.error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
-    fail(doc.error.line, `not valid YAML or JSON: ${first}`);
+    failAt(file, doc.error.line, `not valid YAML or JSON: ${first}`);
   }
   if (doc.empty) {
     // Nothing but blanks and comments: say so, and for `-` that standard input gave nothing
     // (closed, or read from /dev/null) rather than "expected a mapping".
-    fail(
+    failAt(
+      file,
       undefined,
       file === "-"
         ? "standard input is empty (closed, or nothing was written to it); write the recipe to it, or give a file"
         : "the file is empty (no options, no conditions)",
     );
   }
-  if (doc.valueError !== undefined) fail(undefined, `not valid YAML or JSON: ${doc.valueError}`);
-  const lineOf = (path: (string | number)[]): number | undefined => lineAt(doc.lines, path);
+  if (doc.valueError !== undefined) {
+    failAt(file, undefined, `not valid YAML or JSON: ${doc.valueError}`);
+  }
   const root = doc.value;
   if (root === null || typeof root !== "object" || Array.isArray(root)) {
-    fail(1, "expected a mapping of options and conditions (conditions: [...])");
+    failAt(file, 1, "expected a mapping of options and conditions (conditions: [...])");
   }
-  const top = root as Record<string, unknown>;
+  return doc;
+}
 
-  // The command line's global options win over the file's.
-  const cliGlobals = new Set<string>();
-  for (const tok of cliRest.slice(0, globalPrefix(cliRest))) {
-    const name = tok.replace(/=.*$/s, "");
-    const spec = GLOBAL_FLAGS.find((f) => `--${f.name}` === name || `-${f.short}` === name);
-    if (spec) cliGlobals.add(spec.name);
-  }
-  const globals: string[] = [];
-  const globalNames = GLOBAL_FLAGS.map((f) => f.name).filter((n) => !CLI_ONLY.has(n));
-  for (const [key, value] of Object.entries(top)) {
-    if (SECTION_KEYS.includes(key)) continue;
-    const spec = GLOBAL_FLAGS.find((f) => f.name === key && !CLI_ONLY.has(f.name));
-    if (!spec) {
-      fail(
-        lineOf([key]),
-        `unknown key ${JSON.stringify(key)}${didYouMean(key, [...globalNames, ...SECTION_KEYS])}`,
-      );
+/**
+ * One recipe being expanded: its top-level mapping, where its nodes stand,
+ * the command line's global options, and what the entries have made so far
+ * (each condition's words and where it came from).
+ */
+class Expansion {
+  readonly #file: string;
+  readonly #lines: YamlDocument["lines"];
+  readonly #top: Record<string, unknown>;
+  readonly #cliRest: readonly string[];
+  readonly #registry: Registry;
+  /** The global options the command line sets: they win over the file's. */
+  readonly #cliGlobals = new Set<string>();
+  /** Where each of the file's conditions came from, in order. */
+  readonly #origins: Origin[] = [];
+  /** Each of the file's conditions (or groups) as words, in order. */
+  readonly #conditions: string[][] = [];
+
+  constructor(file: string, doc: YamlDocument, cliRest: readonly string[], registry: Registry) {
+    this.#file = file;
+    this.#lines = doc.lines;
+    this.#top = doc.value as Record<string, unknown>;
+    this.#cliRest = cliRest;
+    this.#registry = registry;
+    for (const tok of cliRest.slice(0, globalPrefix(cliRest))) {
+      const name = tok.replace(/=.*$/s, "");
+      const spec = GLOBAL_FLAGS.find((f) => `--${f.name}` === name || `-${f.short}` === name);
+      if (spec) this.#cliGlobals.add(spec.name);
     }
-    if (cliGlobals.has(key)) continue;
-    globals.push(...flagWords(key, value, (m) => fail(lineOf([key]), `${key}: ${m}`)));
   }
 
-  const origins: Origin[] = [];
-  const conditions: string[][] = [];
-  /** One entry's words: a condition, or `any [ … ]` / `all [ … ]` of entries. */
+  #fail(line: number | undefined, message: string): never {
+    return failAt(this.#file, line, message);
+  }
+
+  #lineOf(path: readonly (string | number)[]): number | undefined {
+    return lineAt(this.#lines, path);
+  }
+
+  /** The file's global options as words, less those the command line sets. */
+  globals(): string[] {
+    const words: string[] = [];
+    const globalNames = GLOBAL_FLAGS.map((f) => f.name).filter((n) => !CLI_ONLY.has(n));
+    for (const [key, value] of Object.entries(this.#top)) {
+      if (SECTION_KEYS.includes(key)) continue;
+      const spec = GLOBAL_FLAGS.find((f) => f.name === key && !CLI_ONLY.has(f.name));
+      if (!spec) {
+        this.#fail(
+          this.#lineOf([key]),
+          `unknown key ${JSON.stringify(key)}${didYouMean(key, [...globalNames, ...SECTION_KEYS])}`,
+        );
+      }
+      if (this.#cliGlobals.has(key)) continue;
+      words.push(...flagWords(key, value, (m) => this.#fail(this.#lineOf([key]), `${key}: ${m}`)));
+    }
+    return words;
+  }
+
   // Generators that yield once per entry: the words of tens of thousands of conditions are made
   // in slices with turns of the event loop between them (engine/pace.ts).
-  function* entryWords(
-    entry: unknown,
-    path: (string | number)[],
-    guard: boolean,
-  ): Generator<void, string[]> {
+
+  /** Expands `conditions:` then `guards:`, an entry at a time. */
+  *sections(): Generator<void, void> {
+    for (const section of ["conditions", "guards"] as const) {
+      const list = this.#top[section];
+      if (list === undefined) continue;
+      if (!Array.isArray(list)) {
+        this.#fail(this.#lineOf([section]), `${section}: expected a list of conditions`);
+      }
+      for (const [i, entry] of (list as unknown[]).entries()) {
+        this.#conditions.push(yield* this.#entryWords(entry, [section, i], section === "guards"));
+      }
+    }
+  }
+
+  /** One entry's words: a condition, or `any [ … ]` / `all [ … ]` of entries. */
+  *#entryWords(entry: unknown, path: Path, guard: boolean): Generator<void, string[]> {
     yield;
-    const at = lineOf(path);
-    const where = path.map((p, i) => i === 0 ? p : `[${p}]`).join("").replace(
-      /\]\[(any|all)\]/g,
-      "].$1",
-    );
+    const where = whereOf(path);
     if (entry === null || typeof entry !== "object" || Array.isArray(entry)) {
-      fail(
-        at,
+      this.#fail(
+        this.#lineOf(path),
         `${where}: expected a mapping with kind, target and flags (or any:/all: and a list)`,
       );
     }
     const e = entry as Record<string, unknown>;
     const op = "any" in e ? "any" : "all" in e ? "all" : undefined;
-    if (op !== undefined) return yield* groupWords(e, op, path, guard, where);
+    if (op !== undefined) return yield* this.#groupWords(e, op, path, guard, where);
+    return this.#conditionWords(e, path, guard, where);
+  }
+
+  /** A condition entry's words (`guard`, `not`, kind, target, its flags, `-- command`). */
+  #conditionWords(
+    e: Record<string, unknown>,
+    path: Path,
+    guard: boolean,
+    where: string,
+  ): string[] {
+    const at = this.#lineOf(path);
     for (const key of Object.keys(e)) {
       if (!CONDITION_KEYS.includes(key)) {
-        fail(
-          lineOf([...path, key]) ?? at,
+        this.#fail(
+          this.#lineOf([...path, key]) ?? at,
           `${where}: unknown key ${JSON.stringify(key)}${didYouMean(key, CONDITION_KEYS)}`,
         );
       }
@@ -196,165 +266,188 @@ export async function expandRecipe(
     const words: string[] = [];
     if (guard) words.push("guard");
     if (e.not !== undefined && typeof e.not !== "boolean") {
-      fail(lineOf([...path, "not"]), `${where}: not: expected true or false`);
+      this.#fail(this.#lineOf([...path, "not"]), `${where}: not: expected true or false`);
     }
     if (e.not === true) words.push("not");
-    if (typeof e.kind !== "string" || e.kind === "") {
-      fail(at, `${where}: expected kind: <kind> (a condition kind such as tcp or http)`);
-    }
-    if (!registry.lookup(e.kind as string)) {
-      fail(
-        lineOf([...path, "kind"]) ?? at,
-        `${where}: unknown kind ${JSON.stringify(e.kind)}${
-          didYouMean(e.kind as string, registry.words)
-        }`,
-      );
-    }
-    words.push(e.kind as string);
+    words.push(this.#kindWord(e, path, where));
     if (e.target !== undefined) {
       if (typeof e.target !== "string" && typeof e.target !== "number") {
-        fail(lineOf([...path, "target"]), `${where}: target: expected a text`);
+        this.#fail(this.#lineOf([...path, "target"]), `${where}: target: expected a text`);
       }
       words.push(String(e.target));
     }
     const flagLines = new Map<string, number>();
-    if (e.label !== undefined) {
-      words.push(...flagWords("label", e.label, (m) => fail(lineOf([...path, "label"]), m)));
-      flagLines.set("label", lineOf([...path, "label"]) ?? at ?? 0);
+    words.push(...this.#optionWords(e, path, where, flagLines));
+    words.push(...this.#commandWords(e, path, where));
+    this.#origins.push({ line: at ?? 0, flagLines });
+    return words;
+  }
+
+  /** The entry's kind, which the registry knows. */
+  #kindWord(e: Record<string, unknown>, path: Path, where: string): string {
+    const at = this.#lineOf(path);
+    if (typeof e.kind !== "string" || e.kind === "") {
+      this.#fail(at, `${where}: expected kind: <kind> (a condition kind such as tcp or http)`);
     }
+    const kind = e.kind as string;
+    if (!this.#registry.lookup(kind)) {
+      this.#fail(
+        this.#lineOf([...path, "kind"]) ?? at,
+        `${where}: unknown kind ${JSON.stringify(kind)}${didYouMean(kind, this.#registry.words)}`,
+      );
+    }
+    return kind;
+  }
+
+  /**
+   * The entry's label, attempt-timeout and flags as `--name=value` words;
+   * notes each flag's line in `flagLines`.
+   */
+  #optionWords(
+    e: Record<string, unknown>,
+    path: Path,
+    where: string,
+    flagLines: Map<string, number>,
+  ): string[] {
+    const at = this.#lineOf(path);
+    const words: string[] = [];
+    const add = (name: string, value: unknown, line: number | undefined, prefix: string) => {
+      words.push(...flagWords(name, value, (m) => this.#fail(line, `${prefix}${m}`)));
+      flagLines.set(name, line ?? at ?? 0);
+    };
+    if (e.label !== undefined) add("label", e.label, this.#lineOf([...path, "label"]), "");
     // The condition's own --attempt-timeout, as the global key is spelled or with `_`.
     for (const key of ["attempt-timeout", "attempt_timeout"]) {
       if (e[key] === undefined) continue;
-      const line = lineOf([...path, key]) ?? at;
-      words.push(
-        ...flagWords("attempt-timeout", e[key], (m) => fail(line, `${where}: ${key}: ${m}`)),
-      );
-      flagLines.set("attempt-timeout", line ?? 0);
+      add("attempt-timeout", e[key], this.#lineOf([...path, key]) ?? at, `${where}: ${key}: `);
     }
     if (e.flags !== undefined) {
       if (e.flags === null || typeof e.flags !== "object" || Array.isArray(e.flags)) {
-        fail(lineOf([...path, "flags"]), `${where}: flags: expected a mapping of flag: value`);
-      }
-      for (const [name, value] of Object.entries(e.flags as Record<string, unknown>)) {
-        const line = lineOf([...path, "flags", name]) ?? at;
-        flagLines.set(name.replace(/^--?/, ""), line ?? 0);
-        words.push(
-          ...flagWords(
-            name.replace(/^--?/, ""),
-            value,
-            (m) => fail(line, `${where}: ${name}: ${m}`),
-          ),
+        this.#fail(
+          this.#lineOf([...path, "flags"]),
+          `${where}: flags: expected a mapping of flag: value`,
         );
       }
-    }
-    if (e.command !== undefined) {
-      const cmd = e.command;
-      if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === "string")) {
-        fail(lineOf([...path, "command"]), `${where}: command: expected a list of words`);
+      for (const [name, value] of Object.entries(e.flags as Record<string, unknown>)) {
+        const line = this.#lineOf([...path, "flags", name]) ?? at;
+        add(name.replace(/^--?/, ""), value, line, `${where}: ${name}: `);
       }
-      words.push("--", ...(cmd as string[]));
     }
-    origins.push({ line: at ?? 0, flagLines });
     return words;
   }
+
+  /** The entry's `command:` as `-- word…`, or nothing. */
+  #commandWords(e: Record<string, unknown>, path: Path, where: string): string[] {
+    if (e.command === undefined) return [];
+    const cmd = e.command;
+    if (!Array.isArray(cmd) || cmd.length === 0 || !cmd.every((w) => typeof w === "string")) {
+      this.#fail(this.#lineOf([...path, "command"]), `${where}: command: expected a list of words`);
+    }
+    return ["--", ...(cmd as string[])];
+  }
+
   /** `any: [ … ]` / `all: [ … ]` (with an optional label) as a group's words. */
-  function* groupWords(
+  *#groupWords(
     e: Record<string, unknown>,
     op: "any" | "all",
-    path: (string | number)[],
+    path: Path,
     guard: boolean,
     where: string,
   ): Generator<void, string[]> {
-    const at = lineOf(path);
-    if (guard) fail(at, `${where}: a guard is one condition, not a group: put guards in guards:`);
+    const at = this.#lineOf(path);
+    if (guard) {
+      this.#fail(at, `${where}: a guard is one condition, not a group: put guards in guards:`);
+    }
     // The command line's limit (engine/grammar.ts), said with the line: the words would only
     // meet it after this reader recursed as deep.
     if (path.filter((p) => p === "any" || p === "all").length >= MAX_GROUP_DEPTH) {
-      fail(at, `${TOO_DEEP}; flatten the plan`);
+      this.#fail(at, `${TOO_DEEP}; flatten the plan`);
     }
     for (const key of Object.keys(e)) {
       if (key !== op && key !== "label") {
-        fail(
-          lineOf([...path, key]) ?? at,
+        this.#fail(
+          this.#lineOf([...path, key]) ?? at,
           `${where}: unknown key ${JSON.stringify(key)} in a group (a group has ${op}: and label:)`,
         );
       }
     }
     const members = e[op];
     if (!Array.isArray(members) || members.length === 0) {
-      fail(lineOf([...path, op]) ?? at, `${where}: ${op}: expected a list of conditions`);
+      this.#fail(
+        this.#lineOf([...path, op]) ?? at,
+        `${where}: ${op}: expected a list of conditions`,
+      );
     }
     const words = [op, "["];
     for (const [i, m] of (members as unknown[]).entries()) {
       if (i > 0) words.push("--");
-      for (const w of yield* entryWords(m, [...path, op, i], false)) words.push(w);
+      for (const w of yield* this.#entryWords(m, [...path, op, i], false)) words.push(w);
     }
     words.push("]");
     if (e.label !== undefined) {
-      words.push(...flagWords("label", e.label, (m) => fail(lineOf([...path, "label"]), m)));
+      const line = this.#lineOf([...path, "label"]);
+      words.push(...flagWords("label", e.label, (m) => this.#fail(line, m)));
     }
     return words;
   }
-  function* sections(): Generator<void, void> {
-    for (const section of ["conditions", "guards"] as const) {
-      const list = top[section];
-      if (list === undefined) continue;
-      if (!Array.isArray(list)) {
-        fail(lineOf([section]), `${section}: expected a list of conditions`);
-      }
-      for (const [i, entry] of (list as unknown[]).entries()) {
-        conditions.push(yield* entryWords(entry, [section, i], section === "guards"));
-      }
-    }
-  }
-  await paced(sections(), pacer);
-  let then: string[] = [];
-  if (top.then !== undefined) {
-    const t = top.then;
+
+  /** The file's `then:` as `then word…`, or nothing. */
+  then(): string[] {
+    const t = this.#top.then;
+    if (t === undefined) return [];
     if (typeof t === "string") {
       // `then: npm test` would look for a program named "npm test" (docs/recipe.md).
       const words = t.trim().split(/\s+/).filter(Boolean);
-      fail(
-        lineOf(["then"]),
+      this.#fail(
+        this.#lineOf(["then"]),
         `then: expected a list of words, not one text: then: ${
           JSON.stringify(words.length ? words : ["<command>", "<args...>"])
         }`,
       );
     }
     const ok = Array.isArray(t) && t.length > 0 && t.every((w) => typeof w === "string");
-    if (!ok) fail(lineOf(["then"]), "then: expected a command as a list of words");
-    then = ["then", ...(t as string[])];
+    if (!ok) this.#fail(this.#lineOf(["then"]), "then: expected a command as a list of words");
+    return ["then", ...(t as string[])];
   }
 
-  // Command line: its globals, the file's globals, the file's conditions, the
-  // command line's conditions (and its `then`, which wins), then the file's `then`.
-  const cut = globalPrefix(cliRest);
-  const cliGlobalWords = cliRest.slice(0, cut);
-  let cliTail = cliRest.slice(cut);
-  while (cliTail[0] === "--") cliTail = cliTail.slice(1);
-  const cliHasThen = cliTail.some((w, i) => w === "then" && cliTail[i - 1] === "--");
-  const argv = [...cliGlobalWords, ...globals];
-  conditions.forEach((words, i) => argv.push(...(i > 0 ? ["--"] : []), ...words));
-  if (cliTail.length > 0) argv.push(...(conditions.length > 0 ? ["--"] : []), ...cliTail);
-  if (then.length > 0 && !cliHasThen) argv.push("--", ...then);
+  /**
+   * The whole command line: its globals, the file's globals, the file's conditions, the
+   * command line's conditions (and its `then`, which wins), then the file's `then`.
+   */
+  argv(globals: readonly string[], then: readonly string[]): string[] {
+    const cliRest = this.#cliRest;
+    const cut = globalPrefix(cliRest);
+    let cliTail = cliRest.slice(cut);
+    while (cliTail[0] === "--") cliTail = cliTail.slice(1);
+    const cliHasThen = cliTail.some((w, i) => w === "then" && cliTail[i - 1] === "--");
+    const argv = [...cliRest.slice(0, cut), ...globals];
+    this.#conditions.forEach((words, i) => argv.push(...(i > 0 ? ["--"] : []), ...words));
+    if (cliTail.length > 0) argv.push(...(this.#conditions.length > 0 ? ["--"] : []), ...cliTail);
+    if (then.length > 0 && !cliHasThen) argv.push("--", ...then);
+    return argv;
+  }
 
-  return {
-    argv,
-    locate(e) {
-      const m = /^condition (\d+)(?: \(([^)]*)\))?(?:: --([\w-]+))?/.exec(e.where);
-      if (m) {
-        const origin = origins[Number(m[1]) - 1];
-        if (!origin) return e; // A condition of the command line.
-        const line = (m[3] !== undefined ? origin.flagLines.get(m[3]) : undefined) ?? origin.line;
-        return new UsageError(`${file}:${line}: ${e.where}`, e.message, e.helpTopic);
-      }
-      const g = /^--([\w-]+)$/.exec(e.where);
-      if (g && !cliGlobals.has(g[1]!) && g[1]! in top) {
-        return new UsageError(`${file}:${lineOf([g[1]!])}: ${e.where}`, e.message, e.helpTopic);
-      }
-      return e;
-    },
-  };
+  /** A usage error from parsing the expanded words, naming the file's line where it can. */
+  locate(e: UsageError): UsageError {
+    const m = /^condition (\d+)(?: \(([^)]*)\))?(?:: --([\w-]+))?/.exec(e.where);
+    if (m) {
+      const origin = this.#origins[Number(m[1]) - 1];
+      if (!origin) return e; // A condition of the command line.
+      const line = (m[3] !== undefined ? origin.flagLines.get(m[3]) : undefined) ?? origin.line;
+      return new UsageError(`${this.#file}:${line}: ${e.where}`, e.message, e.helpTopic);
+    }
+    const g = /^--([\w-]+)$/.exec(e.where);
+    if (g && !this.#cliGlobals.has(g[1]!) && g[1]! in this.#top) {
+      const line = this.#lineOf([g[1]!]);
+      return new UsageError(`${this.#file}:${line}: ${e.where}`, e.message, e.helpTopic);
+    }
+    return e;
+  }
+}
+
+/** How an entry at `path` is named in a message: `conditions[0].any[1]`. */
+function whereOf(path: Path): string {
+  return path.map((p, i) => i === 0 ? p : `[${p}]`).join("").replace(/\]\[(any|all)\]/g, "].$1");
 }
 
 /** A flag's recipe value as command-line words (`--name=value`, repeated for a list). */

@@ -2,9 +2,9 @@
  * The life of a driver's client in one attempt, the same for every driver
  * kind (postgres, mysql, redis, mongodb, rabbitmq, kafka, nats;
  * docs/contract.md §5, data stores): the client is made (or connected) for
- * the attempt, used, then closed politely within a grace period; an abort
- * destroys it at once, whatever it is doing; the probe's `close` destroys
- * every client still open. Nothing outlives the attempt. A kind keeps only
+ * the attempt (or for the stream a watcher follows), used, then closed
+ * politely within a grace period; an abort destroys it at once, whatever it
+ * is doing; the probe's `close` destroys every client still open. Nothing outlives the attempt. A kind keeps only
  * its session (what it asks the server) and its judge (what the answer
  * means). Loaded by probes only.
  *
@@ -64,6 +64,27 @@ export class DriverSessions<C> {
       if (state.up && !signal.aborted) await this.#end(c);
       this.#destroy(c);
       this.#open.delete(c);
+    }
+  }
+
+  /**
+   * Like `run`, for a session that yields while it holds its client (a watcher following a
+   * server's stream): the client is destroyed at the abort, when `work` ends or throws, and
+   * when the consumer stops the generator; the probe's `close` destroys it if still open.
+   */
+  async *follow<T, R>(
+    client: C,
+    signal: AbortSignal,
+    work: (client: C) => AsyncGenerator<T, R>,
+  ): AsyncGenerator<T, R> {
+    this.#open.add(client);
+    const off = onAbort(signal, () => this.#destroy(client));
+    try {
+      return yield* work(client);
+    } finally {
+      off();
+      this.#destroy(client);
+      this.#open.delete(client);
     }
   }
 

@@ -105,3 +105,63 @@ Deno.test("DriverSessions.close() destroys every open client, and is idempotent"
   sessions.close();
   assertEquals([a.log, b.log], [["destroy"], ["destroy"]]);
 });
+
+/** A watcher's session: yields `n` times holding its client, then returns "ended". */
+async function* yieldsWith(c: FakeClient, n: number): AsyncGenerator<number, string> {
+  for (let i = 0; i < n; i++) {
+    c.log.push(`yield ${i}`);
+    yield i;
+  }
+  return "ended";
+}
+
+Deno.test("DriverSessions.follow() holds the client across yields and destroys it at the end", async () => {
+  const sessions = sessionsOf();
+  const c = new FakeClient();
+  const seen: number[] = [];
+  const it = sessions.follow(c, new AbortController().signal, (client) => yieldsWith(client, 2));
+  let r = await it.next();
+  while (!r.done) {
+    assertEquals(c.log.includes("destroy"), false, "the client is held while the session yields");
+    seen.push(r.value);
+    r = await it.next();
+  }
+  assertEquals([seen, r.value], [[0, 1], "ended"]);
+  assertEquals(c.log, ["yield 0", "yield 1", "destroy"]);
+  sessions.close();
+  assertEquals(c.log.filter((l) => l === "destroy").length, 1, "close has nothing left to destroy");
+});
+
+Deno.test("DriverSessions.follow() destroys the client when the consumer stops, at the abort, and at close", async () => {
+  const sessions = sessionsOf();
+  const stopped = new FakeClient();
+  const it = sessions.follow(stopped, new AbortController().signal, (c) => yieldsWith(c, 5));
+  await it.next();
+  await it.return("stopped");
+  assertEquals(stopped.log, ["yield 0", "destroy"]);
+
+  const aborted = new FakeClient();
+  const ctl = new AbortController();
+  const it2 = sessions.follow(aborted, ctl.signal, (c) => yieldsWith(c, 5));
+  await it2.next();
+  ctl.abort();
+  assertEquals(aborted.log, ["yield 0", "destroy"], "destroyed at the abort, mid-session");
+
+  const open = new FakeClient();
+  const it3 = sessions.follow(open, new AbortController().signal, (c) => yieldsWith(c, 5));
+  await it3.next();
+  sessions.close();
+  assertEquals(open.log, ["yield 0", "destroy"]);
+});
+
+Deno.test("DriverSessions.follow() destroys the client when the session throws, and throws it", async () => {
+  const sessions = sessionsOf();
+  const c = new FakeClient();
+  // deno-lint-ignore require-yield
+  async function* fails(): AsyncGenerator<number, string> {
+    throw new Error("stream refused");
+  }
+  const it = sessions.follow(c, new AbortController().signal, fails);
+  await assertRejects(() => it.next(), Error, "stream refused");
+  assertEquals(c.log, ["destroy"]);
+});

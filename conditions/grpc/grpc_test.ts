@@ -2,7 +2,7 @@ import { assert, assertEquals, assertStringIncludes, assertThrows } from "../../
 import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
 import { decodeResponse, encodeRequest } from "./health.ts";
 import type { GrpcOptions } from "./mod.ts";
-import { connectionReason } from "./probe.ts";
+import { connectionReason } from "./judge.ts";
 import protobuf from "protobufjs/light.js";
 import descriptor from "protobufjs/ext/descriptor.js";
 import {

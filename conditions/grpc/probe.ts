@@ -4,7 +4,8 @@
  * so no reconnect backoff carries over and nothing outlives the verdict),
  * and `Health/Watch` as the change notifier (docs/contract.md §5 grpc, §10);
  * with `--method`, that unary method, its types found by server reflection
- * on the same channel (reflect.ts, loaded only then).
+ * on the same channel (reflect.ts, loaded only then). What the answers
+ * mean is judge.ts's.
  *
  * @module
  */
@@ -15,10 +16,18 @@ import { describeError } from "../../engine/errors.ts";
 import { clip, type SecretRegistry } from "../../engine/secrets.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { captureText } from "../_common/captures.ts";
+import { DriverSessions } from "../_common/driver.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { canonicalIp, formatHostPort, onEveryAddress } from "../_common/net.ts";
-import { SOCKET_ERROR_TEXTS, tlsReason } from "../_common/nodeerr.ts";
 import { decodeResponse, encodeRequest } from "./health.ts";
+import {
+  isServiceError,
+  judgeCallError,
+  judgeError,
+  judgeStatus,
+  type Seen,
+  Unreachable,
+} from "./judge.ts";
 import type { GrpcCall, GrpcOptions } from "./mod.ts";
 
 const CHECK = "/grpc.health.v1.Health/Check";
@@ -38,35 +47,26 @@ const PAUSE_MAX_MS = 5000;
 // JSON mode keeps stderr empty).
 grpcJs.setLogVerbosity(grpcJs.logVerbosity.NONE);
 
-/** A status as the health service names it, or a number it does not. */
-type Seen = ReturnType<typeof decodeResponse>;
-
-/** A failure to reach the server (the next address is tried). */
-class Unreachable extends Error {
-  override name = "Unreachable";
-}
-
 const serialize = (service: string): Buffer => Buffer.from(encodeRequest(service));
 const deserialize = (b: Buffer): Seen =>
   decodeResponse(new Uint8Array(b.buffer, b.byteOffset, b.byteLength));
 
+/** A grpc-js client has no goodbye to say: closing its channel is both ends. */
+const GRPC_CLIENT = {
+  end: (client: grpcJs.Client) => Promise.resolve(client.close()),
+  destroy: (client: grpcJs.Client) => client.close(),
+};
+
 /** Makes the probe of one grpc condition. */
 export function create(o: GrpcOptions, env: ProbeEnv): Probe {
-  const clients = new Set<grpcJs.Client>();
+  const sessions = new DriverSessions(GRPC_CLIENT, env.clock);
   /** The status the latest attempt saw (NOT_FOUND as SERVICE_UNKNOWN), for the watcher. */
   let lastSeen: Seen | undefined;
   let firstDone!: () => void;
   const firstCheck = new Promise<void>((r) => (firstDone = r));
 
-  const open = async (address: string): Promise<grpcJs.Client> => {
-    const client = new grpcJs.Client(address, await credentials(o), channelOptions(o));
-    clients.add(client);
-    return client;
-  };
-  const release = (client: grpcJs.Client) => {
-    clients.delete(client);
-    client.close();
-  };
+  const connect = async (address: string): Promise<grpcJs.Client> =>
+    new grpcJs.Client(address, await credentials(o), channelOptions(o));
 
   return {
     check: async ({ signal }): Promise<ProbeResult> => {
@@ -74,25 +74,8 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
         return await onEveryAddress(
           o.hp,
           signal,
-          async (address) => {
-            const client = await open(formatHostPort(address));
-            try {
-              if (o.call) return await callOnce(client, o, o.call, signal, env.secrets);
-              let described: string | undefined;
-              if (o.reflectService) {
-                const d = await describeOnce(client, o, signal);
-                if (typeof d !== "string") return d;
-                described = d;
-              }
-              const r = await checkOnce(client, o, signal);
-              lastSeen = r.seen;
-              return described !== undefined && r.result.status === "satisfied"
-                ? { ...r.result, detail: `${described}; ${r.result.detail}` }
-                : r.result;
-            } finally {
-              release(client);
-            }
-          },
+          (address) =>
+            sessions.run(connect(formatHostPort(address)), signal, (client) => ask(client, signal)),
           (e) => e instanceof Unreachable,
         );
       } finally {
@@ -101,11 +84,24 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
     },
     // A method has no change stream to follow: it is polled.
     watch: o.call || o.checkPath ? undefined : (ctx) => watchHealth(ctx),
-    close() {
-      for (const c of clients) c.close();
-      clients.clear();
-    },
+    close: () => sessions.close(),
   };
+
+  /** One attempt's calls on one address: the method, or reflection and Health/Check. */
+  async function ask(client: grpcJs.Client, signal: AbortSignal): Promise<ProbeResult> {
+    if (o.call) return await callOnce(client, o, o.call, signal, env.secrets);
+    let described: string | undefined;
+    if (o.reflectService) {
+      const d = await describeOnce(client, o, signal);
+      if (typeof d !== "string") return d;
+      described = d;
+    }
+    const r = await checkOnce(client, o, signal);
+    lastSeen = r.seen;
+    return described !== undefined && r.result.status === "satisfied"
+      ? { ...r.result, detail: `${described}; ${r.result.detail}` }
+      : r.result;
+  }
 
   /**
    * Yields when Health/Watch reports a status other than the one the latest
@@ -117,52 +113,66 @@ export function create(o: GrpcOptions, env: ProbeEnv): Probe {
     await Promise.race([firstCheck, new Promise((r) => signal.addEventListener("abort", r))]);
     let pauseMs = PAUSE_MIN_MS;
     while (!signal.aborted) {
-      let client: grpcJs.Client | undefined;
-      let stream: grpcJs.ClientReadableStream<Seen> | undefined;
-      const events: ({ seen: Seen } | { end: grpcJs.ServiceError | undefined })[] = [];
-      let wake: (() => void) | undefined;
-      const push = (e: typeof events[number]) => {
-        events.push(e);
-        wake?.();
-      };
-      const stop = () => push({ end: undefined });
-      signal.addEventListener("abort", stop, { once: true });
       try {
-        client = await open(formatHostPort(o.hp));
-        stream = client.makeServerStreamRequest(
-          WATCH,
-          serialize,
-          deserialize,
-          o.service,
-          metadata(o),
-          {},
-        );
-        stream.on("data", (seen: Seen) => push({ seen }));
-        stream.on("error", (e: grpcJs.ServiceError) => push({ end: e }));
-        stream.on("end", () => push({ end: undefined }));
-        for (;;) {
-          while (events.length === 0) await new Promise<void>((r) => (wake = r));
-          const ev = events.shift()!;
-          if ("end" in ev) {
-            if (ev.end?.code === grpcJs.status.UNIMPLEMENTED) {
-              notice("the server does not offer Health/Watch; polling every interval");
-              return;
-            }
-            break;
-          }
-          pauseMs = PAUSE_MIN_MS;
-          if (ev.seen !== lastSeen) yield;
+        const client = await connect(formatHostPort(o.hp));
+        const end = yield* sessions.follow(client, signal, (c) => followWatch(c, signal));
+        if (end === "unimplemented") {
+          notice("the server does not offer Health/Watch; polling every interval");
+          return;
         }
+        if (end === "seen") pauseMs = PAUSE_MIN_MS;
       } catch {
         // Could not open the stream (unreadable CA file): reconnect below.
-      } finally {
-        signal.removeEventListener("abort", stop);
-        stream?.cancel();
-        if (client) release(client);
       }
       if (signal.aborted) return;
       await env.clock.sleep(pauseMs, signal);
       pauseMs = Math.min(pauseMs * 2, PAUSE_MAX_MS);
+    }
+  }
+
+  /**
+   * Follows one Health/Watch stream on `client`, yielding at each status other than the latest
+   * attempt's, until it ends: whether the server lacks Watch, or else whether a status came.
+   */
+  async function* followWatch(
+    client: grpcJs.Client,
+    signal: AbortSignal,
+  ): AsyncGenerator<void, "unimplemented" | "seen" | "none"> {
+    let stream: grpcJs.ClientReadableStream<Seen> | undefined;
+    const events: ({ seen: Seen } | { end: grpcJs.ServiceError | undefined })[] = [];
+    let wake: (() => void) | undefined;
+    const push = (e: typeof events[number]) => {
+      events.push(e);
+      wake?.();
+    };
+    const stop = () => push({ end: undefined });
+    signal.addEventListener("abort", stop, { once: true });
+    let seen = false;
+    try {
+      stream = client.makeServerStreamRequest(
+        WATCH,
+        serialize,
+        deserialize,
+        o.service,
+        metadata(o),
+        {},
+      );
+      stream.on("data", (seen: Seen) => push({ seen }));
+      stream.on("error", (e: grpcJs.ServiceError) => push({ end: e }));
+      stream.on("end", () => push({ end: undefined }));
+      for (;;) {
+        while (events.length === 0) await new Promise<void>((r) => (wake = r));
+        const ev = events.shift()!;
+        if ("end" in ev) {
+          if (ev.end?.code === grpcJs.status.UNIMPLEMENTED) return "unimplemented";
+          return seen ? "seen" : "none";
+        }
+        seen = true;
+        if (ev.seen !== lastSeen) yield;
+      }
+    } finally {
+      signal.removeEventListener("abort", stop);
+      stream?.cancel();
     }
   }
 }
@@ -279,38 +289,6 @@ async function describeOnce(
   }
 }
 
-/** Whether `e` is a grpc-js call's failure (it carries a numeric status code). */
-function isServiceError(e: unknown): e is grpcJs.ServiceError {
-  return e instanceof Error && typeof (e as Partial<grpcJs.ServiceError>).code === "number";
-}
-
-/**
- * A failed reflection stream (`method` undefined) or call judged: a failure to
- * reach the server is thrown as `Unreachable`; the rest is pending with its
- * status and details.
- */
-export function judgeCallError(
-  err: grpcJs.ServiceError,
-  o: GrpcOptions,
-  method: string | undefined,
-): ProbeResult {
-  const details = (err.details ?? "").trim();
-  if (err.code === grpcJs.status.UNAVAILABLE) {
-    throw new Unreachable(connectionReason(details, o.servername ?? o.hp.hostname));
-  }
-  const name = grpcJs.status[err.code] ?? String(err.code);
-  const status = details === "" ? name : `${name}: ${details}`;
-  if (method !== undefined) return { status: "pending", error: `${method}: ${status}` };
-  if (err.code === grpcJs.status.UNIMPLEMENTED) {
-    return {
-      status: "pending",
-      error:
-        `the server has no reflection service (UNIMPLEMENTED: grpc.reflection.v1.ServerReflection)`,
-    };
-  }
-  return { status: "pending", error: `server reflection: ${status}` };
-}
-
 /** One unary call with bytes in and out; rejects with the call's `ServiceError`. */
 function unary(
   client: grpcJs.Client,
@@ -338,81 +316,6 @@ function unary(
     const onAbort = () => call.cancel();
     signal.addEventListener("abort", onAbort, { once: true });
   });
-}
-
-/** The service as named in texts. */
-function serviceText(o: GrpcOptions): string {
-  return o.service === "" ? "server" : `service ${JSON.stringify(o.service)}`;
-}
-
-/** A Check answer judged against --status. */
-export function judgeStatus(seen: Seen, o: GrpcOptions): ProbeResult {
-  if (seen === o.status) return { status: "satisfied", detail: `${serviceText(o)} ${seen}` };
-  return { status: "pending", error: `${serviceText(o)} ${seen}, expected ${o.status}` };
-}
-
-/**
- * A failed Check judged: NOT_FOUND is the unknown service (what --status
- * SERVICE_UNKNOWN waits for), UNIMPLEMENTED a server without the health
- * service; a failure to reach the server is thrown as `Unreachable`.
- */
-export function judgeError(
-  err: grpcJs.ServiceError,
-  o: GrpcOptions,
-): { result: ProbeResult; seen: Seen | undefined } {
-  const details = (err.details ?? "").trim();
-  switch (err.code) {
-    case grpcJs.status.NOT_FOUND: {
-      const why = details === "" ? "NOT_FOUND" : `NOT_FOUND: ${details}`;
-      const result: ProbeResult = o.status === "SERVICE_UNKNOWN"
-        ? { status: "satisfied", detail: `${serviceText(o)} SERVICE_UNKNOWN (${why})` }
-        : {
-          status: "pending",
-          error: `${serviceText(o)} unknown to the server (${why}), expected ${o.status}`,
-        };
-      return { result, seen: "SERVICE_UNKNOWN" };
-    }
-    case grpcJs.status.UNIMPLEMENTED:
-      return {
-        result: {
-          status: "pending",
-          error: o.checkPath === undefined
-            ? "the server has no health service (UNIMPLEMENTED: grpc.health.v1.Health)"
-            : `the server does not implement ${o.checkPath.slice(1)} (UNIMPLEMENTED)`,
-        },
-        seen: undefined,
-      };
-    case grpcJs.status.UNAVAILABLE:
-      throw new Unreachable(connectionReason(details, o.servername ?? o.hp.hostname));
-  }
-  const name = grpcJs.status[err.code] ?? String(err.code);
-  return {
-    result: { status: "pending", error: details === "" ? name : `${name}: ${details}` },
-    seen: undefined,
-  };
-}
-
-/**
- * grpc-js's UNAVAILABLE details (`No connection established. Last error:
- * Error: connect ECONNREFUSED 127.0.0.1:1 (time). Resolution note: ...`) as
- * the short reason: `connection refused`, `certificate not trusted (...)`.
- * `name` is the name the certificate was checked against.
- */
-export function connectionReason(details: string, name = ""): string {
-  let last = details.replace(/\.?\s*Resolution note:.*$/s, "");
-  last = (/Last error: (.*)$/s.exec(last)?.[1] ?? last)
-    .replace(/\s*\(\d{4}-\d\d-\d\dT[^)]*\)\s*$/, "").trim();
-  const bracket = /^\w*Error \[(\w+)\]: /.exec(last)?.[1];
-  last = last.replace(/^\w*Error(?: \[\w+\])?: /, "").replace(/\.$/, "");
-  const tls = (bracket === undefined ? undefined : tlsReason(bracket, name)) ??
-    tlsReason(last, name);
-  if (tls !== undefined) return tls;
-  const code = /\b(E[A-Z]{3,})\b/.exec(last)?.[1];
-  if (code !== undefined && Object.hasOwn(SOCKET_ERROR_TEXTS, code)) {
-    return SOCKET_ERROR_TEXTS[code]!;
-  }
-  if (last === "" || /^No connection established$/i.test(last)) return "no connection established";
-  return describeError(last.replace(/^connect /, ""));
 }
 
 /** Call metadata from --header. */

@@ -11,11 +11,19 @@
  * @module
  */
 
+// First: its evaluation is the worker's first line of our code (the start-up trace).
+import { mark } from "../engine/trace.ts";
 import { serveProbes, type WorkerScope } from "../engine/isolate_serve.ts";
 
 serveProbes(self as unknown as WorkerScope, async (name) => {
   const { KINDS } = await import("./mod.ts");
   const entry = KINDS.find((k) => k.name === name);
   if (entry === undefined) throw new Error(`no kind named ${JSON.stringify(name)}`);
-  return await entry.load();
+  const kind = await entry.load();
+  mark("kind-loaded");
+  // The probe module's import (its chunk and its libraries' own set-up) is a point of its own.
+  return {
+    ...kind,
+    load: () => kind.load().then((make) => (mark("probe-imported"), make)),
+  };
 });

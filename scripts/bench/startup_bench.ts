@@ -134,9 +134,14 @@ const SPANS: readonly { name: string; from: string; to: string }[] = [
     to: "worker:probe-imported",
   },
   { name: "probes made", from: "worker:probe-imported", to: "main:prepared" },
-  { name: "plan to first attempt", from: "main:plan", to: "attempt-start" },
+  { name: "plan to probes made", from: "main:plan", to: "main:probes" },
+  { name: "renderers", from: "main:probes", to: "main:renderers" },
+  { name: "runner to first attempt", from: "main:renderers", to: "attempt-start" },
+  { name: "parse to first attempt", from: "main:parsed", to: "attempt-start" },
   { name: "answer (connect, handshake)", from: "attempt-start", to: "attempt-end" },
-  { name: "verdict to exit", from: "attempt-end", to: "exited" },
+  { name: "verdict to run's end", from: "attempt-end", to: "main:run-end" },
+  { name: "run's end to exit()", from: "main:run-end", to: "main:exit" },
+  { name: "exit() to reaped", from: "main:exit", to: "exited" },
   { name: "total", from: "spawn", to: "exited" },
 ];
 
@@ -217,6 +222,8 @@ async function breakdown(): Promise<BenchRow[]> {
       }
     }
     const samples = new Map<string, Map<string, number>[]>(started.map((s) => [s.kind, []]));
+    const other = baseline();
+    const others = new Map<string, Map<string, number>[]>(started.map((s) => [s.kind, []]));
     const floor: number[] = [];
     progress(`${runs} rounds of ${started.map((s) => s.kind).join(", ")} and the Deno floor`);
     // One unmeasured round warms the caches (Deno's code cache included).
@@ -224,14 +231,26 @@ async function breakdown(): Promise<BenchRow[]> {
       const f = await floorRun(deno, floorFile);
       if (round > 0) floor.push(f);
       for (const s of started) {
-        const at = await tracedRun([bundleLauncher, "--timeout", "30s", ...s.args]);
-        if (round > 0) samples.get(s.kind)!.push(at);
+        const args = ["--timeout", "30s", ...s.args];
+        // With a baseline, the two in turn, the first changing every round (paired A/B).
+        const order = other === undefined
+          ? [[bundleLauncher, samples]] as const
+          : round % 2 === 0
+          ? [[bundleLauncher, samples], [other, others]] as const
+          : [[other, others], [bundleLauncher, samples]] as const;
+        for (const [launcher, into] of order) {
+          const at = await tracedRun([launcher, ...args]);
+          if (round > 0) into.get(s.kind)!.push(at);
+        }
       }
     }
     const floorMs = median(floor);
     rows.push({ name: "start-up breakdown: Deno floor", figure: fmtMs(floorMs), target: "" });
     for (const s of started) {
       rows.push(breakdownRow(s.kind, samples.get(s.kind)!, floorMs));
+      if (other !== undefined) {
+        rows.push(pairedRow(s.kind, samples.get(s.kind)!, others.get(s.kind)!));
+      }
     }
     return rows;
   } finally {
@@ -262,6 +281,53 @@ function breakdownRow(
     target: "",
     reference: `${(total / floorMs).toFixed(2)}x the Deno floor; median of ${runs.length} runs`,
   };
+}
+
+/**
+ * The launcher of another bundle to pair with this one (`WAITCMD_BENCH_BASELINE_BUNDLE`, a
+ * copy of `dist/bundle/` built from other sources): a lever's effect, A/B in the same rounds.
+ */
+function baseline(): string | undefined {
+  const dir = Deno.env.get("WAITCMD_BENCH_BASELINE_BUNDLE");
+  return dir ? `${dir.replace(/\/$/, "")}/waitcmd` : undefined;
+}
+
+/**
+ * This bundle against the baseline, run by run: the median of the pairs' differences (this
+ * minus the baseline) of the total and of each span, and the median ratio of the totals.
+ */
+function pairedRow(
+  kind: string,
+  mine: readonly Map<string, number>[],
+  theirs: readonly Map<string, number>[],
+): BenchRow {
+  const pairs = Math.min(mine.length, theirs.length);
+  const diff = (from: string, to: string) => {
+    const xs: number[] = [];
+    for (let i = 0; i < pairs; i++) {
+      const [a, b] = [mine[i]!, theirs[i]!];
+      const [a0, a1, b0, b1] = [a.get(from), a.get(to), b.get(from), b.get(to)];
+      if ([a0, a1, b0, b1].every((x) => x !== undefined)) xs.push(a1! - a0! - (b1! - b0!));
+    }
+    return xs;
+  };
+  const parts = SPANS.flatMap((span) => {
+    const xs = diff(span.from, span.to);
+    return xs.length === 0 ? [] : [`${span.name} ${signed(median(xs))}`];
+  });
+  const ratio = median(
+    Array.from({ length: pairs }, (_, i) => mine[i]!.get("exited")! / theirs[i]!.get("exited")!),
+  );
+  return {
+    name: `start-up A/B, ${kind}: this bundle minus the baseline, median of ${pairs} pairs`,
+    figure: `total ${ratio.toFixed(3)}x; ${parts.join("; ")}`,
+    target: "",
+  };
+}
+
+/** `+1.2 ms`, `-0.4 ms`. */
+function signed(ms: number): string {
+  return `${ms >= 0 ? "+" : "-"}${Math.abs(ms).toFixed(1)} ms`;
 }
 
 /** The bench entries of this module. */

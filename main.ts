@@ -6,6 +6,8 @@
  * @module
  */
 
+// First: its evaluation is the first of our code that runs (the start-up trace, engine/trace.ts).
+import { mark } from "./engine/trace.ts";
 import denoJson from "./deno.json" with { type: "json" };
 import { KINDS, loadRegistry } from "./conditions/mod.ts";
 import { cliClock, type Clock } from "./engine/clock.ts";
@@ -69,6 +71,7 @@ export async function main(
       readCommand(argv, io, { every: everyKind, named: loadRegistry }),
       io.signal,
     ));
+    mark("plan");
   } catch (e) {
     if (e instanceof Cancelled) {
       io.stderr(`waitcmd: cancelled by ${e.signal} before the wait started\n`);
@@ -191,5 +194,6 @@ if (import.meta.main) {
     : result.code;
   // What --start started is stopped once then has ended (docs/contract.md §4).
   await result.stopStarted?.();
+  mark("exit");
   Deno.exit(code);
 }

@@ -12,6 +12,7 @@ import { type Command, parseArgvInSlices } from "../engine/grammar.ts";
 import { Pacer } from "../engine/pace.ts";
 import { type ExpandIo, expandPlan, validatePlan } from "../engine/prepare.ts";
 import type { Registry } from "../engine/registry.ts";
+import { mark } from "../engine/trace.ts";
 import type { SessionIo } from "./session.ts";
 
 /** The program's connection to the outside world. */
@@ -84,9 +85,12 @@ export async function readCommand(
         argv.includes("-h") || argv[0] === "completions";
       registry = all ? await kinds.every() : await kinds.named(words);
     }
+    mark("registry");
     let command = await parseArgvInSlices(words, registry, io.env, pacer);
+    mark("parsed");
     if (command.type === "run") {
       await validatePlan(command.plan, { env: io.env, isolate: true, pacer });
+      mark("validated");
       command = { ...command, plan: await expandPlan(command.plan, expandIo(io), pacer) };
     }
     return { command, registry };

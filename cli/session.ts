@@ -18,6 +18,7 @@ import {
   thenRefusal,
 } from "../engine/handover.ts";
 import type { Plan } from "../engine/plan.ts";
+import { mark } from "../engine/trace.ts";
 import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent, RunStatus } from "../engine/report.ts";
 import { run, type RunContext } from "../engine/runner.ts";
@@ -117,11 +118,13 @@ export async function runSession(
     for (const w of thenWarnings(plan, kindWords)) io.stderr(line(w) + "\n");
   }
   const ready = await loadProbes(plan, io, secrets);
+  mark("probes");
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
   const [json, onEvent] = await Promise.all([
     o.output !== "text" || o.reportFile !== undefined ? import("../output/json.ts") : undefined,
     listener(plan, io, redact),
   ]);
+  mark("renderers");
   const starting = ready === undefined || o.start.length === 0 ? undefined : await startCommands(
     ready,
     io,
@@ -137,6 +140,7 @@ export async function runSession(
       secrets,
       ...starting?.context,
     });
+  mark("run-end");
   if (ready === undefined) onEvent?.({ type: "end", report });
   if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));
   if (o.reportFile !== undefined) {

@@ -11,6 +11,7 @@
 import { Aborter, onAbort } from "./abort.ts";
 import { describeError, FatalError, hintOf } from "./errors.ts";
 import { redactText, type SecretRegistry } from "./secrets.ts";
+import { mark } from "./trace.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /**
@@ -63,6 +64,7 @@ export function attempt<A>(
   aborted: () => A,
   secrets?: SecretRegistry,
 ): Promise<ProbeResult | A> {
+  mark("attempt-start");
   let started: Promise<ProbeResult>;
   try {
     // Promise.resolve: a check that breaks its type and returns a plain value still settles.
@@ -75,6 +77,7 @@ export function attempt<A>(
     const end = (r: ProbeResult | A) => {
       if (settled) return;
       settled = true;
+      mark("attempt-end");
       ctl.whenAborted = undefined;
       resolve(r);
     };

@@ -37,6 +37,7 @@ import { workerUrl } from "./workers.ts";
 import { after } from "./timers.ts";
 import { formatCap, MEMORY_CAP_VARIABLE, MemoryWatchdog } from "./memory.ts";
 import { groupAlive, killGroup, killStrayChildren } from "./process_group.ts";
+import { mark } from "./trace.ts";
 
 /** How long a worker may take to answer an aborted attempt before it is terminated. */
 export const ABORT_ANSWER_MS = 500;
@@ -291,9 +292,11 @@ export class KindIsolate {
   }
 
   #start(): Live {
+    mark("worker-new");
     const worker = this.opts.workerUrl
       ? new Worker(this.opts.workerUrl, { type: "module" })
       : new Worker(workerUrl("isolate"), { type: "module" });
+    mark("worker-made");
     const live = new Live(worker);
     this.#live = live;
     this.#started++;
@@ -317,6 +320,7 @@ export class KindIsolate {
         return v?.resolve(m.failures);
       }
       case "prepared":
+        mark("prepared");
         return live.settlePrepared();
       case "failed":
         return this.#kill(live, `cannot load the ${this.kind} probes: ${m.error}`);

@@ -188,6 +188,7 @@ const TOPICS: Readonly<Record<HelpTopic, string>> = {
     "  WAITCMD_MEMORY_CAP=512M     memory cap while drivers and parsers run in their workers:",
     "                              near it, the workers at work are stopped (pending attempts)",
     "  WAITCMD_DEBUG=1             an internal error prints its stack trace too",
+    "  WAITCMD_TRACE_STARTUP=1     time marks of the start-up on stderr (docs/performance.md)",
     "  A bad value is a usage error naming the variable.",
     "",
     "  waitcmd sets WAITCMD_CAPTURE_<NAME> and WAITCMD_REPORT for the command of then",

@@ -20,7 +20,6 @@
  * @module
  */
 
-import { isIPv6 } from "node:net";
 import type { HostPort } from "../_common/net.ts";
 
 /** The port of a broker string without one (the client's default). */
@@ -83,4 +82,23 @@ function readPort(text: string | undefined): number {
     throw new Error(`port must be from 1 to 65535, got ${JSON.stringify(text)}`);
   }
   return n;
+}
+
+/**
+ * Whether `text` is an IPv6 address, a zone after `%` allowed, as node's `net.isIPv6` says
+ * (brokers_test.ts checks both side by side), read with the URL parser's IPv6 grammar: importing
+ * `node:net` here would start Deno's Node compatibility layer on the main thread for the
+ * declaration alone (docs/performance.md, "Where the time to a verdict goes").
+ */
+export function isIPv6(text: string): boolean {
+  const zone = text.indexOf("%");
+  const address = zone < 0 ? text : text.slice(0, zone);
+  if (zone >= 0 && !/^[0-9A-Za-z.:-]+$/.test(text.slice(zone + 1))) return false;
+  if (!/^[0-9A-Fa-f:.]+$/.test(address) || !address.includes(":")) return false;
+  try {
+    new URL(`http://[${address}]/`);
+    return true;
+  } catch {
+    return false;
+  }
 }

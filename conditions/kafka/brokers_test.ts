@@ -11,11 +11,11 @@
  * validation.
  */
 
-import { isIPv6 } from "node:net";
+import { isIPv6 as nodeIsIPv6 } from "node:net";
 import { Admin, allowedSASLMechanisms, parseBroker as clientParse } from "@platformatic/kafka";
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { optionsOf, usageError } from "../../tests/_kit.ts";
-import { parseBrokers } from "./brokers.ts";
+import { isIPv6, parseBrokers } from "./brokers.ts";
 import type { KafkaOptions } from "./mod.ts";
 import { adminOptions } from "./probe.ts";
 
@@ -37,7 +37,7 @@ function ours(text: string): Brokers {
 /** Whether a broker the client parsed names a host and port a connection can reach. */
 function usable(b: { host: string; port: number }): boolean {
   return Number.isInteger(b.port) && b.port >= 1 && b.port <= 65535 && b.host !== "" &&
-    !/[\s/]/.test(b.host) && (!b.host.includes(":") || isIPv6(b.host));
+    !/[\s/]/.test(b.host) && (!b.host.includes(":") || nodeIsIPv6(b.host));
 }
 
 /** Forms the client takes, from its README (`localhost:9092`) and Kafka's `bootstrap.servers`. */
@@ -142,4 +142,37 @@ Deno.test("kafka TLS and SASL flags become options the client's own validation a
     assertEquals(opts.tls as Record<string, unknown> | undefined, want);
     void new Admin(opts).close();
   }
+});
+
+Deno.test("kafka's IPv6 test says what node's net.isIPv6 says", () => {
+  const samples = [
+    "::1",
+    "::",
+    "1::",
+    "2001:db8::1",
+    "2001:DB8:0:0:8:800:200C:417A",
+    "fe80::1%eth0",
+    "fe80::1%",
+    "fe80::1%eth 0",
+    "fe80::1%25eth0",
+    "::ffff:192.0.2.1",
+    "::ffff:192.0.2.256",
+    "::ffff:192.0.2.01",
+    "1:2:3:4:5:6:7:8",
+    "1:2:3:4:5:6:7:8:9",
+    "1:2:3:4:5:6:1.2.3.4",
+    "1::2::3",
+    ":1",
+    "1:",
+    ":::",
+    "12345::1",
+    "g::1",
+    "[::1]",
+    "::1]/x[",
+    "127.0.0.1",
+    "localhost",
+    "",
+    ":",
+  ];
+  for (const s of samples) assertEquals(isIPv6(s), nodeIsIPv6(s), s);
 });

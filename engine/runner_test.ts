@@ -115,6 +115,45 @@ Deno.test("run() reports an attempt still running at the deadline", async () => 
   assertEquals(a.trace.aborted, [true]);
 });
 
+Deno.test("run() ends by aborting the attempts under way, closing after they settle; a pause is left to the clock", async () => {
+  const clock = new FakeClock();
+  const hangs = scripted(clock, [NO], { hang: true });
+  const sleeps = scripted(clock, [NO]);
+  const order: string[] = [];
+  const holds: Probe = {
+    check: ({ signal }) =>
+      new Promise((resolve) =>
+        signal.addEventListener("abort", () => {
+          order.push("attempt aborted");
+          resolve(NO);
+        }, { once: true })
+      ),
+    close: () => void order.push("closed"),
+  };
+  const { report } = await runFake(
+    plan([{ probe: hangs }, { probe: sleeps }, { probe: holds }], {
+      timeoutMs: 5000,
+      intervalMs: 60_000,
+    }),
+    clock,
+  );
+  assertEquals(report.status, "timeout");
+  assertEquals(hangs.trace.aborted, [true]);
+  assertEquals(order, ["attempt aborted", "closed"]);
+  assertEquals(
+    report.conditions.map((c) => c.lastError),
+    [
+      "no answer before the deadline (attempt 1 still running)",
+      "connection refused",
+      "no answer before the deadline (attempt 1 still running)",
+    ],
+  );
+  // The condition asleep until its next attempt was not woken: its pause is still on the clock
+  // (the process exits before it ends; a run of tens of thousands ends without a step each).
+  assertEquals(sleeps.trace.starts, [0]);
+  assertEquals(clock.pending, 1);
+});
+
 Deno.test("run() requires --successes consecutive successes; a failure resets the streak", async () => {
   const clock = new FakeClock();
   const a = scripted(clock, [OK, OK, NO, OK, OK, OK, NO]);

@@ -562,6 +562,18 @@ export function redactText(text: string, secrets?: SecretRegistry): string {
 // deno-lint-ignore no-control-regex
 const CONTROL = /[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]/g;
 
+/** CONTROL without the newline: what `escapeControls` escapes in a line of a text of lines. */
+// deno-lint-ignore no-control-regex
+const CONTROL_IN_LINES = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]/;
+
+/**
+ * Whether `escapeControls` leaves every line of `text` (its parts between newlines) as it is:
+ * one scan of a text of many lines instead of one a line.
+ */
+export function linesWithoutControls(text: string): boolean {
+  return !CONTROL_IN_LINES.test(text);
+}
+
 /**
  * `text` with its control characters written as escapes (`\n`, `\r`, `\x1b`, `\u2028`), tabs
  * kept: a text from outside can then never start a line of its own (forge `[ok] …` or

@@ -97,17 +97,24 @@ export function documentsOf(yaml: YamlLibrary, text: string, opts: YamlOptions):
   // A stream is composed one document at a time, each turned into plain values before the next:
   // `parseAllDocuments` keeps every document's syntax tree until the last is read (130 MB for a
   // manifest of 10,000 objects; docs/reliability.md, large manifests).
+  // The package's own check of unique keys compares each key with every key before it in its
+  // mapping (O(n²): minutes for a mapping of 60,000 keys); ours is one `Set` a mapping.
   const docs = opts.all
-    ? new yaml.Composer({ uniqueKeys: opts.uniqueKeys }).compose(
+    ? new yaml.Composer({ uniqueKeys: false }).compose(
       new yaml.Parser(counter.addNewLine).parse(text),
     )
-    : [yaml.parseDocument(text, { lineCounter: counter, uniqueKeys: opts.uniqueKeys })];
+    : [yaml.parseDocument(text, { lineCounter: counter, uniqueKeys: false })];
   const lineOf = (offset: number) => counter.linePos(offset).line;
   return Array.from(docs, (doc): YamlDocument => {
     const line = lineOf(doc.range[0]);
     const empty = doc.contents === null;
-    if (doc.errors.length > 0) {
-      const e = doc.errors[0]!;
+    // Unique keys unless told otherwise, as the package's default is.
+    const duplicate = opts.uniqueKeys === false ? undefined : firstDuplicateKey(yaml, doc.contents);
+    const e = doc.errors[0];
+    if (duplicate !== undefined && (e === undefined || duplicate < e.pos[0])) {
+      return { line, empty, error: { message: DUPLICATE_KEY, line: lineOf(duplicate) } };
+    }
+    if (e !== undefined) {
       return { line, empty, error: { message: e.message, line: lineOf(e.pos[0]) } };
     }
     let value: unknown;
@@ -120,6 +127,48 @@ export function documentsOf(yaml: YamlLibrary, text: string, opts: YamlOptions):
     if (!opts.lines) return { line, empty, value };
     return { line, empty, value, lines: lineTree(yaml, doc.contents, lineOf) ?? undefined };
   });
+}
+
+/** The package's own text for a key that repeats one before it in its mapping. */
+export const DUPLICATE_KEY = "Map keys must be unique";
+
+/**
+ * Where the first key that repeats one before it in its mapping starts (a text offset), or
+ * undefined when none does: the first in the text, as the package reports them (a key, then
+ * its value). Keys are equal as the package's check has them: the same node, or scalars of the
+ * same value (`===`: NaN is no duplicate of itself). Linear, and without recursion (a document
+ * nested deeper than the stack is the package's to refuse).
+ */
+export function firstDuplicateKey(
+  yaml: Pick<YamlLibrary, "isMap" | "isSeq" | "isScalar">,
+  root: unknown,
+): number | undefined {
+  let first: number | undefined;
+  const todo: unknown[] = [root];
+  while (todo.length > 0) {
+    const node = todo.pop();
+    if (yaml.isSeq(node)) {
+      for (const item of node.items) todo.push(item);
+    } else if (yaml.isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key = pair.key;
+        const value = yaml.isScalar(key) ? key.value : key;
+        if (seen.has(value) && !Number.isNaN(value)) {
+          const at = keyOffset(key);
+          if (first === undefined || at < first) first = at;
+        }
+        seen.add(value);
+        todo.push(key, pair.value);
+      }
+    }
+  }
+  return first;
+}
+
+/** Where a key node starts (0 for a key without a range: none the parser makes). */
+function keyOffset(key: unknown): number {
+  return (key as { range?: number[] } | null)?.range?.[0] ?? 0;
 }
 
 /** The {@link LineTree} of `node` (a node of the package's document); null for none. */

@@ -2,7 +2,7 @@ import { assert, assertEquals } from "../tests/_assert.ts";
 import { commonJsExports } from "./commonjs.ts";
 import { Pacer, Stopped } from "./pace.ts";
 import { fromPieces, PIECE_ITEMS, toPieces } from "./pieces.ts";
-import { documentsOf, INLINE_YAML_MAX, lineAt, readYaml } from "./yaml.ts";
+import { documentsOf, DUPLICATE_KEY, INLINE_YAML_MAX, lineAt, readYaml } from "./yaml.ts";
 
 const yaml = commonJsExports(await import("yaml"));
 
@@ -39,6 +39,33 @@ Deno.test("readYaml: errors and values without a use keep their lines and reason
   assertEquals(b!.valueError, "its aliases expand too far (an alias bomb?)");
   const docs = await readYaml(long + "a: 1\n---\nb: 2\n", { all: true });
   assertEquals(docs.map((d) => [d.line, d.value]), [[2, { a: 1 }], [3, { b: 2 }]]);
+});
+
+Deno.test("documentsOf: a repeated key is refused as the package refused it, at the first in the text", () => {
+  /** The first error of each document, as the readers show it: its message's first line. */
+  const errors = (text: string, all: boolean, uniqueKeys?: boolean) =>
+    documentsOf(yaml, text, { all, uniqueKeys }).map((d) =>
+      d.error &&
+      [d.error.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""), d.error.line]
+    );
+  for (const all of [false, true]) {
+    const dup = (line: number) => [[DUPLICATE_KEY, line]];
+    assertEquals(errors("a: 1\nb: 2\na: 3\n", all), dup(3));
+    // The inner mapping's repeat comes first in the text: reported first, as the package did.
+    assertEquals(errors("a:\n  x: 1\n  x: 2\nb: 1\nb: 2\n", all), dup(3));
+    assertEquals(errors("- {a: 1, a: 2}\n", all), dup(1));
+    // Scalars of the same value are equal (`~` and `null`); 1 and '1', or two NaNs, are not.
+    assertEquals(errors("~: 1\nnull: 2\n", all), dup(2));
+    assertEquals(errors("a: 1\n1: 2\n'1': 3\n.nan: 4\n.nan: 5\n", all), [undefined]);
+    // Collections as keys are equal only as the same node: never in a text.
+    assertEquals(errors("? [a]\n: 1\n? [a]\n: 2\n", all), [undefined]);
+    // A syntax error before the repeat is the first; a repeat before a syntax error is.
+    assertEquals(errors("a: 1\nb: [\na: 2\n", all)[0]![1], 3);
+    assertEquals(errors("a: 1\na: 2\nb: [\n", all), dup(2));
+    // Without uniqueKeys: false, keys must differ (the package's default, manifests).
+    assertEquals(errors("a: 1\na: 2\n", all, false), [undefined]);
+  }
+  assertEquals(errors("a: 1\n---\nb: 1\nb: 2\n", true), [undefined, [DUPLICATE_KEY, 4]]);
 });
 
 Deno.test("readYaml: an aborted signal terminates the worker and rejects with Stopped", async () => {

@@ -34,6 +34,27 @@ Deno.test("lineRedactor() escapes a server's control characters, not waitcmd's o
   );
 });
 
+Deno.test("lineRedactor().lines() is each line redacted, joined: at once when none needs it", () => {
+  const line = lineRedactor(makeRedactor([]), false);
+  const plain = Array.from({ length: 1000 }, (_, i) => `waitcmd: timed out; tcp h:${i}: refused`);
+  const cases = [
+    plain,
+    [...plain, "tcp h:1: redis://u:pw@h refused"],
+    [...plain, "tcp h:1: ERR bad\n[ok] forged"],
+    [...plain, "tcp h:1: \x1b[2K\u2028 and\ttab"],
+    ["one"],
+    [],
+  ];
+  for (const lines of cases) {
+    assertEquals(line.lines!(lines), lines.map(line).join("\n"));
+  }
+  assertEquals(line.lines!(cases[1]!).endsWith("redis://u:***@h refused"), true);
+  assertEquals(line.lines!(cases[2]!).endsWith("ERR bad\\n[ok] forged"), true);
+  // Only the output's own redactor (URL passwords) has the shortcut; a colour-keeping one not.
+  assertEquals(lineRedactor((t) => t.replaceAll("x", "*"), false).lines, undefined);
+  assertEquals(lineRedactor(makeRedactor([]), true).lines, undefined);
+});
+
 Deno.test("redactDeep() leaves a value as it is while the run has no secret, masks once it has", () => {
   const secrets = new SecretRegistry();
   const redact = makeRedactor(secrets);

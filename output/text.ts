@@ -11,7 +11,7 @@ import { formatDuration, formatElapsed } from "../engine/duration.ts";
 import { cutText, GROUP_NAME_SHOWN, groupsOf, type Plan } from "../engine/plan.ts";
 import type { ConditionReport, Report, RunEvent, Streak } from "../engine/report.ts";
 import type { ProbeResult } from "../engine/types.ts";
-import type { Redact } from "./redact.ts";
+import type { LineRedact, Redact } from "./redact.ts";
 
 /** Colour functions; identity when colour is off. */
 export interface Style {
@@ -260,6 +260,10 @@ export class LineRenderer {
   #beating: AbortController | undefined;
   #folded = false;
 
+  /**
+   * `write` gets a line, or, from a redactor with `lines` (output/redact.ts), the summary's
+   * lines joined by newlines.
+   */
   constructor(
     private readonly write: (line: string) => void,
     private readonly redact: Redact,
@@ -393,7 +397,11 @@ export class LineRenderer {
   #end(report: Report): void {
     this.#beating?.abort();
     if (this.#folded) this.#marker(this.opts.fold!.close());
-    summaryLines(report, this.opts.style).forEach((l) => this.#out(l));
+    const summary = summaryLines(report, this.opts.style);
+    // A line each for tens of thousands of conditions: redacted at once where the redactor can.
+    const many = (this.redact as LineRedact).lines;
+    if (many !== undefined && summary.length > 1) this.write(many(summary));
+    else summary.forEach((l) => this.#out(l));
     const fold = this.opts.fold;
     if (fold) this.#marker(fold.annotation(report, summaryLines(report).map(this.redact)));
   }

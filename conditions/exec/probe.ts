@@ -69,6 +69,9 @@ export function create(options: ExecOptions, env: ProbeEnv): Probe {
   async function run(signal: AbortSignal): Promise<ProbeResult> {
     const cwdProblem = await checkCwd(options.cwd);
     if (cwdProblem !== undefined) return { status: "pending", error: cwdProblem };
+    // Ended while the directory was looked at: a command started now would hear of no abort
+    // (the signal has fired) and outlive the run.
+    if (signal.aborted) return { status: "pending", error: "aborted" };
     const child = spawn(command, args, options);
     const pid = child.pid;
     groups.add(pid);

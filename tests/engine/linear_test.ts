@@ -141,3 +141,51 @@ for (const [path, f] of Object.entries(PATHS)) {
     }
   });
 }
+
+/** A YAML mapping of `n` keys, one a line; with `repeat`, its last key repeats the first. */
+function mapping(n: number, repeat: boolean): string {
+  const lines = Array.from({ length: n }, (_, i) => `key${i}: ${i}`);
+  if (repeat) lines.push("key0: again");
+  return lines.join("\n") + "\n";
+}
+
+// The package's own check of unique keys compared each key with every key before it: minutes
+// of CPU for a mapping of 60,000 keys (a recipe's, a manifest's). Read with our check, 4 times
+// the keys take about 4 times as long, and 60,000 of them seconds at most.
+for (const [reader, all] of [["a recipe", false], ["a manifest", true]] as const) {
+  Deno.test(`YAML of ${reader}: a mapping of 60,000 keys is read in linear time`, async () => {
+    const { documentsOf, DUPLICATE_KEY } = await import("../../engine/yaml.ts");
+    const { commonJsExports } = await import("../../engine/commonjs.ts");
+    const yaml = commonJsExports(await import("yaml"));
+    const read = (text: string) => documentsOf(yaml, text, { all, uniqueKeys: true, lines: !all });
+    const texts = {
+      "distinct keys": [mapping(15_000, false), mapping(60_000, false)],
+      "the last key repeats the first": [mapping(15_000, true), mapping(60_000, true)],
+    };
+    const slow: string[] = [];
+    for (const [name, [small, large]] of Object.entries(texts)) {
+      const repeats = name !== "distinct keys";
+      let t1 = Infinity;
+      let t4 = Infinity;
+      for (let round = 0; round < 3; round++) {
+        t1 = Math.min(t1, timeOf(read, small!));
+        const t0 = performance.now();
+        const [doc] = read(large!);
+        t4 = Math.min(t4, performance.now() - t0);
+        assert(
+          repeats
+            ? doc!.error?.message === DUPLICATE_KEY && doc!.error.line === 60_001
+            : doc!.error === undefined,
+          `${name}: ${JSON.stringify(doc!.error)}`,
+        );
+        if (t4 > 30_000 || t4 <= 8 * t1 + 50) break;
+      }
+      // Generous for a machine at load 15 on 2 cores (about 3 s there); the quadratic check
+      // took minutes.
+      if (t4 > 8 * t1 + 50 || t4 > 30_000) {
+        slow.push(`${name}: ${t1.toFixed(0)} ms for 15,000 keys, ${t4.toFixed(0)} ms for 60,000`);
+      }
+    }
+    assert(slow.length === 0, `YAML of ${reader} is not linear:\n${slow.join("\n")}`);
+  });
+}

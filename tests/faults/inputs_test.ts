@@ -120,6 +120,52 @@ cliTest(
 );
 
 cliTest(
+  "inputs: YAML mappings of 60,000 keys (a recipe's, a manifest's ConfigMap) are read in seconds; a repeated key is refused as before",
+  () =>
+    inTempDir("waitcmd-keys-")(async (dir) => {
+      const keys = Array.from({ length: 60_000 }, (_, i) => `key${i}: v${i}`);
+      await Deno.writeTextFile(`${dir}/repeat.yaml`, [...keys, "key0: again"].join("\n") + "\n");
+      const data = keys.map((k) => `  ${k}`);
+      const manifest = (extra: string[]) =>
+        ["apiVersion: v1", "kind: ConfigMap", "metadata: {name: big}", "data:", ...data, ...extra]
+          .join("\n") + "\n";
+      await Deno.writeTextFile(`${dir}/cm.yaml`, manifest([]));
+      await Deno.writeTextFile(`${dir}/cm-repeat.yaml`, manifest(["  key0: again"]));
+      // The YAML package compared each key with every key before it: minutes of CPU here.
+      const took: number[] = [];
+      const timed = async (script: string) => {
+        const t0 = performance.now();
+        const r = await sh(script);
+        took.push(Math.round(performance.now() - t0));
+        return r;
+      };
+      const recipe = await timed(`exec "$W" -f ${dir}/repeat.yaml`);
+      assertEquals(
+        [recipe.code, recipe.stdout, recipe.stderr],
+        [
+          2,
+          "",
+          `waitcmd: ${dir}/repeat.yaml:60001: not valid YAML or JSON: Map keys must be unique ` +
+          "(see: waitcmd --help)\n",
+        ],
+      );
+      const explained = await timed(`exec "$W" --explain orch -f ${dir}/cm.yaml`);
+      assertEquals(explained.code, 0, explained.stderr);
+      assert(explained.stdout.includes("configmap/big"), explained.stdout.slice(0, 300));
+      const repeated = await timed(`exec "$W" --explain orch -f ${dir}/cm-repeat.yaml`);
+      assertEquals([repeated.code, repeated.stdout], [2, ""]);
+      assert(
+        repeated.stderr.includes("line 60005): not valid YAML or JSON: Map keys must be unique"),
+        repeated.stderr,
+      );
+      const load = Deno.readTextFileSync("/proc/loadavg").split(" ")[0];
+      console.log(`60,000 keys: ${took.join(", ")} ms (load ${load})`);
+      // 6-11 s each at load 15 on 2 cores; the quadratic check took minutes.
+      assert(Math.max(...took) < 60_000, `took ${took.join(", ")} ms`);
+    }),
+);
+
+cliTest(
   "inputs: an open-files limit too low for the runtime is one fatal line (exit 3)",
   async () => {
     // 24: low enough for the runtime to fail, high enough for it to load waitcmd's modules

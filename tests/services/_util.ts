@@ -5,8 +5,52 @@
  * build on these so that every service is started and torn down the same way.
  */
 
-/** Ports this process handed out: a service that is down keeps its port, no other gets it. */
+/** Ports this test module handed out: a service that is down keeps its port, no other gets it. */
 const handedOut = new Set<number>();
+
+/**
+ * Where the test modules of one `deno test` process claim their ports: `deno test --parallel`
+ * runs several modules at once in one process, each with its own {@link handedOut}, and a port
+ * one module handed out (its service still starting, or down to be restarted) must not go to
+ * another. A claim is a file made with `createNew` (atomic across threads); a module removes its
+ * own claims when it unloads.
+ */
+const CLAIMS = `${Deno.env.get("TMPDIR") || "/tmp"}/waitcmd-ports-${Deno.pid}`;
+
+/** Claims `port` for this module; false when another module of this process holds it. */
+function claimPort(port: number): boolean {
+  if (handedOut.has(port)) return false;
+  // A second try when the directory went (the last module holding a claim removed it meanwhile).
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      Deno.mkdirSync(CLAIMS, { recursive: true });
+      Deno.openSync(`${CLAIMS}/${port}`, { write: true, createNew: true }).close();
+      break;
+    } catch (e) {
+      if (e instanceof Deno.errors.AlreadyExists) return false;
+      // No writable temporary directory: this module's own set still holds.
+    }
+  }
+  if (handedOut.size === 0) globalThis.addEventListener("unload", releasePorts);
+  handedOut.add(port);
+  return true;
+}
+
+/** Removes this module's port claims, and the claims' directory once it is empty. */
+function releasePorts(): void {
+  for (const port of handedOut) {
+    try {
+      Deno.removeSync(`${CLAIMS}/${port}`);
+    } catch {
+      // not made (see claimPort)
+    }
+  }
+  try {
+    Deno.removeSync(CLAIMS); // only when no other module holds a claim
+  } catch {
+    // another module's claims are left, or it is gone
+  }
+}
 
 /**
  * The kernel's range of ephemeral ports (the source ports of outgoing connections): a service
@@ -41,10 +85,7 @@ export function freePort(hostname = "127.0.0.1"): number {
     }
     const port = (l.addr as Deno.NetAddr).port;
     l.close();
-    if (!handedOut.has(port)) {
-      handedOut.add(port);
-      return port;
-    }
+    if (claimPort(port)) return port;
   }
 }
 

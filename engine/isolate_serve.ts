@@ -51,7 +51,9 @@ export type ToWorker =
   /** Stop probe `id`'s watcher. */
   | { readonly t: "unwatch"; readonly id: number }
   /** Close every probe (the run ended). */
-  | { readonly t: "close" };
+  | { readonly t: "close" }
+  /** Several of the above, in order ({@link Batcher}). */
+  | { readonly t: "batch"; readonly items: readonly ToWorker[] };
 
 /** A message from a kind's worker to the main thread. */
 export type FromWorker =
@@ -78,7 +80,46 @@ export type FromWorker =
   /** A library started a helper process, leading group `pid` (engine/helper_procs.ts). */
   | { readonly t: "helper"; readonly pid: number }
   /** The helper leading group `pid` exited. */
-  | { readonly t: "helperExited"; readonly pid: number };
+  | { readonly t: "helperExited"; readonly pid: number }
+  /** Several of the above, in order ({@link Batcher}). */
+  | { readonly t: "batch"; readonly items: readonly FromWorker[] };
+
+/**
+ * The messages of one turn between the main thread and a worker, sent as one: a message costs
+ * each side an event, a promise and a buffer, which a run of 10,000 conditions paid twice per
+ * attempt and once per condition after each list of a shared watch, faster than the runtime
+ * collected them (docs/reliability.md, large manifests). The frequent messages (`batched`)
+ * wait for the end of the current turn's microtasks; any other first sends those queued, so
+ * that the order is kept.
+ */
+export class Batcher<M extends { readonly t: string }> {
+  #queued: M[] | undefined;
+
+  constructor(
+    readonly send: (m: M | { readonly t: "batch"; readonly items: readonly M[] }) => void,
+    readonly batched: ReadonlySet<string>,
+  ) {}
+
+  post(m: M): void {
+    if (!this.batched.has(m.t)) {
+      this.flush();
+      return this.send(m);
+    }
+    if (this.#queued === undefined) {
+      this.#queued = [];
+      queueMicrotask(() => this.flush());
+    }
+    this.#queued.push(m);
+  }
+
+  /** Sends what is queued: alone when it is one message. */
+  flush(): void {
+    const items = this.#queued;
+    this.#queued = undefined;
+    if (items === undefined) return;
+    this.send(items.length === 1 ? items[0]! : { t: "batch", items });
+  }
+}
 
 /** A usage error that `validate` raised: the flag (or the target) and what is wrong. */
 export interface Invalid {
@@ -131,8 +172,12 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   Error.stackTraceLimit = 0;
   const probes = new Map<number, Probe>();
   const inFlight = new Map<number, Aborter>();
-  const watchers = new Map<number, AbortController>();
-  const post = (m: FromWorker) => scope.postMessage(m);
+  const watchers = new Map<number, Aborter>();
+  const batcher = new Batcher<FromWorker>(
+    (m) => scope.postMessage(m),
+    new Set(["result", "change"]),
+  );
+  const post = (m: FromWorker) => batcher.post(m);
   // Before any kind's library loads and captures `child_process`'s functions.
   detachHelpers({
     started: (pid) => post({ t: "helper", pid }),
@@ -221,7 +266,9 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   async function watch(id: number): Promise<void> {
     const probe = probes.get(id);
     if (probe?.watch === undefined || watchers.has(id)) return;
-    const ctl = new AbortController();
+    // An Aborter: a watcher's signal that `onAbort` listens to holds no event listener
+    // (engine/abort.ts), and there is one per condition (docs/reliability.md, large manifests).
+    const ctl = new Aborter();
     watchers.set(id, ctl);
     let error: string | undefined;
     try {
@@ -247,8 +294,7 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
     post({ t: "closed" });
   }
 
-  scope.onmessage = (e) => {
-    const m = e.data;
+  const receive = (m: ToWorker): void => {
     switch (m.t) {
       case "validate":
         return void validate(m);
@@ -264,8 +310,12 @@ export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
         return watchers.get(m.id)?.abort();
       case "close":
         return void close();
+      case "batch":
+        for (const item of m.items) receive(item);
+        return;
     }
   };
+  scope.onmessage = (e) => receive(e.data);
   post({ t: "ready", tid: threadId() });
 }
 

@@ -30,7 +30,7 @@
  */
 
 import { onAbort } from "./abort.ts";
-import type { FromWorker, Invalid, ToWorker } from "./isolate_serve.ts";
+import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_serve.ts";
 import type { SecretRegistry } from "./secrets.ts";
 import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 import { workerUrl } from "./workers.ts";
@@ -109,12 +109,17 @@ class Live {
     else this.#onPrepared.reject(new Error(error));
   }
 
-  post(m: ToWorker): void {
+  /** The attempts of one turn go to the worker as one message. */
+  readonly #out = new Batcher<ToWorker>((m) => {
     try {
       this.worker.postMessage(m);
     } catch {
       // terminated meanwhile
     }
+  }, new Set(["check"]));
+
+  post(m: ToWorker): void {
+    this.#out.post(m);
   }
 
   /** Whether anything waits on it: an attempt or a watcher. */
@@ -348,6 +353,9 @@ export class KindIsolate {
         // Its group ends with the worker while a child it left runs; else it is forgotten, so
         // that a group id the system gives out again is never signalled.
         if (!groupAlive(m.pid)) live.helpers.delete(m.pid);
+        return;
+      case "batch":
+        for (const item of m.items) this.#receive(live, item);
         return;
     }
   }

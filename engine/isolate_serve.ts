@@ -51,7 +51,9 @@ export type ToWorker =
   /** Stop probe `id`'s watcher. */
   | { readonly t: "unwatch"; readonly id: number }
   /** Close every probe (the run ended). */
-  | { readonly t: "close" };
+  | { readonly t: "close" }
+  /** Several of the above, in order ({@link Batcher}). */
+  | { readonly t: "batch"; readonly items: readonly ToWorker[] };
 
 /** A message from a kind's worker to the main thread. */
 export type FromWorker =
@@ -78,7 +80,46 @@ export type FromWorker =
   /** A library started a helper process, leading group `pid` (engine/helper_procs.ts). */
   | { readonly t: "helper"; readonly pid: number }
   /** The helper leading group `pid` exited. */
-  | { readonly t: "helperExited"; readonly pid: number };
+  | { readonly t: "helperExited"; readonly pid: number }
+  /** Several of the above, in order ({@link Batcher}). */
+  | { readonly t: "batch"; readonly items: readonly FromWorker[] };
+
+/**
+ * The messages of one turn between the main thread and a worker, sent as one: a message costs
+ * each side an event, a promise and a buffer, which a run of 10,000 conditions paid twice per
+ * attempt and once per condition after each list of a shared watch, faster than the runtime
+ * collected them (docs/reliability.md, large manifests). The frequent messages (`batched`)
+ * wait for the end of the current turn's microtasks; any other first sends those queued, so
+ * that the order is kept.
+ */
+export class Batcher<M extends { readonly t: string }> {
+  #queued: M[] | undefined;
+
+  constructor(
+    readonly send: (m: M | { readonly t: "batch"; readonly items: readonly M[] }) => void,
+    readonly batched: ReadonlySet<string>,
+  ) {}
+
+  post(m: M): void {
+    if (!this.batched.has(m.t)) {
+      this.flush();
+      return this.send(m);
+    }
+    if (this.#queued === undefined) {
+      this.#queued = [];
+      queueMicrotask(() => this.flush());
+    }
+    this.#queued.push(m);
+  }
+
+  /** Sends what is queued: alone when it is one message. */
+  flush(): void {
+    const items = this.#queued;
+    this.#queued = undefined;
+    if (items === undefined) return;
+    this.send(items.length === 1 ? items[0]! : { t: "batch", items });
+  }
+}
 
 /** A usage error that `validate` raised: the flag (or the target) and what is wrong. */
 export interface Invalid {
@@ -122,7 +163,11 @@ const PRINTING = [
  */
 export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
   silenceWorker();
-  const post = (m: FromWorker) => scope.postMessage(m);
+  const batcher = new Batcher<FromWorker>(
+    (m) => scope.postMessage(m),
+    new Set(["result", "change"]),
+  );
+  const post = (m: FromWorker) => batcher.post(m);
   // Before any kind's library loads and captures `child_process`'s functions.
   detachHelpers({
     started: (pid) => post({ t: "helper", pid }),
@@ -159,7 +204,7 @@ class ProbeServer {
   readonly #findKind: FindKind;
   readonly #probes = new Map<number, Probe>();
   readonly #inFlight = new Map<number, Aborter>();
-  readonly #watchers = new Map<number, AbortController>();
+  readonly #watchers = new Map<number, Aborter>();
   #kind: Promise<ConditionKind> | undefined;
   #factory: Promise<ProbeFactory<unknown>> | undefined;
 
@@ -185,6 +230,9 @@ class ProbeServer {
         return this.#watchers.get(m.id)?.abort();
       case "close":
         return void this.#close();
+      case "batch":
+        for (const item of m.items) this.receive(item);
+        return;
     }
   }
 
@@ -257,7 +305,9 @@ class ProbeServer {
   async #watch(id: number): Promise<void> {
     const probe = this.#probes.get(id);
     if (probe?.watch === undefined || this.#watchers.has(id)) return;
-    const ctl = new AbortController();
+    // An Aborter: a watcher's signal that `onAbort` listens to holds no event listener
+    // (engine/abort.ts), and there is one per condition (docs/reliability.md, large manifests).
+    const ctl = new Aborter();
     this.#watchers.set(id, ctl);
     let error: string | undefined;
     try {

@@ -1,6 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
 import { checkOnce } from "./attempt.ts";
 import { ABORT_ANSWER_MS, KindIsolate, noteMemoryFloor, setMemoryCap } from "./isolate.ts";
+import { Batcher } from "./isolate_serve.ts";
 import { DEFAULT_MEMORY_CAP, memoryCap } from "./memory.ts";
 import { UsageError } from "./errors.ts";
 import { SecretRegistry } from "./secrets.ts";
@@ -283,4 +284,40 @@ Deno.test("memoryCap() reads WAITCMD_MEMORY_CAP; a value that is no size is a us
       } (see: waitcmd --help)`,
     );
   }
+});
+
+Deno.test("Batcher: the frequent messages of a turn go as one, in order with the others", async () => {
+  type M = { t: "result" | "change" | "notice"; n: number };
+  const sent: (M | { t: "batch"; items: readonly M[] })[] = [];
+  const b = new Batcher<M>((m) => sent.push(m), new Set(["result", "change"]));
+  for (let n = 1; n <= 3; n++) b.post({ t: "result", n });
+  b.post({ t: "change", n: 4 });
+  assertEquals(sent, []); // at the end of the turn's microtasks
+  await Promise.resolve();
+  assertEquals(sent, [{
+    t: "batch",
+    items: [{ t: "result", n: 1 }, { t: "result", n: 2 }, { t: "result", n: 3 }, {
+      t: "change",
+      n: 4,
+    }],
+  }]);
+  // Another message sends what is queued first; one queued message goes alone.
+  sent.length = 0;
+  b.post({ t: "change", n: 5 });
+  b.post({ t: "notice", n: 6 });
+  b.post({ t: "result", n: 7 });
+  assertEquals(sent, [{ t: "change", n: 5 }, { t: "notice", n: 6 }]);
+  await Promise.resolve();
+  assertEquals(sent, [{ t: "change", n: 5 }, { t: "notice", n: 6 }, { t: "result", n: 7 }]);
+});
+
+Deno.test("KindIsolate: a thousand attempts of one turn are answered, each its own", async () => {
+  await withIsolate("echo", Array.from({ length: 1000 }, (_, i) => ({ id: i })), async (probes) => {
+    const ctl = new AbortController();
+    const results = await Promise.all(probes.map((p) => checkOnce(p, ctl.signal)));
+    assertEquals(results.length, 1000);
+    results.forEach((r, i) =>
+      assertEquals(r, { status: "satisfied", detail: `{"id":${i}} worker` })
+    );
+  });
 });

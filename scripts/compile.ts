@@ -50,6 +50,7 @@ import {
   type Manifest,
   PERMISSIONS,
   readManifest,
+  V8_FLAGS,
 } from "./bundle.ts";
 
 /** The release targets, in the order they are built and listed. */
@@ -417,6 +418,7 @@ export function compileArgs(
   return [
     "compile",
     ...PERMISSIONS,
+    V8_FLAGS, // embedded: the binary runs with them
     "--no-check", // compileAll type-checks the sources once
     "--no-config",
     "--no-lock",

@@ -14,6 +14,7 @@
  * @module
  */
 
+import { onAbort } from "../../engine/abort.ts";
 import type { Clock } from "../../engine/clock.ts";
 import { KubeError } from "./errors.ts";
 import { type KubeObject, str } from "./judge.ts";
@@ -121,15 +122,12 @@ export class SharedCollection {
   async #lookup(name: string, signal: AbortSignal): Promise<Lookup | undefined> {
     const listing = this.#listing;
     if (listing !== undefined && !this.#live && !signal.aborted) {
-      let stop = () => {};
+      let off = () => {};
       await Promise.race([
         listing,
-        new Promise<void>((resolve) => {
-          stop = resolve;
-          signal.addEventListener("abort", stop, { once: true });
-        }),
+        new Promise<void>((resolve) => off = onAbort(signal, resolve)),
       ]);
-      signal.removeEventListener("abort", stop);
+      off();
     }
     if (!this.#live || !this.#known.has(name)) return undefined;
     const object = this.#objects.get(name);
@@ -150,9 +148,10 @@ export class SharedCollection {
         wake?.();
       },
     };
-    const stop = () => wake?.();
     this.#members.get(name)?.add(listener);
-    signal.addEventListener("abort", stop, { once: true });
+    // onAbort, not an event listener: one per condition of a manifest, and the engine's
+    // watcher signals call it without an event (engine/abort.ts).
+    const off = onAbort(signal, () => wake?.());
     try {
       // A list already made counts as a change: the object may have changed since the start.
       if (this.#live) changes++;
@@ -167,7 +166,7 @@ export class SharedCollection {
         wake = undefined;
       }
     } finally {
-      signal.removeEventListener("abort", stop);
+      off();
       this.#members.get(name)?.delete(listener);
     }
   }

@@ -12,6 +12,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { repoRoot } from "../services/_util.ts";
 import { runCli } from "./_cli.ts";
+import { V8_FLAGS } from "../../scripts/bundle.ts";
 
 const STAMP = "node_modules/.waitcmd-installed";
 const LONG_AGO = new Date("2020-01-01T00:00:00Z");
@@ -173,5 +174,24 @@ Deno.test({
       server.close();
       await Deno.remove(denoDir, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: "launcher: waitcmd runs with the release's V8 flags (scripts/bundle.ts V8_FLAGS)",
+  ignore: Deno.build.os !== "linux",
+  async fn() {
+    // The heaps' sizes under the memory cap (docs/reliability.md, large manifests): the Deno
+    // process the launcher exec'd (the exec condition's parent) was given them.
+    const r = await runCli([
+      "--timeout",
+      "5s",
+      "exec",
+      "--",
+      "sh",
+      "-c",
+      `tr "\\0" "\\n" < /proc/$PPID/cmdline | grep -qxF -- '${V8_FLAGS}'`,
+    ]);
+    assertEquals(r.code, 0, `${V8_FLAGS} not given: ${r.stderr}`);
   },
 });

@@ -24,7 +24,7 @@ import {
   type Target,
   TARGETS,
 } from "../../scripts/compile.ts";
-import { bundle, BUNDLE_DIR, bundleState, readManifest } from "../../scripts/bundle.ts";
+import { bundle, BUNDLE_DIR, bundleState, readManifest, V8_FLAGS } from "../../scripts/bundle.ts";
 import { sha256, zip } from "../../scripts/release.ts";
 import { DENO, HOST, ls, repoRoot, run, serveDir } from "./_fixture.ts";
 
@@ -437,6 +437,11 @@ Deno.test({
           `${e} is embedded but is not part of the bundle`,
         );
         assert(!/node_modules|\.d\.ts$|\.map$|\.node$/.test(e), `${e} must not be embedded`);
+      }
+      // The binary runs with the release's V8 flags: deno compile keeps them in its metadata.
+      const binary = new TextDecoder().decode(await Deno.readFile(r.output!));
+      for (const flag of V8_FLAGS.replace("--v8-flags=", "").split(",")) {
+        assertStringIncludes(binary, JSON.stringify(flag));
       }
     } finally {
       await Deno.remove(dir, { recursive: true });

@@ -1,7 +1,10 @@
 import { assert, assertEquals } from "../_assert.ts";
 import { inTempDir, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
+
+/** The kind's usage errors, from its folder (conditions/checksum/_suite.ts). */
+const USAGE = await usageRows("checksum");
 
 const FAST = ["--interval", "100ms"];
 
@@ -66,4 +69,4 @@ Deno.test("checksum waits for a download grown in chunks to be complete", () =>
     assert(r.attempts.slice(0, -1).every((a) => !a.ok));
   }));
 
-Deno.test("checksum usage errors", () => assertKindUsageErrors("checksum", USAGE_ROWS.checksum));
+Deno.test("checksum usage errors", () => assertKindUsageErrors("checksum", USAGE));

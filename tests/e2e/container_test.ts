@@ -7,7 +7,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import {
   COMPOSE_BIN,
   DOCKER_CLI,
@@ -23,6 +23,9 @@ import {
   timing,
   usageErrorLine,
 } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/container/_suite.ts). */
+const USAGE = await usageRows("container");
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -517,7 +520,7 @@ Deno.test({
       );
 
       await t.step("container usage errors print one line and probe nothing", async () => {
-        await assertKindUsageErrors("container", USAGE_ROWS.container, {
+        await assertKindUsageErrors("container", USAGE, {
           env,
           globals: ["--output", "json"],
         });

@@ -10,12 +10,15 @@
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { type DnsFake, startDnsFake } from "../services/dnsfake.ts";
 import { type Dnsmasq, DNSMASQ_BIN, dnsQuery, startDnsmasq } from "../services/dnsmasq.ts";
 import { waitUntil } from "../services/_util.ts";
 import { freePort } from "../services/_util.ts";
 import { assertKindUsageErrors, expectJson, runJson, runLate, writeRecipe } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/dns/_suite.ts). */
+const USAGE = await usageRows("dns");
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -464,4 +467,4 @@ Deno.test("dns kind with the system resolver honours /etc/hosts", async () => {
 });
 
 Deno.test("dns kind rejects every malformed value with exit 2 before probing", () =>
-  assertKindUsageErrors("dns", USAGE_ROWS.dns));
+  assertKindUsageErrors("dns", USAGE));

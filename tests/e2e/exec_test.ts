@@ -1,5 +1,5 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { inTempDir } from "../services/_util.ts";
 import {
   assertKindUsageErrors,
@@ -10,6 +10,9 @@ import {
   timing,
   usageErrorLine,
 } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/exec/_suite.ts). */
+const USAGE = await usageRows("exec");
 
 const withDir = inTempDir("waitcmd-exec-e2e-");
 
@@ -237,4 +240,4 @@ Deno.test("exec --env adds variables; a credential name's value is shown nowhere
 });
 
 Deno.test("exec flags' usage errors exit 2 before anything runs", () =>
-  assertKindUsageErrors("exec", USAGE_ROWS.exec, { secrets: ["s3cret"] }));
+  assertKindUsageErrors("exec", USAGE, { secrets: ["s3cret"] }));

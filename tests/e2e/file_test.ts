@@ -8,8 +8,11 @@
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { formatSize } from "../../conditions/_common/bytes.ts";
 import { inTempDir } from "../services/_util.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { assertKindUsageErrors, expectJson, runJson, startCli, timing } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/file/_suite.ts). */
+const USAGE = await usageRows("file");
 
 const later = (ms: number, fn: () => Promise<void> | void) => async () => {
   await new Promise((r) => setTimeout(r, ms));
@@ -69,7 +72,7 @@ Deno.test("file --deleted holds at once for a missing path and waits for removal
     });
   }));
 
-Deno.test("file rejects contradictory flags", () => assertKindUsageErrors("file", USAGE_ROWS.file));
+Deno.test("file rejects contradictory flags", () => assertKindUsageErrors("file", USAGE));
 
 Deno.test("file --unchanged-for waits until a file being written has stopped changing", () =>
   inTempDir("waitcmd-file-")(async (dir) => {

@@ -1,6 +1,9 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { assertKindUsageErrors, expectJson, timing } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/glob/_suite.ts). */
+const USAGE = await usageRows("glob");
 
 async function tree(files: string[]): Promise<string> {
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-glob-" });
@@ -79,4 +82,4 @@ Deno.test("glob --absent waits until nothing matches", async () => {
   }
 });
 
-Deno.test("glob validates flags", () => assertKindUsageErrors("glob", USAGE_ROWS.glob));
+Deno.test("glob validates flags", () => assertKindUsageErrors("glob", USAGE));

@@ -9,9 +9,12 @@
 
 import { assert, assertEquals } from "../_assert.ts";
 import { serverTest } from "../_kit.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { influxdbMissing, makeInfluxdb } from "../services/influxdb.ts";
 import { assertKindUsageErrors, runJson, runLate, timing } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/influxdb/_suite.ts). */
+const USAGE = await usageRows("influxdb");
 
 const FAST = timing("30s", "200ms");
 const SHORT = timing("1s", "200ms");
@@ -75,4 +78,4 @@ serverTest(
 );
 
 Deno.test("influxdb usage errors: exit 2, one line, nothing probed, no password", () =>
-  assertKindUsageErrors("influxdb", USAGE_ROWS.influxdb, { secrets: ["influx-pw-3"] }));
+  assertKindUsageErrors("influxdb", USAGE, { secrets: ["influx-pw-3"] }));

@@ -13,9 +13,12 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { type Kafka, kafkaMissing, prepareKafka, type ScramCredential } from "../services/kafka.ts";
 import { assertKindUsageErrors, cliTest, runCli, runJson, runLate, timing } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/kafka/_suite.ts). */
+const USAGE = await usageRows("kafka");
 
 const FAST = ["--timeout", "120s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -191,7 +194,7 @@ async function kafkaTests(t: Deno.TestContext) {
 
 cliTest(
   "kafka kind: usage errors through the CLI, never showing the password",
-  () => assertKindUsageErrors("kafka", USAGE_ROWS.kafka, { secrets: ["S3cr3t-kafka"] }),
+  () => assertKindUsageErrors("kafka", USAGE, { secrets: ["S3cr3t-kafka"] }),
 );
 
 cliTest("kafka kind: refused bootstrap servers time out with each address", async () => {

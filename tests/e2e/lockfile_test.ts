@@ -1,7 +1,10 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { inTempDir, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, expectJson, runCli, runJson, runLate } from "./_cli.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
+
+/** The kind's usage errors, from its folder (conditions/lockfile/_suite.ts). */
+const USAGE = await usageRows("lockfile");
 
 const FAST = ["--interval", "100ms"];
 
@@ -80,4 +83,4 @@ Deno.test("lockfile times out while the lock stays held", () =>
     assertEquals([missing.code, missing.json.conditions[0]!.last_error], [1, "does not exist"]);
   }));
 
-Deno.test("lockfile usage errors", () => assertKindUsageErrors("lockfile", USAGE_ROWS.lockfile));
+Deno.test("lockfile usage errors", () => assertKindUsageErrors("lockfile", USAGE));

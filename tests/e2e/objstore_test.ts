@@ -6,7 +6,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { USAGE_ROWS, type UsageRow } from "../_usage_rows.ts";
+import { type UsageRow, usageRows } from "../_suite.ts";
 import { ServiceUnavailableError } from "../services/_util.ts";
 import { buildVersitygw, type S3Env, startS3 } from "../services/s3.ts";
 import { startSilentTcp } from "../services/sshd.ts";
@@ -18,6 +18,9 @@ import {
   runLate,
   timing,
 } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/objstore/_suite.ts). */
+const USAGE = await usageRows("objstore");
 
 const FAST = ["--timeout", "10s", "--interval", "200ms"];
 /** For runs that must end in a timeout. */
@@ -387,7 +390,7 @@ Deno.test({
 
       await t.step("usage errors: exit 2, one line, nothing probed", async () => {
         // A row's own environment goes over CLEAN; a secret flag's value is never echoed.
-        const rows = USAGE_ROWS.objstore.map((
+        const rows = USAGE.map((
           [args, text, env]: UsageRow,
         ): UsageRow => [args, text, env && { ...CLEAN, ...env }]);
         await assertKindUsageErrors("objstore", rows, { env: CLEAN, secrets: ["s3cr3t-value"] });

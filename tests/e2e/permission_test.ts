@@ -1,7 +1,10 @@
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
 import { inTempDir, sh } from "../services/_util.ts";
 import { assertKindUsageErrors, runJson, runLate } from "./_cli.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
+
+/** The kind's usage errors, from its folder (conditions/permission/_suite.ts). */
+const USAGE = await usageRows("permission");
 
 const FAST = ["--interval", "100ms"];
 
@@ -75,5 +78,4 @@ Deno.test("permission --type tells files, dirs, symlinks (lstat), sockets and fi
   }
 });
 
-Deno.test("permission usage errors", () =>
-  assertKindUsageErrors("permission", USAGE_ROWS.permission));
+Deno.test("permission usage errors", () => assertKindUsageErrors("permission", USAGE));

@@ -11,7 +11,7 @@
 
 import { assert, assertEquals, assertMatch } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
 import {
   assertKindUsageErrors,
@@ -21,6 +21,9 @@ import {
   runLate,
   timing,
 } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/rabbitmq/_suite.ts). */
+const USAGE = await usageRows("rabbitmq");
 
 const FAST = ["--timeout", "60s", "--interval", "300ms"];
 const opts = { sanitizeResources: false, sanitizeOps: false };
@@ -147,7 +150,7 @@ async function rabbitmqTests(t: Deno.TestContext) {
 
 cliTest(
   "rabbitmq kind: usage errors through the CLI, never showing the password",
-  () => assertKindUsageErrors("rabbitmq", USAGE_ROWS.rabbitmq, { secrets: ["S3cr3t-pw"] }),
+  () => assertKindUsageErrors("rabbitmq", USAGE, { secrets: ["S3cr3t-pw"] }),
 );
 
 cliTest(

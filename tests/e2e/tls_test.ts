@@ -9,8 +9,11 @@ import { type RunningServer, startHttpsServer } from "../services/http_servers.t
 import { startSilentTcp } from "../services/sshd.ts";
 import { daysFromNow, makePki } from "../services/tls.ts";
 import { ignoreWithout, noIpv6 } from "../_kit.ts";
-import { USAGE_ROWS } from "../_usage_rows.ts";
+import { usageRows } from "../_suite.ts";
 import { assertKindUsageErrors, expectJson, runJson, runLate } from "./_cli.ts";
+
+/** The kind's usage errors, from its folder (conditions/tls/_suite.ts). */
+const USAGE = await usageRows("tls");
 
 const FAST = ["--timeout", "8s", "--interval", "100ms"];
 const SHORT = ["--timeout", "1s", "--interval", "200ms"];
@@ -219,4 +222,4 @@ Deno.test("tls kind against servers with certificates from a run CA", opts, asyn
 });
 
 Deno.test("tls kind rejects every malformed value with exit 2 before probing", () =>
-  assertKindUsageErrors("tls", USAGE_ROWS.tls));
+  assertKindUsageErrors("tls", USAGE));

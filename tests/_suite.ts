@@ -28,6 +28,11 @@ export interface KindSuite {
   readonly live: LiveRow;
   /** Its usage errors, where its tests check them through this file. */
   readonly usage?: readonly UsageRow[];
+  /**
+   * The kind runs its probes in a worker (docs/development.md): said here as well as by its
+   * declaration's `isolate`, so that losing it fails tests/conformance/isolation_test.ts.
+   */
+  readonly isolated?: true;
 }
 
 /** The file of `kind`'s folder that holds its suite, relative to the repository's root. */

@@ -10,6 +10,8 @@ import { fileToggle, type KindSuite, tempDir } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({ args: ["archive", `${d.dir}/none.tar.gz`, "--contains", "x"] }),
   live: {
     needs: "tar",

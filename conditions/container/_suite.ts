@@ -12,6 +12,8 @@ import type { KindSuite } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({
     args: ["container", "web"],
     env: { DOCKER_HOST: `unix://${d.dir}/docker.sock` },

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { influxdbMissing, makeInfluxdb } from "../../tests/services/influxdb.ts";
+import { influxdbMissing, makeInfluxdb } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, MARK } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */

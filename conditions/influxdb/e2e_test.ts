@@ -1,6 +1,6 @@
 /**
  * The influxdb kind end to end against a real InfluxDB (Debian's influxd
- * 1.6, throwaway instances from tests/services/influxdb.ts): ready at once,
+ * 1.6, throwaway instances from conditions/influxdb/_service.ts): ready at once,
  * started late, a path prefix it does not serve until the deadline, the
  * URL's password in no output, and usage errors. Restarts, the human line
  * and TLS (verified, unverified, untrusted, misnamed) are the live
@@ -10,7 +10,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { serverTest } from "../../tests/_kit.ts";
 import { usageRows } from "../../tests/_suite.ts";
-import { influxdbMissing, makeInfluxdb } from "../../tests/services/influxdb.ts";
+import { influxdbMissing, makeInfluxdb } from "./_service.ts";
 import { assertKindUsageErrors, runJson, runLate, timing } from "../../tests/e2e/_cli.ts";
 
 /** The kind's usage errors, from its folder (conditions/influxdb/_suite.ts). */

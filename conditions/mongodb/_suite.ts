@@ -6,11 +6,13 @@
  * @module
  */
 
-import { FERRET_PASSWORD, ferretMissing, makeFerret } from "../../tests/services/ferretdb.ts";
+import { FERRET_PASSWORD, ferretMissing, makeFerret } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, loginRow } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({ args: ["mongodb", `mongodb://app:${DEAD_MARK}@127.0.0.1:${d.silentTcp}/app`] }),
   live: loginRow("mongodb", {
     needs: "FerretDB (a MongoDB-wire server with SCRAM logins and TLS; not mongod)",

@@ -1,6 +1,6 @@
 /**
  * The mongodb kind end to end through the CLI against FerretDB
- * (tests/services/ferretdb.ts: a MongoDB-wire server with SCRAM logins and
+ * (conditions/mongodb/_service.ts: a MongoDB-wire server with SCRAM logins and
  * TLS, reporting MongoDB 7.0.42; not mongod): satisfied, started late, a
  * wrong password (text and JSON, the password in neither), --password-env
  * and --password-file, authSource and the URI's other options, --primary and
@@ -17,12 +17,7 @@
 import { assert, assertEquals, assertMatch } from "../../tests/_assert.ts";
 import { serverTest } from "../../tests/_kit.ts";
 import { inTempDir } from "../../tests/services/_util.ts";
-import {
-  type Ferret,
-  FERRET_PASSWORD,
-  ferretMissing,
-  makeFerret,
-} from "../../tests/services/ferretdb.ts";
+import { type Ferret, FERRET_PASSWORD, ferretMissing, makeFerret } from "./_service.ts";
 import { makePki, type Pki } from "../../tests/services/tls.ts";
 import {
   assertOutcome,

@@ -5,11 +5,13 @@
  * @module
  */
 
-import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../../tests/services/mariadb.ts";
+import { makeMariadb, mariadbMissing, MY_PASSWORD } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, loginRow } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: () => ({
     args: ["mysql", "mysql://app@127.0.0.1:1/app", "--password-env", "CONF_PW"],
     env: { CONF_PW: DEAD_MARK },

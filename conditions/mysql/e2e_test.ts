@@ -1,6 +1,6 @@
 /**
  * The mysql kind end to end against real MariaDB 10.11 servers (Debian's
- * package, throwaway instances from tests/services/mariadb.ts), for what is
+ * package, throwaway instances from conditions/mysql/_service.ts), for what is
  * mysql's own: --query with --expect and --min-rows, a table and a database
  * created late, pending states (NULL not yet expected, a missing column,
  * --tls on a plain server), a syntax error (fatal), and usage errors. A
@@ -15,7 +15,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { ignoreWithout, serverTest } from "../../tests/_kit.ts";
 import { makePki } from "../../tests/services/tls.ts";
-import { makeMariadb, mariadbMissing, MY_PASSWORD } from "../../tests/services/mariadb.ts";
+import { makeMariadb, mariadbMissing, MY_PASSWORD } from "./_service.ts";
 import { assertUsageErrors, runCli, runJson, runLate } from "../../tests/e2e/_cli.ts";
 import { assertQueries, assertSyntaxErrorFatal } from "../../tests/e2e/_sql.ts";
 

@@ -7,11 +7,13 @@
  */
 
 import { assert } from "../../tests/_assert.ts";
-import { makeNats, natsMissing } from "../../tests/services/nats.ts";
+import { makeNats, natsMissing } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, MARK } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({
     args: ["nats", `nats://app:${DEAD_MARK}@127.0.0.1:${d.silentTcp}`, "--stream", "ORDERS"],
   }),

@@ -1,6 +1,6 @@
 /**
  * The nats kind end to end against real NATS servers (Debian's nats-server,
- * throwaway instances from tests/services/nats.ts), for what is nats's own:
+ * throwaway instances from conditions/nats/_service.ts), for what is nats's own:
  * JetStream and a stream created late, a token, a credentials file
  * (operator mode), pending states (a wrong token, no credentials, a port
  * that is not NATS, TLS asked of a plain server), usage errors, and no token
@@ -13,7 +13,7 @@
 
 import { assert, assertEquals, assertMatch } from "../../tests/_assert.ts";
 import { ignoreWithout, serverTest } from "../../tests/_kit.ts";
-import { makeNats, natsMissing } from "../../tests/services/nats.ts";
+import { makeNats, natsMissing } from "./_service.ts";
 import { assertUsageErrors, runCli, runJson, runLate } from "../../tests/e2e/_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];

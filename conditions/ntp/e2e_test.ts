@@ -1,6 +1,6 @@
 /**
  * ntp's own end-to-end cases, against a small responder in the test process
- * (tests/services/ntpfake.ts) for answers a real server will not give on
+ * (conditions/ntp/_service.ts) for answers a real server will not give on
  * demand: an unsynchronised clock, stratum 16 and a kiss-o'-death, an
  * offset, silence, and usage errors. A real NTP server (chronyd) ready,
  * started late or restarted, above --max-stratum until the deadline, with
@@ -8,7 +8,7 @@
  * (tests/conformance/live_test.ts).
  */
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../tests/_assert.ts";
-import { startNtpResponder } from "../../tests/services/ntpfake.ts";
+import { startNtpResponder } from "./_service.ts";
 import {
   assertUsageFragments,
   expectJson,

@@ -7,11 +7,13 @@
  */
 
 import { buildMissing } from "../../tests/services/_util.ts";
-import { buildVersitygw, startS3 } from "../../tests/services/s3.ts";
+import { buildVersitygw, startS3 } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, MARK } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({
     args: [
       ...["objstore", "objstore://bucket/key"],

@@ -1,6 +1,6 @@
 /**
  * objstore end to end: the CLI against a real S3 server (versitygw, which
- * verifies SigV4 signatures and keeps custom metadata; tests/services/s3.ts).
+ * verifies SigV4 signatures and keeps custom metadata; conditions/objstore/_service.ts).
  * Buckets and objects are made with a real signing client.
  */
 
@@ -8,7 +8,7 @@ import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../t
 import { ignoreWithout } from "../../tests/_kit.ts";
 import { type UsageRow, usageRows } from "../../tests/_suite.ts";
 import { ServiceUnavailableError } from "../../tests/services/_util.ts";
-import { buildVersitygw, type S3Env, startS3 } from "../../tests/services/s3.ts";
+import { buildVersitygw, type S3Env, startS3 } from "./_service.ts";
 import { startSilentTcp } from "../../tests/services/sshd.ts";
 import {
   assertKindUsageErrors,

@@ -12,6 +12,8 @@ import { DEAD_MARK, type KindSuite } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => {
     // A kubeconfig whose server is the silent port and whose token is the secret.
     Deno.writeTextFileSync(

@@ -5,11 +5,13 @@
  * @module
  */
 
-import { makePostgres, PG_PASSWORD, postgresMissing } from "../../tests/services/postgres.ts";
+import { makePostgres, PG_PASSWORD, postgresMissing } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, loginRow } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: () => ({ args: ["postgres", `postgres://app:${DEAD_MARK}@127.0.0.1:1/app`] }),
   live: loginRow("postgres", {
     needs: "PostgreSQL",

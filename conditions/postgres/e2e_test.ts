@@ -1,6 +1,6 @@
 /**
  * The postgres kind end to end against real PostgreSQL 15 servers (Debian's
- * package, throwaway instances from tests/services/postgres.ts), for what is
+ * package, throwaway instances from conditions/postgres/_service.ts), for what is
  * postgres's own: --query with --expect and --min-rows, a table and a
  * database created late, pending states (a missing column, a value not yet
  * expected, no password, TLS asked of a plain server), a syntax error
@@ -17,12 +17,7 @@ import { assert, assertEquals } from "../../tests/_assert.ts";
 import { ignoreWithout, serverTest } from "../../tests/_kit.ts";
 import { freePort } from "../../tests/services/_util.ts";
 import { makePki } from "../../tests/services/tls.ts";
-import {
-  makePostgres,
-  PG_BIN,
-  PG_PASSWORD,
-  postgresMissing,
-} from "../../tests/services/postgres.ts";
+import { makePostgres, PG_BIN, PG_PASSWORD, postgresMissing } from "./_service.ts";
 import { assertUsageErrors, runCli, runJson, runLate } from "../../tests/e2e/_cli.ts";
 import { assertQueries, assertSyntaxErrorFatal } from "../../tests/e2e/_sql.ts";
 

@@ -6,11 +6,13 @@
  * @module
  */
 
-import { rabbitmqMissing, startRabbitmq } from "../../tests/services/rabbitmq.ts";
+import { rabbitmqMissing, startRabbitmq } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, MARK } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({
     args: ["rabbitmq", `amqp://app:${DEAD_MARK}@127.0.0.1:${d.silentTcp}/prod`, "--queue", "jobs"],
   }),

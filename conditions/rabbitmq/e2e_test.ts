@@ -12,7 +12,7 @@
 import { assert, assertEquals, assertMatch } from "../../tests/_assert.ts";
 import { ignoreWithout } from "../../tests/_kit.ts";
 import { usageRows } from "../../tests/_suite.ts";
-import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "../../tests/services/rabbitmq.ts";
+import { type Rabbitmq, rabbitmqMissing, startRabbitmq } from "./_service.ts";
 import {
   assertKindUsageErrors,
   assertUsageErrors,

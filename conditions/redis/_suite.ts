@@ -6,11 +6,13 @@
  */
 
 import { assert } from "../../tests/_assert.ts";
-import { makeRedis, REDIS_PASSWORD, redisMissing } from "../../tests/services/redis.ts";
+import { makeRedis, REDIS_PASSWORD, redisMissing } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, loginRow } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: () => ({ args: ["redis", `redis://app:${DEAD_MARK}@127.0.0.1:1/0`, "--key", "k"] }),
   live: loginRow("redis", {
     needs: "Redis",

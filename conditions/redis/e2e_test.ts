@@ -1,6 +1,6 @@
 /**
  * The redis kind end to end against real Redis 7 servers (Debian's package,
- * throwaway instances from tests/services/redis.ts, ACL users only), for
+ * throwaway instances from conditions/redis/_service.ts, ACL users only), for
  * what is redis's own: a key set late (--key), then its value (--equals), a
  * value matched by wait4x's --expect-key KEY=REGEX,
  * pending states (no credentials: NOAUTH; a database the server does not
@@ -14,7 +14,7 @@
 
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { serverTest } from "../../tests/_kit.ts";
-import { makeRedis, REDIS_PASSWORD, redisMissing } from "../../tests/services/redis.ts";
+import { makeRedis, REDIS_PASSWORD, redisMissing } from "./_service.ts";
 import { assertUsageErrors, runJson, runLate, timing } from "../../tests/e2e/_cli.ts";
 
 const FAST = ["--timeout", "30s", "--interval", "200ms"];

@@ -7,7 +7,7 @@
  */
 
 import { binariesMissing } from "../../tests/services/_util.ts";
-import { startSystemdUser, SYSTEMD_BIN } from "../../tests/services/systemd.ts";
+import { startSystemdUser, SYSTEMD_BIN } from "./_service.ts";
 import type { KindSuite } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */

@@ -1,6 +1,6 @@
 /**
  * svcmgr end to end: the CLI against a real `systemd --user` manager
- * (tests/services/systemd.ts), asked over its D-Bus and, with the bus made
+ * (conditions/svcmgr/_service.ts), asked over its D-Bus and, with the bus made
  * unreachable, through `systemctl --user`.
  *
  * The system manager (svcmgr without --user) is reached the same way on a
@@ -15,7 +15,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../tests/_assert.ts";
 import { ignoreWithout } from "../../tests/_kit.ts";
 import { sh } from "../../tests/services/_util.ts";
-import { startSystemdUser, SYSTEMD_BIN } from "../../tests/services/systemd.ts";
+import { startSystemdUser, SYSTEMD_BIN } from "./_service.ts";
 import { expectJson, runCli, runJson, timing, usageErrorLine } from "../../tests/e2e/_cli.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -11,6 +11,8 @@ import { DEAD_MARK, type KindSuite, MARK, toggle } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */
 export const suite: KindSuite = {
+  // Its probes run a third-party protocol or parser: in a worker of their own.
+  isolated: true,
   dead: (d) => ({
     args: [
       ...["websocket", `ws://user:${DEAD_MARK}@127.0.0.1:${d.silentTcp}/?token=${DEAD_MARK}`],

@@ -28,7 +28,7 @@ import {
   started,
   userinfo,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** Debian's PostgreSQL 15 binaries. */
 export const PG_BIN = "/usr/lib/postgresql/15/bin";

@@ -8,7 +8,7 @@
  */
 
 import { createSocket } from "node:dgram";
-import { PACKET_BYTES, writeTimestamp } from "../../conditions/ntp/sntp.ts";
+import { PACKET_BYTES, writeTimestamp } from "./sntp.ts";
 
 /** How the responder answers. */
 export interface NtpAnswerSpec {

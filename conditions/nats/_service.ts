@@ -26,7 +26,7 @@ import {
   spawnService,
   started,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** The server binary. */
 export const NATS_SERVER = "/usr/sbin/nats-server";

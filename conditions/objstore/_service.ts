@@ -27,7 +27,7 @@ import {
   ServiceUnavailableError,
   sharedService,
   startLogged,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** versitygw release built and started (keep in step with build-versitygw.sh). */
 export const VERSITYGW_VERSION = "v1.8.0";

@@ -16,7 +16,7 @@ import {
   spawnService,
   started,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** The server binary. */
 export const REDIS_SERVER = "/usr/bin/redis-server";

@@ -14,7 +14,7 @@ import {
   spawnService,
   started,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** The server binary. */
 export const INFLUXD = "/usr/bin/influxd";

@@ -19,7 +19,7 @@ import {
   started,
   userinfo,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** The server binary. */
 export const MARIADBD = "/usr/sbin/mariadbd";

@@ -28,7 +28,7 @@ import {
   spawnService,
   started,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** The user the setup flags create, its database and its password. */
 export const FERRET_USER = "app";

@@ -18,7 +18,7 @@
  * XDG_CONFIG_HOME (never root's ~/.config).
  */
 
-import { sh, spawnService, waitUntil } from "./_util.ts";
+import { sh, spawnService, waitUntil } from "../../tests/services/_util.ts";
 
 /** The marker systemd checks to decide it was booted with systemd. */
 export const SYSTEMD_MARKER = "/run/systemd/system";

@@ -14,8 +14,15 @@
  */
 
 import { Buffer } from "node:buffer";
-import { makePki, type Pki } from "./tls.ts";
-import { freePort, reapOnExit, type Service, sh, spawnService, waitUntil } from "./_util.ts";
+import { makePki, type Pki } from "../../tests/services/tls.ts";
+import {
+  freePort,
+  reapOnExit,
+  type Service,
+  sh,
+  spawnService,
+  waitUntil,
+} from "../../tests/services/_util.ts";
 
 /** The broker's start script (Debian package rabbitmq-server). */
 export const RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server";

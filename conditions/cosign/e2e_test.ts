@@ -1,7 +1,6 @@
 import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { inTempDir, sh } from "../../tests/services/_util.ts";
-import { SIGNER_IDENTITY } from "../../tests/services/sigstore.ts";
-import { withSigstore } from "../../tests/_with_sigstore.ts";
+import { SIGNER_IDENTITY, withSigstore } from "./_service.ts";
 import { expectJson, runCli, runJson, runLate, usageErrorLine } from "../../tests/e2e/_cli.ts";
 
 const FAST = ["--interval", "100ms"];

@@ -6,7 +6,7 @@
  */
 
 import { buildMissing, freePort } from "../../tests/services/_util.ts";
-import { buildGrpcServer, startGrpcServer } from "../../tests/services/grpc.ts";
+import { buildGrpcServer, startGrpcServer } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, MARK, toggle } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */

@@ -1,7 +1,7 @@
 /**
  * grpc end to end: the CLI against the reference gRPC health service
  * (google.golang.org/grpc/health in a small Go program built by
- * scripts/services/build-grpc.sh; tests/services/grpc.ts), over h2c and TLS
+ * scripts/services/build-grpc.sh; conditions/grpc/_service.ts), over h2c and TLS
  * (a throwaway CA from tests/services/tls.ts), with statuses flipped through
  * its control endpoint.
  */
@@ -9,7 +9,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../tests/_assert.ts";
 import { ignoreWithout } from "../../tests/_kit.ts";
 import { buildMissing } from "../../tests/services/_util.ts";
-import { buildGrpcServer, type GrpcServer, startGrpcServer } from "../../tests/services/grpc.ts";
+import { buildGrpcServer, type GrpcServer, startGrpcServer } from "./_service.ts";
 import { makePki } from "../../tests/services/tls.ts";
 import {
   assertUsageFragments,

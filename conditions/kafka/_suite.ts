@@ -6,7 +6,7 @@
  * @module
  */
 
-import { kafkaMissing, prepareKafka } from "../../tests/services/kafka.ts";
+import { kafkaMissing, prepareKafka } from "./_service.ts";
 import { DEAD_MARK, type KindSuite, MARK } from "../../tests/_suite.ts";
 
 /** What the shared suites run for this kind. */

@@ -14,12 +14,7 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../../tests/_assert.ts";
 import { ignoreWithout } from "../../tests/_kit.ts";
 import { usageRows } from "../../tests/_suite.ts";
-import {
-  type Kafka,
-  kafkaMissing,
-  prepareKafka,
-  type ScramCredential,
-} from "../../tests/services/kafka.ts";
+import { type Kafka, kafkaMissing, prepareKafka, type ScramCredential } from "./_service.ts";
 import {
   assertKindUsageErrors,
   cliTest,

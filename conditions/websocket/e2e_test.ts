@@ -1,14 +1,14 @@
 /**
  * websocket end to end: the CLI against two real servers, Deno.serve with
  * its WebSocket upgrade (in the test process) and Python's `websockets`
- * (PyPI, in a cached virtual environment; tests/services/pyws.ts), over ws://
+ * (PyPI, in a cached virtual environment; conditions/websocket/_service.ts), over ws://
  * and wss:// (a throwaway CA from tests/services/tls.ts).
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { ignoreWithout } from "../../tests/_kit.ts";
 import { buildMissing } from "../../tests/services/_util.ts";
-import { buildPyWs, type PyWsServer, startPyWs } from "../../tests/services/pyws.ts";
+import { buildPyWs, type PyWsServer, startPyWs } from "./_service.ts";
 import { makePki } from "../../tests/services/tls.ts";
 import { expectJson, runCli, runJson, runLate, usageErrorLine } from "../../tests/e2e/_cli.ts";
 

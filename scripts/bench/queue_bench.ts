@@ -33,7 +33,7 @@ import { interleave } from "./_run.ts";
 import { benchRuns, fmtMs, fmtSample, median, progress } from "./_stats.ts";
 import { peerBin } from "./_tools.ts";
 import { startRabbitmq } from "../../conditions/rabbitmq/_service.ts";
-import { prepareKafka } from "../../tests/services/kafka.ts";
+import { prepareKafka } from "../../conditions/kafka/_service.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
 import { makeNats } from "../../conditions/nats/_service.ts";
 

@@ -17,7 +17,7 @@
  * @module
  */
 
-import { runBuildScript, startLogged } from "./_util.ts";
+import { runBuildScript, startLogged } from "../../tests/services/_util.ts";
 
 /** The grpc-go version the server is built with (keep in step with build-grpc.sh). */
 export const GRPC_GO_VERSION = "v1.85.0";

@@ -10,7 +10,7 @@
  * @module
  */
 
-import { repoRoot, runBuildScript, startLogged } from "./_util.ts";
+import { repoRoot, runBuildScript, startLogged } from "../../tests/services/_util.ts";
 
 /** The `websockets` release installed (keep in step with build-pyws.sh). */
 export const WEBSOCKETS_VERSION = "17.4";

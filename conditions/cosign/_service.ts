@@ -9,7 +9,7 @@
  * @module
  */
 
-import { repoRoot } from "./_util.ts";
+import { inTempDir, repoRoot } from "../../tests/services/_util.ts";
 
 /** The identity the test certificates are issued to. */
 export const SIGNER_IDENTITY = "ci@waitcmd.test";
@@ -99,4 +99,18 @@ export async function makeSigstore(): Promise<Sigstore> {
       await stderr;
     },
   };
+}
+
+/** Runs `fn` in a fresh temporary directory with a fresh Sigstore; both are gone afterwards. */
+export function withSigstore(
+  fn: (dir: string, sigstore: Sigstore) => Promise<void>,
+): Promise<void> {
+  return inTempDir("waitcmd-sigstore-")(async (dir) => {
+    const sigstore = await makeSigstore();
+    try {
+      await fn(dir, sigstore);
+    } finally {
+      await sigstore.close();
+    }
+  });
 }

@@ -29,7 +29,7 @@ import {
   sh,
   spawnService,
   waitUntil,
-} from "./_util.ts";
+} from "../../tests/services/_util.ts";
 
 /** The Kafka version the build script fetches (keep in step with build-kafka.sh). */
 export const KAFKA_VERSION = "3.9.1";

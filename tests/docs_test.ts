@@ -364,10 +364,25 @@ const SAMPLE_TESTS: readonly { path: string; why: string }[] = [
 /** Files under tests/ and scripts/ named after a kind or an alias that stay out of its folder. */
 const NAMED_FILES: readonly { path: string; why: string }[] = [
   {
-    path: "tests/services/",
-    why:
-      "servers built from sources kept beside their starter (grpc/, kafka/, k8s/, mongo/) and starters several kinds or tests share (http_servers, tls, docker)",
+    path: "tests/services/grpc/",
+    why: "a server built from sources: scripts/services/build-grpc.sh builds it there",
   },
+  { path: "tests/services/kafka/", why: "Kafka's Maven build, run by build-kafka.sh" },
+  { path: "tests/services/k8s/", why: "kube-apiserver's Go module, built by build-k8s.sh" },
+  {
+    path: "tests/services/mongo",
+    why:
+      "a MongoDB stand-in the benchmarks start (scripts/bench/queue_bench.ts), not a kind's test",
+  },
+  {
+    path: "tests/services/docker.ts",
+    why: "dockerd: the container kind, http over a socket, the release image",
+  },
+  {
+    path: "tests/services/http_servers.ts",
+    why: "HTTP servers for http, tls, redaction and the peers' forms",
+  },
+  { path: "tests/services/tls.ts", why: "the certificates every TLS test makes" },
   { path: "scripts/services/build-", why: "scripts/test runs every build script of the folder" },
   { path: "scripts/bench/", why: "the benchmarks, by module" },
   { path: "tests/release/docker_test.ts", why: "the release's container image, not the kind" },
@@ -411,7 +426,9 @@ Deno.test("a kind is named only in the files docs/development.md lists for addin
     const listed = listedPatterns(development, k.name);
     for (const [path, text] of texts) {
       const named = word.test(text);
-      const sample = SAMPLE_TESTS.find((t) => path.startsWith(t.path));
+      const sample = path.endsWith("_test.ts")
+        ? SAMPLE_TESTS.find((t) => path.startsWith(t.path))
+        : undefined;
       if (sample && named) used.add(sample.path);
       if (sample) continue;
       if (EXAMPLES[path]?.kinds.includes(k.name)) {

@@ -177,11 +177,16 @@ export interface Manifest {
   readonly packages: readonly { name: string; bytes: number }[];
 }
 
+/** The files of the source folders that are tests or test material (docs/development.md). */
+const TEST_MATERIAL = /_test\.ts$|^_suite\.ts$|^_service\.ts$/;
+
 /**
  * The files the program is built from: main.ts, deno.json, deno.lock, the
  * non-test modules of engine/, conditions/, output/ and cli/ with the shell files
  * they import as text (output/completions/), and this script, as paths from
- * the repository root, sorted.
+ * the repository root, sorted. A kind's test material (`_suite.ts`, its rows of
+ * the shared suites, and `_service.ts`, its test server's starter) is not among
+ * them: nothing main.ts imports reaches it (tests/layers_test.ts).
  */
 export async function sourceFiles(root = repoRoot): Promise<string[]> {
   const out = ["deno.json", "deno.lock", "main.ts", "scripts/bundle.ts"];
@@ -189,7 +194,7 @@ export async function sourceFiles(root = repoRoot): Promise<string[]> {
     for await (const e of Deno.readDir(`${root}/${dir}`)) {
       const path = `${dir}/${e.name}`;
       if (e.isDirectory) await walk(path);
-      else if (/\.(ts|js|json|bash|zsh|fish)$/.test(e.name) && !/_test\.ts$/.test(e.name)) {
+      else if (/\.(ts|js|json|bash|zsh|fish)$/.test(e.name) && !TEST_MATERIAL.test(e.name)) {
         out.push(path);
       }
     }

@@ -196,7 +196,8 @@ Deno.test("the WAITCMD_* variables the product reads are in help environment and
   const vars: string[] = Object.keys(ENV_DEFAULTS);
   const sources = (await repoFiles()).filter((f) =>
     /^(main\.ts|engine\/|output\/|conditions\/)/.test(f) && f.endsWith(".ts") &&
-    !f.endsWith("_test.ts")
+    // Tests and a kind's test material (its suite rows, its test server's starter) ship not.
+    !/_test\.ts$|\/_suite\.ts$|\/_service\.ts$/.test(f)
   );
   for (const path of sources) {
     const text = await read(path);
@@ -317,6 +318,14 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     why: "the peers' flags mapped to every kind's form",
   },
   "conditions/mysql/README.md": { kinds: ["postgres"], why: "satisfied as postgres is" },
+  "tests/engine/fuzz_corpus.json": {
+    kinds: ["cosign"],
+    why: "a command line the fuzzer found, kept as a seed",
+  },
+  "conditions/mongodb/_suite.ts": {
+    kinds: ["postgres"],
+    why: "a usage row: another database's URL is not a mongodb URL",
+  },
   "conditions/udp/README.md": { kinds: ["icmp"], why: "ICMP the protocol" },
   "docs/development.md": {
     kinds: ["orch", "objstore", "kafka", "nats", "postgres", "mysql", "redis", "mongodb", "grpc"],
@@ -352,6 +361,57 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
   "scripts/test": { kinds: ["orch"], why: "the k8s build also builds what the orch tests run" },
 };
 
+/**
+ * The tests under tests/ that name kinds as samples of something else (a fault, redaction, the
+ * CLI's surface), by path or folder: a kind's own tests and its rows of the shared suites are in its
+ * folder (tests/_suite.ts finds them through the registry), so adding a kind touches none of these.
+ */
+const SAMPLE_TESTS: readonly { path: string; why: string }[] = [
+  { path: "tests/docs_test.ts", why: "these lists" },
+  {
+    path: "tests/e2e/",
+    why: "a feature of the CLI shown on kinds (redaction, completions, peers' forms)",
+  },
+  { path: "tests/faults/", why: "a fault injected into the kinds it concerns" },
+  {
+    path: "tests/engine/linear_test.ts",
+    why: "a command line with a secret, for the redaction's cost",
+  },
+  { path: "tests/release/bundle_test.ts", why: "the bundle waits for a real server once" },
+  { path: "tests/services/", why: "the shared starters' own tests" },
+];
+
+/** Files under tests/ and scripts/ named after a kind or an alias that stay out of its folder. */
+const NAMED_FILES: readonly { path: string; why: string }[] = [
+  {
+    path: "tests/services/grpc/",
+    why: "a server built from sources: scripts/services/build-grpc.sh builds it there",
+  },
+  { path: "tests/services/kafka/", why: "Kafka's Maven build, run by build-kafka.sh" },
+  { path: "tests/services/k8s/", why: "kube-apiserver's Go module, built by build-k8s.sh" },
+  {
+    path: "tests/services/mongo",
+    why:
+      "a MongoDB stand-in the benchmarks start (scripts/bench/queue_bench.ts), not a kind's test",
+  },
+  {
+    path: "tests/services/docker.ts",
+    why: "dockerd: the container kind, http over a socket, the release image",
+  },
+  {
+    path: "tests/services/http_servers.ts",
+    why: "HTTP servers for http, tls, redaction and the peers' forms",
+  },
+  { path: "tests/services/tls.ts", why: "the certificates every TLS test makes" },
+  { path: "scripts/services/build-", why: "scripts/test runs every build script of the folder" },
+  { path: "scripts/bench/", why: "the benchmarks, by module" },
+  { path: "tests/release/docker_test.ts", why: "the release's container image, not the kind" },
+  {
+    path: "tests/faults/exec_test.ts",
+    why: "exec's commands killed at waitcmd's end: a fault test, run with tests/faults/",
+  },
+];
+
 /** The file patterns of docs/development.md's "Adding a kind" table, for `kind`. */
 function listedPatterns(development: string, kind: string): RegExp[] {
   const section = development.split("### Adding a kind")[1]?.split("\n#")[0] ?? "";
@@ -372,18 +432,25 @@ Deno.test("a kind is named only in the files docs/development.md lists for addin
   const tableFiles = new Set(TABLE_FILES.map((f) => f.path));
   const texts = new Map<string, string>();
   for (const path of await repoFiles()) {
-    // A test is the kind's own (listed) or a test of something else that uses kinds as samples.
-    if (path.endsWith("_test.ts")) continue;
+    // A unit test of engine/, output/ or cli/ uses kinds as sample input; the tests under tests/
+    // are checked below, against SAMPLE_TESTS.
+    if (path.endsWith("_test.ts") && !path.startsWith("tests/")) continue;
     const text = await textOf(path);
     if (text !== undefined) texts.set(path, tableFiles.has(path) ? withoutTable(text) : text);
   }
   const stray: string[] = [];
   const stale: string[] = [];
+  const used = new Set<string>();
   for (const k of registry.kinds.filter((k) => !ORDINARY_WORDS.has(k.name))) {
     const word = new RegExp(`(?<![A-Za-z0-9_])${k.name}(?![A-Za-z0-9_])`, "i");
     const listed = listedPatterns(development, k.name);
     for (const [path, text] of texts) {
       const named = word.test(text);
+      const sample = path.endsWith("_test.ts")
+        ? SAMPLE_TESTS.find((t) => path.startsWith(t.path))
+        : undefined;
+      if (sample && named) used.add(sample.path);
+      if (sample) continue;
       if (EXAMPLES[path]?.kinds.includes(k.name)) {
         if (!named) stale.push(`${path} no longer names ${k.name}`);
         continue;
@@ -393,6 +460,31 @@ Deno.test("a kind is named only in the files docs/development.md lists for addin
       stray.push(`${path} names ${k.name}`);
     }
   }
-  assertEquals(stale, [], "EXAMPLES lists a mention that is gone");
+  stale.push(
+    ...SAMPLE_TESTS.filter((t) => !used.has(t.path)).map((t) => `${t.path} names no kind now`),
+  );
+  assertEquals(stale, [], "EXAMPLES or SAMPLE_TESTS lists a mention that is gone");
   assertEquals(stray, [], "a kind named outside docs/development.md's list (or EXAMPLES)");
+});
+
+Deno.test("no file outside a kind's folder is named after the kind (its tests, rows and server are in it)", async () => {
+  // The first word of a file's or folder's name: `tests/e2e/postgres_test.ts` gives postgres.
+  const words = new Map(
+    registry.kinds.flatMap((k) => [k.name, ...k.aliases].map((w) => [w, k.name])),
+  );
+  const named: string[] = [];
+  for (const path of await repoFiles()) {
+    if (!/^(tests|scripts)\//.test(path)) continue;
+    for (const part of path.split("/").slice(1)) {
+      const kind = words.get(part.split(/[_.-]/)[0]!);
+      if (kind && !NAMED_FILES.some((f) => path.startsWith(f.path))) {
+        named.push(`${path} (${kind})`);
+      }
+    }
+  }
+  assertEquals(
+    [...new Set(named)],
+    [],
+    "move it into conditions/<kind>/, or list it in NAMED_FILES",
+  );
 });

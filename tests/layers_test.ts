@@ -45,3 +45,21 @@ Deno.test("no module imports from a layer above its own (docs/development.md, La
   }
   assertEquals(upward, []);
 });
+
+/** A kind's test material: its rows of the shared suites and its test server's starter. */
+const TEST_MATERIAL = /\/(_suite|_service)\.ts$/;
+
+Deno.test("no shipped module imports tests/ or a kind's test material (_suite.ts, _service.ts)", async () => {
+  const reached: string[] = [];
+  for (const layer of Object.keys(MAY_IMPORT)) {
+    for await (const path of modules(layer)) {
+      if (TEST_MATERIAL.test(path)) continue;
+      for (const target of importsOf(path, await Deno.readTextFile(new URL(path, root)))) {
+        if (target.startsWith("tests/") || TEST_MATERIAL.test(target)) {
+          reached.push(`${path} imports ${target}`);
+        }
+      }
+    }
+  }
+  assertEquals(reached, []);
+});

@@ -2,7 +2,7 @@ import { assertEquals, assertStringIncludes } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
 import { inTempDir } from "../../tests/services/_util.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { realClock } from "../../engine/clock.ts";
 import { create } from "./probe.ts";
 import { type ChecksumOptions, parseEquals } from "./mod.ts";

@@ -1,7 +1,7 @@
 import { checkOnce } from "../../engine/attempt.ts";
 import { assertEquals, assertMatch, assertThrows } from "../../tests/_assert.ts";
 import { optionsOf, probeOf } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { type DnsWant, judgeLookup } from "./judge.ts";
 import { type DnsOptions, parseServer } from "./mod.ts";
 import {

@@ -1,7 +1,7 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, plan, usageError } from "../../tests/_kit.ts";
 import { parseJsonPathExpr } from "../_common/jsonpath.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import type { ExecOptions } from "./mod.ts";
 import { lastLine, OUTPUT_CAP, readOutput } from "./output.ts";
 

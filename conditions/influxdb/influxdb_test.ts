@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, plan } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import type { HttpOptions } from "../http/mod.ts";
 
 Deno.test("influxdb asks URL/ping for 2xx with a plain GET, the URL's path a prefix", () => {

@@ -2,7 +2,7 @@ import { assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
 import { inTempDir } from "../../tests/services/_util.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import type { LockfileOptions } from "./mod.ts";
 import { ageOf } from "./probe.ts";
 

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { describeMongoError } from "./errors.ts";
 import { type HelloReply, judgeHello, roleOf } from "./judge.ts";
 import type { MongodbOptions } from "./mod.ts";

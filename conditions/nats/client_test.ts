@@ -8,12 +8,7 @@
 
 import { assert, assertEquals, assertMatch } from "../../tests/_assert.ts";
 import { ignoreWithout, probeOf, repoRootDir } from "../../tests/_kit.ts";
-import {
-  makeNats,
-  natsMissing,
-  type NatsServer,
-  type NatsServerOptions,
-} from "../../tests/services/nats.ts";
+import { makeNats, natsMissing, type NatsServer, type NatsServerOptions } from "./_service.ts";
 
 const missing = await natsMissing();
 

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, parseError, plan } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { describeNatsError, JetStreamFailure, type NatsErrorContext } from "./errors.ts";
 import type { NatsOptions } from "./mod.ts";
 

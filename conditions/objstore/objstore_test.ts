@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { optionsOf, plan } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { describeObject, metadataMismatch, totalFromContentRange } from "./judge.ts";
 import { describeS3Error, type ErrorContext } from "./errors.ts";
 import {

@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { realClock } from "../../engine/clock.ts";
 import type { ApiResource } from "./discovery.ts";
 import { KubeError } from "./errors.ts";

@@ -1,6 +1,6 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, usageError } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { idIn } from "./ids.ts";
 import { formatMode, parseMode, type PermissionOptions } from "./mod.ts";
 import { mismatches } from "./probe.ts";
@@ -39,7 +39,7 @@ Deno.test("permission parse() rejects what it cannot check", (t) =>
   stepUsageErrors(t, "permission"));
 
 Deno.test("permission validate() resolves names: an unknown one is a usage error", async () => {
-  // The unknown owner and group are rows of tests/_usage_rows.ts.
+  // The unknown owner and group are rows of its _suite.ts.
   assertEquals(await usageError(["perm", "/x", "--owner", "root", "--group", "root"]), "");
   assertEquals(
     idIn("root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/home/app:/bin/sh\n", "app"),

@@ -1,7 +1,7 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { checkOnce } from "../../engine/attempt.ts";
 import { conditionOf, optionsOf, probeOf } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import type { PidfileOptions } from "./mod.ts";
 import { judgeProcess, parsePidText, REUSE_SLACK_MS } from "./probe.ts";
 import type { Proc } from "../_common/procs.ts";

@@ -1,6 +1,6 @@
 import { assertEquals, assertThrows } from "../../tests/_assert.ts";
 import { optionsOf } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { formatPorts, parsePortList, type PortsOptions } from "./mod.ts";
 
 Deno.test("parsePortList() reads ranges and lists", () => {

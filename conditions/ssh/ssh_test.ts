@@ -1,7 +1,7 @@
 import { checkOnce } from "../../engine/attempt.ts";
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, plan, probeOf } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { parseHostPort } from "../_common/net.ts";
 import type { SshOptions } from "./mod.ts";
 import { judgeBanner, keyType } from "./protocol.ts";

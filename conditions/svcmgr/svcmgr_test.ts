@@ -1,6 +1,6 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, probeOf, usageError } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { describeUnitState, judgeUnit, parseShow, type UnitState } from "./judge.ts";
 import { isHelloRethrow, noteBusError } from "./dbus.ts";
 import { busAddress, type SvcmgrOptions } from "./mod.ts";

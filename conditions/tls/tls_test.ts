@@ -1,6 +1,6 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf } from "../../tests/_kit.ts";
-import { stepUsageErrors } from "../../tests/_usage_rows.ts";
+import { stepUsageErrors } from "../../tests/_suite.ts";
 import { type CertFacts, formatLeft, judgeCertificate, nameMatches } from "./judge.ts";
 import type { TlsOptions } from "./mod.ts";
 

@@ -32,9 +32,9 @@ import {
 import { interleave, tempDir } from "./_run.ts";
 import { benchRuns, fmtSample, progress } from "./_stats.ts";
 import { peerBin } from "./_tools.ts";
-import { makePostgres, PG_PASSWORD, PG_USER } from "../../tests/services/postgres.ts";
-import { makeMariadb, MY_PASSWORD, MY_USER } from "../../tests/services/mariadb.ts";
-import { makeRedis } from "../../tests/services/redis.ts";
+import { makePostgres, PG_PASSWORD, PG_USER } from "../../conditions/postgres/_service.ts";
+import { makeMariadb, MY_PASSWORD, MY_USER } from "../../conditions/mysql/_service.ts";
+import { makeRedis } from "../../conditions/redis/_service.ts";
 
 /** Target: time to verdict at most this many times wait4x's. */
 const PEER_RATIO = 2;

@@ -17,7 +17,7 @@
  */
 
 import type { BenchEntry, BenchRow } from "./_types.ts";
-import { startSystemdUser } from "../../tests/services/systemd.ts";
+import { startSystemdUser } from "../../conditions/svcmgr/_service.ts";
 import { DOCKER_CLI, startDocker } from "../../tests/services/docker.ts";
 import { startWaiting } from "./_forms.ts";
 

@@ -6,7 +6,7 @@
  * under Deno. Target: within 2x of waitfor.
  *
  * The servers: the reference gRPC health server the tests use
- * (tests/services/grpc.ts, built by scripts/services/build-grpc.sh) and a
+ * (conditions/grpc/_service.ts, built by scripts/services/build-grpc.sh) and a
  * Deno.serve WebSocket upgrade in this process. waitfor is a prebuilt peer:
  * WAITCMD_BENCH_WAITFOR names its binary, else it is unpacked from the peers
  * directory (WAITCMD_PEERS_DIR, default `shared/peers` beside the repository, through its
@@ -33,7 +33,7 @@ import {
 import { interleave, tempDir } from "./_run.ts";
 import { benchRuns, fmtMs, fmtSample, median, progress } from "./_stats.ts";
 import { peerBin } from "./_tools.ts";
-import { startGrpcServer } from "../../tests/services/grpc.ts";
+import { startGrpcServer } from "../../conditions/grpc/_service.ts";
 
 /** Target: time to verdict at most this many times waitfor's. */
 const PEER_RATIO = 2;

@@ -32,10 +32,10 @@ import {
 import { interleave } from "./_run.ts";
 import { benchRuns, fmtMs, fmtSample, median, progress } from "./_stats.ts";
 import { peerBin } from "./_tools.ts";
-import { startRabbitmq } from "../../tests/services/rabbitmq.ts";
-import { prepareKafka } from "../../tests/services/kafka.ts";
+import { startRabbitmq } from "../../conditions/rabbitmq/_service.ts";
+import { prepareKafka } from "../../conditions/kafka/_service.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
-import { makeNats } from "../../tests/services/nats.ts";
+import { makeNats } from "../../conditions/nats/_service.ts";
 
 /** Target: time to verdict at most this many times wait4x's (as the data-store kinds). */
 const PEER_RATIO = 2;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds FerretDB, a MongoDB-wire-compatible server with SCRAM authentication
-# and TLS, for waitcmd's mongodb tests (tests/services/ferretdb.ts), from the
+# and TLS, for waitcmd's mongodb tests (conditions/mongodb/_service.ts), from the
 # Go module proxy. It serves what the protocol stand-in of build-mongo.sh
 # cannot: users, wrong passwords, authSource and TLS. Its sqlite handler
 # keeps the data in a directory, so no other database is needed.

@@ -1,7 +1,8 @@
 /**
  * The conformance suite: one contract, run over every registered kind (as
- * every restic backend runs one shared suite). A new kind adds a row to
- * DEAD_TARGETS below and passes everything else unchanged.
+ * every restic backend runs one shared suite). Each kind's dead target is in its folder
+ * (`conditions/<kind>/_suite.ts`, found through the registry: tests/_suite.ts); a new kind
+ * passes everything else unchanged.
  *
  * Per kind: its examples parse; `parse` does no I/O (checked in a process
  * without permissions); `check` against a dead target returns a result,
@@ -18,117 +19,16 @@ import { kindHelp } from "../../output/help.ts";
 import { readyPlan, repoRootDir } from "../_kit.ts";
 import { holdConnections } from "../services/_util.ts";
 import { checkOnce } from "../../engine/attempt.ts";
+import { type Dead, DEAD_MARK, type DeadTarget, kindSuites, suiteFile } from "../_suite.ts";
 
-/** A secret that must never show in a display name. */
-const MARK = "Zq9SecretMark";
+const { suites, missing } = await kindSuites();
 
-/** Local things that never answer, shared by the rows. */
-interface Dead {
-  /** A TCP port that accepts and then never says anything. */
-  readonly silentTcp: number;
-  /** A UDP port nobody reads. */
-  readonly silentUdp: number;
-  /** A directory where nothing exists. */
-  readonly dir: string;
+/** `kind`'s dead target (a kind without a suite fails the first test below, and its own). */
+function deadTarget(kind: string): DeadTarget {
+  const s = suites.get(kind);
+  assert(s, `the kind ${kind} has no suite (${suiteFile(kind)})`);
+  return s.dead;
 }
-
-/**
- * For every kind: a command line whose target is dead (refused, silent,
- * missing), and whose secrets (where the kind takes any) are MARK.
- */
-const DEAD_TARGETS: Record<string, (d: Dead) => { args: string[]; env?: Record<string, string> }> =
-  {
-    http: (d) => ({
-      args: ["http", `http://user:${MARK}@127.0.0.1:${d.silentTcp}/?token=${MARK}`],
-    }),
-    tcp: () => ({ args: ["tcp", "127.0.0.1:1"] }),
-    file: (d) => ({ args: ["file", `${d.dir}/none`] }),
-    log: (d) => ({ args: ["log", `${d.dir}/none.log`, "--contains", "x"] }),
-    dns: (d) => ({
-      args: ["dns", "app.test", "--resolver", "wire", "--server", `127.0.0.1:${d.silentUdp}`],
-    }),
-    tls: (d) => ({ args: ["tls", `127.0.0.1:${d.silentTcp}`] }),
-    ssh: (d) => ({
-      args: ["ssh", `127.0.0.1:${d.silentTcp}`, "--user", "u", "--password", MARK],
-    }),
-    objstore: (d) => ({
-      args: [
-        ...["objstore", "objstore://bucket/key"],
-        ...["--endpoint-url", `http://127.0.0.1:${d.silentTcp}`, "--access-key-id", "AKID"],
-        ...["--secret-access-key", MARK],
-      ],
-    }),
-    glob: (d) => ({ args: ["glob", `${d.dir}/*.none`] }),
-    ports: () => ({ args: ["ports", "127.0.0.1", "--range", "1-2"] }),
-    orch: (d) => ({
-      args: ["orch", "pod/x", "--kubeconfig", `${d.dir}/kubeconfig`],
-    }),
-    container: (d) => ({
-      args: ["container", "web"],
-      env: { DOCKER_HOST: `unix://${d.dir}/docker.sock` },
-    }),
-    process: () => ({ args: ["process", "--name", "no-such-process-zq9"] }),
-    svcmgr: (d) => ({
-      args: ["svcmgr", "none-zq9.service", "--user"],
-      env: { DBUS_SESSION_BUS_ADDRESS: `unix:path=${d.dir}/bus`, XDG_RUNTIME_DIR: d.dir },
-    }),
-    exec: () => ({ args: ["exec", "--", "sleep", "5"] }),
-    unix: (d) => ({ args: ["unix", `${d.dir}/none.sock`] }),
-    postgres: () => ({ args: ["postgres", `postgres://app:${MARK}@127.0.0.1:1/app`] }),
-    mysql: () => ({
-      args: ["mysql", "mysql://app@127.0.0.1:1/app", "--password-env", "CONF_PW"],
-      env: { CONF_PW: MARK },
-    }),
-    redis: () => ({ args: ["redis", `redis://app:${MARK}@127.0.0.1:1/0`, "--key", "k"] }),
-    mongodb: (d) => ({ args: ["mongodb", `mongodb://app:${MARK}@127.0.0.1:${d.silentTcp}/app`] }),
-    rabbitmq: (d) => ({
-      args: ["rabbitmq", `amqp://app:${MARK}@127.0.0.1:${d.silentTcp}/prod`, "--queue", "jobs"],
-    }),
-    kafka: (d) => ({
-      args: [
-        ...["kafka", `127.0.0.1:${d.silentTcp}`, "--sasl-mechanism", "plain", "--user", "app"],
-        ...["--password-env", "CONF_KAFKA_PW"],
-      ],
-      env: { CONF_KAFKA_PW: MARK },
-    }),
-    nats: (d) => ({
-      args: ["nats", `nats://app:${MARK}@127.0.0.1:${d.silentTcp}`, "--stream", "ORDERS"],
-    }),
-    pidfile: (d) => ({ args: ["pidfile", `${d.dir}/none.pid`] }),
-    lockfile: (d) => ({ args: ["lockfile", `${d.dir}/none.lock`, "--present"] }),
-    permission: (d) => ({ args: ["permission", `${d.dir}/none`, "--mode", "0644"] }),
-    checksum: (d) => ({
-      args: ["checksum", `${d.dir}/none.bin`, "--equals", `md5:${"0".repeat(32)}`],
-    }),
-    archive: (d) => ({ args: ["archive", `${d.dir}/none.tar.gz`, "--contains", "x"] }),
-    cosign: (d) => {
-      // validate reads the key before any probe: a real one (Ed25519), the blob missing.
-      Deno.writeTextFileSync(
-        `${d.dir}/cosign.pub`,
-        "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAyIBwwTtiyDoUbtP+f549R3QhCAegYGHy1f1ks5/2Vzw=\n-----END PUBLIC KEY-----\n",
-      );
-      return {
-        args: [
-          ...["cosign", "--blob", `${d.dir}/none.bin`, "--signature", `${d.dir}/none.sig`],
-          ...["--key", `${d.dir}/cosign.pub`],
-        ],
-      };
-    },
-    grpc: (d) => ({
-      args: ["grpc", `127.0.0.1:${d.silentTcp}`, "--header", `authorization: Bearer ${MARK}`],
-    }),
-    websocket: (d) => ({
-      args: [
-        ...["websocket", `ws://user:${MARK}@127.0.0.1:${d.silentTcp}/?token=${MARK}`],
-        ...["--header", `X-Api-Key: ${MARK}`],
-      ],
-    }),
-    udp: (d) => ({ args: ["udp", `127.0.0.1:${d.silentUdp}`, "--send", "ping"] }),
-    ntp: (d) => ({ args: ["ntp", `127.0.0.1:${d.silentUdp}`] }),
-    influxdb: (d) => ({ args: ["influxdb", `http://app:${MARK}@127.0.0.1:${d.silentTcp}`] }),
-    // Every loopback address answers ping: the dead case here is ping missing (fatal).
-    icmp: (d) => ({ args: ["icmp", "127.0.0.1"], env: { PATH: d.dir } }),
-  };
 
 async function withDead<T>(fn: (d: Dead) => Promise<T>): Promise<T> {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
@@ -137,19 +37,6 @@ async function withDead<T>(fn: (d: Dead) => Promise<T>): Promise<T> {
   await new Promise<void>((resolve) => udp.bind(0, "127.0.0.1", resolve));
   const dir = await Deno.makeTempDir({ prefix: "waitcmd-conformance-" });
   const silentTcp = (listener.addr as Deno.NetAddr).port;
-  await Deno.writeTextFile(
-    `${dir}/kubeconfig`,
-    [
-      "apiVersion: v1",
-      "kind: Config",
-      "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:" + silentTcp +
-      "', insecure-skip-tls-verify: true}}]",
-      "users: [{name: u, user: {token: " + MARK + "}}]",
-      "contexts: [{name: x, context: {cluster: c, user: u}}]",
-      "current-context: x",
-      "",
-    ].join("\n"),
-  );
   try {
     return await fn({ silentTcp, silentUdp: udp.address().port, dir });
   } finally {
@@ -161,11 +48,9 @@ async function withDead<T>(fn: (d: Dead) => Promise<T>): Promise<T> {
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 
-Deno.test("conformance: every registered kind has a dead-target row, and every row a kind", () => {
-  assertEquals(
-    registry.kinds.map((k) => k.name).sort(),
-    Object.keys(DEAD_TARGETS).sort(),
-  );
+Deno.test("conformance: every registered kind has its suite, with a dead target", () => {
+  assertEquals(missing, [], "kinds whose folder has no usable suite file");
+  assertEquals([...suites.keys()], registry.kinds.map((k) => k.name));
 });
 
 Deno.test("conformance: parse() of every kind's examples does no I/O (no permissions)", async () => {
@@ -195,11 +80,11 @@ for (const kind of registry.kinds) {
     ...opts,
     fn: () =>
       withDead(async (d) => {
-        const row = DEAD_TARGETS[kind.name]!(d);
+        const row = deadTarget(kind.name)(d);
         const plan = await readyPlan(row.args, { ...row.env });
         const c = plan.conditions[0]!;
-        assert(!c.name.includes(MARK), `display name holds a secret: ${c.name}`);
-        assert(!c.target.includes(MARK), `target holds a secret: ${c.target}`);
+        assert(!c.name.includes(DEAD_MARK), `display name holds a secret: ${c.name}`);
+        assert(!c.target.includes(DEAD_MARK), `target holds a secret: ${c.target}`);
 
         // One attempt left to finish on its own (bounded by 3 s), through the attempt boundary
         // (engine/attempt.ts) as the runner runs it: a result, never a satisfied one.
@@ -208,7 +93,7 @@ for (const kind of registry.kinds) {
           first.status === "pending" || first.status === "fatal",
           `a dead target must not satisfy ${kind.name}: ${JSON.stringify(first)}`,
         );
-        assert(!first.error.includes(MARK), `the result holds a secret: ${first.error}`);
+        assert(!first.error.includes(DEAD_MARK), `the result holds a secret: ${first.error}`);
 
         // One attempt aborted after 50 ms: the boundary ends it within 100 ms of the abort, and
         // the probe itself (its own promise, resolved or rejected) stops within a second, so
@@ -274,7 +159,7 @@ Deno.test({
       // Three at a time: each run is start-up plus a 1 s deadline.
       const worker = async () => {
         for (let kind = kinds.shift(); kind; kind = kinds.shift()) {
-          const row = DEAD_TARGETS[kind.name]!(d);
+          const row = deadTarget(kind.name)(d);
           const run = startCli(["-o", "jsonl", "-t", "1s", "-i", "100ms", ...row.args], {
             env: row.env,
           });
@@ -289,7 +174,7 @@ Deno.test({
           const wall = r.exitedAt - startSeen;
           if (r.code !== 1 && r.code !== 3) {
             results.push(`${kind.name}: exit ${r.code}\n${r.stderr}`);
-          } else if (all.includes(MARK)) results.push(`${kind.name}: a secret in the output`);
+          } else if (all.includes(DEAD_MARK)) results.push(`${kind.name}: a secret in the output`);
           else if (r.code === 1 && !(end.elapsed_seconds <= 1.1)) {
             results.push(`${kind.name}: the run took ${end.elapsed_seconds} s for a 1 s deadline`);
           } else if (wall > 1000 + 100 + 250) {

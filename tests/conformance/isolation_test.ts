@@ -6,6 +6,7 @@
  * (conditions/isolate_worker.ts), where the registry finds it by name.
  */
 
+import { kindSuites } from "../_suite.ts";
 import { assertEquals } from "../_assert.ts";
 import { registry } from "../../conditions/all.ts";
 import { parseArgv } from "../../engine/grammar.ts";
@@ -24,26 +25,13 @@ function exampleOptions(kind: (typeof isolated)[number]): unknown[] {
   });
 }
 
-Deno.test("conformance: the kinds that run drivers and parsers are isolated", () => {
+Deno.test("conformance: the kinds that run drivers and parsers are isolated", async () => {
+  const { suites, missing } = await kindSuites();
+  assertEquals(missing, []);
   assertEquals(
     isolated.map((k) => k.name).sort(),
-    [
-      "archive",
-      "container",
-      "cosign",
-      "grpc",
-      "kafka",
-      "mongodb",
-      "mysql",
-      "nats",
-      "objstore",
-      "orch",
-      "postgres",
-      "rabbitmq",
-      "redis",
-      "ssh",
-      "websocket",
-    ],
+    [...suites].filter(([, s]) => s.isolated).map(([name]) => name).sort(),
+    "the kinds whose declaration says isolate against those whose suite (_suite.ts) says isolated",
   );
 });
 

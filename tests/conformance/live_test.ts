@@ -1,8 +1,8 @@
 /**
  * The live conformance suite: one set of scenarios, run through the CLI
  * against every kind's real target (as restic runs one suite against every
- * live backend through a per-backend config). Each kind's row
- * (`_live_rows.ts`) starts its real service or makes its local target, and
+ * live backend through a per-backend config). Each kind's row (its folder's
+ * `_suite.ts`, found through the registry: tests/_suite.ts) starts its real service or makes its local target, and
  * names the arguments that are satisfied, those that stay pending with their
  * `last_error`, how the target goes down and comes back, and its
  * credentials. The scenarios, once per row:
@@ -47,7 +47,13 @@ import {
   runJsonl,
   usageErrorLine,
 } from "../e2e/_cli.ts";
-import { LIVE_ROWS, type LiveRow, type LiveTarget, type Scenario } from "./_live_rows.ts";
+import { kindSuites, type LiveRow, type LiveTarget, type Scenario, suiteFile } from "../_suite.ts";
+
+const { suites, missing } = await kindSuites();
+/** Each kind's live row, from its folder (conditions/<kind>/_suite.ts). */
+const LIVE_ROWS: Record<string, LiveRow> = Object.fromEntries(
+  [...suites].map(([kind, s]) => [kind, s.live]),
+);
 
 /** Rows run at the same time (each row's runs are mostly waits on its target). */
 const WINDOW = 3;
@@ -412,6 +418,7 @@ function start(kind: string): Promise<Outcome[]> {
 }
 
 Deno.test("live: every registered kind has a row, and every row a kind", () => {
+  assertEquals(missing, [], "kinds whose folder has no usable suite file");
   assertEquals(kinds.filter((k) => !LIVE_ROWS[k]), [], "kinds without a live row");
   assertEquals(Object.keys(LIVE_ROWS).filter((k) => !kinds.includes(k)), [], "rows of no kind");
 });
@@ -424,7 +431,7 @@ for (const [i, kind] of kinds.entries()) {
     sanitizeOps: false,
     sanitizeResources: false,
     fn: async (t) => {
-      assert(row, `the kind ${kind} has no live row (tests/conformance/_live_rows.ts)`);
+      assert(row, `the kind ${kind} has no live row (${suiteFile(kind)})`);
       const next = kinds.slice(i, i + WINDOW).filter((k) => LIVE_ROWS[k] && !ignored.get(k));
       for (const k of next) start(k);
       for (const o of await start(kind)) {

@@ -3,7 +3,7 @@
  * servers: waitfor's `--header Key=Value` (http and websocket), wait4x's
  * `--expect-header Key=regex` (http). wait4x's
  * MySQL DSN `user:password@tcp(host:port)/db` is run against MariaDB in
- * mysql_test.ts.
+ * conditions/mysql/e2e_test.ts.
  */
 
 import { assert, assertEquals } from "../_assert.ts";

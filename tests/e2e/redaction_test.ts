@@ -14,10 +14,10 @@ import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout, serverTest } from "../_kit.ts";
 import { inTempDir } from "../services/_util.ts";
 import { startHttpServer } from "../services/http_servers.ts";
-import { makeMariadb, mariadbMissing } from "../services/mariadb.ts";
-import { makePostgres, postgresMissing } from "../services/postgres.ts";
-import { rabbitmqMissing, startRabbitmq } from "../services/rabbitmq.ts";
-import { makeRedis, redisMissing } from "../services/redis.ts";
+import { makeMariadb, mariadbMissing } from "../../conditions/mysql/_service.ts";
+import { makePostgres, postgresMissing } from "../../conditions/postgres/_service.ts";
+import { rabbitmqMissing, startRabbitmq } from "../../conditions/rabbitmq/_service.ts";
+import { makeRedis, redisMissing } from "../../conditions/redis/_service.ts";
 import { runCli, timing } from "./_cli.ts";
 
 /** A run inside GitHub Actions (the suite turns CI logs off for every other test). */

@@ -9,7 +9,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { cliTest, runCli, usageErrorLine, WAITCMD } from "../e2e/_cli.ts";
-import { makeSigstore } from "../services/sigstore.ts";
+import { makeSigstore } from "../../conditions/cosign/_service.ts";
 import { peakRss, sh, spawnWaitcmd } from "./_proc.ts";
 import { inTempDir } from "../services/_util.ts";
 

@@ -18,7 +18,7 @@ import type { JsonReportShape } from "../e2e/_cli.ts";
 import { type LiveCli, startCli } from "../e2e/_cli.ts";
 import { DOCKER_CLI, DOCKERD_BIN, startDocker } from "../services/docker.ts";
 import { type KubeEnv, STAGE_LABEL, startKube, whyNoCluster } from "../services/kube.ts";
-import { startSystemdUser, SYSTEMD_BIN } from "../services/systemd.ts";
+import { startSystemdUser, SYSTEMD_BIN } from "../../conditions/svcmgr/_service.ts";
 
 const opts = { sanitizeResources: false, sanitizeOps: false };
 

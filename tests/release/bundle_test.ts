@@ -8,7 +8,7 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
-import { makeRedis } from "../services/redis.ts";
+import { makeRedis } from "../../conditions/redis/_service.ts";
 import {
   attribute,
   BUNDLE_DIR,

@@ -9,7 +9,7 @@
 import { deepStrictEqual } from "node:assert";
 import { startedTest } from "./_util.ts";
 import { type KubeObject, sharedKube, stopSharedKube } from "./kube.ts";
-import { startS3 } from "./s3.ts";
+import { startS3 } from "../../conditions/objstore/_service.ts";
 
 /** Reads a kubeconfig written by kube.ts (flat YAML of known shape) into fetch options. */
 async function clientFromKubeconfig(path: string): Promise<{

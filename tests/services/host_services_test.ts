@@ -14,7 +14,7 @@ import { dnsQuery, startDnsmasq } from "./dnsmasq.ts";
 import { startDnsFake } from "./dnsfake.ts";
 import { ignoreWithout } from "../_kit.ts";
 import { startDocker, writeBusyboxCompose } from "./docker.ts";
-import { startSystemdUser } from "./systemd.ts";
+import { startSystemdUser } from "../../conditions/svcmgr/_service.ts";
 
 /** Why `bin` cannot run here (not on PATH nor at its path), or undefined. */
 async function missing(bin: string): Promise<string | undefined> {

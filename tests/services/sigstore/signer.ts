@@ -9,7 +9,7 @@
  *
  * Its packages are the tests' alone, so they live in this folder's deno.json
  * and deno.lock, apart from the CLI's: the main job's set-up never installs
- * them (`scripts/packages --tests` does). tests/services/sigstore.ts starts
+ * them (`scripts/packages --tests` does). conditions/cosign/_service.ts starts
  * it; the protocol is JSON lines:
  *
  * - argument: the identity certificates are issued to;

@@ -318,10 +318,6 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     why: "the peers' flags mapped to every kind's form",
   },
   "conditions/mysql/README.md": { kinds: ["postgres"], why: "satisfied as postgres is" },
-  "tests/engine/fuzz_corpus.json": {
-    kinds: ["cosign"],
-    why: "a command line the fuzzer found, kept as a seed",
-  },
   "conditions/mongodb/_suite.ts": {
     kinds: ["postgres"],
     why: "a usage row: another database's URL is not a mongodb URL",

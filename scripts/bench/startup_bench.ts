@@ -35,12 +35,12 @@ import { bundleLauncher, denoBinary, ensureBundle } from "./_forms.ts";
 import { killQuietly, tempDir } from "./_run.ts";
 import { benchRuns, fmtMs, median, progress } from "./_stats.ts";
 import { LAUNCHER_FLAGS } from "../bundle.ts";
-import { makePostgres } from "../../tests/services/postgres.ts";
-import { makeMariadb } from "../../tests/services/mariadb.ts";
-import { makeRedis } from "../../tests/services/redis.ts";
+import { makePostgres } from "../../conditions/postgres/_service.ts";
+import { makeMariadb } from "../../conditions/mysql/_service.ts";
+import { makeRedis } from "../../conditions/redis/_service.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
-import { startGrpcServer } from "../../tests/services/grpc.ts";
-import { prepareKafka } from "../../tests/services/kafka.ts";
+import { startGrpcServer } from "../../conditions/grpc/_service.ts";
+import { prepareKafka } from "../../conditions/kafka/_service.ts";
 
 /** A kind measured: its command line, and how its server is started and stopped. */
 interface Subject {

@@ -354,7 +354,10 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     why:
       "the captures topic names the kinds with --matches and --jsonpath; the start topic's CI example waits for a database",
   },
-  "scripts/test": { kinds: ["orch"], why: "the k8s build also builds what the orch tests run" },
+  "scripts/test": {
+    kinds: ["orch", "svcmgr", "container", "http"],
+    why: "the k8s build also builds what the orch tests run; the e2e files that run alone",
+  },
 };
 
 /**

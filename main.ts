@@ -82,7 +82,10 @@ export async function main(
     // Up to `-- then` the words are waitcmd's: a value is secret there when its flag says so.
     const then = argv.findIndex((w, i) => w === "then" && argv[i - 1] === "--");
     const own = then < 0 ? argv.length : then;
-    const { escapeControls, maskArgvText } = await import("./engine/secrets.ts");
+    const [{ escapeControls }, { maskArgvText }] = await Promise.all([
+      import("./engine/masking.ts"),
+      import("./engine/typed_secrets.ts"),
+    ]);
     io.stderr(
       escapeControls(maskArgvText(e.format(), argv, secretFlags(await everyKind()), own)) + "\n",
     );

@@ -23,13 +23,8 @@ import { preparePlan, type ReadyPlan } from "../engine/prepare.ts";
 import type { Report, RunEvent, RunStatus } from "../engine/report.ts";
 import { run, type RunContext } from "../engine/runner.ts";
 import type { StartedSet } from "../engine/started.ts";
-import {
-  maskArgvText,
-  maskWords,
-  ownWords,
-  redactText,
-  SecretRegistry,
-} from "../engine/secrets.ts";
+import { maskArgvText, maskWords } from "../engine/typed_secrets.ts";
+import { ownWords, redactText, SecretRegistry } from "../engine/masking.ts";
 import { turn } from "../engine/timers.ts";
 import { Pacer, Stopped } from "../engine/pace.ts";
 import { lineRedactor, makeRedactor, type Redact } from "../output/redact.ts";

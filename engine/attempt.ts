@@ -10,7 +10,7 @@
 
 import { Aborter, onAbort } from "./abort.ts";
 import { describeError, FatalError, hintOf } from "./errors.ts";
-import { redactText, type SecretRegistry } from "./secrets.ts";
+import { redactText, type SecretRegistry } from "./masking.ts";
 import { mark } from "./trace.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 

@@ -1,7 +1,7 @@
 import { assertEquals } from "../tests/_assert.ts";
 import { checkOnce, fromOutside, resultOf } from "./attempt.ts";
 import { FatalError } from "./errors.ts";
-import { ownWords, SecretRegistry } from "./secrets.ts";
+import { ownWords, SecretRegistry } from "./masking.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /** A probe whose check is `check`. */

@@ -15,7 +15,7 @@ import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
 import type { ReadyCondition } from "./prepare.ts";
 import type { ConditionReport, RunEvent, Streak } from "./report.ts";
-import { redactText, type SecretRegistry } from "./secrets.ts";
+import { redactText, type SecretRegistry } from "./masking.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */

@@ -6,7 +6,7 @@
  */
 
 import type { Registry } from "./registry.ts";
-import { redactText } from "./secrets.ts";
+import { redactText } from "./masking.ts";
 
 /** A bad flag, value, target or combination. `main` prints it and exits 2. */
 export class UsageError extends Error {

@@ -34,7 +34,8 @@ import {
   TOO_DEEP,
 } from "./plan.ts";
 import type { Registry } from "./registry.ts";
-import { commandSecrets, SecretRegistry } from "./secrets.ts";
+import { commandSecrets } from "./typed_secrets.ts";
+import { SecretRegistry } from "./masking.ts";
 import { didYouMean } from "./suggest.ts";
 import { type FlagValue, q, splitFlag, timeoutValue } from "./flag_values.ts";
 import { runOptionsOf } from "./run_options.ts";

@@ -20,7 +20,7 @@ import { attempt } from "./attempt.ts";
 import { cliClock } from "./clock.ts";
 import { describeError } from "./errors.ts";
 import { detachHelpers } from "./helper_procs.ts";
-import { SecretRegistry } from "./secrets.ts";
+import { SecretRegistry } from "./masking.ts";
 import { capSocketReads } from "./socket_cap.ts";
 import { isHarmlessStray } from "./strays.ts";
 import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts";

@@ -4,7 +4,7 @@ import { ABORT_ANSWER_MS, KindIsolate, noteMemoryFloor, setMemoryCap } from "./i
 import { Batcher } from "./isolate_serve.ts";
 import { DEFAULT_MEMORY_CAP, memoryCap } from "./memory.ts";
 import { UsageError } from "./errors.ts";
-import { SecretRegistry } from "./secrets.ts";
+import { SecretRegistry } from "./masking.ts";
 import type { Probe, ProbeResult } from "./types.ts";
 
 const workerUrl = new URL("./_isolate_worker.ts", import.meta.url);

@@ -8,7 +8,8 @@
 
 import { UsageError } from "./errors.ts";
 import { quoteMasked } from "./quote.ts";
-import { maskWords, redactText, SecretRegistry } from "./secrets.ts";
+import { maskWords } from "./typed_secrets.ts";
+import { redactText, SecretRegistry } from "./masking.ts";
 import { splitWords, WordsError } from "./words.ts";
 
 /** One `--start` command: its text as given and its words (engine/words.ts). */

@@ -18,7 +18,7 @@ import { Pacer } from "./pace.ts";
 import { groupsOf } from "./plan.ts";
 import type { ReadyPlan } from "./prepare.ts";
 import type { Report, RunEvent, RunStatus } from "./report.ts";
-import type { SecretRegistry } from "./secrets.ts";
+import type { SecretRegistry } from "./masking.ts";
 import { Verdict } from "./verdict.ts";
 
 export { pauseMs, STABLE_SAMPLES } from "./condition.ts";

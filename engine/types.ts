@@ -11,7 +11,7 @@
  */
 
 import type { Clock } from "./clock.ts";
-import type { SecretRegistry } from "./secrets.ts";
+import type { SecretRegistry } from "./masking.ts";
 
 /** What one attempt found. A target that is down is data, not an exception. */
 export type ProbeResult =

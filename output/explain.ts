@@ -9,7 +9,7 @@
  */
 
 import type { ConditionPlan, GroupNode, Plan, PlanNode } from "../engine/plan.ts";
-import { maskWords } from "../engine/secrets.ts";
+import { maskWords } from "../engine/typed_secrets.ts";
 import { type Redact, redactDeep } from "./redact.ts";
 import { quoteMasked } from "../engine/quote.ts";
 import { headerLine } from "./text.ts";

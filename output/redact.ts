@@ -19,7 +19,7 @@ import {
   maskUrlPasswords,
   redactText,
   SecretRegistry,
-} from "../engine/secrets.ts";
+} from "../engine/masking.ts";
 
 /** Replaces secrets in a text. */
 export type Redact = (text: string) => string;

@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { SecretRegistry } from "../engine/secrets.ts";
+import { SecretRegistry } from "../engine/masking.ts";
 import { lineRedactor, makeRedactor, redactDeep, redactOutside } from "./redact.ts";
 import { ansiStyle } from "./text.ts";
 

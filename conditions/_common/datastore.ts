@@ -11,7 +11,7 @@
  * @module
  */
 
-import { redactText, SecretRegistry } from "../../engine/secrets.ts";
+import { redactText, SecretRegistry } from "../../engine/masking.ts";
 import type { FlagSpec, KindInput } from "../../engine/types.ts";
 import { maskUrlPassword, passwordFlags, type PasswordSource } from "./dsurl.ts";
 import { readFlagFile } from "./flagfile.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { redactUrl, safeDecode } from "../../engine/secrets.ts";
+import { redactUrl, safeDecode } from "../../engine/typed_secrets.ts";
 import type { FlagSpec, KindInput } from "../../engine/types.ts";
 import { readFlagFile } from "./flagfile.ts";
 

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { isSecretHeader } from "../../engine/secrets.ts";
+import { isSecretHeader } from "../../engine/typed_secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 
 /** One header as given. */

@@ -8,7 +8,7 @@
  * @module
  */
 
-import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/masking.ts";
 import type { Fail } from "../../engine/types.ts";
 import { type JsonPathExpr, type JsonPathLeaf, type JsonPathNode, leavesOf } from "./jsonpath.ts";
 import { memoize } from "./memo.ts";

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { redactText, type SecretRegistry } from "../../engine/secrets.ts";
+import { redactText, type SecretRegistry } from "../../engine/masking.ts";
 import type { Fail, KindInput } from "../../engine/types.ts";
 import { type Captures, toJsSyntax } from "./captures.ts";
 

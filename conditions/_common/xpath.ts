@@ -12,7 +12,7 @@
  * @module
  */
 
-import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/masking.ts";
 import type { Fail } from "../../engine/types.ts";
 import { runOnce } from "../../engine/workers.ts";
 import { memoize } from "./memo.ts";

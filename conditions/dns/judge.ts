@@ -6,7 +6,7 @@
  * @module
  */
 
-import { clip } from "../../engine/secrets.ts";
+import { clip } from "../../engine/masking.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { normValue, type Rec, type RecordType } from "./records.ts";
 

@@ -6,7 +6,8 @@
  * @module
  */
 
-import { commandSecrets, redactText, SecretRegistry } from "../../engine/secrets.ts";
+import { commandSecrets } from "../../engine/typed_secrets.ts";
+import { redactText, SecretRegistry } from "../../engine/masking.ts";
 import { quoteWord } from "../../engine/quote.ts";
 
 /**

@@ -6,7 +6,7 @@
  * @module
  */
 
-import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/masking.ts";
 import { concatBytes } from "../_common/stream.ts";
 
 /** Most captured output (stdout and stderr together) kept per attempt. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { isCredentialName } from "../../engine/secrets.ts";
+import { isCredentialName } from "../../engine/typed_secrets.ts";
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { type HeaderSpec, parseHeaderFlags } from "../_common/headers.ts";

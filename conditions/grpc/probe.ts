@@ -13,7 +13,7 @@
 import { Buffer } from "node:buffer";
 import * as grpcJs from "@grpc/grpc-js";
 import { describeError } from "../../engine/errors.ts";
-import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/masking.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { captureText } from "../_common/captures.ts";
 import { DriverSessions } from "../_common/driver.ts";

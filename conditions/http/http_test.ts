@@ -3,7 +3,7 @@ import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
 import { describeRequestError } from "../_common/httpx.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
 import type { HttpOptions } from "./mod.ts";
-import { redactUrl } from "../../engine/secrets.ts";
+import { redactUrl } from "../../engine/typed_secrets.ts";
 import { parseStatusSpec, proxyFor, statusMatches } from "./options.ts";
 
 /** The message `fn` throws. */

@@ -5,7 +5,7 @@
  * @module
  */
 
-import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/masking.ts";
 import type { ProbeResult } from "../../engine/types.ts";
 import { formatSize } from "../_common/bytes.ts";
 import type { HttpReply } from "../_common/httpx.ts";

@@ -20,7 +20,7 @@ import { defineKind } from "../../engine/types.ts";
 import type { JsonPathExpr } from "../_common/jsonpath.ts";
 import { validateRegex } from "../_common/textmatch.ts";
 import { EXTRA_CA_FLAG } from "../_common/roots.ts";
-import { redactUrl } from "../../engine/secrets.ts";
+import { redactUrl } from "../../engine/typed_secrets.ts";
 import { type ExpectHeader, type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
 
 /** What an http condition needs: plain data settled by `parse`. */

@@ -7,7 +7,7 @@
  */
 
 import { Buffer } from "node:buffer";
-import { isSecretHeader, redactUrl, safeDecode } from "../../engine/secrets.ts";
+import { isSecretHeader, redactUrl, safeDecode } from "../../engine/typed_secrets.ts";
 import type { KindInput } from "../../engine/types.ts";
 import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
 import { headerFormError, splitHeader } from "../_common/headers.ts";

@@ -9,7 +9,7 @@
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
-import { redactUrl } from "../../engine/secrets.ts";
+import { redactUrl } from "../../engine/typed_secrets.ts";
 import { http, type HttpOptions } from "../http/mod.ts";
 import { parseHttpOptions } from "../http/options.ts";
 

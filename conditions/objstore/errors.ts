@@ -5,7 +5,7 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
-import { clip, type SecretRegistry } from "../../engine/secrets.ts";
+import { clip, type SecretRegistry } from "../../engine/masking.ts";
 
 /** An SDK error as far as it is read here. */
 export interface SdkError {

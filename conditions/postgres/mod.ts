@@ -11,7 +11,7 @@
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { SESSION_READ_MAX, TLS_FLAGS } from "../_common/datastore.ts";
 import { looksLikeKeywordValues, maskKeywordValues } from "../../engine/keyword_value.ts";
-import { isCredentialName } from "../../engine/secrets.ts";
+import { isCredentialName } from "../../engine/typed_secrets.ts";
 import { type MaskedUrl, maskUrlPassword, PASSWORD_FLAGS } from "../_common/dsurl.ts";
 import { SQL_FLAGS, type SqlCheck, sqlCheck } from "../_common/sql.ts";
 import { type TargetAndFlags, targetAndFlags } from "../_common/sqlurl.ts";

@@ -14,8 +14,8 @@ import {
   type SessionInput,
 } from "../_common/datastore_probe.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
-import { clip } from "../../engine/secrets.ts";
-import type { SecretRegistry } from "../../engine/secrets.ts";
+import { clip } from "../../engine/masking.ts";
+import type { SecretRegistry } from "../../engine/masking.ts";
 import type { UserRegex } from "../_common/regex.ts";
 import { DriverSessions } from "../_common/driver.ts";
 import { readPassword } from "../_common/dsurl.ts";

@@ -6,7 +6,7 @@
  */
 
 import { namedGroupsOf } from "../_common/captures.ts";
-import { safeDecode } from "../../engine/secrets.ts";
+import { safeDecode } from "../../engine/typed_secrets.ts";
 import { maskUrlPassword } from "../_common/dsurl.ts";
 import { defineKind } from "../../engine/types.ts";
 import { type HeaderSpec, parseHeaderFlags } from "../_common/headers.ts";

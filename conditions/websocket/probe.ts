@@ -11,7 +11,7 @@ import type { Buffer } from "node:buffer";
 import type { ClientRequest, IncomingMessage } from "node:http";
 import WebSocket from "ws";
 import { describeError } from "../../engine/errors.ts";
-import type { SecretRegistry } from "../../engine/secrets.ts";
+import type { SecretRegistry } from "../../engine/masking.ts";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { readFlagFile } from "../_common/flagfile.ts";
 import { statusLine } from "../_common/http_status.ts";

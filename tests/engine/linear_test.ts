@@ -7,16 +7,14 @@
  */
 
 import { assert } from "../_assert.ts";
+import { maskArgvText, maskWords, redactUrl } from "../../engine/typed_secrets.ts";
 import {
   clip,
   escapeControls,
-  maskArgvText,
   maskUrlPasswords,
-  maskWords,
   redactText,
-  redactUrl,
   SecretRegistry,
-} from "../../engine/secrets.ts";
+} from "../../engine/masking.ts";
 import type { ConditionReport, Report } from "../../engine/report.ts";
 import { scrub } from "../../conditions/_common/datastore.ts";
 import { escapeData, neutraliseLegacyCommands, stepSummary } from "../../output/ci.ts";

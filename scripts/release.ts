@@ -34,19 +34,16 @@
 import { gzipSync } from "node:zlib";
 import tar from "tar-stream";
 import { Uint8ArrayReader, Uint8ArrayWriter, ZipWriter } from "@zip.js/zip.js";
+import { compileAll, distDir, smokeTest, type TargetResult } from "./compile.ts";
 import {
   binaryName,
-  compileAll,
-  distDir,
   exeSuffix,
   relative,
   repoRoot,
-  smokeTest,
   type Target,
-  type TargetResult,
   TARGETS,
   version,
-} from "./compile.ts";
+} from "./targets.ts";
 
 /** Where releases are downloaded from: `<base>/v<version>/<file>` (GitHub's layout). */
 export const DEFAULT_BASE_URL = "https://github.com/waitcmd/waitcmd/releases/download";

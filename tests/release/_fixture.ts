@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type Target, TARGETS } from "../../scripts/compile.ts";
+import { type Target, TARGETS } from "../../scripts/targets.ts";
 import { archiveName, sha256, sha256sums, tarGz, zip } from "../../scripts/release.ts";
 import { repoRoot } from "../services/_util.ts";
 

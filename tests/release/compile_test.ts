@@ -8,22 +8,19 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { compileTarget, embeddedFiles } from "../../scripts/compile.ts";
 import {
-  binaryName,
-  compileTarget,
   DENORT_SUMS_FILE,
   denortRelease,
   denortUrl,
-  embeddedFiles,
   executableTarget,
   expectedExecutable,
   findDenort,
   parseDenortSums,
   prepareDenort,
   readZip,
-  type Target,
-  TARGETS,
-} from "../../scripts/compile.ts";
+} from "../../scripts/denort.ts";
+import { binaryName, type Target, TARGETS } from "../../scripts/targets.ts";
 import { bundle, BUNDLE_DIR, bundleState, readManifest, V8_FLAGS } from "../../scripts/bundle.ts";
 import { sha256, zip } from "../../scripts/release.ts";
 import { DENO, HOST, ls, repoRoot, run, serveDir } from "./_fixture.ts";

@@ -9,7 +9,7 @@
  */
 
 import { assertEquals, assertStringIncludes } from "../_assert.ts";
-import { version } from "../../scripts/compile.ts";
+import { version } from "../../scripts/targets.ts";
 import { startedTest } from "../services/_util.ts";
 import { startDocker } from "../services/docker.ts";
 import { DENO, repoRoot, run, writeStandIns } from "./_fixture.ts";

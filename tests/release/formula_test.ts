@@ -8,7 +8,7 @@
  */
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
-import { version } from "../../scripts/compile.ts";
+import { version } from "../../scripts/targets.ts";
 import {
   archiveName,
   assetUrl,

@@ -63,3 +63,31 @@ Deno.test("no shipped module imports tests/ or a kind's test material (_suite.ts
   }
   assertEquals(reached, []);
 });
+
+/** Every `.ts` file under `dir`, tests included. */
+async function* allModules(dir: string): AsyncGenerator<string> {
+  for await (const e of Deno.readDir(new URL(dir, root))) {
+    const path = `${dir}/${e.name}`;
+    if (e.isDirectory) yield* allModules(path);
+    else if (e.name.endsWith(".ts")) yield path;
+  }
+}
+
+Deno.test("no kind's folder imports from another kind's folder: what two kinds share is in conditions/_common/ (docs/development.md, Layout)", async () => {
+  const across: string[] = [];
+  for await (const e of Deno.readDir(new URL("conditions", root))) {
+    if (!e.isDirectory || e.name.startsWith("_")) continue;
+    for await (const path of allModules(`conditions/${e.name}`)) {
+      for (const target of importsOf(path, await Deno.readTextFile(new URL(path, root)))) {
+        const [top, folder] = target.split("/");
+        if (
+          top === "conditions" && folder !== e.name && target.split("/").length > 2 &&
+          !folder!.startsWith("_")
+        ) {
+          across.push(`${path} imports ${target}`);
+        }
+      }
+    }
+  }
+  assertEquals(across, []);
+});

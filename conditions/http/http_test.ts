@@ -2,9 +2,9 @@ import { assert, assertEquals } from "../../tests/_assert.ts";
 import { optionsOf, plan, usageError } from "../../tests/_kit.ts";
 import { describeRequestError } from "../_common/httpx.ts";
 import { describeNodeError } from "../_common/nodeerr.ts";
-import type { HttpOptions } from "./mod.ts";
+import { type HttpOptions, proxyFor } from "../_common/http_options.ts";
 import { redactUrl } from "../../engine/typed_secrets.ts";
-import { parseStatusSpec, proxyFor, statusMatches } from "./options.ts";
+import { parseStatusSpec, statusMatches } from "../_common/http_status.ts";
 
 /** The message `fn` throws. */
 function thrown(fn: () => unknown): string {
@@ -206,6 +206,10 @@ Deno.test("http, tls, ssh and dns import their npm packages lazily only", async 
   const files = [
     "./mod.ts",
     "./probe.ts",
+    "../_common/http_options.ts",
+    "../_common/http_probe.ts",
+    "../_common/http_send.ts",
+    "../_common/http_judge.ts",
     "../tls/mod.ts",
     "../ssh/mod.ts",
     "../dns/mod.ts",

@@ -9,50 +9,19 @@
  * (at most 10), one hop at a time, so each hop picks its own route
  * (docs/contract.md §5 http).
  *
- * This file declares the kind; `options.ts` parses its flags, `probe.ts`
- * sends the requests (`send.ts`) and judges the answers (`judge.ts`).
+ * This file declares the kind; the HTTP request's options, its sending and
+ * judging are shared (conditions/_common/: `http_options.ts` parses the flags,
+ * `http_probe.ts` sends the requests with `http_send.ts` and judges the
+ * answers with `http_judge.ts`).
  *
  * @module
  */
 
 import { namedGroupsOf } from "../_common/captures.ts";
 import { defineKind } from "../../engine/types.ts";
-import type { JsonPathExpr } from "../_common/jsonpath.ts";
 import { validateRegex } from "../_common/textmatch.ts";
-import { EXTRA_CA_FLAG } from "../_common/roots.ts";
 import { redactUrl } from "../../engine/typed_secrets.ts";
-import { type ExpectHeader, type Header, parseHttpOptions, type StatusSpec } from "./options.ts";
-
-/** What an http condition needs: plain data settled by `parse`. */
-export interface HttpOptions {
-  /** The URL without its user-info (sent as an Authorization header instead). */
-  readonly url: string;
-  readonly method: string;
-  readonly headers: readonly Header[];
-  readonly body: string | undefined;
-  /** `--body-file`: the body is this file's text, read on every attempt. */
-  readonly bodyFile: string | undefined;
-  readonly status: StatusSpec;
-  /** `--expect-header`: response headers whose values must match. */
-  readonly expectHeaders: readonly ExpectHeader[];
-  readonly contains: string | undefined;
-  /** The `--matches` regular expression's source (`^` and `$` match at lines). */
-  readonly matches: string | undefined;
-  readonly jsonpaths: readonly JsonPathExpr[];
-  /** `--xpath`: XPath 1.0 expressions on the body parsed as HTML or XML. */
-  readonly xpaths: readonly string[];
-  readonly caFile: string | undefined;
-  /** --extra-ca-file: trusted besides the default roots. */
-  readonly extraCaFile: string | undefined;
-  readonly certFile: string | undefined;
-  readonly keyFile: string | undefined;
-  readonly insecure: boolean;
-  readonly follow: boolean;
-  /** --unix-socket: every request goes over this Unix domain socket (the URL gives path and Host). */
-  readonly socketPath: string | undefined;
-  /** --h2c: http:// requests are HTTP/2 over cleartext with prior knowledge. */
-  readonly h2c: boolean;
-}
+import { HTTP_TLS_FLAGS, type HttpOptions, parseHttpOptions } from "../_common/http_options.ts";
 
 /** The http kind. */
 export const http = defineKind<HttpOptions>({
@@ -145,33 +114,7 @@ export const http = defineKind<HttpOptions>({
       placeholder: "USER:ENVVAR",
       description: "basic authentication as USER, the password read from an environment variable",
     },
-    {
-      name: "ca-file",
-      type: "string",
-      placeholder: "PATH",
-      complete: "file",
-      description: "trust the CA certificates of this PEM file",
-    },
-    EXTRA_CA_FLAG,
-    {
-      name: "client-cert",
-      type: "string",
-      placeholder: "PATH",
-      complete: "file",
-      description: "client certificate (PEM) for mutual TLS; needs --client-key",
-    },
-    {
-      name: "client-key",
-      type: "string",
-      placeholder: "PATH",
-      complete: "file",
-      description: "private key (PEM) of --client-cert",
-    },
-    {
-      name: "insecure",
-      type: "boolean",
-      description: "do not verify the server certificate",
-    },
+    ...HTTP_TLS_FLAGS,
     {
       name: "unix-socket",
       type: "string",

@@ -1,6 +1,6 @@
 import { assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, parseError } from "../../tests/_kit.ts";
-import type { HttpOptions } from "./mod.ts";
+import type { HttpOptions } from "../_common/http_options.ts";
 
 Deno.test("http parse() takes --unix-socket; the URL keeps naming path and Host", () => {
   const args = ["http", "http://docker/v1.43/_ping", "--unix-socket", "/var/run/docker.sock"];

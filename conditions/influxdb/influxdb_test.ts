@@ -1,7 +1,7 @@
 import { assert, assertEquals } from "../../tests/_assert.ts";
 import { conditionOf, optionsOf, plan } from "../../tests/_kit.ts";
 import { stepUsageErrors } from "../../tests/_suite.ts";
-import type { HttpOptions } from "../http/mod.ts";
+import type { HttpOptions } from "../_common/http_options.ts";
 
 Deno.test("influxdb asks URL/ping for 2xx with a plain GET, the URL's path a prefix", () => {
   const o = optionsOf<HttpOptions>(["influxdb", "http://localhost:8086"]);

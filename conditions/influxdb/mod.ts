@@ -2,18 +2,17 @@
  * influxdb: an InfluxDB server answers its ping endpoint (`GET /ping`) with a
  * 2xx status, the check InfluxDB's own clients make (docs/contract.md §5
  * influxdb). It is an http condition on `<URL>/ping`: the URL, its
- * user-info and the TLS flags are parsed by http's parser, and the request is
- * sent and judged by http's probe.
+ * user-info and the TLS flags are parsed as http's (conditions/_common/http_options.ts), and
+ * the request is sent and judged by the HTTP probe (conditions/_common/http_probe.ts).
  *
  * @module
  */
 
 import { defineKind, type KindInput } from "../../engine/types.ts";
 import { redactUrl } from "../../engine/typed_secrets.ts";
-import { http, type HttpOptions } from "../http/mod.ts";
-import { parseHttpOptions } from "../http/options.ts";
+import { HTTP_TLS_FLAGS, type HttpOptions, parseHttpOptions } from "../_common/http_options.ts";
 
-/** http's flags that influxdb takes too, with the same meaning. */
+/** The TLS flags of http that influxdb takes too, with the same meaning. */
 const TLS_FLAGS: ReadonlySet<string> = new Set([
   "ca-file",
   "client-cert",
@@ -34,7 +33,7 @@ export const influxdb = defineKind<HttpOptions>({
     description:
       "the server's http:// or https:// URL, e.g. http://localhost:8086 (a path is a prefix /ping is added to)",
   },
-  flags: http.flags.filter((f) => TLS_FLAGS.has(f.name)),
+  flags: HTTP_TLS_FLAGS.filter((f) => TLS_FLAGS.has(f.name)),
   examples: [
     { args: "influxdb http://localhost:8086", description: "wait until InfluxDB answers /ping" },
     {

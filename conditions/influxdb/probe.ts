@@ -1,5 +1,5 @@
 /**
- * influxdb's probe is http's: one GET of URL/ping per attempt (redirects
+ * influxdb's probe is the HTTP probe (conditions/_common/http_probe.ts): one GET of URL/ping per attempt (redirects
  * followed), judged against 2xx (docs/contract.md §5 influxdb). An answer
  * with another status names the path asked, which the condition's name (the
  * server's URL) does not show.
@@ -8,12 +8,12 @@
  */
 
 import type { Probe, ProbeEnv } from "../../engine/types.ts";
-import { create as createHttp } from "../http/probe.ts";
-import type { HttpOptions } from "../http/mod.ts";
+import { createHttpProbe } from "../_common/http_probe.ts";
+import type { HttpOptions } from "../_common/http_options.ts";
 
 /** Makes the probe of one influxdb condition. */
 export function create(o: HttpOptions, env: ProbeEnv): Probe {
-  const http = createHttp(o, env);
+  const http = createHttpProbe(o, env);
   const path = new URL(o.url).pathname;
   return {
     ...http,

@@ -1,73 +1,89 @@
 /**
- * http's flags and target as plain options (no I/O): the URL and its
- * secrets, the expected status, the body checks, the request's shape and
- * its TLS files, and which proxy variable routes a URL.
+ * An HTTP request's options as plain data (no I/O), from http's flags and target: the URL and
+ * its secrets, the expected status, the body checks, the request's shape and its TLS files, and
+ * which proxy variable routes a URL. Shared by the kinds whose probe is the HTTP probe
+ * (http_probe.ts), each declaring the flags it takes.
  *
  * @module
  */
 
 import { Buffer } from "node:buffer";
 import { isSecretHeader, redactUrl, safeDecode } from "../../engine/typed_secrets.ts";
-import type { KindInput } from "../../engine/types.ts";
-import { type JsonPathExpr, parseJsonPathExpr } from "../_common/jsonpath.ts";
-import { headerFormError, splitHeader } from "../_common/headers.ts";
-import { checkRegexSyntax, parseRegex } from "../_common/textmatch.ts";
-import type { HttpOptions } from "./mod.ts";
+import type { FlagSpec, KindInput } from "../../engine/types.ts";
+import { type JsonPathExpr, parseJsonPathExpr } from "./jsonpath.ts";
+import { headerFormError, splitHeader } from "./headers.ts";
+import { checkRegexSyntax, parseRegex } from "./textmatch.ts";
+import { EXTRA_CA_FLAG } from "./roots.ts";
+import { parseStatusSpec, type StatusSpec } from "./http_status.ts";
 
 /** An HTTP header name (RFC 9110 token). */
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Which statuses are expected. */
-export interface StatusSpec {
-  /** As shown in messages: `2xx`, `200,204,3xx`. */
-  readonly text: string;
-  /** Codes expected one by one. */
-  readonly codes: readonly number[];
-  /** Classes expected whole: 2 for `2xx`. */
-  readonly classes: readonly number[];
-  /** Inclusive ranges: `[200, 499]` for `200-499`. */
-  readonly ranges: readonly (readonly [number, number])[];
+/** What an http condition needs: plain data settled by `parse`. */
+export interface HttpOptions {
+  /** The URL without its user-info (sent as an Authorization header instead). */
+  readonly url: string;
+  readonly method: string;
+  readonly headers: readonly Header[];
+  readonly body: string | undefined;
+  /** `--body-file`: the body is this file's text, read on every attempt. */
+  readonly bodyFile: string | undefined;
+  readonly status: StatusSpec;
+  /** `--expect-header`: response headers whose values must match. */
+  readonly expectHeaders: readonly ExpectHeader[];
+  readonly contains: string | undefined;
+  /** The `--matches` regular expression's source (`^` and `$` match at lines). */
+  readonly matches: string | undefined;
+  readonly jsonpaths: readonly JsonPathExpr[];
+  /** `--xpath`: XPath 1.0 expressions on the body parsed as HTML or XML. */
+  readonly xpaths: readonly string[];
+  readonly caFile: string | undefined;
+  /** --extra-ca-file: trusted besides the default roots. */
+  readonly extraCaFile: string | undefined;
+  readonly certFile: string | undefined;
+  readonly keyFile: string | undefined;
+  readonly insecure: boolean;
+  readonly follow: boolean;
+  /** --unix-socket: every request goes over this Unix domain socket (the URL gives path and Host). */
+  readonly socketPath: string | undefined;
+  /** --h2c: http:// requests are HTTP/2 over cleartext with prior knowledge. */
+  readonly h2c: boolean;
 }
 
 /**
- * Parses `200`, `2xx`, `200-499` or a list `200,204,3xx,400-403`; throws an `Error` with the
- * usage problem.
+ * The TLS flags of an HTTP request, as http declares them and in its order; a kind that sends
+ * its requests through this module takes those it needs.
  */
-export function parseStatusSpec(text: string): StatusSpec {
-  const items = text.split(",").map((s) => s.trim());
-  const codes = new Set<number>();
-  const classes = new Set<number>();
-  const ranges: [number, number][] = [];
-  for (const item of items) {
-    const range = /^([1-5]\d\d)\s*-\s*([1-5]\d\d)$/.exec(item);
-    if (/^[1-5]\d\d$/.test(item)) codes.add(Number(item));
-    else if (/^[1-5]xx$/i.test(item)) classes.add(Number(item[0]));
-    else if (range && Number(range[1]) <= Number(range[2])) {
-      ranges.push([Number(range[1]), Number(range[2])]);
-    } else if (range) {
-      throw new Error(`the range ${item} ends before it starts; write it low-high like 200-499`);
-    } else {
-      throw new Error(
-        `expected a code like 200, a class like 2xx, a range like 200-499 or a list, got ${
-          JSON.stringify(text)
-        }`,
-      );
-    }
-  }
-  return {
-    text: items.map((s) => s.toLowerCase().replace(/\s+/g, "")).join(","),
-    codes: [...codes],
-    classes: [...classes],
-    ranges,
-  };
-}
-
-/** Whether `code` is one of the expected statuses. */
-export function statusMatches(spec: StatusSpec, code: number): boolean {
-  return spec.codes.includes(code) || spec.classes.includes(Math.floor(code / 100)) ||
-    spec.ranges.some(([low, high]) => code >= low && code <= high);
-}
+export const HTTP_TLS_FLAGS: readonly FlagSpec[] = [
+  {
+    name: "ca-file",
+    type: "string",
+    placeholder: "PATH",
+    complete: "file",
+    description: "trust the CA certificates of this PEM file",
+  },
+  EXTRA_CA_FLAG,
+  {
+    name: "client-cert",
+    type: "string",
+    placeholder: "PATH",
+    complete: "file",
+    description: "client certificate (PEM) for mutual TLS; needs --client-key",
+  },
+  {
+    name: "client-key",
+    type: "string",
+    placeholder: "PATH",
+    complete: "file",
+    description: "private key (PEM) of --client-cert",
+  },
+  {
+    name: "insecure",
+    type: "boolean",
+    description: "do not verify the server certificate",
+  },
+];
 
 /** One `--expect-header 'NAME: REGEX'`: the response has header NAME whose value REGEX finds. */
 export interface ExpectHeader {

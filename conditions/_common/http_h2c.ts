@@ -10,9 +10,9 @@
 
 import { onAbort } from "../../engine/abort.ts";
 import { withHint } from "../../engine/errors.ts";
-import { type HttpReply, RequestError } from "../_common/httpx.ts";
-import { nodeErrorHint } from "../_common/hints.ts";
-import { describeNodeError } from "../_common/nodeerr.ts";
+import { type HttpReply, RequestError } from "./httpx.ts";
+import { nodeErrorHint } from "./hints.ts";
+import { describeNodeError } from "./nodeerr.ts";
 
 /** One h2c request. */
 export interface H2cRequest {

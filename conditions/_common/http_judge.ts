@@ -7,17 +7,16 @@
 
 import { clip, type SecretRegistry } from "../../engine/masking.ts";
 import type { ProbeResult } from "../../engine/types.ts";
-import { formatSize } from "../_common/bytes.ts";
-import type { HttpReply } from "../_common/httpx.ts";
-import { statusLine } from "../_common/http_status.ts";
-import { captureText } from "../_common/captures.ts";
-import { httpAuthHint } from "../_common/hints.ts";
-import { jsonSyntaxError, judgeJsonPaths } from "../_common/jsonpath_lib.ts";
-import { execText, type UserRegex } from "../_common/regex.ts";
-import { readCapped } from "../_common/stream.ts";
-import type { HttpOptions } from "./mod.ts";
-import { type ExpectHeader, statusMatches } from "./options.ts";
-import { judgeXPaths } from "../_common/xpath.ts";
+import { formatSize } from "./bytes.ts";
+import type { HttpReply } from "./httpx.ts";
+import { captureText } from "./captures.ts";
+import { httpAuthHint } from "./hints.ts";
+import { jsonSyntaxError, judgeJsonPaths } from "./jsonpath_lib.ts";
+import { execText, type UserRegex } from "./regex.ts";
+import { readCapped } from "./stream.ts";
+import type { ExpectHeader, HttpOptions } from "./http_options.ts";
+import { statusLine, statusMatches } from "./http_status.ts";
+import { judgeXPaths } from "./xpath.ts";
 
 /** Headers that carry credentials (a 401 then means they were refused, not missing). */
 const CREDENTIAL_HEADER = /^(authorization|cookie|x-api-key|x-auth-token)$/i;

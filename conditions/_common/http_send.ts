@@ -12,9 +12,9 @@ import {
   nodeTransport,
   RequestError,
   type TlsOptions,
-} from "../_common/httpx.ts";
-import { loopbackRefusal, NEXT_ADDRESS_CODES, onEveryAddress } from "../_common/net.ts";
-import { type Header, proxyFor } from "./options.ts";
+} from "./httpx.ts";
+import { loopbackRefusal, NEXT_ADDRESS_CODES, onEveryAddress } from "./net.ts";
+import { type Header, proxyFor } from "./http_options.ts";
 
 /** One request of an attempt (a redirect makes another). */
 export interface Outgoing {
@@ -74,7 +74,7 @@ function viaH2c(
     host,
     out.signal,
     (address) =>
-      import("./h2c.ts").then(({ h2cRequest }) =>
+      import("./http_h2c.ts").then(({ h2cRequest }) =>
         h2cRequest({
           url: out.url,
           method: out.method,

@@ -29,7 +29,7 @@ export type WorkerName = keyof typeof WORKERS;
 
 /**
  * The path from this module to the bundle's root once bundled. The bundler
- * inlines this module into some output file; scripts/bundle.ts then replaces
+ * inlines this module into some output file; scripts/bundle_fixups.ts then replaces
  * this marker in that file with the file's own way back to the root (`./`,
  * `../../`), and refuses a bundle where it is left.
  */

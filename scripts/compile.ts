@@ -27,15 +27,9 @@
  * @module
  */
 
-import {
-  bundle,
-  BUNDLE_DIR,
-  bundleState,
-  type Manifest,
-  PERMISSIONS,
-  readManifest,
-  V8_FLAGS,
-} from "./bundle.ts";
+import { bundle } from "./bundle.ts";
+import { BUNDLE_DIR, bundleState, type Manifest, readManifest } from "./bundle_manifest.ts";
+import { PERMISSIONS, V8_FLAGS } from "./launcher.ts";
 import { denortHelp, fetchDenort, findDenort, prepareDenort } from "./denort.ts";
 import {
   binaryName,

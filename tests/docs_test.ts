@@ -327,7 +327,7 @@ const EXAMPLES: Readonly<Record<string, { kinds: readonly string[]; why: string 
     kinds: ["orch", "objstore", "kafka", "nats", "postgres", "mysql", "redis", "mongodb", "grpc"],
     why: "the bundle's chunks of the kinds' libraries, and examples of lazy imports",
   },
-  "scripts/bundle.ts": {
+  "scripts/bundle_fixups.ts": {
     kinds: ["kafka", "orch", "svcmgr"],
     why: "the packages the bundle treats apart, with the kinds that use them",
   },

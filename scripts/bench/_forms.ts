@@ -10,7 +10,8 @@
  */
 
 import type { BenchRow } from "./_types.ts";
-import { bundle, BUNDLE_DIR, bundleState, LAUNCHER } from "../bundle.ts";
+import { bundle } from "../bundle.ts";
+import { BUNDLE_DIR, bundleState, LAUNCHER } from "../bundle_manifest.ts";
 import { python3, readRusage, runWithResources, underWait4 } from "./_resources.ts";
 import { runTimed } from "./_run.ts";
 import { fmtKb, fmtMs, fmtSample, median, progress } from "./_stats.ts";

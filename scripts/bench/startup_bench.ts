@@ -34,7 +34,7 @@ import type { BenchEntry, BenchRow } from "./_types.ts";
 import { bundleLauncher, denoBinary, ensureBundle } from "./_forms.ts";
 import { killQuietly, tempDir } from "./_run.ts";
 import { benchRuns, fmtMs, median, progress } from "./_stats.ts";
-import { LAUNCHER_FLAGS } from "../bundle.ts";
+import { LAUNCHER_FLAGS } from "../launcher.ts";
 import { makePostgres } from "../../conditions/postgres/_service.ts";
 import { makeMariadb } from "../../conditions/mysql/_service.ts";
 import { makeRedis } from "../../conditions/redis/_service.ts";

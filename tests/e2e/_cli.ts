@@ -23,7 +23,7 @@
 
 import { assertReportSchema } from "../_schema.ts";
 import { inTempDir, repoRoot } from "../services/_util.ts";
-import { BUNDLE_DIR, bundleState, LAUNCHER } from "../../scripts/bundle.ts";
+import { BUNDLE_DIR, bundleState, LAUNCHER } from "../../scripts/bundle_manifest.ts";
 
 /** What the tests run: `source` or `bundle` (WAITCMD_UNDER_TEST). */
 export const UNDER_TEST: "source" | "bundle" = await (async () => {

@@ -12,7 +12,7 @@ import { assert, assertEquals } from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { repoRoot } from "../services/_util.ts";
 import { runCli } from "./_cli.ts";
-import { V8_FLAGS } from "../../scripts/bundle.ts";
+import { V8_FLAGS } from "../../scripts/launcher.ts";
 
 const STAMP = "node_modules/.waitcmd-installed";
 const LONG_AGO = new Date("2020-01-01T00:00:00Z");
@@ -178,7 +178,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "launcher: waitcmd runs with the release's V8 flags (scripts/bundle.ts V8_FLAGS)",
+  name: "launcher: waitcmd runs with the release's V8 flags (scripts/launcher.ts V8_FLAGS)",
   ignore: Deno.build.os !== "linux",
   async fn() {
     // The heaps' sizes under the memory cap (docs/reliability.md, large manifests): the Deno

@@ -6,7 +6,7 @@
  * are there, the run is satisfied under the memory cap without the watchdog stopping the orch
  * worker; while they are not, polled every 2 s for 20 s and for 30 s, the run ends on time,
  * under the cap, and the watchdog never stops the worker (the heaps' sizes: V8_FLAGS of
- * scripts/bundle.ts; docs/reliability.md, large manifests).
+ * scripts/launcher.ts; docs/reliability.md, large manifests).
  *
  * The peak RSS is read from /proc (VmHWM) every 20 ms while the run lasts.
  */

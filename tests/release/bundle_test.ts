@@ -9,17 +9,15 @@
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { makeRedis } from "../../conditions/redis/_service.ts";
+import { attribute, packageOf } from "../../scripts/bundle_costs.ts";
+import { LEFT_OUT, leftOutPath } from "../../scripts/bundle_fixups.ts";
 import {
-  attribute,
   BUNDLE_DIR,
   bundleState,
   LAUNCHER,
-  LEFT_OUT,
-  leftOutPath,
   type Manifest,
-  packageOf,
   readManifest,
-} from "../../scripts/bundle.ts";
+} from "../../scripts/bundle_manifest.ts";
 import { WORKERS } from "../../engine/workers.ts";
 
 const state = await bundleState();

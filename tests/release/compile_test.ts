@@ -21,7 +21,9 @@ import {
   readZip,
 } from "../../scripts/denort.ts";
 import { binaryName, type Target, TARGETS } from "../../scripts/targets.ts";
-import { bundle, BUNDLE_DIR, bundleState, readManifest, V8_FLAGS } from "../../scripts/bundle.ts";
+import { bundle } from "../../scripts/bundle.ts";
+import { BUNDLE_DIR, bundleState, readManifest } from "../../scripts/bundle_manifest.ts";
+import { V8_FLAGS } from "../../scripts/launcher.ts";
 import { sha256, zip } from "../../scripts/release.ts";
 import { DENO, HOST, ls, repoRoot, run, serveDir } from "./_fixture.ts";
 

@@ -322,7 +322,7 @@ export function denortHelp(): string[] {
 }
 
 // ---------------------------------------------------------------------------
-// Reading archives and executables (readZip also serves release.ts and its tests)
+// Reading archives and executables (readZip also serves the release tests)
 
 /** Reads the entries of a zip archive (stored or deflated; enough for denort archives). */
 export function readZip(data: Uint8Array): { name: string; data(): Uint8Array }[] {

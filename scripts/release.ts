@@ -8,14 +8,16 @@
  *   2. package  `waitcmd-<version>-<target>.tar.gz` (`.zip` for Windows), each
  *               holding `waitcmd-<version>-<target>/waitcmd[.exe]` and the
  *               README; deterministic (fixed owner, modes and mtime from
- *               SOURCE_DATE_EPOCH or the HEAD commit).
+ *               SOURCE_DATE_EPOCH or the HEAD commit; scripts/archives.ts).
  *   3. formula  the Homebrew formula `waitcmd.rb` from the artifacts' URLs
  *               (`<base-url>/v<version>/<archive>`) and checksums. It goes into
  *               the release directory, and into packaging/homebrew/waitcmd.rb
- *               only when every macOS and Linux artifact exists.
+ *               only when every macOS and Linux artifact exists
+ *               (scripts/formula.ts).
  *   4. checksums `SHA256SUMS` (sha256sum format) over everything published:
  *               archives, install.sh, waitcmd.rb.
- * plus `RELEASE_NOTES.md` (install instructions with this version's URLs) and
+ * plus `RELEASE_NOTES.md` (install instructions with this version's URLs;
+ * scripts/release_notes.ts) and
  * `docker/linux-{amd64,arm64}/waitcmd`, the build context of
  * packaging/docker/Dockerfile.
  *
@@ -31,10 +33,10 @@
  * @module
  */
 
-import { gzipSync } from "node:zlib";
-import tar from "tar-stream";
-import { Uint8ArrayReader, Uint8ArrayWriter, ZipWriter } from "@zip.js/zip.js";
 import { compileAll, distDir, smokeTest, type TargetResult } from "./compile.ts";
+import { type ArchiveEntry, archiveName, sha256, sha256sums, tarGz, zip } from "./archives.ts";
+import { formula, FORMULA_TARGETS, NOT_BUILT } from "./formula.ts";
+import { releaseNotes } from "./release_notes.ts";
 import {
   binaryName,
   exeSuffix,
@@ -48,238 +50,11 @@ import {
 /** Where releases are downloaded from: `<base>/v<version>/<file>` (GitHub's layout). */
 export const DEFAULT_BASE_URL = "https://github.com/waitcmd/waitcmd/releases/download";
 
-/** The project's home page, for the formula and the notes. */
-export const HOMEPAGE = "https://github.com/waitcmd/waitcmd";
-
-/** The four targets the Homebrew formula covers, with Homebrew's names for them. */
-export const FORMULA_TARGETS: readonly {
-  target: Target;
-  os: "macos" | "linux";
-  cpu: "arm" | "intel";
-}[] = [
-  { target: "aarch64-apple-darwin", os: "macos", cpu: "arm" },
-  { target: "x86_64-apple-darwin", os: "macos", cpu: "intel" },
-  { target: "aarch64-unknown-linux-gnu", os: "linux", cpu: "arm" },
-  { target: "x86_64-unknown-linux-gnu", os: "linux", cpu: "intel" },
-];
-
 /** Docker's architecture names of the Linux targets (the container image's platforms). */
 export const DOCKER_ARCH: Partial<Record<Target, string>> = {
   "x86_64-unknown-linux-gnu": "amd64",
   "aarch64-unknown-linux-gnu": "arm64",
 };
-
-/** `waitcmd-<version>-<target>.tar.gz`, or `.zip` for Windows. */
-export function archiveName(target: Target, v: string = version): string {
-  return `waitcmd-${v}-${target}${target.includes("windows") ? ".zip" : ".tar.gz"}`;
-}
-
-/** The download URL of a release file. */
-export function assetUrl(baseUrl: string, file: string, v: string = version): string {
-  return `${baseUrl.replace(/\/+$/, "")}/v${v}/${file}`;
-}
-
-// ---------------------------------------------------------------------------
-// Archives (written here so the bytes are reproducible and no zip tool is needed)
-
-/** One file of an archive. */
-export interface ArchiveEntry {
-  /** Path inside the archive, `/`-separated, without a leading `/`. */
-  name: string;
-  data: Uint8Array;
-  mode: number;
-}
-
-/** A ustar archive of `entries` (with their parent directories), gzip-compressed, through tar-stream. */
-export async function tarGz(entries: readonly ArchiveEntry[], mtime: number): Promise<Uint8Array> {
-  const pack = tar.pack();
-  const chunks: Uint8Array[] = [];
-  const done = new Promise<void>((resolve, reject) => {
-    pack.on("data", (c: unknown) => chunks.push(c as Uint8Array));
-    pack.on("end", resolve);
-    pack.on("error", reject);
-  });
-  const header = { mtime: new Date(mtime * 1000), uid: 0, gid: 0, uname: "root", gname: "root" };
-  const dirs = new Set<string>();
-  for (const e of entries) {
-    const parts = e.name.split("/");
-    for (let i = 1; i < parts.length; i++) {
-      const dir = parts.slice(0, i).join("/") + "/";
-      if (dirs.has(dir)) continue;
-      dirs.add(dir);
-      pack.entry({ ...header, name: dir, type: "directory", mode: 0o755 });
-    }
-    pack.entry({ ...header, name: e.name, mode: e.mode, size: e.data.length }, e.data);
-  }
-  pack.finalize();
-  await done;
-  return new Uint8Array(gzipSync(concat(chunks), { level: 9 }));
-}
-
-/** A zip archive (deflated entries with Unix modes) of `entries`, through zip.js. */
-export async function zip(entries: readonly ArchiveEntry[], mtime: number): Promise<Uint8Array> {
-  const writer = new ZipWriter(new Uint8ArrayWriter(), {
-    level: 9,
-    // zip's MS-DOS time is read from the Date's local fields: shift it so they are UTC's,
-    // and the archive is the same whatever the build machine's time zone.
-    lastModDate: new Date((mtime + new Date(mtime * 1000).getTimezoneOffset() * 60) * 1000),
-    // Reproducible: no extended timestamps (they would carry the access time) and no workers.
-    extendedTimestamp: false,
-    useWebWorkers: false,
-  });
-  for (const e of entries) {
-    await writer.add(e.name, new Uint8ArrayReader(e.data), { unixMode: 0o100000 | e.mode });
-  }
-  return await writer.close();
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
-}
-
-// ---------------------------------------------------------------------------
-// Checksums
-
-/** Lower-case hex SHA-256 of `data`. */
-export async function sha256(data: Uint8Array): Promise<string> {
-  const digest = await crypto.subtle.digest("SHA-256", data as Uint8Array<ArrayBuffer>);
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-/** `SHA256SUMS` text (sha256sum's format, sorted by file name). */
-export function sha256sums(sums: ReadonlyMap<string, string>): string {
-  return [...sums].sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0)
-    .map(([file, hash]) => `${hash}  ${file}\n`).join("");
-}
-
-/** Parses `SHA256SUMS` text into file -> hash. */
-export function parseSha256sums(text: string): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const line of text.split("\n")) {
-    const match = /^([0-9a-fA-F]{64}) [ *](.+)$/.exec(line.trim());
-    if (match) m.set(match[2]!, match[1]!.toLowerCase());
-  }
-  return m;
-}
-
-// ---------------------------------------------------------------------------
-// Homebrew formula
-
-/** Inputs of {@link formula}. */
-export interface FormulaInput {
-  version: string;
-  baseUrl: string;
-  /** archive name -> sha256 of the artifacts that exist. */
-  checksums: ReadonlyMap<string, string>;
-}
-
-/** The checksum a formula carries for an artifact that was not built (invalid, so brew refuses it). */
-export const NOT_BUILT = "not-built";
-
-/**
- * The Homebrew formula for macOS and Linux on arm64 and x86_64. An artifact
- * missing from `checksums` gets the invalid checksum {@link NOT_BUILT} and a
- * comment, so such a formula can never install a wrong file.
- */
-export function formula({ version: v, baseUrl, checksums }: FormulaInput): string {
-  const block = (os: "macos" | "linux") =>
-    FORMULA_TARGETS.filter((f) => f.os === os).map((f) => {
-      const file = archiveName(f.target, v);
-      const sum = checksums.get(file);
-      return [
-        `    on_${f.cpu} do`,
-        ...(sum ? [] : [`      # NOT BUILT: ${file} was not produced by this release run`]),
-        `      url "${assetUrl(baseUrl, file, v)}"`,
-        `      sha256 "${sum ?? NOT_BUILT}"`,
-        `    end`,
-      ].join("\n");
-    }).join("\n");
-  return `# Generated by \`deno task release\` (scripts/release.ts) for waitcmd ${v}. Do not edit:
-# re-run the release task instead.
-class Waitcmd < Formula
-  desc "Wait until ports, URLs, files, DNS, TLS, containers and services are ready"
-  homepage "${HOMEPAGE}"
-  version "${v}"
-
-  on_macos do
-${block("macos")}
-  end
-
-  on_linux do
-${block("linux")}
-  end
-
-  def install
-    bin.install "waitcmd"
-  end
-
-  test do
-    assert_match "waitcmd #{version} (", shell_output("#{bin}/waitcmd --version")
-
-    # A real wait: the file appears a moment after waitcmd starts polling.
-    ready = testpath/"ready"
-    writer = spawn("/bin/sh", "-c", "sleep 1; echo up > '#{ready}'")
-    system bin/"waitcmd", "--timeout", "30s", "--interval", "100ms", "file", ready, "--contains", "up"
-    Process.wait(writer)
-    assert_path_exists ready
-
-    # A wait that cannot succeed times out with exit code 1.
-    shell_output("#{bin}/waitcmd --timeout 1s --interval 100ms file #{testpath}/never", 1)
-  end
-end
-`;
-}
-
-// ---------------------------------------------------------------------------
-// Release notes
-
-/** `RELEASE_NOTES.md`: what was published, how to install it, the checksums. */
-export function releaseNotes(
-  v: string,
-  baseUrl: string,
-  sums: ReadonlyMap<string, string>,
-  missing: readonly Target[],
-): string {
-  const rows = [...sums].sort(([a], [b]) => a < b ? -1 : 1)
-    .map(([f, h]) => `| [\`${f}\`](${assetUrl(baseUrl, f, v)}) | \`${h}\` |`);
-  return [
-    `# waitcmd ${v}`,
-    "",
-    ...(missing.length
-      ? [
-        `> **Incomplete build:** no artifact for ${
-          missing.map((t) => `\`${t}\``).join(", ")
-        } (no denort available to \`deno compile\`). Do not publish.`,
-        "",
-      ]
-      : []),
-    "## Install",
-    "",
-    "```sh",
-    `curl -fsSL ${assetUrl(baseUrl, "install.sh", v)} | sh -s -- --version ${v}`,
-    "```",
-    "",
-    "Or download the archive for your platform, check it against `SHA256SUMS`",
-    "(`sha256sum --check --ignore-missing SHA256SUMS`, or `shasum -a 256 -c` on macOS)",
-    "and put `waitcmd` on your PATH. Homebrew: `waitcmd.rb` is the formula for this release.",
-    "",
-    "## Files",
-    "",
-    "| file | sha256 |",
-    "|---|---|",
-    ...rows,
-    "",
-  ].join("\n");
-}
-
-// ---------------------------------------------------------------------------
-// The release task
 
 /** Options of {@link release}. */
 export interface ReleaseOptions {

@@ -9,7 +9,7 @@
  */
 
 import { type Target, TARGETS } from "../../scripts/targets.ts";
-import { archiveName, sha256, sha256sums, tarGz, zip } from "../../scripts/release.ts";
+import { archiveName, sha256, sha256sums, tarGz, zip } from "../../scripts/archives.ts";
 import { repoRoot } from "../services/_util.ts";
 
 export { repoRoot };

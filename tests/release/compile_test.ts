@@ -24,7 +24,7 @@ import { binaryName, type Target, TARGETS } from "../../scripts/targets.ts";
 import { bundle } from "../../scripts/bundle.ts";
 import { BUNDLE_DIR, bundleState, readManifest } from "../../scripts/bundle_manifest.ts";
 import { V8_FLAGS } from "../../scripts/launcher.ts";
-import { sha256, zip } from "../../scripts/release.ts";
+import { sha256, zip } from "../../scripts/archives.ts";
 import { DENO, HOST, ls, repoRoot, run, serveDir } from "./_fixture.ts";
 
 /** A stand-in denort for this machine: a copy of /bin/true (a real executable of the host's format). */

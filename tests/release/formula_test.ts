@@ -9,14 +9,8 @@
 
 import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
 import { version } from "../../scripts/targets.ts";
-import {
-  archiveName,
-  assetUrl,
-  formula,
-  FORMULA_TARGETS,
-  NOT_BUILT,
-  parseSha256sums,
-} from "../../scripts/release.ts";
+import { archiveName, assetUrl, parseSha256sums } from "../../scripts/archives.ts";
+import { formula, FORMULA_TARGETS, NOT_BUILT } from "../../scripts/formula.ts";
 import { requireService } from "../services/_util.ts";
 import { WAITCMD } from "../e2e/_cli.ts";
 import { DENO, fileSha256, repoRoot, run, writeStandIns } from "./_fixture.ts";

@@ -12,7 +12,7 @@
 
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { TARGETS } from "../../scripts/targets.ts";
-import { archiveName } from "../../scripts/release.ts";
+import { archiveName } from "../../scripts/archives.ts";
 import { requireService } from "../services/_util.ts";
 import {
   DENO,

@@ -8,7 +8,8 @@
 import { assert, assertEquals, assertMatch, assertStringIncludes } from "../_assert.ts";
 import { readZip } from "../../scripts/denort.ts";
 import { TARGETS, version } from "../../scripts/targets.ts";
-import { archiveName, NOT_BUILT, parseSha256sums, tarGz, zip } from "../../scripts/release.ts";
+import { archiveName, parseSha256sums, tarGz, zip } from "../../scripts/archives.ts";
+import { NOT_BUILT } from "../../scripts/formula.ts";
 import { DENO, fileSha256, ls, repoRoot, run, writeStandIns } from "./_fixture.ts";
 import { inTempDir } from "../services/_util.ts";
 

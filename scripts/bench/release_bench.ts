@@ -17,7 +17,7 @@
 import type { BenchEntry, BenchRow } from "./_types.ts";
 import { ensureBundle } from "./_forms.ts";
 import { progress } from "./_stats.ts";
-import { measurePayload } from "../compile.ts";
+import { measurePayload } from "../payload.ts";
 import { readManifest } from "../bundle_manifest.ts";
 
 /** Target: the payload, in bytes (10 MB). */

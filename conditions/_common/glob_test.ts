@@ -16,6 +16,11 @@ Deno.test("segmentMatcher() follows bash rules for *, ?, classes and dot files",
   assertEquals(m("[ab]*", ["a1", "b2", "c3"]), ["a1", "b2"]);
   assertEquals(m("[!ab]*", ["a1", "c3"]), ["c3"]);
   assertEquals(m("a\\*", ["a*", "ab"]), ["a*"]);
+  // A class does not match a leading dot, and parentheses are literal (no extglobs), as in bash
+  // (docs/development.md, Libraries considered: a regex-compiling matcher got both wrong).
+  assertEquals(m("[!a-z]*", [".x", "1x"]), ["1x"]);
+  assertEquals(m("report(1).*", ["report(1).pdf", "report1.pdf"]), ["report(1).pdf"]);
+  assertEquals(m("!(a)", ["!(a)", "b"]), ["!(a)"]);
 });
 
 Deno.test("glob() walks ** without entering dot directories", async () => {

@@ -28,10 +28,13 @@ const noBundle = state === "fresh"
   : `dist/bundle is ${state} (scripts/deno task bundle)`;
 const manifest = (await readManifest()) as Manifest;
 
-/** The modules main.js imports statically, itself included (what every start loads). */
-async function staticClosure(): Promise<string[]> {
+/**
+ * The modules `entry` imports statically, itself included (of main.js, the default: what every
+ * start loads).
+ */
+async function staticClosure(entry = manifest.entry): Promise<string[]> {
   const seen = new Set<string>();
-  const todo = [manifest.entry];
+  const todo = [entry];
   while (todo.length > 0) {
     const file = todo.pop()!;
     if (seen.has(file)) continue;
@@ -64,6 +67,27 @@ Deno.test({
       for (const h of holds) {
         assert(h === "waitcmd" || h === "(bundler)", `${file}, loaded at every start, holds ${h}`);
       }
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "bundle: the main thread's side of an isolated kind (engine/isolate.ts) loads no node: module",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    // Loading one starts Deno's Node compatibility layer on the main thread, tens of ms before
+    // every isolated kind's first attempt (docs/performance.md), for nothing it uses there.
+    const chunks = new Set<string>();
+    for (const file of await staticClosure()) {
+      const text = await Deno.readTextFile(`${BUNDLE_DIR}/${file}`);
+      for (const m of text.matchAll(/import\("\.\/(isolate-[\w]+\.js)"\)/g)) chunks.add(m[1]!);
+    }
+    assertEquals(chunks.size, 1, "main.js's graph imports engine/isolate.ts's chunk");
+    for (const file of await staticClosure([...chunks][0])) {
+      const text = await Deno.readTextFile(`${BUNDLE_DIR}/${file}`);
+      assert(!/from\s*"node:|import\s*"node:/.test(text), `${file} imports a node: module`);
     }
   },
 });

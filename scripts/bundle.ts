@@ -22,6 +22,10 @@
  * - **Files that a package reads beside its module** (`new URL("x.wasm",
  *   import.meta.url)`) are copied into the bundle and the URLs rewritten
  *   ({@link ASSETS}); any other such URL that points nowhere fails the build.
+ * - **The libraries' module wrappers** (the arrow function that runs a
+ *   CommonJS module at its first `require`) are put in parentheses, so that
+ *   V8 compiles them with their chunk and its code cache holds them
+ *   (scripts/eager_wrappers.ts).
  * - **Workers**: each entry of engine/workers.ts becomes
  *   `dist/bundle/<path>.js`, and `workerUrl()` learns its way to the bundle's
  *   root.
@@ -38,6 +42,7 @@
  */
 
 import { WORKERS } from "../engine/workers.ts";
+import { eagerWrappers } from "./eager_wrappers.ts";
 import denoJson from "../deno.json" with { type: "json" };
 
 /** The repository root (scripts/bundle.ts -> repo). */
@@ -183,13 +188,20 @@ const TEST_MATERIAL = /_test\.ts$|^_suite\.ts$|^_service\.ts$/;
 /**
  * The files the program is built from: main.ts, deno.json, deno.lock, the
  * non-test modules of engine/, conditions/, output/ and cli/ with the shell files
- * they import as text (output/completions/), and this script, as paths from
+ * they import as text (output/completions/), and this script with the one it
+ * rewrites the output with (scripts/eager_wrappers.ts), as paths from
  * the repository root, sorted. A kind's test material (`_suite.ts`, its rows of
  * the shared suites, and `_service.ts`, its test server's starter) is not among
  * them: nothing main.ts imports reaches it (tests/layers_test.ts).
  */
 export async function sourceFiles(root = repoRoot): Promise<string[]> {
-  const out = ["deno.json", "deno.lock", "main.ts", "scripts/bundle.ts"];
+  const out = [
+    "deno.json",
+    "deno.lock",
+    "main.ts",
+    "scripts/bundle.ts",
+    "scripts/eager_wrappers.ts",
+  ];
   const walk = async (dir: string) => {
     for await (const e of Deno.readDir(`${root}/${dir}`)) {
       const path = `${dir}/${e.name}`;
@@ -434,6 +446,7 @@ export async function bundle(opts: BundleOptions = {}): Promise<Manifest> {
 async function postProcess(dir: string): Promise<void> {
   let requires = 0;
   let markers = 0;
+  let wrappers = 0;
   const leftOutNames = new Map<string, Set<string>>();
   const assetsFound = new Map<string, number>();
   for (const path of await listFiles(dir)) {
@@ -441,6 +454,17 @@ async function postProcess(dir: string): Promise<void> {
     const file = `${dir}/${path}`;
     let text = await Deno.readTextFile(file);
     const before = text;
+    try {
+      const eager = eagerWrappers(text);
+      text = eager.text;
+      wrappers += eager.wrappers;
+    } catch (e) {
+      throw new Error(
+        `${path}: cannot find its module wrappers (scripts/eager_wrappers.ts): ${
+          e instanceof Error ? e.message : e
+        }`,
+      );
+    }
     text = text.replace(DENO_REQUIRE, (_, name: string) => {
       requires++;
       return lazyRequire(name);
@@ -488,6 +512,11 @@ async function postProcess(dir: string): Promise<void> {
     if (text !== before) await Deno.writeTextFile(file, text);
   }
   if (requires === 0) throw new Error("no require shim found: has Deno's bundler changed?");
+  if (wrappers === 0) {
+    throw new Error(
+      "no module wrapper found: has Deno's bundler changed? (scripts/eager_wrappers.ts)",
+    );
+  }
   if (Object.keys(WORKERS).length > 0 && markers === 0) {
     throw new Error(`no ${ROOT_MARKER} marker found: engine/workers.ts is not in the bundle`);
   }

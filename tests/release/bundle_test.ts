@@ -6,7 +6,7 @@
  * scripts/test runs first); without one they are ignored outside CI.
  */
 
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import { assert, assertEquals, assertStringIncludes, assertThrows } from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { makeRedis } from "../../conditions/redis/_service.ts";
 import {
@@ -21,6 +21,7 @@ import {
   readManifest,
 } from "../../scripts/bundle.ts";
 import { WORKERS } from "../../engine/workers.ts";
+import { brackets, eagerWrappers } from "../../scripts/eager_wrappers.ts";
 
 const state = await bundleState();
 const noBundle = state === "fresh"
@@ -172,4 +173,52 @@ Deno.test("attribute() gives each generated span to its source's package", () =>
   );
   assertEquals(packageOf("x/node_modules/ws/lib/a.js"), "ws");
   assertEquals(packageOf("../../conditions/tcp/probe.ts"), "waitcmd");
+});
+
+Deno.test("brackets() pairs brackets past strings, templates, regular expressions and comments", () => {
+  const src = 'a("(",`${b({c:"}"})}x${`${[1]}`}`,/[/)]\\//g,x/2/(y),"\\"(")/*(*/;{}';
+  const found = brackets(src);
+  const pairs = [...found].map(([open, b]) => src.slice(open, b.close + 1));
+  assert(pairs.includes(src.slice(1, src.indexOf("/*"))), `the call's brackets: ${pairs}`);
+  assert(pairs.includes('({c:"}"})'), "a bracket in a string inside a template's ${}");
+  assert(pairs.includes("[1]"), "a template inside a template");
+  assert(pairs.includes("{}"), "the last block");
+  assertEquals(found.get(src.indexOf("("))?.depth, 0);
+  assertStringIncludes(assertThrows(() => brackets('a("x'), Error).message, "unclosed string");
+  assertStringIncludes(assertThrows(() => brackets("a(b"), Error).message, "unclosed bracket");
+});
+
+Deno.test("eagerWrappers() puts top-level module wrappers in parentheses and changes nothing else", () => {
+  // As Deno's bundler writes CommonJS modules: a helper that runs each wrapper at its first call.
+  const src = [
+    "var H=(f,m)=>()=>(m||f((m={exports:{}}).exports,m),m.exports);",
+    'var A=H(e=>{e.x="}"+`${1}`;e.f=function(){return/}/.source}}),',
+    "B=H((e,t)=>{t.exports=[A().x,A().f(),g(e=>{return e})]}),",
+    "C=H(()=>{});function g(f){return f(2)}var D=H(e=>{},1);",
+    "out=[B(),C(),D()];",
+  ].join("");
+  const eager = eagerWrappers(src);
+  assertEquals(eager.wrappers, 3);
+  assertStringIncludes(eager.text, "A=H((e=>{");
+  assertStringIncludes(eager.text, "B=H(((e,t)=>{");
+  assertStringIncludes(eager.text, "C=H((()=>{}))");
+  assertStringIncludes(eager.text, "g(e=>{return e})", "an arrow inside a wrapper is left");
+  assertStringIncludes(eager.text, "D=H(e=>{},1)", "a call with two arguments is left");
+  const run = (text: string) => new Function(`let out;${text};return out`)();
+  assertEquals(run(eager.text), run(src));
+  assertEquals(eagerWrappers("var a=1;").wrappers, 0);
+});
+
+Deno.test({
+  name: "bundle: the libraries' module wrappers are in parentheses (compiled with their chunk)",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    const redis = manifest.files.find((f) => f.holds?.[0] === "@redis/client");
+    assert(redis !== undefined, "a chunk holds @redis/client");
+    const text = await Deno.readTextFile(`${BUNDLE_DIR}/${redis.path}`);
+    const wrapped = text.match(/[=,][\w$]{1,3}\(\((?:[\w$]+|\([\w$,]*\))=>\{/g) ?? [];
+    // @redis/client is about 480 CommonJS modules.
+    assert(wrapped.length > 400, `${redis.path}: ${wrapped.length} wrappers in parentheses`);
+  },
 });

@@ -23,7 +23,6 @@ import { detachHelpers } from "./helper_procs.ts";
 import { SecretRegistry } from "./secrets.ts";
 import { capSocketReads } from "./socket_cap.ts";
 import { isHarmlessStray } from "./strays.ts";
-import { mark } from "./trace.ts";
 import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts";
 import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_messages.ts";
 
@@ -62,9 +61,6 @@ const PRINTING = [
  * (`ToWorker`) until the worker is terminated.
  */
 export function serveProbes(scope: WorkerScope, findKind: FindKind): void {
-  // The worker's static graph is evaluated: its `node:` modules (child_process, net) started
-  // Deno's Node compatibility layer, which every isolated kind's library needs anyway.
-  mark("serving");
   silenceWorker();
   const batcher = new Batcher<FromWorker>(
     (m) => scope.postMessage(m),

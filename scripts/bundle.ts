@@ -25,7 +25,8 @@
  * - **The libraries' module wrappers** (the arrow function that runs a
  *   CommonJS module at its first `require`) are put in parentheses, so that
  *   V8 compiles them with their chunk and its code cache holds them
- *   (scripts/eager_wrappers.ts).
+ *   (scripts/eager_wrappers.ts); every module the entry or a worker reaches
+ *   must then still parse (`deno info`), or the build fails.
  * - **Workers**: each entry of engine/workers.ts becomes
  *   `dist/bundle/<path>.js`, and `workerUrl()` learns its way to the bundle's
  *   root.
@@ -399,6 +400,7 @@ export async function bundle(opts: BundleOptions = {}): Promise<Manifest> {
       await Deno.copyFile(await assetSource(asset), `${work}/${asset.name}`);
     }
     await checkUrls(work);
+    await checkParses(work, [ENTRY, ...workers.map(workerOutput)]);
     const files = await Promise.all(
       (await listFiles(work)).map(async (path) => ({
         path,
@@ -685,6 +687,39 @@ async function checkUrls(dir: string): Promise<void> {
       }`,
     );
   }
+}
+
+/**
+ * Fails when a module that the entry or a worker reaches (statically or by a literal `import()`)
+ * does not parse: a rewrite of {@link postProcess} gone wrong (scripts/eager_wrappers.ts reads the
+ * bundler's output with a scanner of its own). `deno info` parses each module as Deno will.
+ */
+export async function checkParses(dir: string, entries: readonly string[]): Promise<void> {
+  const bad: string[] = [];
+  for (const entry of entries) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--no-config", "--no-lock", `${dir}/${entry}`],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      const text = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join(" ");
+      throw new Error(`deno info ${entry} failed: ${text}`);
+    }
+    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: { specifier: string; error?: string }[];
+    };
+    for (const m of info.modules) {
+      if (m.error === undefined) continue;
+      const where = m.specifier.startsWith(`file://${dir}/`)
+        ? m.specifier.slice(`file://${dir}/`.length)
+        : m.specifier;
+      bad.push(`${where}: ${m.error.split("\n")[0]}`);
+    }
+  }
+  if (bad.length > 0) throw new Error(`modules of the bundle do not load: ${bad.join("; ")}`);
 }
 
 /** The launcher: `deno run` of the bundle as the compiled binary runs it. */

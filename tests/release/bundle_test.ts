@@ -6,13 +6,20 @@
  * scripts/test runs first); without one they are ignored outside CI.
  */
 
-import { assert, assertEquals, assertStringIncludes, assertThrows } from "../_assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStringIncludes,
+  assertThrows,
+} from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { makeRedis } from "../../conditions/redis/_service.ts";
 import {
   attribute,
   BUNDLE_DIR,
   bundleState,
+  checkParses,
   LAUNCHER,
   LEFT_OUT,
   leftOutPath,
@@ -221,4 +228,18 @@ Deno.test({
     // @redis/client is about 480 CommonJS modules.
     assert(wrapped.length > 400, `${redis.path}: ${wrapped.length} wrappers in parentheses`);
   },
+});
+
+Deno.test("checkParses() fails the build on a module the entry reaches that does not parse", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-parses-" });
+  try {
+    await Deno.writeTextFile(`${dir}/main.js`, 'import "./a.js";\nawait import("./b.js");\n');
+    await Deno.writeTextFile(`${dir}/a.js`, "export const a = ((x) => x);\n");
+    await Deno.writeTextFile(`${dir}/b.js`, "var b = (() => {);\n");
+    await assertRejects(() => checkParses(dir, ["main.js"]), Error, "b.js: SyntaxError");
+    await Deno.writeTextFile(`${dir}/b.js`, "var b = (() => {});\n");
+    await checkParses(dir, ["main.js"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

@@ -15,6 +15,9 @@
 import { mark } from "../engine/trace.ts";
 import { serveProbes, type WorkerScope } from "../engine/isolate_serve.ts";
 
+// The worker's static graph is evaluated: the runtime's `node:` modules (child_process, net)
+// started Deno's Node compatibility layer, which every isolated kind's library needs anyway.
+mark("serving");
 serveProbes(self as unknown as WorkerScope, async (name) => {
   const { KINDS } = await import("./mod.ts");
   const entry = KINDS.find((k) => k.name === name);

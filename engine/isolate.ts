@@ -30,7 +30,7 @@
  */
 
 import { onAbort } from "./abort.ts";
-import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_serve.ts";
+import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_messages.ts";
 import type { SecretRegistry } from "./masking.ts";
 import type { Probe, ProbeResult, WatchContext } from "./types.ts";
 import { workerUrl } from "./workers.ts";

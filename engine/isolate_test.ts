@@ -1,7 +1,7 @@
 import { assert, assertEquals, assertStringIncludes } from "../tests/_assert.ts";
 import { checkOnce } from "./attempt.ts";
 import { ABORT_ANSWER_MS, KindIsolate, noteMemoryFloor, setMemoryCap } from "./isolate.ts";
-import { Batcher } from "./isolate_serve.ts";
+import { Batcher } from "./isolate_messages.ts";
 import { DEFAULT_MEMORY_CAP, memoryCap } from "./memory.ts";
 import { UsageError } from "./errors.ts";
 import { SecretRegistry } from "./masking.ts";

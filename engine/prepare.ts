@@ -13,7 +13,7 @@ import { checkCaptureNames } from "./plan.ts";
 import { type ConditionPlan, mapLeaves, type Plan } from "./plan.ts";
 import { resultOf } from "./attempt.ts";
 import { Pacer } from "./pace.ts";
-import type { Invalid } from "./isolate_serve.ts";
+import type { Invalid } from "./isolate_messages.ts";
 import type {
   ConditionKind,
   ExpandContext,

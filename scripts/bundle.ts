@@ -15,7 +15,8 @@
  *   maps, which are then deleted (scripts/bundle_costs.ts);
  * - the bundle is put right where the bundler cannot: `require` of Node
  *   built-ins, CommonJS paths, files packages read beside their modules,
- *   left-out modules, workers (scripts/bundle_fixups.ts);
+ *   left-out modules, workers, the libraries' module wrappers compiled with
+ *   their chunk (scripts/bundle_fixups.ts, scripts/eager_wrappers.ts);
  * - `bundle.json` is written (the files, the workers and assets, what the
  *   bytes come from, and the digest of the sources it was built from, which
  *   the e2e switch checks: scripts/bundle_manifest.ts), and `waitcmd`, a
@@ -32,7 +33,7 @@
 
 import { WORKERS } from "../engine/workers.ts";
 import { attributeAndDropMaps, type Costs } from "./bundle_costs.ts";
-import { ASSETS, EXTERNAL, fixUp, LEFT_OUT } from "./bundle_fixups.ts";
+import { ASSETS, checkParses, EXTERNAL, fixUp, LEFT_OUT } from "./bundle_fixups.ts";
 import {
   BUNDLE_DIR,
   ENTRY,
@@ -72,6 +73,7 @@ export async function bundle(opts: BundleOptions = {}): Promise<Manifest> {
     await runBundler(work);
     const costs = await attributeAndDropMaps(work);
     await fixUp(work);
+    await checkParses(work, [ENTRY, ...(Object.values(WORKERS) as string[]).map(workerOutput)]);
     const manifest = await manifestOf(work, costs);
     await Deno.writeTextFile(`${work}/${MANIFEST}`, JSON.stringify(manifest, null, 2) + "\n");
     await Deno.writeTextFile(`${work}/${LAUNCHER}`, launcherScript(Deno.execPath()), {

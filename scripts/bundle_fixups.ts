@@ -14,6 +14,11 @@
  * - **Files that a package reads beside its module** (`new URL("x.wasm",
  *   import.meta.url)`) are copied into the bundle and the URLs rewritten
  *   ({@link ASSETS}); any other such URL that points nowhere fails the build.
+ * - **The libraries' module wrappers** (the arrow function that runs a
+ *   CommonJS module at its first `require`) are put in parentheses, so that
+ *   V8 compiles them with their chunk and its code cache holds them
+ *   (scripts/eager_wrappers.ts); every module the entry or a worker reaches
+ *   must then still parse ({@link checkParses}), or the build fails.
  * - **Workers**: each entry of engine/workers.ts becomes
  *   `dist/bundle/<path>.js`, and `workerUrl()` learns its way to the bundle's
  *   root.
@@ -25,6 +30,7 @@
 
 import { WORKERS } from "../engine/workers.ts";
 import { listFiles } from "./bundle_manifest.ts";
+import { eagerWrappers } from "./eager_wrappers.ts";
 import { repoRoot } from "./targets.ts";
 
 /**
@@ -179,6 +185,7 @@ export async function fixUp(dir: string): Promise<void> {
 async function postProcess(dir: string): Promise<void> {
   let requires = 0;
   let markers = 0;
+  let wrappers = 0;
   const leftOutNames = new Map<string, Set<string>>();
   const assetsFound = new Map<string, number>();
   for (const path of await listFiles(dir)) {
@@ -186,6 +193,17 @@ async function postProcess(dir: string): Promise<void> {
     const file = `${dir}/${path}`;
     let text = await Deno.readTextFile(file);
     const before = text;
+    try {
+      const eager = eagerWrappers(text);
+      text = eager.text;
+      wrappers += eager.wrappers;
+    } catch (e) {
+      throw new Error(
+        `${path}: cannot find its module wrappers (scripts/eager_wrappers.ts): ${
+          e instanceof Error ? e.message : e
+        }`,
+      );
+    }
     text = text.replace(DENO_REQUIRE, (_, name: string) => {
       requires++;
       return lazyRequire(name);
@@ -233,6 +251,11 @@ async function postProcess(dir: string): Promise<void> {
     if (text !== before) await Deno.writeTextFile(file, text);
   }
   if (requires === 0) throw new Error("no require shim found: has Deno's bundler changed?");
+  if (wrappers === 0) {
+    throw new Error(
+      "no module wrapper found: has Deno's bundler changed? (scripts/eager_wrappers.ts)",
+    );
+  }
   if (Object.keys(WORKERS).length > 0 && markers === 0) {
     throw new Error(`no ${ROOT_MARKER} marker found: engine/workers.ts is not in the bundle`);
   }
@@ -300,4 +323,37 @@ async function checkUrls(dir: string): Promise<void> {
       }`,
     );
   }
+}
+
+/**
+ * Fails when a module that the entry or a worker reaches (statically or by a literal `import()`)
+ * does not parse: a rewrite of {@link postProcess} gone wrong (scripts/eager_wrappers.ts reads the
+ * bundler's output with a scanner of its own). `deno info` parses each module as Deno will.
+ */
+export async function checkParses(dir: string, entries: readonly string[]): Promise<void> {
+  const bad: string[] = [];
+  for (const entry of entries) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", "--no-config", "--no-lock", `${dir}/${entry}`],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!out.success) {
+      const text = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join(" ");
+      throw new Error(`deno info ${entry} failed: ${text}`);
+    }
+    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      modules: { specifier: string; error?: string }[];
+    };
+    for (const m of info.modules) {
+      if (m.error === undefined) continue;
+      const where = m.specifier.startsWith(`file://${dir}/`)
+        ? m.specifier.slice(`file://${dir}/`.length)
+        : m.specifier;
+      bad.push(`${where}: ${m.error.split("\n")[0]}`);
+    }
+  }
+  if (bad.length > 0) throw new Error(`modules of the bundle do not load: ${bad.join("; ")}`);
 }

@@ -55,6 +55,7 @@ const BUILD_SCRIPTS: readonly string[] = [
   "scripts/bundle_costs.ts",
   "scripts/bundle_fixups.ts",
   "scripts/bundle_manifest.ts",
+  "scripts/eager_wrappers.ts",
   "scripts/launcher.ts",
 ];
 

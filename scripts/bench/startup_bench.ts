@@ -14,7 +14,9 @@
  * - plan to the probe: the session's set-up, and for an isolated kind its
  *   probe module's import in the worker;
  * - the worker's start (`new Worker` on the main thread, then the worker's
- *   runtime to its first line), its kind's declaration, its probe module
+ *   runtime to its first line), the rest of its static graph (its `node:`
+ *   modules, which start Deno's Node compatibility layer there), its kind's
+ *   declaration (the registry's list and the kind's module), its probe module
  *   (loading and compiling the chunk, and the library's own set-up at its
  *   top level), the probes made;
  * - answer: the first attempt (connect, handshake, answer);
@@ -127,7 +129,8 @@ const SPANS: readonly { name: string; from: string; to: string }[] = [
   { name: "expand", from: "main:validated", to: "main:plan" },
   { name: "new Worker (main blocked)", from: "main:worker-new", to: "main:worker-made" },
   { name: "worker graph", from: "worker:origin", to: "worker:first" },
-  { name: "kind declaration (worker)", from: "worker:first", to: "worker:kind-loaded" },
+  { name: "worker's node: modules", from: "worker:first", to: "worker:serving" },
+  { name: "kind declaration (worker)", from: "worker:serving", to: "worker:kind-loaded" },
   {
     name: "probe chunk + library set-up",
     from: "worker:kind-loaded",

@@ -6,11 +6,17 @@
  * scripts/test runs first); without one they are ignored outside CI.
  */
 
-import { assert, assertEquals, assertStringIncludes } from "../_assert.ts";
+import {
+  assert,
+  assertEquals,
+  assertRejects,
+  assertStringIncludes,
+  assertThrows,
+} from "../_assert.ts";
 import { cachedPackages, ignoreWithout } from "../_kit.ts";
 import { makeRedis } from "../../conditions/redis/_service.ts";
 import { attribute, packageOf } from "../../scripts/bundle_costs.ts";
-import { LEFT_OUT, leftOutPath } from "../../scripts/bundle_fixups.ts";
+import { checkParses, LEFT_OUT, leftOutPath } from "../../scripts/bundle_fixups.ts";
 import {
   BUNDLE_DIR,
   bundleState,
@@ -19,6 +25,7 @@ import {
   readManifest,
 } from "../../scripts/bundle_manifest.ts";
 import { WORKERS } from "../../engine/workers.ts";
+import { brackets, eagerWrappers } from "../../scripts/eager_wrappers.ts";
 
 const state = await bundleState();
 const noBundle = state === "fresh"
@@ -26,10 +33,13 @@ const noBundle = state === "fresh"
   : `dist/bundle is ${state} (scripts/deno task bundle)`;
 const manifest = (await readManifest()) as Manifest;
 
-/** The modules main.js imports statically, itself included (what every start loads). */
-async function staticClosure(): Promise<string[]> {
+/**
+ * The modules `entry` imports statically, itself included (of main.js, the default: what every
+ * start loads).
+ */
+async function staticClosure(entry = manifest.entry): Promise<string[]> {
   const seen = new Set<string>();
-  const todo = [manifest.entry];
+  const todo = [entry];
   while (todo.length > 0) {
     const file = todo.pop()!;
     if (seen.has(file)) continue;
@@ -62,6 +72,27 @@ Deno.test({
       for (const h of holds) {
         assert(h === "waitcmd" || h === "(bundler)", `${file}, loaded at every start, holds ${h}`);
       }
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "bundle: the main thread's side of an isolated kind (engine/isolate.ts) loads no node: module",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    // Loading one starts Deno's Node compatibility layer on the main thread, tens of ms before
+    // every isolated kind's first attempt (docs/performance.md), for nothing it uses there.
+    const chunks = new Set<string>();
+    for (const file of await staticClosure()) {
+      const text = await Deno.readTextFile(`${BUNDLE_DIR}/${file}`);
+      for (const m of text.matchAll(/import\("\.\/(isolate-[\w]+\.js)"\)/g)) chunks.add(m[1]!);
+    }
+    assertEquals(chunks.size, 1, "main.js's graph imports engine/isolate.ts's chunk");
+    for (const file of await staticClosure([...chunks][0])) {
+      const text = await Deno.readTextFile(`${BUNDLE_DIR}/${file}`);
+      assert(!/from\s*"node:|import\s*"node:/.test(text), `${file} imports a node: module`);
     }
   },
 });
@@ -146,4 +177,66 @@ Deno.test("attribute() gives each generated span to its source's package", () =>
   );
   assertEquals(packageOf("x/node_modules/ws/lib/a.js"), "ws");
   assertEquals(packageOf("../../conditions/tcp/probe.ts"), "waitcmd");
+});
+
+Deno.test("brackets() pairs brackets past strings, templates, regular expressions and comments", () => {
+  const src = 'a("(",`${b({c:"}"})}x${`${[1]}`}`,/[/)]\\//g,x/2/(y),"\\"(")/*(*/;{}';
+  const found = brackets(src);
+  const pairs = [...found].map(([open, b]) => src.slice(open, b.close + 1));
+  assert(pairs.includes(src.slice(1, src.indexOf("/*"))), `the call's brackets: ${pairs}`);
+  assert(pairs.includes('({c:"}"})'), "a bracket in a string inside a template's ${}");
+  assert(pairs.includes("[1]"), "a template inside a template");
+  assert(pairs.includes("{}"), "the last block");
+  assertEquals(found.get(src.indexOf("("))?.depth, 0);
+  assertStringIncludes(assertThrows(() => brackets('a("x'), Error).message, "unclosed string");
+  assertStringIncludes(assertThrows(() => brackets("a(b"), Error).message, "unclosed bracket");
+});
+
+Deno.test("eagerWrappers() puts top-level module wrappers in parentheses and changes nothing else", () => {
+  // As Deno's bundler writes CommonJS modules: a helper that runs each wrapper at its first call.
+  const src = [
+    "var H=(f,m)=>()=>(m||f((m={exports:{}}).exports,m),m.exports);",
+    'var A=H(e=>{e.x="}"+`${1}`;e.f=function(){return/}/.source}}),',
+    "B=H((e,t)=>{t.exports=[A().x,A().f(),g(e=>{return e})]}),",
+    "C=H(()=>{});function g(f){return f(2)}var D=H(e=>{},1);",
+    "out=[B(),C(),D()];",
+  ].join("");
+  const eager = eagerWrappers(src);
+  assertEquals(eager.wrappers, 3);
+  assertStringIncludes(eager.text, "A=H((e=>{");
+  assertStringIncludes(eager.text, "B=H(((e,t)=>{");
+  assertStringIncludes(eager.text, "C=H((()=>{}))");
+  assertStringIncludes(eager.text, "g(e=>{return e})", "an arrow inside a wrapper is left");
+  assertStringIncludes(eager.text, "D=H(e=>{},1)", "a call with two arguments is left");
+  const run = (text: string) => new Function(`let out;${text};return out`)();
+  assertEquals(run(eager.text), run(src));
+  assertEquals(eagerWrappers("var a=1;").wrappers, 0);
+});
+
+Deno.test({
+  name: "bundle: the libraries' module wrappers are in parentheses (compiled with their chunk)",
+  ignore: ignoreWithout("a bundle of these sources", noBundle),
+  async fn() {
+    assert(noBundle === undefined, noBundle);
+    const redis = manifest.files.find((f) => f.holds?.[0] === "@redis/client");
+    assert(redis !== undefined, "a chunk holds @redis/client");
+    const text = await Deno.readTextFile(`${BUNDLE_DIR}/${redis.path}`);
+    const wrapped = text.match(/[=,][\w$]{1,3}\(\((?:[\w$]+|\([\w$,]*\))=>\{/g) ?? [];
+    // @redis/client is about 480 CommonJS modules.
+    assert(wrapped.length > 400, `${redis.path}: ${wrapped.length} wrappers in parentheses`);
+  },
+});
+
+Deno.test("checkParses() fails the build on a module the entry reaches that does not parse", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "waitcmd-parses-" });
+  try {
+    await Deno.writeTextFile(`${dir}/main.js`, 'import "./a.js";\nawait import("./b.js");\n');
+    await Deno.writeTextFile(`${dir}/a.js`, "export const a = ((x) => x);\n");
+    await Deno.writeTextFile(`${dir}/b.js`, "var b = (() => {);\n");
+    await assertRejects(() => checkParses(dir, ["main.js"]), Error, "b.js: SyntaxError");
+    await Deno.writeTextFile(`${dir}/b.js`, "var b = (() => {});\n");
+    await checkParses(dir, ["main.js"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
 });

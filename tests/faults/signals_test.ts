@@ -491,9 +491,10 @@ cliTest(
 /**
  * A test of a known fault, ignored until the fault is fixed (docs/reliability.md, Not yet
  * covered): in about 1 of 20 runs of the bundle, a SIGTERM sent a second into the wait of
- * 30,000 conditions is never seen by the process's signal listener. The runtime's handler and
- * its signal thread do their part; a second listener in a worker of its own missed it in the same
- * run, and such processes sat at their open-files limit. Its cause is not found yet.
+ * 30,000 conditions is never seen by the process's signal listener. The runtime's signal thread
+ * dispatches it (a listener in a worker of its own gets it), but the main thread's event loop
+ * delivers neither its listener's call nor the worker's message, while such processes sit at
+ * their open-files limit. Its cause is not found yet.
  * `WAITCMD_KNOWN_FAULTS=1` runs it.
  */
 function knownFault(name: string, fn: () => Promise<void>): void {

@@ -12,10 +12,12 @@ const handedOut = new Set<number>();
  * Where the test modules of one `deno test` process claim their ports: `deno test --parallel`
  * runs several modules at once in one process, each with its own {@link handedOut}, and a port
  * one module handed out (its service still starting, or down to be restarted) must not go to
- * another. A claim is a file made with `createNew` (atomic across threads); a module removes its
- * own claims when it unloads.
+ * another. A claim is a file made with `createNew` (atomic across threads and processes); a
+ * module removes its own claims when it unloads. `WAITCMD_PORT_CLAIMS` names a directory that
+ * several `deno test` processes run side by side share (scripts/test's source tests).
  */
-const CLAIMS = `${Deno.env.get("TMPDIR") || "/tmp"}/waitcmd-ports-${Deno.pid}`;
+const CLAIMS = Deno.env.get("WAITCMD_PORT_CLAIMS") ||
+  `${Deno.env.get("TMPDIR") || "/tmp"}/waitcmd-ports-${Deno.pid}`;
 
 /** Claims `port` for this module; false when another module of this process holds it. */
 function claimPort(port: number): boolean {

@@ -327,8 +327,8 @@ async function checkUrls(dir: string): Promise<void> {
 
 /**
  * Fails when a module that the entry or a worker reaches (statically or by a literal `import()`)
- * does not parse: a rewrite of {@link postProcess} gone wrong (scripts/eager_wrappers.ts reads the
- * bundler's output with a scanner of its own). `deno info` parses each module as Deno will.
+ * does not parse: a rewrite of {@link postProcess} gone wrong. `deno info` parses each module as
+ * Deno will.
  */
 export async function checkParses(dir: string, entries: readonly string[]): Promise<void> {
   const bad: string[] = [];

@@ -140,3 +140,16 @@ export function isUtf8(b: Uint8Array): boolean {
   }
   return true;
 }
+
+/** Reads up to `n` bytes from the start of `path` (fewer when the file is shorter). */
+export async function readHead(path: string, n: number): Promise<Uint8Array> {
+  using f = await Deno.open(path, { read: true });
+  const buf = new Uint8Array(n);
+  let got = 0;
+  while (got < n) {
+    const r = await f.read(buf.subarray(got));
+    if (r === null) break;
+    got += r;
+  }
+  return buf.subarray(0, got);
+}

@@ -45,7 +45,7 @@ import {
   workerOutput,
 } from "./bundle_manifest.ts";
 import { launcherScript } from "./launcher.ts";
-import { relative, repoRoot, version } from "./targets.ts";
+import { relative, repoRoot, runDeno, tail, version } from "./targets.ts";
 
 /** Options of {@link bundle}. */
 export interface BundleOptions {
@@ -102,8 +102,8 @@ export async function bundle(opts: BundleOptions = {}): Promise<Manifest> {
  */
 async function runBundler(work: string): Promise<void> {
   const workers = Object.values(WORKERS) as string[];
-  const result = await new Deno.Command(Deno.execPath(), {
-    args: [
+  const result = await runDeno(
+    [
       "bundle",
       "--quiet",
       "--platform",
@@ -124,16 +124,9 @@ async function runBundler(work: string): Promise<void> {
       "main.ts",
       ...workers,
     ],
-    cwd: repoRoot,
-    env: { NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  if (!result.success) {
-    const text = new TextDecoder().decode(result.stderr).trim();
-    throw new Error(`deno bundle failed: ${text.split("\n").slice(-8).join("\n")}`);
-  }
+    { cwd: repoRoot },
+  );
+  if (!result.success) throw new Error(`deno bundle failed: ${tail(result.stderr, 8)}`);
 }
 
 /** The manifest of the bundle in `work` (its files as they are now, with their costs). */

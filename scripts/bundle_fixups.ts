@@ -31,7 +31,7 @@
 import { WORKERS } from "../engine/workers.ts";
 import { listFiles } from "./bundle_manifest.ts";
 import { eagerWrappers } from "./eager_wrappers.ts";
-import { repoRoot } from "./targets.ts";
+import { repoRoot, runDeno, tail } from "./targets.ts";
 
 /**
  * Modules the bundle leaves to `require` at run time, each failing there as
@@ -143,13 +143,7 @@ const META_URL = /new URL\("([^"]+)",import\.meta\.url\)/g;
 
 /** Where Deno keeps its npm packages (`deno info --json`). */
 async function npmCacheDir(): Promise<string> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["info", "--json"],
-    stdout: "piped",
-    stderr: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  return JSON.parse(new TextDecoder().decode(out.stdout)).npmCache;
+  return JSON.parse((await runDeno(["info", "--json"])).stdout).npmCache;
 }
 
 /** The file of `asset` in Deno's npm cache, at the version deno.lock pins. */
@@ -333,18 +327,11 @@ async function checkUrls(dir: string): Promise<void> {
 export async function checkParses(dir: string, entries: readonly string[]): Promise<void> {
   const bad: string[] = [];
   for (const entry of entries) {
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["info", "--json", "--no-config", "--no-lock", `${dir}/${entry}`],
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const out = await runDeno(["info", "--json", "--no-config", "--no-lock", `${dir}/${entry}`]);
     if (!out.success) {
-      const text = new TextDecoder().decode(out.stderr).trim().split("\n").slice(-3).join(" ");
-      throw new Error(`deno info ${entry} failed: ${text}`);
+      throw new Error(`deno info ${entry} failed: ${tail(out.stderr, 3).replaceAll("\n", " ")}`);
     }
-    const info = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    const info = JSON.parse(out.stdout) as {
       modules: { specifier: string; error?: string }[];
     };
     for (const m of info.modules) {

@@ -37,6 +37,7 @@ import {
   isTarget,
   relative,
   repoRoot,
+  runDeno,
   type Target,
   TARGETS,
   version,
@@ -110,20 +111,8 @@ export async function denoCompile(
   args: string[],
   denort: string,
 ): Promise<{ success: boolean; code: number; log: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: repoRoot,
-    env: { DENORT_BIN: denort, NO_COLOR: "1" },
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return {
-    success: out.success,
-    code: out.code,
-    log: stripAnsi(dec.decode(out.stdout) + dec.decode(out.stderr)),
-  };
+  const out = await runDeno(args, { cwd: repoRoot, env: { DENORT_BIN: denort } });
+  return { success: out.success, code: out.code, log: out.stdout + out.stderr };
 }
 
 /**
@@ -235,17 +224,12 @@ export async function compileAll(
   // Type-check once (the per-target builds pass --no-check), unless nothing can be built.
   const lookups = await Promise.all(targets.map((t) => findDenort(t, env)));
   if (lookups.some((l) => !("missing" in l))) {
-    const check = await new Deno.Command(Deno.execPath(), {
-      args: ["check", "--config", `${repoRoot}/deno.json`, `${repoRoot}/main.ts`],
-      cwd: repoRoot,
-      env: { NO_COLOR: "1" },
-      stdin: "null",
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
+    const check = await runDeno(
+      ["check", "--config", `${repoRoot}/deno.json`, `${repoRoot}/main.ts`],
+      { cwd: repoRoot },
+    );
     if (!check.success) {
-      const text = stripAnsi(new TextDecoder().decode(check.stderr)).trim();
-      opts.log(text);
+      opts.log(check.stderr.trim());
       const reason = "type check failed (deno check main.ts)";
       opts.log(`compile: FAILED: ${reason}`);
       return targets.map((target) => ({ target, status: "failed", reason }));
@@ -298,12 +282,6 @@ export async function compileAll(
       } failed`,
   );
   return results;
-}
-
-/** Removes terminal colour codes from a tool's output. */
-export function stripAnsi(s: string): string {
-  // deno-lint-ignore no-control-regex
-  return s.replace(/\x1b\[[0-9;]*m/g, "");
 }
 
 // ---------------------------------------------------------------------------

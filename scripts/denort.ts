@@ -25,6 +25,7 @@
 
 import { inflateRawSync } from "node:zlib";
 import { exeSuffix, isFile, isTarget, relative, type Target } from "./targets.ts";
+import { readHead } from "../engine/files.ts";
 
 /** Where Deno publishes its releases (`WAITCMD_DENORT_URL` replaces it, e.g. for a mirror). */
 export const DENORT_BASE_URL = "https://dl.deno.land/release";
@@ -362,18 +363,6 @@ export function readZip(data: Uint8Array): { name: string; data(): Uint8Array }[
     });
   }
   return entries;
-}
-
-async function readHead(path: string, n: number): Promise<Uint8Array> {
-  using f = await Deno.open(path);
-  const buf = new Uint8Array(n);
-  let got = 0;
-  while (got < n) {
-    const r = await f.read(buf.subarray(got));
-    if (r === null) break;
-    got += r;
-  }
-  return buf.subarray(0, got);
 }
 
 async function sameFile(a: string, b: string): Promise<boolean> {

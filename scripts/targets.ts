@@ -55,3 +55,47 @@ export async function isFile(path: string): Promise<boolean> {
     return false;
   }
 }
+
+/** What a run of the Deno CLI gave: its exit, and its output decoded, colour codes removed. */
+export interface DenoRun {
+  success: boolean;
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the Deno CLI that runs this script (`deno <args>`), stdin closed, both outputs captured,
+ * `NO_COLOR=1` plus `env` in its environment.
+ */
+export async function runDeno(
+  args: readonly string[],
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<DenoRun> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [...args],
+    cwd: opts.cwd,
+    env: { NO_COLOR: "1", ...opts.env },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return {
+    success: out.success,
+    code: out.code,
+    stdout: stripAnsi(dec.decode(out.stdout)),
+    stderr: stripAnsi(dec.decode(out.stderr)),
+  };
+}
+
+/** `text`'s last `n` lines, trimmed: the part of a tool's error output worth quoting. */
+export function tail(text: string, n: number): string {
+  return text.trim().split("\n").slice(-n).join("\n");
+}
+
+/** Removes terminal colour codes from a tool's output. */
+function stripAnsi(s: string): string {
+  // deno-lint-ignore no-control-regex
+  return s.replace(/\x1b\[[0-9;]*m/g, "");
+}

@@ -9,6 +9,7 @@
 
 import { configure, Reader, ZipReader } from "@zip.js/zip.js";
 import tar from "tar-stream";
+import { readHead } from "../../engine/files.ts";
 
 configure({ useWebWorkers: false });
 
@@ -32,22 +33,9 @@ export interface Member {
 /** Tar's block size; an archive ends with two zero blocks. */
 const BLOCK = 512;
 
-/** Reads up to `n` bytes from the start of `path`. */
-async function head(path: string, n: number): Promise<Uint8Array> {
-  using f = await Deno.open(path, { read: true });
-  const buf = new Uint8Array(n);
-  let got = 0;
-  while (got < n) {
-    const r = await f.read(buf.subarray(got));
-    if (r === null) break;
-    got += r;
-  }
-  return buf.subarray(0, got);
-}
-
 /** The format the first bytes of `path` show, or undefined (not an archive, or not yet). */
 export async function sniffFormat(path: string): Promise<Format | undefined> {
-  const b = await head(path, BLOCK);
+  const b = await readHead(path, BLOCK);
   if (b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b) return "tgz";
   if (b.length >= 4 && b[0] === 0x50 && b[1] === 0x4b && [3, 5, 7].includes(b[2]!)) {
     return "zip"; // PK\3\4 (a local header), PK\5\6 (an empty zip), PK\7\8 (spanned marker)

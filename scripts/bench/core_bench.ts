@@ -21,6 +21,7 @@ import {
   denoBinary,
   denoScript,
   ensureBundle,
+  FLOOR_RATIO,
   launcherNpmFlags,
   repoRoot,
   rssRuns,
@@ -35,9 +36,6 @@ import { type NpmTool, npmTool } from "./_tools.ts";
 
 /** The wait-on release compared against (npm, installed by the bench itself). */
 export const WAIT_ON_VERSION = "9.5.1";
-
-/** Target: time to verdict at most this many times the Deno floor. */
-const FLOOR_RATIO = 1.3;
 
 // --- 1. time to verdict ---------------------------------------------------------
 

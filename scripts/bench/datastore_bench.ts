@@ -22,6 +22,7 @@ import type { BenchEntry, BenchRow } from "./_types.ts";
 import {
   bothForms,
   denoScript,
+  DRIVER_GOAL_MS,
   ensureBundle,
   launcherNpmFlags,
   repoRoot,
@@ -36,8 +37,6 @@ import { makePostgres, PG_PASSWORD, PG_USER } from "../../conditions/postgres/_s
 import { makeMariadb, MY_PASSWORD, MY_USER } from "../../conditions/mysql/_service.ts";
 import { makeRedis } from "../../conditions/redis/_service.ts";
 
-/** Target: time to verdict at most this many times wait4x's. */
-const PEER_RATIO = 2;
 /** Runs of the import-cost measurement per driver. */
 const IMPORT_RUNS = 11;
 
@@ -82,8 +81,9 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         bundle: t["waitcmd (bundle)"]!,
         source: t.waitcmd!,
         usage: await usageBothForms(args, rssRuns()),
+        goalMs: DRIVER_GOAL_MS,
         ...("bin" in peer
-          ? { peer: { name: "wait4x", times: t.wait4x!, ratio: PEER_RATIO } }
+          ? { peer: { name: "wait4x", times: t.wait4x! } }
           : { peerMissing: `wait4x not available: ${peer.error}` }),
       }));
     }

@@ -23,6 +23,7 @@ import {
   bothForms,
   bundleLauncher,
   denoScript,
+  DRIVER_GOAL_MS,
   ensureBundle,
   launcherNpmFlags,
   repoRoot,
@@ -35,8 +36,6 @@ import { benchRuns, fmtMs, fmtSample, median, progress } from "./_stats.ts";
 import { peerBin } from "./_tools.ts";
 import { startGrpcServer } from "../../conditions/grpc/_service.ts";
 
-/** Target: time to verdict at most this many times waitfor's. */
-const PEER_RATIO = 2;
 /** Runs of the import-cost measurement per library. */
 const IMPORT_RUNS = 11;
 
@@ -83,8 +82,9 @@ async function timeToVerdict(): Promise<BenchRow[]> {
         bundle: t["waitcmd (bundle)"]!,
         source: t.waitcmd!,
         usage: await usageBothForms(args, rssRuns()),
+        goalMs: DRIVER_GOAL_MS,
         ...("bin" in peer
-          ? { peer: { name: "waitfor", times: t.waitfor!, ratio: PEER_RATIO } }
+          ? { peer: { name: "waitfor", times: t.waitfor! } }
           : { peerMissing: `waitfor not available: ${peer.error}` }),
         extra: `waitcmd tcp on the same port from the bundle ${fmtMs(median(t["waitcmd tcp"]!))}`,
       }));

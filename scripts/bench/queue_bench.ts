@@ -22,6 +22,7 @@ import {
   bothForms,
   bundleLauncher,
   denoScript,
+  DRIVER_GOAL_MS,
   ensureBundle,
   launcherNpmFlags,
   repoRoot,
@@ -36,9 +37,6 @@ import { startRabbitmq } from "../../conditions/rabbitmq/_service.ts";
 import { prepareKafka } from "../../conditions/kafka/_service.ts";
 import { prepareMongo } from "../../tests/services/mongo.ts";
 import { makeNats } from "../../conditions/nats/_service.ts";
-
-/** Target: time to verdict at most this many times wait4x's (as the data-store kinds). */
-const PEER_RATIO = 2;
 
 /** wait4x's path and version, or why there is none. */
 async function findWait4x(): Promise<{ bin: string; version: string } | { missing: string }> {
@@ -88,8 +86,9 @@ async function verdictRow(
     bundle: times["waitcmd (bundle)"]!,
     source: times.waitcmd!,
     usage: await usageBothForms(args, rssRuns()),
+    goalMs: DRIVER_GOAL_MS,
     ...("bin" in w4x && times.wait4x
-      ? { peer: { name: `wait4x ${w4x.version}`, times: times.wait4x, ratio: PEER_RATIO } }
+      ? { peer: { name: `wait4x ${w4x.version}`, times: times.wait4x } }
       : { peerMissing: "missing" in w4x ? w4x.missing : "wait4x has no checker" }),
     extra: `waitcmd tcp to the same port from the bundle ${fmtMs(median(times.tcp!))}`,
   });

@@ -8,6 +8,8 @@
  * @module
  */
 
+// Before the library: its schemas are then compiled when first used (lazy_ajv.ts).
+import "./lazy_ajv.ts";
 import { Admin, type AdminOptions } from "@platformatic/kafka";
 import type { Probe, ProbeEnv, ProbeResult } from "../../engine/types.ts";
 import { DriverSessions } from "../_common/driver.ts";

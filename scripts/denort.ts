@@ -26,6 +26,7 @@
 import { inflateRawSync } from "node:zlib";
 import { exeSuffix, isFile, isTarget, relative, type Target } from "./targets.ts";
 import { readHead } from "../engine/files.ts";
+import { concatBytes } from "../conditions/_common/stream.ts";
 
 /** Where Deno publishes its releases (`WAITCMD_DENORT_URL` replaces it, e.g. for a mirror). */
 export const DENORT_BASE_URL = "https://dl.deno.land/release";
@@ -170,12 +171,7 @@ export async function fetchDenort(
     }
     chunks.push(chunk);
   }
-  const data = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    data.set(c, at);
-    at += c.length;
-  }
+  const data = concatBytes(chunks, size);
   const actual = await sha256Hex(data);
   if (actual !== plan.sha256) {
     throw new Error(

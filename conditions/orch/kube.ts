@@ -22,6 +22,7 @@ import {
   RequestError,
 } from "../_common/httpx.ts";
 import { statusLine } from "../_common/http_status.ts";
+import { concatBytes } from "../_common/stream.ts";
 import { type Memo, memoize } from "../_common/memo.ts";
 import { type Discovery, fetchDiscovery } from "./discovery.ts";
 import { httpProblem, KubeError, statusMessage } from "./errors.ts";
@@ -364,12 +365,7 @@ export async function readAll(
       if (size > max) throw new KubeError("http", tooLarge("an answer", max));
       chunks.push(value);
     }
-    const all = new Uint8Array(size);
-    let at = 0;
-    for (const c of chunks) {
-      all.set(c, at);
-      at += c.byteLength;
-    }
+    const all = concatBytes(chunks, size);
     chunks.length = 0;
     return new TextDecoder().decode(all);
   } finally {

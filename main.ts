@@ -177,6 +177,11 @@ if (import.meta.main) {
       clock: cliClock as Clock,
       wallClock: Date.now,
       signal: cancel.signal,
+      hearOffThread: async () => {
+        const { OffThreadEar } = await import("./cli/off_thread_signals.ts");
+        const ear = new OffThreadEar(CANCELLING, (sig) => cancel.abort(sig));
+        return () => ear.stop();
+      },
       readText: (path) => readBounded(path, INPUT_MAX_BYTES, true),
       notUtf8: findNotUtf8(Deno.args),
     });

@@ -43,7 +43,19 @@ export interface SessionIo {
   wallClock?(): number;
   /** Aborted with "SIGINT", "SIGTERM", "SIGHUP" or "SIGQUIT" to cancel the run. */
   readonly signal: AbortSignal;
+  /**
+   * Hears the cancelling signals on a thread of their own too, until the returned function is
+   * called: asked for a run of {@link OFF_THREAD_FROM} conditions or more (main.ts).
+   */
+  hearOffThread?(): Promise<() => void>;
 }
+
+/**
+ * From how many conditions a run hears its signals off the main thread as well (a worker: about
+ * 20 ms and a few MB): the runtime was seen to call the main thread's listener late with 30,000
+ * socket conditions, never with 10,000 or fewer (docs/reliability.md, "Signals in large runs").
+ */
+export const OFF_THREAD_FROM = 2_000;
 
 /** How the session ended: its report (none for --explain), and `then` when it is due. */
 export interface SessionEnd {
@@ -113,6 +125,9 @@ export async function runSession(
   if (o.output === "text" && !o.quiet) {
     for (const w of thenWarnings(plan, kindWords)) io.stderr(line(w) + "\n");
   }
+  const stopHearing = plan.conditions.length >= OFF_THREAD_FROM
+    ? await io.hearOffThread?.()
+    : undefined;
   const ready = await loadProbes(plan, io, secrets);
   mark("probes");
   // Only the renderers this run writes with (start-up cost, docs/performance.md).
@@ -136,6 +151,7 @@ export async function runSession(
       secrets,
       ...starting?.context,
     });
+  stopHearing?.();
   mark("run-end");
   if (ready === undefined) onEvent?.({ type: "end", report });
   if (o.output === "json") io.stdout(json!.renderJsonReport(report, redact));

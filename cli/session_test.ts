@@ -3,13 +3,13 @@ import { realClock } from "../engine/clock.ts";
 import { DEFAULT_OPTIONS } from "../engine/options.ts";
 import { type ConditionPlan, flatRoot, type Plan } from "../engine/plan.ts";
 import type { Probe } from "../engine/types.ts";
-import { runSession, type SessionIo } from "./session.ts";
+import { OFF_THREAD_FROM, runSession, type SessionIo } from "./session.ts";
 import { fakeKind } from "../engine/_fake_kind.ts";
 
-/** A plan of one condition of `kind`. */
-function planOf(kind: ReturnType<typeof fakeKind>, options = {}): Plan {
-  const c: ConditionPlan = {
-    index: 1,
+/** A plan of `n` conditions (one by default) of `kind`. */
+function planOf(kind: ReturnType<typeof fakeKind>, options = {}, n = 1): Plan {
+  const cs = Array.from({ length: n }, (_, i): ConditionPlan => ({
+    index: i + 1,
     kind,
     kindWord: kind.name,
     guard: false,
@@ -18,12 +18,12 @@ function planOf(kind: ReturnType<typeof fakeKind>, options = {}): Plan {
     target: "x",
     options: undefined,
     captures: [],
-  };
+  }));
   const opts = { ...DEFAULT_OPTIONS, ...options };
   return {
     options: opts,
-    conditions: [c],
-    root: flatRoot(opts.mode, [c]),
+    conditions: cs,
+    root: flatRoot(opts.mode, cs),
     then: undefined,
     secrets: [],
   };
@@ -83,4 +83,24 @@ Deno.test("runSession() answers a signal that came before --explain with its cod
   const end = await runSession(planOf(fakeKind("slow"), { explain: true }), io);
   assertEquals([end.code, end.report, out.stdout], [130, undefined, ""]);
   assertEquals(out.stderr, "waitcmd: cancelled by SIGINT before the wait started\n");
+});
+
+Deno.test("runSession() hears signals off the main thread from OFF_THREAD_FROM conditions on, until the run ends", async () => {
+  const kind = fakeKind("up", () =>
+    Promise.resolve({
+      check: () => Promise.resolve({ status: "satisfied" as const, detail: "" }),
+    }));
+  for (const n of [OFF_THREAD_FROM - 1, OFF_THREAD_FROM]) {
+    const { io } = sessionIo(new AbortController());
+    const calls: string[] = [];
+    const end = await runSession(planOf(kind, { output: "json" }, n), {
+      ...io,
+      hearOffThread: () => {
+        calls.push("hear");
+        return Promise.resolve(() => void calls.push("stop"));
+      },
+    });
+    assertEquals(end.report?.status, "satisfied");
+    assertEquals(calls, n >= OFF_THREAD_FROM ? ["hear", "stop"] : [], `${n} conditions`);
+  }
 });

@@ -22,6 +22,8 @@ export const WORKERS = {
   isolate: "conditions/isolate_worker.ts",
   /** Reads a long YAML text (a recipe, a manifest) off the main thread (engine/yaml.ts). */
   yaml: "engine/yaml_worker.ts",
+  /** Hears the cancelling signals of a run of many conditions (cli/off_thread_signals.ts). */
+  signals: "cli/signal_worker.ts",
 } as const;
 
 /** The name of a worker entry in {@link WORKERS}. */

@@ -23,8 +23,9 @@ export function watchdogThreshold(cap: number): number {
   return cap - Math.min(128 * 2 ** 20, cap / 4);
 }
 /**
- * Room above what the run holds once its probes are made, when that alone is near the cap
- * (a run of a dozen isolated kinds holds about 420 MiB): the watchdog acts past that instead.
+ * Room above what the run holds once its probes are made, when that alone is more than half
+ * the cap (a run of a dozen isolated kinds holds about 420 MiB): the watchdog acts past that
+ * instead, if it is higher. A run that holds less keeps the whole margin below the cap.
  */
 export const MEMORY_ROOM = 128 * 2 ** 20;
 /**
@@ -51,6 +52,9 @@ export function formatCap(bytes: number): string {
   return mib >= 1024 ? `${+(mib / 1024).toFixed(2)} GiB` : `${+mib.toFixed(1)} MiB`;
 }
 
+/** What the watchdog reads of the process's memory (`Deno.memoryUsage`, or a test's). */
+export type MemorySample = () => { readonly rss: number; readonly heapTotal: number };
+
 /**
  * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
  * workers that have attempts or watchers in flight.
@@ -72,6 +76,8 @@ export class MemoryWatchdog<
   #heapBase: number | undefined;
   #stop: (() => void) | undefined;
 
+  constructor(readonly sample: MemorySample = () => Deno.memoryUsage()) {}
+
   /** Sets the cap (from `memoryCap`); the floor is noted again. */
   setCap(bytes: number): void {
     this.#cap = bytes;
@@ -81,21 +87,23 @@ export class MemoryWatchdog<
 
   /** Notes what the process holds now as the run's floor. */
   noteFloor(): void {
-    const m = Deno.memoryUsage();
+    const m = this.sample();
     this.#floor = m.rss;
     this.#heapBase = m.heapTotal;
   }
 
   /** The process's RSS less what the main thread's heap grew by since its base. */
   #workersRss(): number {
-    const m = Deno.memoryUsage();
+    const m = this.sample();
     this.#heapBase ??= m.heapTotal;
     return m.rss - Math.max(0, m.heapTotal - this.#heapBase);
   }
 
   /** The RSS past which workers at work are stopped. */
   get limit(): number {
-    return Math.max(watchdogThreshold(this.#cap), this.#floor + MEMORY_ROOM);
+    const threshold = watchdogThreshold(this.#cap);
+    // Room above the floor only for a run that holds much of the cap once its probes are made.
+    return this.#floor > this.#cap / 2 ? Math.max(threshold, this.#floor + MEMORY_ROOM) : threshold;
   }
 
   /** Watches `live` (a worker of `owner`) until `forget`. */
@@ -117,14 +125,20 @@ export class MemoryWatchdog<
     this.#stop = after(WATCHDOG_INTERVAL_MS, () => {
       this.#stop = undefined;
       if (this.#live.size === 0) return;
-      if (this.#workersRss() > this.limit) {
-        // Only a worker at work can be growing with what a server sends; one that waits (or
-        // loads its kind) holds what it holds, and stopping it would free nothing that grows.
-        for (const [live, owner] of this.#live) {
-          if (live.busy) owner.killForMemory(live, this.#cap);
-        }
-      }
+      this.check();
       if (this.#live.size > 0) this.#tick();
     });
+  }
+
+  /** One sample: ends the busy workers once the memory is past the limit. */
+  check(): void {
+    const rss = this.#workersRss();
+    if (rss > this.limit) {
+      // Only a worker at work can be growing with what a server sends; one that waits (or
+      // loads its kind) holds what it holds, and stopping it would free nothing that grows.
+      for (const [live, owner] of this.#live) {
+        if (live.busy) owner.killForMemory(live, this.#cap);
+      }
+    }
   }
 }

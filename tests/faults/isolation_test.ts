@@ -251,10 +251,11 @@ Deno.test({
       );
       const attempts = r.stdout.split("\n").filter((l) => l.includes('"event":"attempt"'));
       assert(attempts.length >= 2, `the run went on after the cap: ${attempts.length} attempts`);
-      // The worker's memory still grows while it is being terminated: at loopback speed, in
-      // 15 MiB frames, the process peaked at 242-268 MiB under this 256 MiB cap (docs/reliability.md,
-      // Not yet covered). What holds is that it stays near the cap, not gigabytes past it.
-      assert(r.peakRss < 288 * 2 ** 20, `peak RSS ${Math.round(r.peakRss / 2 ** 20)} MiB`);
+      // At loopback speed, in 15 MiB frames, the worker grows by tens of MiB between two
+      // samples of 25 ms and while it is being ended: the process peaked at 234-257 MiB under
+      // this 256 MiB cap (257-268 MiB when the watchdog acted 128 MiB above the run's 74 MiB;
+      // docs/reliability.md, Isolation). What holds is that it stays near the cap.
+      assert(r.peakRss < 272 * 2 ** 20, `peak RSS ${Math.round(r.peakRss / 2 ** 20)} MiB`);
     } finally {
       server.close();
     }

@@ -9,6 +9,7 @@
 
 import { Aborter, onAbort } from "./abort.ts";
 import { attempt } from "./attempt.ts";
+import type { AttemptSlots } from "./slots.ts";
 import type { Clock } from "./clock.ts";
 import { formatDuration } from "./duration.ts";
 import { errorText } from "./errors.ts";
@@ -75,6 +76,8 @@ export interface RunHost {
    * would hold the timer until the turn is over (docs/reliability.md).
    */
   pastDeadline(): boolean;
+  /** The run's attempts under way at once (engine/slots.ts). */
+  readonly slots: AttemptSlots;
 }
 
 /** One condition of a run, from its first attempt to its last. */
@@ -132,9 +135,16 @@ export class ConditionRun {
       if (options.delayMs > 0) await clock.sleep(options.delayMs, this.#signal());
       while (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) {
         this.#waker?.clear();
+        const slot = this.host.slots.take();
+        if (slot !== true && !(await this.#waited(slot))) break;
         const n = ++this.attempts;
-        const result = await this.#attempt(n);
-        this.#released();
+        let result: ProbeResult | undefined;
+        try {
+          result = await this.#attempt(n);
+        } finally {
+          this.#released();
+          this.host.slots.give();
+        }
         if (result === undefined || this.host.ended.aborted || this.stopped) {
           this.#noAnswer(n);
           break;
@@ -149,6 +159,17 @@ export class ConditionRun {
       if (watch) this.#ctl?.abort(RUN_ENDED);
       this.#ctl = undefined;
     }
+  }
+
+  /**
+   * Whether the slot waited for (engine/slots.ts) is still wanted: not when the run ended, or it
+   * stopped, meanwhile (the slot is given back then).
+   */
+  async #waited(slot: Promise<boolean>): Promise<boolean> {
+    if (!(await slot)) return false;
+    if (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) return true;
+    this.host.slots.give();
+    return false;
   }
 
   /** Set once it should make no more attempts (its group was decided). */

@@ -12,6 +12,7 @@
 import type { Clock } from "./clock.ts";
 import { onAbort } from "./abort.ts";
 import { ConditionRun, RUN_ENDED, type RunHost } from "./condition.ts";
+import { AttemptSlots } from "./slots.ts";
 import { errorText } from "./errors.ts";
 import type { RunOptions } from "./options.ts";
 import { Pacer } from "./pace.ts";
@@ -96,6 +97,7 @@ class Run implements RunHost {
   readonly emit: ((e: RunEvent) => void) | undefined;
   readonly secrets: SecretRegistry | undefined;
   readonly conditions: readonly ConditionRun[];
+  readonly slots = new AttemptSlots();
   readonly #ctl = new AbortController();
   readonly #verdict: Verdict;
   readonly #start: number;
@@ -145,6 +147,7 @@ class Run implements RunHost {
     if (this.#outcome) return;
     this.#outcome = { status, decidedBy, at: this.elapsed() };
     this.#ctl.abort(RUN_ENDED);
+    this.slots.close();
   }
 
   /** Ends the run as `fatal` for a reason outside every condition. */

@@ -2,6 +2,7 @@ import { assert, assertEquals } from "../tests/_assert.ts";
 import type { ReadyCondition, ReadyPlan } from "./prepare.ts";
 import { DEFAULT_OPTIONS, type RunOptions } from "./options.ts";
 import { pauseMs, run, type RunEvent } from "./runner.ts";
+import { MAX_UNDER_WAY } from "./slots.ts";
 import type { AttemptContext, Probe, ProbeResult } from "./types.ts";
 import { flatRoot, groupName, type GroupNode, type PlanNode } from "./plan.ts";
 import { drive, FakeClock } from "./_fake_clock.ts";
@@ -813,4 +814,19 @@ Deno.test("run() whose failure signal aborted before it began is fatal at once",
     "start: cannot write /x",
     0,
   ]);
+});
+
+Deno.test("run() has at most MAX_UNDER_WAY attempts under way; the next starts as one ends", async () => {
+  const clock = new FakeClock();
+  const probes = Array.from(
+    { length: MAX_UNDER_WAY + 6 },
+    () => ({ probe: scripted(clock, [OK], { takesMs: 100 }) }),
+  );
+  const { report } = await runFake(plan(probes), clock);
+  assertEquals(report.status, "satisfied");
+  const starts = probes.map((p) => p.probe.trace.starts);
+  assertEquals(starts.slice(0, MAX_UNDER_WAY).every((s) => s.length === 1 && s[0] === 0), true);
+  // Six waited for a slot, then each had its attempt, of its own 100 ms.
+  assertEquals(starts.slice(MAX_UNDER_WAY), Array(6).fill([100]));
+  assertEquals(report.elapsedMs, 200);
 });

@@ -44,7 +44,8 @@ export class AttemptSlots {
   give(): void {
     if (this.#head < this.#waiting.length) {
       const next = this.#waiting[this.#head++]!;
-      // Served takers are dropped once they are half the list: each is moved once.
+      // Served takers are dropped once they are half the list: a copy costs no more than the
+      // takers served since the last one.
       if (this.#head * 2 >= this.#waiting.length) {
         this.#waiting = this.#waiting.slice(this.#head);
         this.#head = 0;

@@ -9,7 +9,9 @@
  * "Cost per condition"). Here each signal gets ONE real listener, the first
  * time it is listened to; callbacks are kept in a `Set`, added and removed
  * at the cost of a `Set` operation. The signal of an `Aborter` gets no
- * listener at all: its own `abort()` calls the callbacks.
+ * listener at all: its own `abort()` calls the callbacks. A signal with one
+ * callback keeps it without a `Set` (about 150 bytes less: a manifest's
+ * every object has a few such signals; docs/reliability.md, large manifests).
  *
  * @module
  */
@@ -23,7 +25,8 @@ const CALLBACKS = Symbol("waitcmd.onAbort");
 const DIRECT = Symbol("waitcmd.direct");
 
 type MarkedSignal = AbortSignal & {
-  [CALLBACKS]?: Set<() => void> | undefined;
+  /** None yet (undefined), one, or several; `noop` once the only one was removed. */
+  [CALLBACKS]?: Set<() => void> | (() => void) | undefined;
   [DIRECT]?: true;
 };
 
@@ -32,6 +35,7 @@ function fire(signal: MarkedSignal): void {
   const callbacks = signal[CALLBACKS];
   if (callbacks === undefined) return;
   signal[CALLBACKS] = undefined;
+  if (typeof callbacks === "function") return callbacks();
   for (const f of callbacks) f();
   callbacks.clear();
 }
@@ -75,17 +79,20 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
     return noop;
   }
   const s = signal as MarkedSignal;
-  let callbacks = s[CALLBACKS];
-  if (callbacks === undefined) {
-    callbacks = s[CALLBACKS] = new Set();
-    if (!s[DIRECT]) signal.addEventListener("abort", () => fire(s), { once: true });
+  const callbacks = s[CALLBACKS];
+  if (callbacks === undefined && !s[DIRECT]) {
+    signal.addEventListener("abort", () => fire(s), { once: true });
   }
-  // A wrapper of its own, so that the same `fn` registered twice is removed once per remover.
-  const entry = () => fn();
-  const set = callbacks;
-  set.add(entry);
+  // A wrapper of its own when `fn` is there already, so that each remover removes one.
+  const there = callbacks === fn || (callbacks instanceof Set && callbacks.has(fn));
+  const entry = there ? () => fn() : fn;
+  if (callbacks === undefined || callbacks === noop) s[CALLBACKS] = entry;
+  else if (typeof callbacks === "function") s[CALLBACKS] = new Set([callbacks, entry]);
+  else callbacks.add(entry);
   return () => {
-    set.delete(entry);
+    const now = s[CALLBACKS];
+    if (now === entry) s[CALLBACKS] = noop;
+    else if (now instanceof Set) now.delete(entry);
   };
 }
 

@@ -63,3 +63,20 @@ Deno.test("Aborter.whenAborted: its owner's callback, called once by abort(), be
   unset.abort(); // no callback set: nothing to call
   assertEquals(unset.signal.aborted, true);
 });
+
+Deno.test("onAbort() with one callback at a time: removed and added again, one listener, the right ones called", () => {
+  const plain = new AbortController();
+  const p = countListeners(plain.signal);
+  const calls: string[] = [];
+  const offA = onAbort(plain.signal, () => calls.push("a"));
+  offA();
+  offA(); // twice: nothing more
+  const fn = () => calls.push("b");
+  const offB = onAbort(plain.signal, fn);
+  onAbort(plain.signal, fn); // the same function again: one entry per remover
+  offB();
+  offA(); // long removed: removes nothing
+  plain.abort();
+  assertEquals(calls, ["b"]);
+  assertEquals(p.added, 1);
+});

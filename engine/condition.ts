@@ -13,11 +13,12 @@ import type { AttemptSlots } from "./slots.ts";
 import type { Clock } from "./clock.ts";
 import { formatDuration } from "./duration.ts";
 import { errorText } from "./errors.ts";
+import { follow } from "./follow.ts";
 import type { RunOptions } from "./options.ts";
 import type { ReadyCondition } from "./prepare.ts";
 import type { ConditionReport, RunEvent, Streak } from "./report.ts";
 import { redactText, type SecretRegistry } from "./masking.ts";
-import type { Probe, ProbeResult } from "./types.ts";
+import type { ProbeResult } from "./types.ts";
 
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
 export const STABLE_SAMPLES = 5;
@@ -127,8 +128,9 @@ export class ConditionRun {
 
   /** Its attempts until it is done or stopped. */
   async #poll(): Promise<void> {
-    const watch = this.c.probe.watch;
-    if (watch) this.#startWatching(watch);
+    const probe = this.c.probe;
+    const watch = probe.watch !== undefined || probe.listen !== undefined;
+    if (watch) this.#startWatching();
     const { clock, options } = this.host;
     try {
       // `--delay`: no attempt starts before it ends, watcher-triggered or not.
@@ -163,13 +165,16 @@ export class ConditionRun {
 
   /**
    * Whether the slot waited for (engine/slots.ts) is still wanted: not when the run ended, or it
-   * stopped, meanwhile (the slot is given back then).
+   * stopped, meanwhile (the slot is given back then). Not an async function: tens of thousands
+   * of conditions may wait for a slot at once (docs/reliability.md, large manifests).
    */
-  async #waited(slot: Promise<boolean>): Promise<boolean> {
-    if (!(await slot)) return false;
-    if (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) return true;
-    this.host.slots.give();
-    return false;
+  #waited(slot: Promise<boolean>): Promise<boolean> {
+    return slot.then((got) => {
+      if (!got) return false;
+      if (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) return true;
+      this.host.slots.give();
+      return false;
+    });
   }
 
   /** Set once it should make no more attempts (its group was decided). */
@@ -385,24 +390,18 @@ export class ConditionRun {
     if (result.captures) this.captures = result.captures;
   }
 
-  /** Starts the probe's watcher: each change it yields cuts the current pause short. */
-  #startWatching(watch: NonNullable<Probe["watch"]>): void {
+  /**
+   * Starts the probe's watcher: each change it reports cuts the current pause short. A
+   * watcher that pushes its changes (`listen`: an isolated kind's) leaves nothing suspended
+   * while it waits (docs/reliability.md, large manifests).
+   */
+  #startWatching(): void {
     const signal = this.#signal();
     const waker = this.#wakerOf();
-    const iterable = watch.call(this.c.probe, {
-      signal,
-      notice: (message) => this.#notice(message),
+    const ctx = { signal, notice: (message: string) => this.#notice(message) };
+    this.watching = follow(this.c.probe, ctx, () => waker.trigger())?.catch((e) => {
+      if (!signal.aborted) this.#notice(`watching failed, polling: ${errorText(e)}`);
     });
-    this.watching = (async () => {
-      try {
-        for await (const _ of iterable) {
-          if (signal.aborted) break;
-          waker.trigger();
-        }
-      } catch (e) {
-        if (!signal.aborted) this.#notice(`watching failed, polling: ${errorText(e)}`);
-      }
-    })();
   }
 
   /** Tells the user something once (human mode only). */
@@ -449,21 +448,28 @@ class Waker {
     this.#pending = false;
   }
 
-  async sleep(clock: Clock, ms: number): Promise<void> {
+  /**
+   * A pause of `ms`, unless a change came since `clear`. Not an async function: a frame
+   * suspended per sleeping condition costs more than the promise (docs/reliability.md, large
+   * manifests).
+   */
+  sleep(clock: Clock, ms: number): Promise<void> {
     // Listened to from the first pause on: a condition satisfied at once never pays for it.
     if (!this.#listening) {
       this.#listening = true;
       onAbort(this.#ended, () => this.trigger());
     }
-    if (this.#pending) return;
+    if (this.#pending) return Promise.resolve();
     const ctl = this.#spare ?? new Aborter();
     this.#spare = undefined;
     this.#sleeping = ctl;
-    try {
-      await clock.sleep(ms, ctl.signal);
-    } finally {
-      this.#sleeping = undefined;
-      if (!ctl.signal.aborted) this.#spare = ctl;
-    }
+    return clock.sleep(ms, ctl.signal).then(this.#slept);
   }
+
+  /** A pause ended: its controller serves the next one unless something aborted it. */
+  readonly #slept = (): void => {
+    const ctl = this.#sleeping;
+    this.#sleeping = undefined;
+    if (ctl !== undefined && !ctl.signal.aborted) this.#spare = ctl;
+  };
 }

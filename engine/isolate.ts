@@ -75,12 +75,38 @@ interface Call {
   resolve(r: ProbeResult): void;
 }
 
-/** A watcher's end on the main thread. */
-interface WatchSink {
-  change(): void;
-  notice(message: string): void;
-  end(error?: string): void;
+/**
+ * A watcher's end on the main thread: where the worker's changes and notices for one probe go.
+ * An object of few fields, no closures: a manifest's every object has one.
+ */
+class WatchSink {
+  /** Stops listening for the watcher's abort. */
+  off: () => void = noop;
+
+  constructor(
+    readonly ctx: WatchContext,
+    readonly onChange: () => void,
+    readonly resolve: () => void,
+    readonly reject: (e: Error) => void,
+  ) {}
+
+  change(): void {
+    this.onChange();
+  }
+
+  notice(message: string): void {
+    this.ctx.notice(message);
+  }
+
+  /** The watcher ended: with `error` when it failed. */
+  end(error?: string): void {
+    this.off();
+    if (error === undefined) this.resolve();
+    else this.reject(new Error(error));
+  }
 }
+
+function noop(): void {}
 
 /** One running worker and what it holds. */
 class Live {
@@ -104,7 +130,11 @@ class Live {
     this.prepared.catch(() => {}); // also handled by every awaiter
   }
 
+  /** Whether its probes are made (`prepared` resolved). */
+  ready = false;
+
   settlePrepared(error?: string): void {
+    this.ready ||= error === undefined;
     if (error === undefined) this.#onPrepared.resolve();
     else this.#onPrepared.reject(new Error(error));
   }
@@ -414,56 +444,35 @@ export class KindIsolate {
     });
   }
 
-  /** The changes of probe `id`'s watcher in the worker. */
-  async *#watch(id: number, ctx: WatchContext): AsyncGenerator<void> {
+  /**
+   * Passes the changes of probe `id`'s watcher in the worker to `onChange`. Not an async
+   * function: a frame suspended per condition costs more than its sink (docs/reliability.md,
+   * large manifests).
+   */
+  #listen(id: number, ctx: WatchContext, onChange: () => void): Promise<void> {
     const live = this.#worker();
-    if (typeof live === "string") throw new Error(live);
-    await live.prepared;
-    let changes = 0;
-    let ended = false;
-    let error: string | undefined;
-    let wake: (() => void) | undefined;
-    const sink: WatchSink = {
-      change() {
-        changes++;
-        wake?.();
-      },
-      notice: (message) => ctx.notice(message),
-      end(e) {
-        ended = true;
-        error = e;
-        wake?.();
-      },
-    };
-    live.watches.set(id, sink);
-    live.post({ t: "watch", id });
-    const off = onAbort(ctx.signal, () => {
-      live.post({ t: "unwatch", id });
-      live.watches.delete(id);
-      sink.end();
-    });
-    try {
-      while (true) {
-        if (changes > 0) {
-          changes = 0;
-          yield;
-          continue;
+    if (typeof live === "string") return Promise.reject(new Error(live));
+    // Its probes are made before the run starts: no promise waits on another then.
+    if (!live.ready) return live.prepared.then(() => this.#listen(id, ctx, onChange));
+    if (ctx.signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const sink = new WatchSink(ctx, onChange, resolve, reject);
+      live.watches.set(id, sink);
+      live.post({ t: "watch", id });
+      sink.off = onAbort(ctx.signal, () => {
+        if (live.watches.get(id) === sink) {
+          live.watches.delete(id);
+          live.post({ t: "unwatch", id });
         }
-        if (ended) break;
-        await new Promise<void>((resolve) => wake = resolve);
-        wake = undefined;
-      }
-    } finally {
-      off();
-      live.watches.delete(id);
-    }
-    if (error !== undefined) throw new Error(error);
+        sink.end();
+      });
+    });
   }
 
   #proxy(id: number): Probe {
     return {
       check: (ctx) => this.#check(id, ctx.signal, ctx.attempt),
-      watch: (ctx) => this.#watch(id, ctx),
+      listen: (ctx, onChange) => this.#listen(id, ctx, onChange),
       close: () => this.close(),
     };
   }

@@ -19,6 +19,7 @@ import { Aborter } from "./abort.ts";
 import { attempt } from "./attempt.ts";
 import { cliClock } from "./clock.ts";
 import { describeError } from "./errors.ts";
+import { follow } from "./follow.ts";
 import { detachHelpers } from "./helper_procs.ts";
 import { SecretRegistry } from "./masking.ts";
 import { capSocketReads } from "./socket_cap.ts";
@@ -200,29 +201,29 @@ class ProbeServer {
     });
   }
 
-  /** Runs probe `id`'s watcher until it ends or is stopped, passing on its changes. */
-  async #watch(id: number): Promise<void> {
+  /**
+   * Runs probe `id`'s watcher until it ends or is stopped, passing on its changes. Not an async
+   * function, and the probe's `listen` when it has one: nothing suspended per condition while
+   * no change comes (docs/reliability.md, large manifests).
+   */
+  #watch(id: number): void {
     const probe = this.#probes.get(id);
-    if (probe?.watch === undefined || this.#watchers.has(id)) return;
+    if (probe === undefined || this.#watchers.has(id)) return;
     // An Aborter: a watcher's signal that `onAbort` listens to holds no event listener
     // (engine/abort.ts), and there is one per condition (docs/reliability.md, large manifests).
     const ctl = new Aborter();
+    const signal = ctl.signal;
+    const following = follow(probe, {
+      signal,
+      notice: (message) => this.#post({ t: "notice", id, message }),
+    }, () => this.#post({ t: "change", id }));
+    if (following === undefined) return;
     this.#watchers.set(id, ctl);
-    let error: string | undefined;
-    try {
-      const changes = probe.watch({
-        signal: ctl.signal,
-        notice: (message) => this.#post({ t: "notice", id, message }),
-      });
-      for await (const _ of changes) {
-        if (ctl.signal.aborted) break;
-        this.#post({ t: "change", id });
-      }
-    } catch (e) {
-      if (!ctl.signal.aborted) error = describeError(e);
-    }
-    this.#watchers.delete(id);
-    this.#post(error === undefined ? { t: "unwatched", id } : { t: "unwatched", id, error });
+    const ended = (error?: string) => {
+      this.#watchers.delete(id);
+      this.#post(error === undefined ? { t: "unwatched", id } : { t: "unwatched", id, error });
+    };
+    following.then(() => ended(), (e) => ended(signal.aborted ? undefined : describeError(e)));
   }
 
   /** Stops every watcher and attempt, closes every probe, and says so. */

@@ -264,6 +264,7 @@ export function negated(probe: Probe): Probe {
       }
     },
     watch: probe.watch?.bind(probe),
+    listen: probe.listen?.bind(probe),
     baseline: probe.baseline?.bind(probe),
     close: probe.close?.bind(probe),
   };

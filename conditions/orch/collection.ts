@@ -44,8 +44,13 @@ export type Lookup = { readonly exists: true; readonly object: KubeObject } | {
 
 /** A condition's membership of a collection: its object's changes and state. */
 export interface Member {
-  /** Yields when the object may have changed (and once after each list); ends with the watch. */
-  changes(signal: AbortSignal): AsyncIterable<void>;
+  /**
+   * Calls `onChange` when the object may have changed (and once after each list; at once when
+   * a list was made already), never after `signal` aborted. What it returns settles when the
+   * collection's watch ends for good or `signal` aborts. Nothing of it is suspended while it
+   * waits: a manifest's every object has one (docs/reliability.md, large manifests).
+   */
+  listen(signal: AbortSignal, onChange: () => void): Promise<void>;
   /**
    * The object as the collection knows it, after the first list when one is under way;
    * undefined when the collection does not know (no list yet, or the list or watch failed).
@@ -57,14 +62,17 @@ export interface Member {
 
 /** A listener of one member: asked to wake on changes, told when the collection's watch ends. */
 interface Listener {
-  change(): void;
+  readonly change: () => void;
   end(): void;
 }
 
 /** The shared list-then-watch of the collection at `path`. */
 export class SharedCollection {
-  /** The names members wait for, with their listeners. */
-  readonly #members = new Map<string, Set<Listener>>();
+  /**
+   * The names members wait for, with their listeners: an array each, not a `Set` (a few
+   * bytes against 150; most names have one listener).
+   */
+  readonly #members = new Map<string, Listener[]>();
   /** How many members hold each name. */
   readonly #holds = new Map<string, number>();
   /** The objects of the names waited for that exist. */
@@ -92,21 +100,13 @@ export class SharedCollection {
   /** Joins the collection as the condition waiting for the object `name`. */
   join(name: string): Member {
     this.#holds.set(name, (this.#holds.get(name) ?? 0) + 1);
-    if (!this.#members.has(name)) this.#members.set(name, new Set());
+    if (!this.#members.has(name)) this.#members.set(name, []);
     if (this.#ctl === undefined) this.#start();
-    let left = false;
-    return {
-      changes: (signal) => this.#changes(name, signal),
-      lookup: (signal) => this.#lookup(name, signal),
-      leave: () => {
-        if (left) return;
-        left = true;
-        this.#leave(name);
-      },
-    };
+    return new Membership(this, name);
   }
 
-  #leave(name: string): void {
+  /** A member of `name` left (once each). */
+  leave(name: string): void {
     const n = (this.#holds.get(name) ?? 1) - 1;
     if (n > 0) return void this.#holds.set(name, n);
     this.#holds.delete(name);
@@ -119,7 +119,8 @@ export class SharedCollection {
     this.onEmpty();
   }
 
-  async #lookup(name: string, signal: AbortSignal): Promise<Lookup | undefined> {
+  /** `Member.lookup` of the member waiting for `name`. */
+  async lookup(name: string, signal: AbortSignal): Promise<Lookup | undefined> {
     const listing = this.#listing;
     if (listing !== undefined && !this.#live && !signal.aborted) {
       let off = () => {};
@@ -134,46 +135,37 @@ export class SharedCollection {
     return object === undefined ? { exists: false } : { exists: true, object };
   }
 
-  async *#changes(name: string, signal: AbortSignal): AsyncGenerator<void> {
-    let changes = 0;
-    let ended = this.#ended;
-    let wake: (() => void) | undefined;
-    const listener: Listener = {
-      change() {
-        changes++;
-        wake?.();
-      },
-      end() {
-        ended = true;
-        wake?.();
-      },
-    };
-    this.#members.get(name)?.add(listener);
-    // onAbort, not an event listener: one per condition of a manifest, and the engine's
-    // watcher signals call it without an event (engine/abort.ts).
-    const off = onAbort(signal, () => wake?.());
-    try {
+  /** `Member.listen` of the member waiting for `name`. */
+  listen(name: string, signal: AbortSignal, onChange: () => void): Promise<void> {
+    if (this.#ended || signal.aborted) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const listener: Listener = {
+        change: onChange,
+        end: () => {
+          off();
+          this.#unlisten(name, listener);
+          resolve();
+        },
+      };
+      // onAbort, not an event listener: one per condition of a manifest, and the engine's
+      // watcher signals call it without an event (engine/abort.ts).
+      const off = onAbort(signal, listener.end);
+      this.#members.get(name)?.push(listener);
       // A list already made counts as a change: the object may have changed since the start.
-      if (this.#live) changes++;
-      while (!signal.aborted) {
-        if (changes > 0) {
-          changes = 0;
-          yield;
-          continue;
-        }
-        if (ended) return;
-        await new Promise<void>((resolve) => wake = resolve);
-        wake = undefined;
-      }
-    } finally {
-      off();
-      this.#members.get(name)?.delete(listener);
-    }
+      if (this.#live) onChange();
+    });
+  }
+
+  #unlisten(name: string, listener: Listener): void {
+    const listeners = this.#members.get(name);
+    const at = listeners?.indexOf(listener) ?? -1;
+    if (at >= 0) listeners!.splice(at, 1);
   }
 
   #notify(name?: string): void {
-    const sets = name === undefined ? [...this.#members.values()] : [this.#members.get(name)];
-    for (const set of sets) for (const l of set ?? []) l.change();
+    const lists = name === undefined ? [...this.#members.values()] : [this.#members.get(name)];
+    // A copy of each: a listener may leave while it is told.
+    for (const list of lists) for (const l of list?.slice() ?? []) l.change();
   }
 
   #start(): void {
@@ -185,7 +177,7 @@ export class SharedCollection {
       if (ctl.signal.aborted) return;
       // Ended for good (refused credentials, an unknown type): the attempts report why.
       this.#ended = true;
-      for (const set of this.#members.values()) for (const l of set) l.end();
+      for (const list of this.#members.values()) for (const l of list.slice()) l.end();
     });
   }
 
@@ -312,6 +304,30 @@ export function slim(o: KubeObject): KubeObject {
     kept.annotations = others;
   }
   return { ...o, metadata: kept };
+}
+
+/**
+ * A condition's membership of a collection: an object of two fields, no closures (a manifest's
+ * every object has one; docs/reliability.md, large manifests).
+ */
+class Membership implements Member {
+  #left = false;
+
+  constructor(readonly collection: SharedCollection, readonly name: string) {}
+
+  listen(signal: AbortSignal, onChange: () => void): Promise<void> {
+    return this.collection.listen(this.name, signal, onChange);
+  }
+
+  lookup(signal: AbortSignal): Promise<Lookup | undefined> {
+    return this.collection.lookup(this.name, signal);
+  }
+
+  leave(): void {
+    if (this.#left) return;
+    this.#left = true;
+    this.collection.leave(this.name);
+  }
 }
 
 /** The shared collections of one API client, by path. */

@@ -96,9 +96,7 @@ Deno.test("SharedCollection: one list and one watch for every member; each attem
   // An event about a member's object changes what it finds, and wakes that member only.
   const ctl = new AbortController();
   let woken = 0;
-  const watching = (async () => {
-    for await (const _ of members[999]!.changes(ctl.signal)) woken++;
-  })();
+  const watching = members[999]!.listen(ctl.signal, () => woken++);
   await turn();
   woken = 0;
   api.send("ADDED", cm("cm-999", { uid: "u1" }));

@@ -8,6 +8,7 @@
  */
 
 import type { Clock } from "../../engine/clock.ts";
+import { iterate } from "../../engine/follow.ts";
 import { hintOf } from "../../engine/errors.ts";
 import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
 import { mergeIterables } from "../_common/filestamp.ts";
@@ -332,38 +333,62 @@ export class OrchProbe {
    * EndpointSlices, which change without the Service: they are watched too.
    */
   watch({ signal }: WatchContext): AsyncIterable<void> {
-    const objects = this.collections !== undefined && this.options.apiVersion !== undefined
-      ? this.#watchShared(signal)
-      : this.#watchCollection(signal, async () => {
-        const r = await this.resolve(signal, 0);
-        const q: Record<string, string> = {};
-        const sel = this.options.selection;
-        if (sel.by === "name") q.fieldSelector = `metadata.name=${sel.name}`;
-        else if (sel.selector) q.labelSelector = sel.selector;
-        return { path: r.path, query: q };
-      });
+    const objects = this.#watchCollection(signal, async () => {
+      const r = await this.resolve(signal, 0);
+      const q: Record<string, string> = {};
+      const sel = this.options.selection;
+      if (sel.by === "name") q.fieldSelector = `metadata.name=${sel.name}`;
+      else if (sel.selector) q.labelSelector = sel.selector;
+      return { path: r.path, query: q };
+    });
+    const slices = this.#watchSlices(signal);
+    return slices === undefined ? objects : mergeIterables([objects, slices]);
+  }
+
+  /**
+   * Whether its changes come from its collection's shared watch (a manifest's object, when the
+   * collections are shared): it then `listen`s instead of `watch`ing.
+   */
+  get shares(): boolean {
+    return this.collections !== undefined && this.options.apiVersion !== undefined &&
+      this.options.selection.by === "name";
+  }
+
+  /**
+   * `watch` for a manifest's object: its collection's shared watch calls `onChange`, with
+   * nothing of the condition's suspended while it waits (docs/reliability.md, large
+   * manifests); a Service's EndpointSlices have a watch of their own, as in `watch`.
+   */
+  listen({ signal }: WatchContext, onChange: () => void): Promise<void> {
+    const objects = this.#listenShared(signal, onChange);
+    const slices = this.#watchSlices(signal);
+    if (slices === undefined) return objects;
+    return Promise.all([objects, iterate(slices, signal, onChange)]).then(() => {});
+  }
+
+  /** The watch of a Service's EndpointSlices, when it is waited ready; undefined otherwise. */
+  #watchSlices(signal: AbortSignal): AsyncIterable<void> | undefined {
     const { want, apiVersion, resource, selection } = this.options;
     if (
       want.type !== "readiness" || apiVersion !== "v1" || resource !== "Service" ||
       selection.by !== "name"
     ) {
-      return objects;
+      return undefined;
     }
-    const slices = this.#watchCollection(signal, async () => {
+    return this.#watchCollection(signal, async () => {
       const ns = this.options.namespace ?? (await this.client.connection(signal)).namespace;
       return {
         path: `/apis/discovery.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/endpointslices`,
         query: { labelSelector: `kubernetes.io/service-name=${selection.name}` },
       };
     });
-    return mergeIterables([objects, slices]);
   }
 
   /**
    * The changes of a manifest's object, from its collection's shared watch; the resource
    * type is resolved first (again after a pause while it fails, as a watch of its own would).
    */
-  async *#watchShared(signal: AbortSignal): AsyncGenerator<void> {
+  async #listenShared(signal: AbortSignal, onChange: () => void): Promise<void> {
     let pauseMs = MIN_PAUSE_MS;
     while (!signal.aborted) {
       let member: Member | undefined;
@@ -373,7 +398,8 @@ export class OrchProbe {
         if (signal.aborted) return;
         if (e instanceof KubeError && !this.#restarting(e) && e.fatal) return;
       }
-      if (member !== undefined) return yield* member.changes(signal);
+      // Returned, not awaited: this frame ends here, the member's listener is all that waits.
+      if (member !== undefined) return member.listen(signal, onChange);
       if (this.#closed) return;
       await this.clock.sleep(pauseMs, signal).catch(() => {});
       pauseMs = Math.min(pauseMs * 2, MAX_PAUSE_MS);
@@ -486,7 +512,9 @@ export async function create(o: OrchOptions, env: ProbeEnv): Promise<Probe> {
   const probe = new OrchProbe(o, client, env.clock, collections);
   return {
     check: ({ signal }) => probe.check(signal),
-    watch: (ctx) => probe.watch(ctx),
+    ...(probe.shares
+      ? { listen: (ctx, onChange) => probe.listen(ctx, onChange) }
+      : { watch: (ctx) => probe.watch(ctx) }),
     close() {
       probe.close();
       release();

@@ -32,7 +32,7 @@
 import { onAbort } from "./abort.ts";
 import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_messages.ts";
 import type { SecretRegistry } from "./masking.ts";
-import type { Probe, ProbeResult, WatchContext } from "./types.ts";
+import type { AttemptContext, Probe, ProbeResult, WatchContext } from "./types.ts";
 import { workerUrl } from "./workers.ts";
 import { after } from "./timers.ts";
 import { formatCap, MEMORY_CAP_VARIABLE, MemoryWatchdog } from "./memory.ts";
@@ -207,7 +207,7 @@ export class KindIsolate {
     const live = this.#live ?? await this.#startInTurn();
     this.#prepare(live);
     await live.prepared;
-    return options.map((_, id) => this.#proxy(id));
+    return options.map((_, id) => new ProxyProbe(this, id));
   }
 
   /** Whether it was closed (a run's end): `kindIsolate` then makes another. */
@@ -390,8 +390,8 @@ export class KindIsolate {
     }
   }
 
-  /** One attempt of probe `id` in the worker. */
-  async #check(id: number, signal: AbortSignal, n: number): Promise<ProbeResult> {
+  /** Attempt `n` of probe `id` in the worker (its `ProxyProbe`'s `check`). */
+  async attempt(id: number, signal: AbortSignal, n: number): Promise<ProbeResult> {
     let live = this.#worker();
     // A worker just terminated needs a moment to end its thread: a short wait before saying
     // it is stuck.
@@ -445,15 +445,15 @@ export class KindIsolate {
   }
 
   /**
-   * Passes the changes of probe `id`'s watcher in the worker to `onChange`. Not an async
-   * function: a frame suspended per condition costs more than its sink (docs/reliability.md,
-   * large manifests).
+   * Passes the changes of probe `id`'s watcher in the worker to `onChange` (its `ProxyProbe`'s
+   * `listen`). Not an async function: a frame suspended per condition costs more than its sink
+   * (docs/reliability.md, large manifests).
    */
-  #listen(id: number, ctx: WatchContext, onChange: () => void): Promise<void> {
+  listen(id: number, ctx: WatchContext, onChange: () => void): Promise<void> {
     const live = this.#worker();
     if (typeof live === "string") return Promise.reject(new Error(live));
     // Its probes are made before the run starts: no promise waits on another then.
-    if (!live.ready) return live.prepared.then(() => this.#listen(id, ctx, onChange));
+    if (!live.ready) return live.prepared.then(() => this.listen(id, ctx, onChange));
     if (ctx.signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
       const sink = new WatchSink(ctx, onChange, resolve, reject);
@@ -468,13 +468,26 @@ export class KindIsolate {
       });
     });
   }
+}
 
-  #proxy(id: number): Probe {
-    return {
-      check: (ctx) => this.#check(id, ctx.signal, ctx.attempt),
-      listen: (ctx, onChange) => this.#listen(id, ctx, onChange),
-      close: () => this.close(),
-    };
+/**
+ * The main thread's stand-in for probe `id` in the worker: two fields, its methods on its
+ * prototype, no closures (a manifest's every object has one; docs/reliability.md, large
+ * manifests).
+ */
+class ProxyProbe implements Probe {
+  constructor(readonly isolate: KindIsolate, readonly id: number) {}
+
+  check(ctx: AttemptContext): Promise<ProbeResult> {
+    return this.isolate.attempt(this.id, ctx.signal, ctx.attempt);
+  }
+
+  listen(ctx: WatchContext, onChange: () => void): Promise<void> {
+    return this.isolate.listen(this.id, ctx, onChange);
+  }
+
+  close(): Promise<void> {
+    return this.isolate.close();
   }
 }
 

@@ -20,6 +20,7 @@ import { attempt } from "./attempt.ts";
 import { cliClock } from "./clock.ts";
 import { describeError } from "./errors.ts";
 import { follow } from "./follow.ts";
+import { Interner } from "./intern.ts";
 import { detachHelpers } from "./helper_procs.ts";
 import { SecretRegistry } from "./masking.ts";
 import { capSocketReads } from "./socket_cap.ts";
@@ -172,7 +173,11 @@ class ProbeServer {
       const make = await this.#factory;
       const secrets = new ForwardedSecrets(m.secrets, this.#post);
       const env = { clock: cliClock, env: m.env, secrets };
-      const made = await Promise.all(m.probes.map(async (p) => [p.id, await make(p.options, env)]));
+      // One copy of each string of the options, not one per condition (engine/intern.ts).
+      const interner = new Interner();
+      const made = await Promise.all(
+        m.probes.map(async (p) => [p.id, await make(interner.value(p.options), env)]),
+      );
       for (const [id, probe] of made as [number, Probe][]) this.#probes.set(id, probe);
       this.#post({ t: "prepared" });
     } catch (e) {

@@ -10,6 +10,7 @@
  */
 
 import { describeError } from "../../engine/errors.ts";
+import { Interner } from "../../engine/intern.ts";
 import type { ExpandContext, Parsed } from "../../engine/types.ts";
 import { fileType } from "./files.ts";
 import { NAMESPACE, OBJECT_NAME, type OrchOptions } from "./mod.ts";
@@ -64,14 +65,17 @@ export async function expandManifests(
   });
   if (unique.length === 0) ctx.fail("file", `no Kubernetes objects in ${describePath(file)}`);
   const { file: _, ...base } = o;
+  // One copy of each kind, version and namespace, not one per document: a manifest of tens of
+  // thousands of objects (docs/reliability.md, large manifests).
+  const strings = new Interner();
   return unique.map((obj) => ({
     target: `${obj.kind.toLowerCase()}/${obj.namespace ? `${obj.namespace}/` : ""}${obj.name}`,
     options: {
       ...base,
-      resource: obj.kind,
-      apiVersion: obj.apiVersion,
+      resource: strings.value(obj.kind),
+      apiVersion: strings.value(obj.apiVersion),
       selection: { by: "name", name: obj.name },
-      namespace: obj.namespace ?? o.namespace,
+      namespace: strings.value(obj.namespace) ?? o.namespace,
     },
   }));
 }

@@ -10,7 +10,13 @@
 import type { Clock } from "../../engine/clock.ts";
 import { iterate } from "../../engine/follow.ts";
 import { hintOf } from "../../engine/errors.ts";
-import type { Probe, ProbeEnv, ProbeResult, WatchContext } from "../../engine/types.ts";
+import type {
+  AttemptContext,
+  Probe,
+  ProbeEnv,
+  ProbeResult,
+  WatchContext,
+} from "../../engine/types.ts";
 import { mergeIterables } from "../_common/filestamp.ts";
 import { AUTH_GRACE_MS, Collections, type Member } from "./collection.ts";
 import { type ApiResource, collectionPath, resolveKind, resolveResource } from "./discovery.ts";
@@ -467,10 +473,7 @@ interface Shared {
 const clients = new WeakMap<object, Map<string, Shared>>();
 
 /** A client for `o`'s kubeconfig and context, shared with the run's other conditions. */
-function sharedClient(
-  o: OrchOptions,
-  env: ProbeEnv,
-): { client: KubeClient; collections: Collections; release(): void } {
+function sharedClient(o: OrchOptions, env: ProbeEnv): Lease {
   const key = JSON.stringify([o.kubeconfig ?? null, o.context ?? null]);
   let byKey = clients.get(env.env);
   if (!byKey) clients.set(env.env, byKey = new Map());
@@ -489,35 +492,67 @@ function sharedClient(
     };
     byKey.set(key, shared);
   }
-  const s = shared;
-  s.users++;
-  let released = false;
-  return {
-    client: s.client,
-    collections: s.collections,
-    release() {
-      if (released) return;
-      released = true;
-      if (--s.users > 0) return;
-      s.client.close();
-      if (byKey.get(key) === s) byKey.delete(key);
-    },
-  };
+  shared.users++;
+  return new Lease(shared, byKey, key);
+}
+
+/** One condition's use of a shared client; the last to release it closes the client. */
+class Lease {
+  #released = false;
+
+  constructor(
+    readonly shared: Shared,
+    readonly byKey: Map<string, Shared>,
+    readonly key: string,
+  ) {}
+
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    const s = this.shared;
+    if (--s.users > 0) return;
+    s.client.close();
+    if (this.byKey.get(this.key) === s) this.byKey.delete(this.key);
+  }
+}
+
+/**
+ * One orch condition's probe: its `OrchProbe` and its lease of the shared client. Its methods
+ * are on its prototype, no closures: a manifest's every object has one (docs/reliability.md,
+ * large manifests).
+ */
+class OrchCondition {
+  constructor(readonly probe: OrchProbe, readonly lease: Lease) {}
+
+  check({ signal }: AttemptContext): Promise<ProbeResult> {
+    return this.probe.check(signal);
+  }
+
+  close(): void {
+    this.probe.close();
+    this.lease.release();
+  }
+}
+
+/** A condition that watches its object (or selection) on its own. */
+class WatchingCondition extends OrchCondition implements Probe {
+  watch(ctx: WatchContext): AsyncIterable<void> {
+    return this.probe.watch(ctx);
+  }
+}
+
+/** A manifest's object, whose changes its collection's shared watch pushes. */
+class ListeningCondition extends OrchCondition implements Probe {
+  listen(ctx: WatchContext, onChange: () => void): Promise<void> {
+    return this.probe.listen(ctx, onChange);
+  }
 }
 
 /** Makes the probe of one orch condition; its API client is shared and closed with the last. */
 export async function create(o: OrchOptions, env: ProbeEnv): Promise<Probe> {
   await Promise.all([kubeClientLibrary.get(), yamlLibrary.get()]);
-  const { client, collections, release } = sharedClient(o, env);
+  const lease = sharedClient(o, env);
+  const { client, collections } = lease.shared;
   const probe = new OrchProbe(o, client, env.clock, collections);
-  return {
-    check: ({ signal }) => probe.check(signal),
-    ...(probe.shares
-      ? { listen: (ctx, onChange) => probe.listen(ctx, onChange) }
-      : { watch: (ctx) => probe.watch(ctx) }),
-    close() {
-      probe.close();
-      release();
-    },
-  };
+  return probe.shares ? new ListeningCondition(probe, lease) : new WatchingCondition(probe, lease);
 }

@@ -1,8 +1,9 @@
 /**
- * One copy of each string in data that crosses to a worker: a structured clone gives every
- * condition its own copy of each string of its options (`ConfigMap`, `v1`, a collection's path)
- * and its objects in V8's slow dictionary form. A manifest of tens of thousands of objects paid
- * for both in the worker (docs/reliability.md, large manifests).
+ * One copy of each string of data that many conditions repeat. In a worker, a structured clone
+ * gives every condition its own copy of each string of its options (`ConfigMap`, `v1`, a
+ * collection's path) and its objects in V8's slow dictionary form; on the main thread, each
+ * document of a manifest has its own copy of its kind and version. A manifest of tens of
+ * thousands of objects paid for both (docs/reliability.md, large manifests).
  *
  * @module
  */

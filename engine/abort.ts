@@ -96,4 +96,17 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
   };
 }
 
+/**
+ * Removes a registration of `fn` from `signal`'s callbacks, as the remover `onAbort` returns
+ * would: for callers that keep `fn` anyway, so that no remover is made per registration (a
+ * manifest's every object has a few; docs/reliability.md, large manifests). Does nothing once
+ * the signal aborted or when `fn` is not there. A registration is removed either way, not both.
+ */
+export function offAbort(signal: AbortSignal, fn: () => void): void {
+  const s = signal as MarkedSignal;
+  const callbacks = s[CALLBACKS];
+  if (callbacks === fn) s[CALLBACKS] = noop;
+  else if (callbacks instanceof Set) callbacks.delete(fn);
+}
+
 function noop(): void {}

@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { Aborter, onAbort } from "./abort.ts";
+import { Aborter, offAbort, onAbort } from "./abort.ts";
 
 /** Counts the event listeners added to `signal` from now on. */
 function countListeners(signal: AbortSignal): { added: number } {
@@ -79,4 +79,28 @@ Deno.test("onAbort() with one callback at a time: removed and added again, one l
   plain.abort();
   assertEquals(calls, ["b"]);
   assertEquals(p.added, 1);
+});
+
+Deno.test("offAbort() removes one registration of a callback: alone, among others, twice", () => {
+  for (const make of [() => new AbortController(), () => new Aborter()]) {
+    const calls: string[] = [];
+    const a = () => void calls.push("a");
+    const b = () => void calls.push("b");
+    const alone = make();
+    onAbort(alone.signal, a);
+    offAbort(alone.signal, a);
+    alone.abort();
+    assertEquals(calls, []);
+    const among = make();
+    onAbort(among.signal, a);
+    onAbort(among.signal, b);
+    onAbort(among.signal, a);
+    offAbort(among.signal, a);
+    among.abort();
+    assertEquals(calls.sort(), ["a", "b"]);
+    // After the abort, and for a callback never added: nothing happens.
+    offAbort(among.signal, a);
+    offAbort(make().signal, b);
+    calls.length = 0;
+  }
 });

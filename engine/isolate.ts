@@ -29,7 +29,7 @@
  * @module
  */
 
-import { onAbort } from "./abort.ts";
+import { offAbort, onAbort } from "./abort.ts";
 import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_messages.ts";
 import type { SecretRegistry } from "./masking.ts";
 import type { AttemptContext, Probe, ProbeResult, WatchContext } from "./types.ts";
@@ -77,18 +77,23 @@ interface Call {
 
 /**
  * A watcher's end on the main thread: where the worker's changes and notices for one probe go.
- * An object of few fields, no closures: a manifest's every object has one.
+ * An object of few fields and one bound function, no closures: a manifest's every object has
+ * one (docs/reliability.md, large manifests).
  */
 class WatchSink {
-  /** Stops listening for the watcher's abort. */
-  off: () => void = noop;
+  /** What the watcher's abort calls: it stops the watcher in the worker and ends this one. */
+  readonly aborted: () => void;
 
   constructor(
+    readonly live: Live,
+    readonly id: number,
     readonly ctx: WatchContext,
     readonly onChange: () => void,
     readonly resolve: () => void,
     readonly reject: (e: Error) => void,
-  ) {}
+  ) {
+    this.aborted = this.#stop.bind(this);
+  }
 
   change(): void {
     this.onChange();
@@ -100,13 +105,20 @@ class WatchSink {
 
   /** The watcher ended: with `error` when it failed. */
   end(error?: string): void {
-    this.off();
+    offAbort(this.ctx.signal, this.aborted);
     if (error === undefined) this.resolve();
     else this.reject(new Error(error));
   }
-}
 
-function noop(): void {}
+  #stop(): void {
+    const live = this.live;
+    if (live.watches.get(this.id) === this) {
+      live.watches.delete(this.id);
+      live.post({ t: "unwatch", id: this.id });
+    }
+    this.end();
+  }
+}
 
 /** One running worker and what it holds. */
 class Live {
@@ -150,6 +162,11 @@ class Live {
 
   post(m: ToWorker): void {
     this.#out.post(m);
+  }
+
+  /** The watchers it serves (the memory watchdog gives each room; engine/memory.ts). */
+  get watchers(): number {
+    return this.watches.size;
   }
 
   /** Whether anything waits on it: an attempt or a watcher. */
@@ -456,16 +473,10 @@ export class KindIsolate {
     if (!live.ready) return live.prepared.then(() => this.listen(id, ctx, onChange));
     if (ctx.signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve, reject) => {
-      const sink = new WatchSink(ctx, onChange, resolve, reject);
+      const sink = new WatchSink(live, id, ctx, onChange, resolve, reject);
       live.watches.set(id, sink);
       live.post({ t: "watch", id });
-      sink.off = onAbort(ctx.signal, () => {
-        if (live.watches.get(id) === sink) {
-          live.watches.delete(id);
-          live.post({ t: "unwatch", id });
-        }
-        sink.end();
-      });
+      onAbort(ctx.signal, sink.aborted);
     });
   }
 }

@@ -25,7 +25,7 @@ import { detachHelpers } from "./helper_procs.ts";
 import { SecretRegistry } from "./masking.ts";
 import { capSocketReads } from "./socket_cap.ts";
 import { isHarmlessStray } from "./strays.ts";
-import type { ConditionKind, Probe, ProbeFactory, ProbeResult } from "./types.ts";
+import type { ConditionKind, Probe, ProbeFactory, ProbeResult, WatchContext } from "./types.ts";
 import { Batcher, type FromWorker, type Invalid, type ToWorker } from "./isolate_messages.ts";
 
 /** What a worker's global scope offers the runtime. */
@@ -214,21 +214,22 @@ class ProbeServer {
   #watch(id: number): void {
     const probe = this.#probes.get(id);
     if (probe === undefined || this.#watchers.has(id)) return;
-    // An Aborter: a watcher's signal that `onAbort` listens to holds no event listener
-    // (engine/abort.ts), and there is one per condition (docs/reliability.md, large manifests).
-    const ctl = new Aborter();
-    const signal = ctl.signal;
-    const following = follow(probe, {
-      signal,
-      notice: (message) => this.#post({ t: "notice", id, message }),
-    }, () => this.#post({ t: "change", id }));
+    const served = new ServedWatch(id, this.#post);
+    const following = follow(probe, served, served.change);
     if (following === undefined) return;
-    this.#watchers.set(id, ctl);
-    const ended = (error?: string) => {
-      this.#watchers.delete(id);
-      this.#post(error === undefined ? { t: "unwatched", id } : { t: "unwatched", id, error });
-    };
-    following.then(() => ended(), (e) => ended(signal.aborted ? undefined : describeError(e)));
+    this.#watchers.set(id, served.ctl);
+    following.then(() => this.#unwatched(served), (e) => this.#unwatched(served, e));
+  }
+
+  /** Probe `id`'s watcher ended: when it failed on its own, with `error`. */
+  #unwatched(served: ServedWatch, error?: unknown): void {
+    const id = served.id;
+    if (this.#watchers.get(id) === served.ctl) this.#watchers.delete(id);
+    this.#post(
+      error === undefined || served.signal.aborted
+        ? { t: "unwatched", id }
+        : { t: "unwatched", id, error: describeError(error) },
+    );
   }
 
   /** Stops every watcher and attempt, closes every probe, and says so. */
@@ -250,6 +251,40 @@ async function invalidOf(kind: ConditionKind, options: unknown): Promise<Invalid
   } catch (e) {
     if (!(e instanceof InvalidOptions)) throw e;
     return e.invalid;
+  }
+}
+
+/**
+ * One watcher the worker runs for the main thread: its context (signal and notices) and where
+ * its changes go. An object with its methods on its prototype, not closures: a manifest's every
+ * object has one (docs/reliability.md, large manifests).
+ */
+class ServedWatch implements WatchContext {
+  /**
+   * Its stop. An Aborter: a watcher's signal that `onAbort` listens to holds no event listener
+   * (engine/abort.ts).
+   */
+  readonly ctl = new Aborter();
+  /** Passed on as `onChange`. */
+  readonly change: () => void;
+  /** Bound, as `change`: a kind's watcher may take it out of its context. */
+  readonly notice: (message: string) => void;
+
+  constructor(readonly id: number, readonly post: (m: FromWorker) => void) {
+    this.change = this.#changed.bind(this);
+    this.notice = this.#noticed.bind(this);
+  }
+
+  get signal(): AbortSignal {
+    return this.ctl.signal;
+  }
+
+  #noticed(message: string): void {
+    this.post({ t: "notice", id: this.id, message });
+  }
+
+  #changed(): void {
+    this.post({ t: "change", id: this.id });
   }
 }
 

@@ -29,6 +29,15 @@ export function watchdogThreshold(cap: number): number {
  */
 export const MEMORY_ROOM = 128 * 2 ** 20;
 /**
+ * Room per watcher the workers serve, on top of the limit: what a condition's watcher holds in
+ * its worker (its context, its listener, the object a shared watch keeps for it) is made once
+ * its watcher starts, after the floor was noted, and is the run's, no driver's. Measured with
+ * 54,694 manifest objects: about 0.9 KiB a watcher, and about half as much for a kept object
+ * (docs/reliability.md, large manifests); 2 KiB covers both and the collector's slack. A run
+ * of ten watchers gets 20 KiB more; one of 50,000, about 98 MiB.
+ */
+export const WATCHER_ROOM = 2 * 2 ** 10;
+/**
  * The memory cap of `WAITCMD_MEMORY_CAP` (`512M`, `1G`, `768` in MiB), in bytes; the
  * default without it. A value that is not a size is a usage error naming the variable.
  */
@@ -57,7 +66,8 @@ export type MemorySample = () => { readonly rss: number; readonly heapTotal: num
 
 /**
  * The memory watchdog: while workers run, samples the process's RSS; near the cap, ends the
- * workers that have attempts or watchers in flight.
+ * workers that have attempts or watchers in flight. Each watcher the workers serve widens the
+ * limit by `WATCHER_ROOM`.
  *
  * What the main thread's own heap grew by since the run's probes were made is not counted:
  * it is the engine's (ten thousand conditions' attempts, whose garbage the runtime collects
@@ -65,7 +75,7 @@ export type MemorySample = () => { readonly rss: number; readonly heapTotal: num
  * objects had its worker stopped for it (docs/reliability.md, large manifests).
  */
 export class MemoryWatchdog<
-  L extends { readonly busy: boolean },
+  L extends { readonly busy: boolean; readonly watchers: number },
   O extends { killForMemory(live: L, cap: number): void },
 > {
   readonly #live = new Map<L, O>();
@@ -103,7 +113,12 @@ export class MemoryWatchdog<
   get limit(): number {
     const threshold = watchdogThreshold(this.#cap);
     // Room above the floor only for a run that holds much of the cap once its probes are made.
-    return this.#floor > this.#cap / 2 ? Math.max(threshold, this.#floor + MEMORY_ROOM) : threshold;
+    const base = this.#floor > this.#cap / 2
+      ? Math.max(threshold, this.#floor + MEMORY_ROOM)
+      : threshold;
+    let watchers = 0;
+    for (const live of this.#live.keys()) watchers += live.watchers;
+    return base + watchers * WATCHER_ROOM;
   }
 
   /** Watches `live` (a worker of `owner`) until `forget`. */

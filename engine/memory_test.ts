@@ -1,5 +1,5 @@
 import { assertEquals } from "../tests/_assert.ts";
-import { MemoryWatchdog } from "./memory.ts";
+import { MemoryWatchdog, WATCHER_ROOM } from "./memory.ts";
 
 const MiB = 2 ** 20;
 
@@ -8,7 +8,7 @@ function fakeProcess(capMiB: number) {
   const state = { rss: 100 * MiB };
   const killed: string[] = [];
   const owner = { killForMemory: (live: { name: string }) => void killed.push(live.name) };
-  const dog = new MemoryWatchdog<{ busy: boolean; name: string }, typeof owner>(
+  const dog = new MemoryWatchdog<{ busy: boolean; watchers: number; name: string }, typeof owner>(
     () => ({ rss: state.rss, heapTotal: 10 * MiB }),
   );
   dog.setCap(capMiB * MiB);
@@ -17,8 +17,8 @@ function fakeProcess(capMiB: number) {
 
 Deno.test("MemoryWatchdog ends the busy workers once the memory is past its limit", () => {
   const { state, killed, dog, owner } = fakeProcess(256);
-  const busy = { busy: true, name: "busy" };
-  const idle = { busy: false, name: "idle" };
+  const busy = { busy: true, watchers: 0, name: "busy" };
+  const idle = { busy: false, watchers: 0, name: "idle" };
   dog.watch(owner, busy);
   dog.watch(owner, idle);
   try {
@@ -46,4 +46,30 @@ Deno.test("MemoryWatchdog keeps the whole margin below the cap for a run that ho
   large.state.rss = 420 * MiB;
   large.dog.noteFloor();
   assertEquals(large.dog.limit / MiB, 548);
+});
+
+Deno.test("MemoryWatchdog gives each watcher its workers serve room above the limit", () => {
+  const { state, killed, dog, owner } = fakeProcess(512);
+  const a = { busy: true, watchers: 0, name: "a" };
+  const b = { busy: true, watchers: 0, name: "b" };
+  dog.watch(owner, a);
+  dog.watch(owner, b);
+  try {
+    assertEquals(dog.limit / MiB, 384);
+    // 30,000 watchers in one worker and 20,000 in another: 2 KiB each on top.
+    a.watchers = 30_000;
+    b.watchers = 20_000;
+    assertEquals(dog.limit, 384 * MiB + 50_000 * WATCHER_ROOM);
+    state.rss = 450 * MiB;
+    dog.check();
+    assertEquals(killed, []);
+    // The watchers ended: the memory they held is past the limit again.
+    a.watchers = 0;
+    b.watchers = 0;
+    dog.check();
+    assertEquals(killed, ["a", "b"]);
+  } finally {
+    dog.forget(owner, a);
+    dog.forget(owner, b);
+  }
 });

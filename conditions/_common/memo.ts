@@ -6,6 +6,8 @@
  * @module
  */
 
+import { onAbort } from "../../engine/abort.ts";
+
 /** A lazily made value; see `memoize`. */
 export interface Memo<T> {
   /**
@@ -36,9 +38,17 @@ export function memoize<T>(make: () => Promise<T>): Memo<T> {
       if (!signal) return p;
       return new Promise<T>((resolve, reject) => {
         if (signal.aborted) return reject(signal.reason);
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener("abort", onAbort, { once: true });
-        p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+        // onAbort, not an event listener: a signal keeps an event target's bookkeeping (about
+        // 230 bytes) once it had one, and every object of a manifest asks with a signal of its
+        // own (docs/reliability.md, large manifests).
+        const off = onAbort(signal, () => reject(signal.reason));
+        p.then((value) => {
+          off();
+          resolve(value);
+        }, (e) => {
+          off();
+          reject(e);
+        });
       });
     },
     reset() {

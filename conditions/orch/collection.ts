@@ -14,7 +14,7 @@
  * @module
  */
 
-import { onAbort } from "../../engine/abort.ts";
+import { offAbort, onAbort } from "../../engine/abort.ts";
 import type { Clock } from "../../engine/clock.ts";
 import { KubeError } from "./errors.ts";
 import { type KubeObject, str } from "./judge.ts";
@@ -66,6 +66,37 @@ interface Listener {
   end(): void;
 }
 
+/**
+ * A member's listener in its name's list: an object with its methods on its prototype and one
+ * bound function, not closures (a manifest's every object has one; docs/reliability.md, large
+ * manifests).
+ */
+class Listening implements Listener {
+  /** Leaves the list and settles the member's `listen`; what the signal's abort calls. */
+  readonly end: () => void;
+
+  /** The list it is in, if any. */
+  list: Listener[] | undefined;
+
+  constructor(
+    readonly change: () => void,
+    readonly signal: AbortSignal,
+    readonly resolve: () => void,
+  ) {
+    this.end = this.#ended.bind(this);
+  }
+
+  #ended(): void {
+    offAbort(this.signal, this.end);
+    const at = this.list?.indexOf(this) ?? -1;
+    if (at >= 0) this.list!.splice(at, 1);
+    this.resolve();
+  }
+}
+
+/** The listeners of a name that has none yet: shared, replaced at its first (never pushed to). */
+const NO_LISTENERS: Listener[] = [];
+
 /** The shared list-then-watch of the collection at `path`. */
 export class SharedCollection {
   /**
@@ -100,7 +131,7 @@ export class SharedCollection {
   /** Joins the collection as the condition waiting for the object `name`. */
   join(name: string): Member {
     this.#holds.set(name, (this.#holds.get(name) ?? 0) + 1);
-    if (!this.#members.has(name)) this.#members.set(name, []);
+    if (!this.#members.has(name)) this.#members.set(name, NO_LISTENERS);
     if (this.#ctl === undefined) this.#start();
     return new Membership(this, name);
   }
@@ -139,27 +170,22 @@ export class SharedCollection {
   listen(name: string, signal: AbortSignal, onChange: () => void): Promise<void> {
     if (this.#ended || signal.aborted) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const listener: Listener = {
-        change: onChange,
-        end: () => {
-          off();
-          this.#unlisten(name, listener);
-          resolve();
-        },
-      };
+      const listener = new Listening(onChange, signal, resolve);
+      const list = this.#members.get(name);
+      // The first listener of a name gets an array of its own, of one slot: a push into an
+      // empty array makes room for seventeen (about 150 bytes per object of a manifest).
+      if (list === NO_LISTENERS) {
+        this.#members.set(name, listener.list = [listener]);
+      } else if (list !== undefined) {
+        list.push(listener);
+        listener.list = list;
+      }
       // onAbort, not an event listener: one per condition of a manifest, and the engine's
       // watcher signals call it without an event (engine/abort.ts).
-      const off = onAbort(signal, listener.end);
-      this.#members.get(name)?.push(listener);
+      onAbort(signal, listener.end);
       // A list already made counts as a change: the object may have changed since the start.
       if (this.#live) onChange();
     });
-  }
-
-  #unlisten(name: string, listener: Listener): void {
-    const listeners = this.#members.get(name);
-    const at = listeners?.indexOf(listener) ?? -1;
-    if (at >= 0) listeners!.splice(at, 1);
   }
 
   #notify(name?: string): void {

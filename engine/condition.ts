@@ -18,7 +18,7 @@ import type { RunOptions } from "./options.ts";
 import type { ReadyCondition } from "./prepare.ts";
 import type { ConditionReport, RunEvent, Streak } from "./report.ts";
 import { redactText, type SecretRegistry } from "./masking.ts";
-import type { ProbeResult } from "./types.ts";
+import type { ProbeResult, WatchContext } from "./types.ts";
 
 /** Fewest attempts a `--stable-for` window is sampled with (docs/contract.md §4). */
 export const STABLE_SAMPLES = 5;
@@ -29,6 +29,20 @@ export const STABLE_SAMPLES = 5;
  * (measurable with a thousand conditions).
  */
 export const RUN_ENDED = new Error("run ended");
+
+/** What a condition's loop waits on. */
+const Phase = {
+  Idle: 0,
+  /** `--delay`. */
+  Delay: 1,
+  /** A slot for its attempt. */
+  Slot: 2,
+  /** Its attempt's result. */
+  Attempt: 3,
+  /** The pause before its next attempt. */
+  Pause: 4,
+} as const;
+type Phase = typeof Phase[keyof typeof Phase];
 
 /**
  * The pause before a condition's next attempt (docs/contract.md §4):
@@ -79,6 +93,8 @@ export interface RunHost {
   pastDeadline(): boolean;
   /** The run's attempts under way at once (engine/slots.ts). */
   readonly slots: AttemptSlots;
+  /** A condition's loop ended: done, stopped or the run's end; `error` when it threw. */
+  polled(c: ConditionRun, error?: unknown): void;
 }
 
 /** One condition of a run, from its first attempt to its last. */
@@ -103,8 +119,6 @@ export class ConditionRun {
   #streakStart = NaN;
   /** Consecutive failed attempts, for exponential backoff. */
   #failures = 0;
-  /** Notices already emitted; made at the first (most conditions have none). */
-  #notices: Set<string> | undefined;
   /** Its own controller (its watcher's and its pauses' signal), made when first needed. */
   #ctl: Aborter | undefined;
   /** The controller of the attempt under way. */
@@ -118,63 +132,127 @@ export class ConditionRun {
 
   constructor(readonly c: ReadyCondition, readonly host: RunHost) {}
 
-  /** Its attempts until it is done, stopped or the run ended; set by `start`. */
-  polling: Promise<void> | undefined;
+  /** What its loop waits on now: what the promise it waits on settles into (`#step`). */
+  #phase: Phase = Phase.Idle;
+  /** Its loop's next step and its failure, bound once: what each promise it waits on calls. */
+  #onStep: ((value: unknown) => void) | undefined;
+  #onFail: ((e: unknown) => void) | undefined;
+  /** Whether it has a watcher (stopped when its loop ends). */
+  #watches = false;
+  /** Whether its loop ended. */
+  #over = false;
+  /** Settles once its loop ended, made by `end` when the run's end found it busy. */
+  #ending: Promise<void> | undefined;
+  #ended: (() => void) | undefined;
 
-  /** Starts its attempts; what it returns settles once it is done, stopped or sees the end. */
-  start(): Promise<void> {
-    return this.polling = this.#poll();
+  /**
+   * Starts its attempts; it tells the run (`RunHost.polled`) once it is done, stopped or sees
+   * the end. Its loop is a step per settled promise, not an async function: a frame suspended
+   * per condition costs more than the step (docs/reliability.md, large manifests).
+   */
+  start(): void {
+    const probe = this.c.probe;
+    this.#watches = probe.watch !== undefined || probe.listen !== undefined;
+    if (this.#watches) this.#startWatching();
+    const { clock, options } = this.host;
+    // `--delay`: no attempt starts before it ends, watcher-triggered or not.
+    if (options.delayMs > 0) this.#wait(Phase.Delay, clock.sleep(options.delayMs, this.#signal()));
+    else this.#stepped(undefined);
   }
 
-  /** Its attempts until it is done or stopped. */
-  async #poll(): Promise<void> {
-    const probe = this.c.probe;
-    const watch = probe.watch !== undefined || probe.listen !== undefined;
-    if (watch) this.#startWatching();
-    const { clock, options } = this.host;
+  /** Waits for `p` in `phase`; `#step` goes on from there. */
+  #wait(phase: Phase, p: Promise<unknown>): void {
+    this.#phase = phase;
+    p.then(this.#onStep ??= this.#stepped.bind(this), this.#onFail ??= this.#threw.bind(this));
+  }
+
+  #stepped(value: unknown): void {
     try {
-      // `--delay`: no attempt starts before it ends, watcher-triggered or not.
-      if (options.delayMs > 0) await clock.sleep(options.delayMs, this.#signal());
-      while (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) {
-        this.#waker?.clear();
-        const slot = this.host.slots.take();
-        if (slot !== true && !(await this.#waited(slot))) break;
-        const n = ++this.attempts;
-        let result: ProbeResult | undefined;
-        try {
-          result = await this.#attempt(n);
-        } finally {
-          this.#released();
-          this.host.slots.give();
-        }
-        if (result === undefined || this.host.ended.aborted || this.stopped) {
-          this.#noAnswer(n);
-          break;
-        }
-        const waitMs = this.#record(n, result);
-        if (waitMs === undefined || this.host.pastDeadline()) break;
-        await this.#wakerOf().sleep(clock, waitMs);
-      }
-    } finally {
-      // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
-      // event (measurable with a thousand conditions).
-      if (watch) this.#ctl?.abort(RUN_ENDED);
-      this.#ctl = undefined;
+      this.#step(value);
+    } catch (e) {
+      this.#finish(e);
     }
   }
 
   /**
-   * Whether the slot waited for (engine/slots.ts) is still wanted: not when the run ended, or it
-   * stopped, meanwhile (the slot is given back then). Not an async function: tens of thousands
-   * of conditions may wait for a slot at once (docs/reliability.md, large manifests).
+   * The promise waited on in `#phase` gave `value` (the loop's top, in `Idle`); an error it
+   * throws ends the loop, as an async function's would reject.
    */
-  #waited(slot: Promise<boolean>): Promise<boolean> {
-    return slot.then((got) => {
-      if (!got) return false;
-      if (!this.host.ended.aborted && !this.stopped && !this.host.pastDeadline()) return true;
+  #step(value: unknown): void {
+    const phase = this.#phase;
+    this.#phase = Phase.Idle;
+    if (phase === Phase.Attempt) return this.#answered(value as ProbeResult | undefined);
+    if (phase === Phase.Pause) this.#waker!.slept();
+    if (phase !== Phase.Slot) return this.#next();
+    // A slot waited for (engine/slots.ts) is given back when no longer wanted.
+    if (value !== true) return this.#finish();
+    if (this.#goesOn()) return this.#run();
+    this.host.slots.give();
+    this.#finish();
+  }
+
+  /** Whether it makes another attempt: the run goes on, it was not stopped. */
+  #goesOn(): boolean {
+    return !this.host.ended.aborted && !this.stopped && !this.host.pastDeadline();
+  }
+
+  /** The top of its loop: an attempt, once it has a slot, unless it is over. */
+  #next(): void {
+    if (!this.#goesOn()) return this.#finish();
+    this.#waker?.clear();
+    const slot = this.host.slots.take();
+    if (slot === true) this.#run();
+    else this.#wait(Phase.Slot, slot);
+  }
+
+  /** Makes its next attempt, holding a slot. */
+  #run(): void {
+    const n = ++this.attempts;
+    let answer: Promise<ProbeResult | undefined>;
+    try {
+      answer = this.#attempt(n);
+    } catch (e) {
+      this.#released();
       this.host.slots.give();
-      return false;
-    });
+      throw e;
+    }
+    this.#wait(Phase.Attempt, answer);
+  }
+
+  /** Its attempt under way ended with `result` (undefined: the run ended, or it stopped). */
+  #answered(result: ProbeResult | undefined): void {
+    this.#released();
+    this.host.slots.give();
+    const n = this.attempts;
+    if (result === undefined || this.host.ended.aborted || this.stopped) {
+      this.#noAnswer(n);
+      return this.#finish();
+    }
+    const waitMs = this.#record(n, result);
+    if (waitMs === undefined || this.host.pastDeadline()) return this.#finish();
+    this.#wait(Phase.Pause, this.#wakerOf().sleep(this.host.clock, waitMs));
+  }
+
+  /** A promise it waited on rejected: its attempt's slot is given back, and its loop ends. */
+  #threw(e: unknown): void {
+    if (this.#phase === Phase.Attempt) {
+      this.#released();
+      this.host.slots.give();
+    }
+    this.#phase = Phase.Idle;
+    this.#finish(e);
+  }
+
+  /** Its loop ended (with `error` when something threw): its watcher stops; the run hears. */
+  #finish(error?: unknown): void {
+    if (this.#over) return;
+    this.#over = true;
+    // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
+    // event (measurable with a thousand conditions).
+    if (this.#watches) this.#ctl?.abort(RUN_ENDED);
+    this.#ctl = undefined;
+    this.#ended?.();
+    this.host.polled(this, error);
   }
 
   /** Set once it should make no more attempts (its group was decided). */
@@ -198,9 +276,12 @@ export class ConditionRun {
   end(): Promise<void> | undefined {
     const busy = this.#attemptCtl !== undefined || this.watching !== undefined;
     if (!busy) return undefined;
+    this.#ending ??= this.#over
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.#ended = resolve);
     this.#attemptCtl?.abort(RUN_ENDED);
     if (this.watching !== undefined) this.#ctl?.abort(RUN_ENDED);
-    return this.polling;
+    return this.#ending;
   }
 
   /**
@@ -396,22 +477,8 @@ export class ConditionRun {
    * while it waits (docs/reliability.md, large manifests).
    */
   #startWatching(): void {
-    const signal = this.#signal();
-    const waker = this.#wakerOf();
-    const ctx = { signal, notice: (message: string) => this.#notice(message) };
-    this.watching = follow(this.c.probe, ctx, () => waker.trigger())?.catch((e) => {
-      if (!signal.aborted) this.#notice(`watching failed, polling: ${errorText(e)}`);
-    });
-  }
-
-  /** Tells the user something once (human mode only). */
-  #notice(text: string): void {
-    // A watcher's error is text from outside: it may quote a URL or a secret (docs/contract.md §9).
-    const message = redactText(text, this.host.secrets);
-    this.#notices ??= new Set();
-    if (this.#notices.has(message)) return;
-    this.#notices.add(message);
-    this.host.emit?.({ type: "notice", condition: this.c, message });
+    const ctx = new RunWatch(this.#signal(), this);
+    this.watching = follow(this.c.probe, ctx, this.#wakerOf().trigger)?.then(undefined, ctx.failed);
   }
 }
 
@@ -419,6 +486,42 @@ const NO_CAPTURES: Readonly<Record<string, string>> = Object.freeze({});
 
 /** An attempt ended by the run's end (or the condition's) has no result. */
 const noResult = (): undefined => undefined;
+
+/**
+ * A condition's watcher's context: its signal, and its notices, each told once (human mode
+ * only). Bound methods, not closures: a manifest's every object has one (docs/reliability.md,
+ * large manifests).
+ */
+class RunWatch implements WatchContext {
+  /** Notices already emitted; made at the first (most conditions have none). */
+  #said: Set<string> | undefined;
+  /** Bound: a kind's watcher may take it out of its context. */
+  readonly notice: (text: string) => void;
+  /** What the watcher's failure calls: the condition polls on, and says so. */
+  readonly failed: (e: unknown) => void;
+
+  readonly #run: ConditionRun;
+
+  constructor(readonly signal: AbortSignal, run: ConditionRun) {
+    this.#run = run;
+    this.notice = this.#say.bind(this);
+    this.failed = this.#failed.bind(this);
+  }
+
+  #say(text: string): void {
+    // A watcher's error is text from outside: it may quote a URL or a secret (docs/contract.md §9).
+    const host = this.#run.host;
+    const message = redactText(text, host.secrets);
+    this.#said ??= new Set();
+    if (this.#said.has(message)) return;
+    this.#said.add(message);
+    host.emit?.({ type: "notice", condition: this.#run.c, message });
+  }
+
+  #failed(e: unknown): void {
+    if (!this.signal.aborted) this.#say(`watching failed, polling: ${errorText(e)}`);
+  }
+}
 
 /**
  * The pause between a condition's attempts, which a watcher's change (or the
@@ -434,12 +537,16 @@ class Waker {
   readonly #ended: AbortSignal;
   #listening = false;
 
+  /** Cuts the current pause short (or the next one): a change came. Bound: a watcher calls it. */
+  readonly trigger: () => void;
+
   /** `ended` (the condition's signal) cuts the current pause short, like a change. */
   constructor(ended: AbortSignal) {
     this.#ended = ended;
+    this.trigger = this.#triggered.bind(this);
   }
 
-  trigger(): void {
+  #triggered(): void {
     this.#pending = true;
     this.#sleeping?.abort(RUN_ENDED);
   }
@@ -457,19 +564,22 @@ class Waker {
     // Listened to from the first pause on: a condition satisfied at once never pays for it.
     if (!this.#listening) {
       this.#listening = true;
-      onAbort(this.#ended, () => this.trigger());
+      onAbort(this.#ended, this.trigger);
     }
     if (this.#pending) return Promise.resolve();
     const ctl = this.#spare ?? new Aborter();
     this.#spare = undefined;
     this.#sleeping = ctl;
-    return clock.sleep(ms, ctl.signal).then(this.#slept);
+    return clock.sleep(ms, ctl.signal);
   }
 
-  /** A pause ended: its controller serves the next one unless something aborted it. */
-  readonly #slept = (): void => {
+  /**
+   * The pause `sleep` gave ended (its owner says so): its controller serves the next one
+   * unless something aborted it.
+   */
+  slept(): void {
     const ctl = this.#sleeping;
     this.#sleeping = undefined;
     if (ctl !== undefined && !ctl.signal.aborted) this.#spare = ctl;
-  };
+  }
 }

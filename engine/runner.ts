@@ -69,17 +69,17 @@ export async function run(plan: ReadyPlan, ctx: RunContext): Promise<Report> {
     : Promise.resolve();
   // The conditions start in slices with turns of the event loop between them: the first
   // attempts of tens of thousands of conditions would hold the deadline and a signal.
-  const polls: Promise<void>[] = [];
   const decided = new Promise<void>((resolve) => onAbort(r.ended, resolve));
   const pacer = new Pacer();
   for (const c of r.conditions) {
     if (r.ended.aborted) break; // a condition never started reports no attempt
-    polls.push(c.start());
+    r.started++;
+    c.start();
     await pacer.step();
   }
   // The run is over once it is decided: a condition asleep between two attempts is not waited
   // for (engine/condition.ts, `end`). Conditions that all ended undecided wait for the deadline.
-  await Promise.race([decided, Promise.all(polls).then(() => deadline)]);
+  await Promise.race([decided, r.allPolled().then(() => deadline)]);
   ctx.signal?.removeEventListener("abort", onCancel);
   ctx.failure?.removeEventListener("abort", onFailure);
   await r.release(ctx.graceMs ?? 3000);
@@ -102,6 +102,13 @@ class Run implements RunHost {
   readonly #verdict: Verdict;
   readonly #start: number;
   #outcome: { status: RunStatus; decidedBy?: number; at: number } | undefined;
+  /** Conditions started, and those whose loops ended (`polled`). */
+  started = 0;
+  #polled = 0;
+  /** Whether every condition that will start has (`allPolled` was asked). */
+  #startedAll = false;
+  /** Settles once every condition started has ended its loop (rejects when one threw). */
+  readonly #allPolled = Promise.withResolvers<void>();
   /** The conditions whose attempt or watcher the end aborted, and what settles each. */
   readonly #settling = new Map<ConditionRun, Promise<void>>();
   #failure: string | undefined;
@@ -115,6 +122,8 @@ class Run implements RunHost {
     this.#start = this.clock.now();
     this.#verdict = new Verdict(plan.root);
     this.conditions = plan.conditions.map((c) => new ConditionRun(c, this));
+    // Handled by `allPolled`'s awaiter; a loop may throw before it is asked.
+    this.#allPolled.promise.catch(() => {});
     // The conditions' attempts are aborted by one listener when the run ends: a listener
     // each on the run's signal would make a run of n conditions cost O(n²).
     this.#ctl.signal.addEventListener("abort", () => {
@@ -155,6 +164,26 @@ class Run implements RunHost {
     if (this.#outcome) return;
     this.#failure = failure;
     this.finish("fatal");
+  }
+
+  polled(_c: ConditionRun, error?: unknown): void {
+    if (error !== undefined) return this.#allPolled.reject(error);
+    this.#polled++;
+    this.#checkPolled();
+  }
+
+  /**
+   * What settles once the loops of all the conditions started have ended (asked after the
+   * last started): a count, not a promise per condition (docs/reliability.md, large manifests).
+   */
+  allPolled(): Promise<void> {
+    this.#startedAll = true;
+    this.#checkPolled();
+    return this.#allPolled.promise;
+  }
+
+  #checkPolled(): void {
+    if (this.#startedAll && this.#polled >= this.started) this.#allPolled.resolve();
   }
 
   held(c: ConditionRun): void {

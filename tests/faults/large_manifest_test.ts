@@ -35,7 +35,7 @@ const MANY_OBJECTS = 27_000;
 /**
  * The most one-line ConfigMap documents the 4 MiB input cap admits (docs/contract.md §9): their
  * watchers fit the watchdog's room (2 KiB each, engine/memory.ts), so it never stops the orch
- * worker; the process's peak is above the 512 MiB cap (about 540-610 MiB from the bundle:
+ * worker; the process's peak is above the 512 MiB cap (549-596 MiB from the bundle:
  * docs/reliability.md, large manifests), held under `LARGEST_PEAK`.
  */
 const LARGEST_OBJECTS = 54_694;

@@ -265,6 +265,8 @@ class ServedWatch implements WatchContext {
    * (engine/abort.ts).
    */
   readonly ctl = new Aborter();
+  /** Its stop's signal: an own field, as a context a kind copies keeps it. */
+  readonly signal = this.ctl.signal;
   /** Passed on as `onChange`. */
   readonly change: () => void;
   /** Bound, as `change`: a kind's watcher may take it out of its context. */
@@ -273,10 +275,6 @@ class ServedWatch implements WatchContext {
   constructor(readonly id: number, readonly post: (m: FromWorker) => void) {
     this.change = this.#changed.bind(this);
     this.notice = this.#noticed.bind(this);
-  }
-
-  get signal(): AbortSignal {
-    return this.ctl.signal;
   }
 
   #noticed(message: string): void {

@@ -137,8 +137,6 @@ export class ConditionRun {
   /** Its loop's next step and its failure, bound once: what each promise it waits on calls. */
   #onStep: ((value: unknown) => void) | undefined;
   #onFail: ((e: unknown) => void) | undefined;
-  /** Whether it has a watcher (stopped when its loop ends). */
-  #watches = false;
   /** Whether its loop ended. */
   #over = false;
   /** Settles once its loop ended, made by `end` when the run's end found it busy. */
@@ -152,8 +150,7 @@ export class ConditionRun {
    */
   start(): void {
     const probe = this.c.probe;
-    this.#watches = probe.watch !== undefined || probe.listen !== undefined;
-    if (this.#watches) this.#startWatching();
+    if (probe.watch !== undefined || probe.listen !== undefined) this.#startWatching();
     const { clock, options } = this.host;
     // `--delay`: no attempt starts before it ends, watcher-triggered or not.
     if (options.delayMs > 0) this.#wait(Phase.Delay, clock.sleep(options.delayMs, this.#signal()));
@@ -249,7 +246,7 @@ export class ConditionRun {
     this.#over = true;
     // Stops the watcher. Without one nothing listens any more, and an abort dispatches an
     // event (measurable with a thousand conditions).
-    if (this.#watches) this.#ctl?.abort(RUN_ENDED);
+    if (this.watching !== undefined) this.#ctl?.abort(RUN_ENDED);
     this.#ctl = undefined;
     this.#ended?.();
     this.host.polled(this, error);

@@ -82,10 +82,9 @@ export interface Probe {
    * Change notifications pushed rather than yielded, used instead of `watch` when given: calls
    * `onChange` for each change (perhaps before it returns), never after `ctx.signal` aborted;
    * what it returns settles when the watcher ends (at once when `ctx.signal` aborts), rejected
-   * when it failed. Nothing of it
-   * waits while no change comes: no suspended generator per condition, which a manifest of
-   * tens of thousands of objects pays for on both threads (docs/reliability.md, large
-   * manifests). engine/follow.ts runs either form.
+   * when it failed. Nothing of it waits while no change comes: no suspended generator per
+   * condition, which a manifest of tens of thousands of objects pays for on both threads
+   * (docs/reliability.md, large manifests). engine/follow.ts runs either form.
    */
   listen?(ctx: WatchContext, onChange: () => void): Promise<void>;
   /**
